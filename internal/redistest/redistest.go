@@ -1,0 +1,130 @@
+// Package redistest gives tests a real redis-server and an embedded one.
+//
+// A test binary's TestMain calls Main. It uses the server at the address
+// in JOBGEN_TEST_REDIS_ADDR if set; otherwise it starts redis-server on a
+// free loopback port, with nothing saved to disk, and stops it when the
+// tests end. Each test gets its own key prefix, so tests run in parallel
+// and never touch other data on the server; nothing is ever flushed.
+package redistest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// AddrEnv names the environment variable holding the address of a Redis 7
+// server for the tests.
+const AddrEnv = "JOBGEN_TEST_REDIS_ADDR"
+
+var addr string
+
+// Main runs the tests of a package with a real Redis, then exits.
+func Main(m *testing.M) {
+	stop, err := start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "redistest:", err)
+		os.Exit(2)
+	}
+	code := m.Run()
+	stop()
+	os.Exit(code)
+}
+
+func start() (func(), error) {
+	if a := os.Getenv(AddrEnv); a != "" {
+		addr = a
+		return func() {}, ping(a)
+	}
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("redis-server is not installed and %s is not set: run the README's test command, which installs it, or point %s at a Redis 7 server", AddrEnv, AddrEnv)
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "jobgen-redis-*")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir, "--loglevel", "warning")
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start redis-server: %w", err)
+	}
+	addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	stop := func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = os.RemoveAll(dir)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err = ping(addr); err == nil {
+			return stop, nil
+		}
+		if time.Now().After(deadline) {
+			stop()
+			return nil, fmt.Errorf("redis-server on %s did not answer: %w", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func ping(a string) error {
+	c := redis.NewClient(&redis.Options{Addr: a})
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return c.Ping(ctx).Err()
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Addr returns the address of the real Redis server.
+func Addr(t testing.TB) string {
+	t.Helper()
+	if addr == "" {
+		t.Fatal("redistest: call redistest.Main from TestMain")
+	}
+	return addr
+}
+
+// Backend is a Redis the suite runs on.
+type Backend struct {
+	Name string // "redis" or "embedded"
+	// URL opens it. Each embedded URL names a server of its own.
+	URL string
+}
+
+// Backends returns the real server and a fresh embedded one.
+func Backends(t testing.TB) []Backend {
+	return []Backend{
+		{Name: "redis", URL: "redis://" + Addr(t) + "/0"},
+		{Name: "embedded", URL: "embedded://" + Prefix(t)},
+	}
+}
+
+// Prefix returns a key prefix unique to this test.
+func Prefix(t testing.TB) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "jt" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,492 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// EngineConfig configures an Engine. The zero value is usable.
+type EngineConfig struct {
+	// Prefix starts every key, so that several applications, or parallel
+	// tests, can share one Redis. Default "jobgen".
+	Prefix string
+	// MaxPayload is the largest encoded job accepted by a push, in bytes.
+	// Default 1 MiB.
+	MaxPayload int
+	// FailedMaxCount is the most failed jobs kept per queue; the oldest go
+	// first. Default 10,000; negative means no limit.
+	FailedMaxCount int
+	// FailedMaxAge is how long a failed job is kept. Default 7 days;
+	// negative means no limit.
+	FailedMaxAge time.Duration
+	// MigrateLimit is the most delayed jobs, and the most expired
+	// reservations, moved to ready by one migrate call, so a large backlog
+	// never blocks Redis for long. Default 1,000.
+	MigrateLimit int
+}
+
+func (c *EngineConfig) setDefaults() {
+	if c.Prefix == "" {
+		c.Prefix = DefaultPrefix
+	}
+	if c.MaxPayload == 0 {
+		c.MaxPayload = 1 << 20
+	}
+	if c.FailedMaxCount == 0 {
+		c.FailedMaxCount = 10_000
+	}
+	if c.FailedMaxAge == 0 {
+		c.FailedMaxAge = 7 * 24 * time.Hour
+	}
+	if c.MigrateLimit == 0 {
+		c.MigrateLimit = 1000
+	}
+}
+
+func (c *EngineConfig) validate() error {
+	switch {
+	case strings.ContainsAny(c.Prefix, "{}"):
+		return fmt.Errorf("%w: EngineConfig.Prefix %q must not contain { or }", ErrInvalid, c.Prefix)
+	case c.MaxPayload < 0:
+		return fmt.Errorf("%w: EngineConfig.MaxPayload (%d) must not be negative", ErrInvalid, c.MaxPayload)
+	case c.MigrateLimit < 0 || c.MigrateLimit > 10_000:
+		return fmt.Errorf("%w: EngineConfig.MigrateLimit (%d) must be between 1 and 10000", ErrInvalid, c.MigrateLimit)
+	}
+	return nil
+}
+
+// Engine is the Redis queue: it pushes, reserves, acks, releases and
+// fails jobs with one Lua script per operation. It is safe for
+// concurrent use.
+type Engine struct {
+	rdb    redis.UniversalClient
+	cfg    EngineConfig
+	keys   keys
+	known  sync.Map // queue name -> struct{}: already added to the queues set
+	closer func() error
+}
+
+// NewEngine returns an engine on rdb, which may be a single node, Sentinel
+// or Cluster client. It loads the scripts. The caller keeps ownership of
+// rdb.
+func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig) (*Engine, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := loadScripts(ctx, rdb); err != nil {
+		return nil, fmt.Errorf("jobgen: start engine: %w", err)
+	}
+	return &Engine{rdb: rdb, cfg: cfg, keys: keys{prefix: cfg.Prefix}}, nil
+}
+
+// Client returns the engine's Redis client.
+func (e *Engine) Client() redis.UniversalClient { return e.rdb }
+
+// Config returns the engine's configuration, with defaults filled in.
+func (e *Engine) Config() EngineConfig { return e.cfg }
+
+// Close closes what the engine opened itself (through Open); an engine
+// from NewEngine leaves its client open.
+func (e *Engine) Close() error {
+	if e.closer == nil {
+		return nil
+	}
+	return e.closer()
+}
+
+// Outgoing is one job to push: its envelope and, optionally, a delay.
+type Outgoing struct {
+	Envelope *Envelope
+	Delay    time.Duration
+}
+
+// Push adds a job to the back of its queue.
+func (e *Engine) Push(ctx context.Context, env *Envelope) error {
+	return e.PushBulk(ctx, []Outgoing{{Envelope: env}})
+}
+
+// Later adds a job to its queue, to become ready after delay.
+func (e *Engine) Later(ctx context.Context, env *Envelope, delay time.Duration) error {
+	return e.PushBulk(ctx, []Outgoing{{Envelope: env, Delay: delay}})
+}
+
+// pushChunk is the most jobs sent in one script call.
+const pushChunk = 500
+
+// PushBulk pushes many jobs, to any queues, in one pipeline of script
+// calls of up to 500 jobs each. Each envelope gets an ID and dispatch time
+// if it has none. Every job is checked against the payload cap before
+// anything is sent. Jobs of one queue and delay are pushed atomically per
+// chunk; the call as a whole is not atomic.
+func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
+	type group struct {
+		queue string
+		delay int64
+		args  []any
+	}
+	var groups []*group
+	index := map[[2]string]*group{}
+	now := time.Now().UnixMilli()
+	for _, j := range jobs {
+		env := j.Envelope
+		if err := validateQueueName(env.Queue); err != nil {
+			return fmt.Errorf("push %s: %w", env.Name, err)
+		}
+		if j.Delay < 0 {
+			return fmt.Errorf("push %s: %w: negative delay %v", env.Name, ErrInvalid, j.Delay)
+		}
+		if env.ID == "" {
+			env.ID = NewID()
+		}
+		if env.DispatchedAt == 0 {
+			env.DispatchedAt = now
+		}
+		b, err := env.Encode()
+		if err != nil {
+			return err
+		}
+		if len(b) > e.cfg.MaxPayload {
+			return &PayloadTooLargeError{Name: env.Name, Size: len(b), Cap: e.cfg.MaxPayload}
+		}
+		ms := j.Delay.Milliseconds()
+		k := [2]string{env.Queue, strconv.FormatInt(ms, 10)}
+		g := index[k]
+		if g == nil || len(g.args) >= 2*pushChunk {
+			g = &group{queue: env.Queue, delay: ms}
+			index[k] = g
+			groups = append(groups, g)
+		}
+		g.args = append(g.args, env.ID, b)
+	}
+	calls := make([]call, 0, len(groups))
+	for _, g := range groups {
+		if err := e.remember(ctx, g.queue); err != nil {
+			return err
+		}
+		qk := e.keys.queue(g.queue)
+		if g.delay > 0 {
+			calls = append(calls, call{scriptLater, []string{qk.Delayed, qk.Payloads, qk.Notify}, append([]any{g.delay}, g.args...)})
+		} else {
+			calls = append(calls, call{scriptPush, []string{qk.Ready, qk.Payloads, qk.Notify}, g.args})
+		}
+	}
+	if len(calls) == 0 {
+		return nil
+	}
+	_, err := runAll(ctx, e.rdb, calls)
+	if err != nil {
+		if redis.HasErrorPrefix(err, "DUPLICATE") {
+			return fmt.Errorf("push: %w: %s", ErrDuplicateID, strings.TrimPrefix(err.Error(), "DUPLICATE "))
+		}
+		return fmt.Errorf("push: %w", err)
+	}
+	return nil
+}
+
+// remember adds queue to the set of known queues, once per engine.
+func (e *Engine) remember(ctx context.Context, queue string) error {
+	if _, ok := e.known.Load(queue); ok {
+		return nil
+	}
+	if err := e.rdb.SAdd(ctx, e.keys.queues(), queue).Err(); err != nil {
+		return fmt.Errorf("register queue %q: %w", queue, err)
+	}
+	e.known.Store(queue, struct{}{})
+	return nil
+}
+
+// Ref names one reservation of a job: the job and the token it was
+// reserved under. Ack, release, extend and fail act only if the token is
+// still the job's current one.
+type Ref struct {
+	Queue string
+	ID    string
+	Token string
+}
+
+// Reservation is a job taken from a queue under a lease.
+type Reservation struct {
+	Ref
+	// Attempts counts reservations of the job, this one included.
+	Attempts int
+	// Exceptions counts earlier attempts that ended in an exception.
+	Exceptions int
+	// Payload is the encoded envelope; decode it with DecodeEnvelope.
+	Payload []byte
+	// LeaseUntil is when the lease runs out (Redis clock) unless extended.
+	LeaseUntil time.Time
+}
+
+// Batch is the result of one Reserve.
+type Batch struct {
+	Jobs []Reservation
+	// Now is the Redis clock when the jobs were reserved.
+	Now time.Time
+	// NextDue is when the earliest delayed job falls due; zero if none.
+	NextDue time.Time
+	// NextExpiry is the earliest lease deadline of other reserved jobs;
+	// zero if none.
+	NextExpiry time.Time
+}
+
+// Migration reports one Migrate call.
+type Migration struct {
+	Now        time.Time
+	Delayed    int // delayed jobs moved to ready
+	Expired    int // expired reservations moved to ready
+	NextDue    time.Time
+	NextExpiry time.Time
+}
+
+func (e *Engine) migrateCall(queue string) call {
+	qk := e.keys.queue(queue)
+	return call{scriptMigrate, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Tokens, qk.Notify}, []any{e.cfg.MigrateLimit}}
+}
+
+// Migrate moves due delayed jobs and expired reservations of queue back
+// to ready: at most MigrateLimit of each per call.
+func (e *Engine) Migrate(ctx context.Context, queue string) (Migration, error) {
+	if err := validateQueueName(queue); err != nil {
+		return Migration{}, err
+	}
+	cmd := e.migrateCall(queue).run(ctx, e.rdb)
+	m, err := parseMigration(cmd)
+	if err != nil {
+		return m, fmt.Errorf("migrate %q: %w", queue, err)
+	}
+	return m, nil
+}
+
+func parseMigration(cmd *redis.Cmd) (Migration, error) {
+	v, err := cmd.Int64Slice()
+	if err != nil {
+		return Migration{}, err
+	}
+	if len(v) != 5 {
+		return Migration{}, fmt.Errorf("migrate: unexpected reply %v", v)
+	}
+	return Migration{Now: msTime(v[0]), Delayed: int(v[1]), Expired: int(v[2]), NextDue: msTime(v[3]), NextExpiry: msTime(v[4])}, nil
+}
+
+// Reserve migrates due jobs of queue, then takes up to n ready jobs under
+// a lease, in one round trip. Each reservation gets a fresh random token.
+// A paused queue yields no jobs.
+func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Duration) (Batch, error) {
+	if err := validateQueueName(queue); err != nil {
+		return Batch{}, err
+	}
+	if n < 1 {
+		return Batch{}, fmt.Errorf("%w: reserve %d jobs: n must be at least 1", ErrInvalid, n)
+	}
+	if lease < time.Millisecond {
+		return Batch{}, fmt.Errorf("%w: reserve with lease %v: lease must be at least 1ms", ErrInvalid, lease)
+	}
+	qk := e.keys.queue(queue)
+	token := newToken()
+	cmds, err := runAll(ctx, e.rdb, []call{
+		e.migrateCall(queue),
+		{scriptReserve, []string{qk.Ready, qk.Reserved, qk.Payloads, qk.Attempts, qk.Exceptions, qk.Tokens, qk.Notify, qk.Paused},
+			[]any{n, lease.Milliseconds(), token}},
+	})
+	if err != nil {
+		return Batch{}, fmt.Errorf("reserve from %q: %w", queue, err)
+	}
+	m, err := parseMigration(cmds[0])
+	if err != nil {
+		return Batch{}, fmt.Errorf("reserve from %q: %w", queue, err)
+	}
+	reply, err := cmds[1].Slice()
+	if err != nil || len(reply) < 2 || (len(reply)-2)%4 != 0 {
+		return Batch{}, fmt.Errorf("reserve from %q: unexpected reply (%v)", queue, err)
+	}
+	b := Batch{Now: msTime(asInt(reply[0])), NextDue: m.NextDue, NextExpiry: m.NextExpiry}
+	until := msTime(asInt(reply[1]))
+	if len(reply) > 2 {
+		b.Jobs = make([]Reservation, 0, (len(reply)-2)/4)
+	}
+	for i := 2; i < len(reply); i += 4 {
+		id, _ := reply[i].(string)
+		payload, _ := reply[i+3].(string)
+		b.Jobs = append(b.Jobs, Reservation{
+			Ref:        Ref{Queue: queue, ID: id, Token: token},
+			Attempts:   int(asInt(reply[i+1])),
+			Exceptions: int(asInt(reply[i+2])),
+			Payload:    []byte(payload),
+			LeaseUntil: until,
+		})
+	}
+	return b, nil
+}
+
+// asInt reads an integer from a script reply.
+func asInt(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case string:
+		n, _ := strconv.ParseInt(x, 10, 64)
+		return n
+	}
+	return 0
+}
+
+// msTime converts unix ms to a time; -1 or 0 gives the zero time.
+func msTime(ms int64) time.Time {
+	if ms <= 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(ms)
+}
+
+// pairCalls groups refs by queue and splits them into calls of at most
+// per refs each, with argument pairs id, token after head.
+func pairCalls(refs []Ref, per int, build func(queue string, args []any) call) ([]call, [][]Ref) {
+	var calls []call
+	var groups [][]Ref
+	byQueue := map[string][]Ref{}
+	var order []string
+	for _, r := range refs {
+		if _, ok := byQueue[r.Queue]; !ok {
+			order = append(order, r.Queue)
+		}
+		byQueue[r.Queue] = append(byQueue[r.Queue], r)
+	}
+	for _, q := range order {
+		rs := byQueue[q]
+		for len(rs) > 0 {
+			n := min(per, len(rs))
+			args := make([]any, 0, 2*n)
+			for _, r := range rs[:n] {
+				args = append(args, r.ID, r.Token)
+			}
+			calls = append(calls, build(q, args))
+			groups = append(groups, rs[:n])
+			rs = rs[n:]
+		}
+	}
+	return calls, groups
+}
+
+// applyRefs runs the calls and returns the refs whose token was stale,
+// reading the per-pair statuses from each reply after skip leading values.
+func applyRefs(ctx context.Context, rdb redis.UniversalClient, calls []call, groups [][]Ref, skip int) ([]Ref, error) {
+	if len(calls) == 0 {
+		return nil, nil
+	}
+	cmds, err := runAll(ctx, rdb, calls)
+	if err != nil {
+		return nil, err
+	}
+	var lost []Ref
+	for i, cmd := range cmds {
+		st, err := cmd.Int64Slice()
+		if err != nil {
+			return nil, err
+		}
+		for j, r := range groups[i] {
+			if skip+j >= len(st) || st[skip+j] != 1 {
+				lost = append(lost, r)
+			}
+		}
+	}
+	return lost, nil
+}
+
+// lostError joins one LeaseLostError per stale ref.
+func lostError(lost []Ref) error {
+	if len(lost) == 0 {
+		return nil
+	}
+	errs := make([]error, len(lost))
+	for i, r := range lost {
+		errs[i] = &LeaseLostError{Queue: r.Queue, ID: r.ID}
+	}
+	return errors.Join(errs...)
+}
+
+// Extend renews the leases of refs to lease from now (the heartbeat). It
+// returns the refs whose lease was lost; those are not renewed.
+func (e *Engine) Extend(ctx context.Context, lease time.Duration, refs ...Ref) (lost []Ref, err error) {
+	calls, groups := pairCalls(refs, 500, func(q string, args []any) call {
+		qk := e.keys.queue(q)
+		return call{scriptExtend, []string{qk.Reserved, qk.Tokens}, append([]any{lease.Milliseconds()}, args...)}
+	})
+	lost, err = applyRefs(ctx, e.rdb, calls, groups, 1)
+	if err != nil {
+		return nil, fmt.Errorf("extend leases: %w", err)
+	}
+	return lost, nil
+}
+
+// Ack deletes finished jobs. A ref whose lease was lost is left alone and
+// reported as a *LeaseLostError (errors.Is ErrLeaseLost); the others are
+// still deleted.
+func (e *Engine) Ack(ctx context.Context, refs ...Ref) error {
+	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
+		qk := e.keys.queue(q)
+		return call{scriptAck, []string{qk.Reserved, qk.Tokens, qk.Payloads, qk.Attempts, qk.Exceptions}, args}
+	})
+	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
+	if err != nil {
+		return fmt.Errorf("ack: %w", err)
+	}
+	return lostError(lost)
+}
+
+// ReleaseOpts says how to release a job.
+type ReleaseOpts struct {
+	// Delay before the job is ready again; 0 puts it at the back of the
+	// ready list now.
+	Delay time.Duration
+	// Exception counts the release toward the job's MaxExceptions.
+	Exception bool
+}
+
+// Release puts reserved jobs back on their queue. Their attempt counts are
+// kept. Stale refs are reported as in Ack.
+func (e *Engine) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) error {
+	exc := 0
+	if opts.Exception {
+		exc = 1
+	}
+	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
+		qk := e.keys.queue(q)
+		return call{scriptRelease, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Tokens, qk.Exceptions, qk.Notify},
+			append([]any{opts.Delay.Milliseconds(), exc}, args...)}
+	})
+	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
+	if err != nil {
+		return fmt.Errorf("release: %w", err)
+	}
+	return lostError(lost)
+}
+
+// Pause stops workers from reserving jobs of queue until Resume.
+func (e *Engine) Pause(ctx context.Context, queue string) error {
+	if err := validateQueueName(queue); err != nil {
+		return err
+	}
+	return e.rdb.Set(ctx, e.keys.queue(queue).Paused, "1", 0).Err()
+}
+
+// Resume undoes Pause.
+func (e *Engine) Resume(ctx context.Context, queue string) error {
+	if err := validateQueueName(queue); err != nil {
+		return err
+	}
+	return e.rdb.Del(ctx, e.keys.queue(queue).Paused).Err()
+}
+
+// Paused reports whether queue is paused.
+func (e *Engine) Paused(ctx context.Context, queue string) (bool, error) {
+	n, err := e.rdb.Exists(ctx, e.keys.queue(queue).Paused).Result()
+	return n == 1, err
+}

@@ -1,0 +1,131 @@
+package runtime
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// envelopeVersion is written into every envelope. A payload with another
+// version, or none, is foreign and fails to decode.
+const envelopeVersion = 1
+
+// Envelope is what travels through Redis for one job: the job's encoded
+// body and the options it was dispatched with. It is encoded with
+// msgpack. Attempt and exception counts are not part of it; they live in
+// Redis beside the job, so no script ever decodes a payload.
+type Envelope struct {
+	// Version is envelopeVersion.
+	Version int `msgpack:"v"`
+	// ID is unique per job. IDs sort by dispatch time.
+	ID string `msgpack:"id"`
+	// Name is the job's stable wire name, used by the router.
+	Name string `msgpack:"n"`
+	// Queue is the queue the job was pushed to.
+	Queue string `msgpack:"q"`
+	// Connection is the name of the connection the job was dispatched on;
+	// empty for the default.
+	Connection string `msgpack:"c,omitempty"`
+	// Body is the encoded job.
+	Body []byte `msgpack:"b"`
+
+	// Tries is the number of attempts allowed; 0 means the worker's default.
+	Tries int `msgpack:"t,omitempty"`
+	// Backoff lists the delays between attempts; the last one repeats.
+	// Empty means the worker's default.
+	Backoff []time.Duration `msgpack:"bo,omitempty"`
+	// Timeout is the limit on one attempt; 0 means the worker's default.
+	Timeout time.Duration `msgpack:"to,omitempty"`
+	// RetryUntil, if set, is when the job stops being retried (unix ms).
+	RetryUntil int64 `msgpack:"ru,omitempty"`
+	// MaxExceptions, if positive, fails the job after that many exceptions
+	// even when tries remain.
+	MaxExceptions int `msgpack:"me,omitempty"`
+	// FailOnTimeout fails the job at its first timeout.
+	FailOnTimeout bool `msgpack:"ft,omitempty"`
+	// Chain holds the encoded envelopes of the jobs to dispatch, in order,
+	// after this one succeeds.
+	Chain [][]byte `msgpack:"ch,omitempty"`
+	// BatchID is the batch the job belongs to, if any.
+	BatchID string `msgpack:"ba,omitempty"`
+	// UniqueKey is the job's unique lock, if any.
+	UniqueKey string `msgpack:"uk,omitempty"`
+	// Tags are free-form labels for monitoring.
+	Tags []string `msgpack:"tg,omitempty"`
+	// DispatchedAt is when the job was dispatched (unix ms, dispatcher's clock).
+	DispatchedAt int64 `msgpack:"at"`
+}
+
+// Encode returns the envelope's msgpack encoding.
+func (e *Envelope) Encode() ([]byte, error) {
+	e.Version = envelopeVersion
+	b, err := msgpack.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("encode job %s (%s): %w", e.ID, e.Name, err)
+	}
+	return b, nil
+}
+
+// DecodeEnvelope decodes the payload of job id. A truncated, foreign or
+// unknown-version payload returns a *DecodeError carrying id; it never
+// panics.
+func DecodeEnvelope(id string, payload []byte) (env *Envelope, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			env, err = nil, &DecodeError{ID: id, Err: fmt.Errorf("panic in decoder: %v", r)}
+		}
+	}()
+	var e Envelope
+	if err := msgpack.Unmarshal(payload, &e); err != nil {
+		return nil, &DecodeError{ID: id, Err: err}
+	}
+	switch {
+	case e.Version != envelopeVersion:
+		return nil, &DecodeError{ID: id, Err: fmt.Errorf("envelope version %d, want %d (foreign payload?)", e.Version, envelopeVersion)}
+	case e.Name == "":
+		return nil, &DecodeError{ID: id, Err: errors.New("envelope has no job name")}
+	case e.ID != id:
+		return nil, &DecodeError{ID: id, Err: fmt.Errorf("envelope carries job ID %q", e.ID)}
+	}
+	return &e, nil
+}
+
+// crockford is the alphabet of job IDs: sortable, no I, L, O or U.
+const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// NewID returns a new job ID: 26 characters, 48 bits of unix ms then 80
+// random bits, so IDs sort by creation time.
+func NewID() string {
+	var b [16]byte
+	ms := uint64(time.Now().UnixMilli())
+	for i := 5; i >= 0; i-- {
+		b[i] = byte(ms)
+		ms >>= 8
+	}
+	_, _ = rand.Read(b[6:])
+	// 128 bits -> 26 base32 digits, most significant first.
+	var out [26]byte
+	hi := uint64(b[0])<<56 | uint64(b[1])<<48 | uint64(b[2])<<40 | uint64(b[3])<<32 | uint64(b[4])<<24 | uint64(b[5])<<16 | uint64(b[6])<<8 | uint64(b[7])
+	lo := uint64(b[8])<<56 | uint64(b[9])<<48 | uint64(b[10])<<40 | uint64(b[11])<<32 | uint64(b[12])<<24 | uint64(b[13])<<16 | uint64(b[14])<<8 | uint64(b[15])
+	for i := 25; i >= 0; i-- {
+		out[i] = crockford[lo&31]
+		lo = lo>>5 | hi<<59
+		hi >>= 5
+	}
+	return string(out[:])
+}
+
+// newToken returns a random reservation token.
+func newToken() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	const hex = "0123456789abcdef"
+	out := make([]byte, 24)
+	for i, c := range b {
+		out[2*i], out[2*i+1] = hex[c>>4], hex[c&15]
+	}
+	return string(out)
+}

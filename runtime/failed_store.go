@@ -1,0 +1,299 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Failure is one reserved job to move into the failed store.
+type Failure struct {
+	Ref
+	// Name is the job's wire name, if known ("" for a payload that did
+	// not decode).
+	Name string
+	// Err is why the job failed. It must not be nil.
+	Err error
+	// Attempts is the attempt count of the job's reservation.
+	Attempts int
+}
+
+// failedInfo is what the failed store keeps of a failure besides the
+// payload and the time.
+type failedInfo struct {
+	Name     string `msgpack:"n"`
+	Error    string `msgpack:"e"`
+	Attempts int    `msgpack:"a"`
+}
+
+// FailedJob is one entry of the failed store.
+type FailedJob struct {
+	ID       string
+	Queue    string
+	Name     string
+	Payload  []byte
+	Error    string
+	Attempts int
+	FailedAt time.Time
+}
+
+// Fail moves reserved jobs into the failed store, then trims the store to
+// FailedMaxCount and FailedMaxAge. Stale refs are reported as in Ack.
+func (e *Engine) Fail(ctx context.Context, failures ...Failure) error {
+	byQueue := map[string][]Failure{}
+	var order []string
+	for _, f := range failures {
+		if _, ok := byQueue[f.Queue]; !ok {
+			order = append(order, f.Queue)
+		}
+		byQueue[f.Queue] = append(byQueue[f.Queue], f)
+	}
+	maxCount := max(e.cfg.FailedMaxCount, 0)
+	maxAge := max(e.cfg.FailedMaxAge.Milliseconds(), 0)
+	var calls []call
+	var groups [][]Ref
+	for _, q := range order {
+		fs := byQueue[q]
+		qk := e.keys.queue(q)
+		for len(fs) > 0 {
+			n := min(300, len(fs))
+			args := []any{maxCount, maxAge}
+			refs := make([]Ref, n)
+			for i, f := range fs[:n] {
+				msg := "unknown error"
+				if f.Err != nil {
+					msg = f.Err.Error()
+				}
+				info, err := msgpack.Marshal(failedInfo{Name: f.Name, Error: msg, Attempts: f.Attempts})
+				if err != nil {
+					return fmt.Errorf("fail job %s: %w", f.ID, err)
+				}
+				args = append(args, f.ID, f.Token, info)
+				refs[i] = f.Ref
+			}
+			calls = append(calls, call{scriptFail, []string{qk.Reserved, qk.Tokens, qk.Payloads, qk.Attempts, qk.Exceptions, qk.Failed, qk.FailedPayloads, qk.FailedInfo}, args})
+			groups = append(groups, refs)
+			fs = fs[n:]
+		}
+	}
+	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
+	if err != nil {
+		return fmt.Errorf("fail: %w", err)
+	}
+	return lostError(lost)
+}
+
+// Failed returns the failed-job store of this engine.
+func (e *Engine) Failed() *FailedStore { return &FailedStore{e: e} }
+
+// FailedStore keeps failed jobs per queue, in Redis, bounded by count and
+// age (EngineConfig.FailedMaxCount and FailedMaxAge). It lists, retries,
+// forgets and prunes them: Laravel's queue:failed, queue:retry,
+// queue:forget, queue:flush and queue:prune-failed.
+type FailedStore struct {
+	e *Engine
+}
+
+func (s *FailedStore) keysFor(queue string) ([]string, error) {
+	if err := validateQueueName(queue); err != nil {
+		return nil, err
+	}
+	qk := s.e.keys.queue(queue)
+	return []string{qk.Failed, qk.FailedPayloads, qk.FailedInfo}, nil
+}
+
+// Count returns how many failed jobs queue holds.
+func (s *FailedStore) Count(ctx context.Context, queue string) (int64, error) {
+	k, err := s.keysFor(queue)
+	if err != nil {
+		return 0, err
+	}
+	return s.e.rdb.ZCard(ctx, k[0]).Result()
+}
+
+// List returns a page of the failed jobs of queue, newest first, from
+// offset, at most limit of them.
+func (s *FailedStore) List(ctx context.Context, queue string, offset, limit int) ([]FailedJob, error) {
+	k, err := s.keysFor(queue)
+	if err != nil {
+		return nil, err
+	}
+	if offset < 0 || limit < 1 {
+		return nil, fmt.Errorf("%w: list failed jobs: offset (%d) must be >= 0 and limit (%d) >= 1", ErrInvalid, offset, limit)
+	}
+	zs, err := s.e.rdb.ZRevRangeWithScores(ctx, k[0], int64(offset), int64(offset+limit-1)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list failed jobs of %q: %w", queue, err)
+	}
+	ids := make([]string, len(zs))
+	for i, z := range zs {
+		ids[i] = z.Member.(string)
+	}
+	return s.load(ctx, queue, k, ids, zs)
+}
+
+// Get returns one failed job; ok is false if queue has no failed job id.
+func (s *FailedStore) Get(ctx context.Context, queue, id string) (job FailedJob, ok bool, err error) {
+	k, err := s.keysFor(queue)
+	if err != nil {
+		return FailedJob{}, false, err
+	}
+	score, err := s.e.rdb.ZScore(ctx, k[0], id).Result()
+	if err == redis.Nil {
+		return FailedJob{}, false, nil
+	}
+	if err != nil {
+		return FailedJob{}, false, fmt.Errorf("get failed job %s: %w", id, err)
+	}
+	jobs, err := s.load(ctx, queue, k, []string{id}, []redis.Z{{Score: score, Member: id}})
+	if err != nil || len(jobs) == 0 {
+		return FailedJob{}, false, err
+	}
+	return jobs[0], true, nil
+}
+
+func (s *FailedStore) load(ctx context.Context, queue string, k, ids []string, zs []redis.Z) ([]FailedJob, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var payloads, infos *redis.SliceCmd
+	_, err := s.e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		payloads = p.HMGet(ctx, k[1], ids...)
+		infos = p.HMGet(ctx, k[2], ids...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load failed jobs of %q: %w", queue, err)
+	}
+	out := make([]FailedJob, 0, len(ids))
+	for i, id := range ids {
+		j := FailedJob{ID: id, Queue: queue, FailedAt: time.UnixMilli(int64(zs[i].Score))}
+		if p, ok := payloads.Val()[i].(string); ok {
+			j.Payload = []byte(p)
+		}
+		if raw, ok := infos.Val()[i].(string); ok {
+			var info failedInfo
+			if err := msgpack.Unmarshal([]byte(raw), &info); err != nil {
+				j.Error = fmt.Sprintf("(unreadable failure record: %v)", err)
+			} else {
+				j.Name, j.Error, j.Attempts = info.Name, info.Error, info.Attempts
+			}
+		}
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// Retry pushes the given failed jobs back onto queue with their attempts
+// reset, and returns the IDs pushed. Unknown IDs are skipped.
+func (s *FailedStore) Retry(ctx context.Context, queue string, ids ...string) ([]string, error) {
+	k, err := s.keysFor(queue)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.e.remember(ctx, queue); err != nil {
+		return nil, err
+	}
+	qk := s.e.keys.queue(queue)
+	var done []string
+	for len(ids) > 0 {
+		n := min(1000, len(ids))
+		args := make([]any, n)
+		for i, id := range ids[:n] {
+			args[i] = id
+		}
+		got, err := call{scriptRetry, append(k, qk.Ready, qk.Payloads, qk.Notify), args}.run(ctx, s.e.rdb).StringSlice()
+		if err != nil {
+			return done, fmt.Errorf("retry failed jobs of %q: %w", queue, err)
+		}
+		done = append(done, got...)
+		ids = ids[n:]
+	}
+	return done, nil
+}
+
+// RetryAll pushes every failed job of queue back, oldest first, in calls
+// of up to 1,000, and returns how many were pushed.
+func (s *FailedStore) RetryAll(ctx context.Context, queue string) (int, error) {
+	k, err := s.keysFor(queue)
+	if err != nil {
+		return 0, err
+	}
+	total := 0
+	for {
+		ids, err := s.e.rdb.ZRange(ctx, k[0], 0, 999).Result()
+		if err != nil {
+			return total, fmt.Errorf("retry failed jobs of %q: %w", queue, err)
+		}
+		if len(ids) == 0 {
+			return total, nil
+		}
+		done, err := s.Retry(ctx, queue, ids...)
+		total += len(done)
+		if err != nil {
+			return total, err
+		}
+		if len(done) == 0 {
+			// Every ID left is live on the queue again; leave them.
+			return total, nil
+		}
+	}
+}
+
+// Forget deletes failed jobs and returns how many there were.
+func (s *FailedStore) Forget(ctx context.Context, queue string, ids ...string) (int64, error) {
+	k, err := s.keysFor(queue)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for len(ids) > 0 {
+		n := min(1000, len(ids))
+		args := make([]any, n)
+		for i, id := range ids[:n] {
+			args[i] = id
+		}
+		got, err := call{scriptForget, k, args}.run(ctx, s.e.rdb).Int64()
+		if err != nil {
+			return total, fmt.Errorf("forget failed jobs of %q: %w", queue, err)
+		}
+		total += got
+		ids = ids[n:]
+	}
+	return total, nil
+}
+
+// Flush deletes every failed job of queue.
+func (s *FailedStore) Flush(ctx context.Context, queue string) error {
+	k, err := s.keysFor(queue)
+	if err != nil {
+		return err
+	}
+	if err := s.e.rdb.Del(ctx, k...).Err(); err != nil {
+		return fmt.Errorf("flush failed jobs of %q: %w", queue, err)
+	}
+	return nil
+}
+
+// Prune deletes the failed jobs of queue that failed more than age ago
+// (by the Redis clock), 1,000 per call, and returns how many went.
+func (s *FailedStore) Prune(ctx context.Context, queue string, age time.Duration) (int64, error) {
+	k, err := s.keysFor(queue)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for {
+		n, err := call{scriptPrune, k, []any{age.Milliseconds(), 1000}}.run(ctx, s.e.rdb).Int64()
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("prune failed jobs of %q: %w", queue, err)
+		}
+		if n < 1000 {
+			return total, nil
+		}
+	}
+}

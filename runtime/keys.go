@@ -1,0 +1,72 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+)
+
+// DefaultPrefix is the key prefix used when EngineConfig.Prefix is empty.
+const DefaultPrefix = "jobgen"
+
+// keys builds every Redis key jobgen uses. No other file, and no Lua
+// script, builds a key name.
+//
+// All keys of one queue share the hash tag {queue}, so every script
+// touches a single cluster slot.
+type keys struct {
+	prefix string
+}
+
+// queueKeys are the keys of one queue.
+type queueKeys struct {
+	Ready          string // LIST of job IDs ready to run, oldest first
+	Delayed        string // ZSET job ID -> due time (unix ms)
+	Reserved       string // ZSET job ID -> lease deadline (unix ms)
+	Payloads       string // HASH job ID -> encoded envelope
+	Attempts       string // HASH job ID -> attempts so far (incremented on reserve)
+	Exceptions     string // HASH job ID -> exceptions so far
+	Tokens         string // HASH job ID -> token of the current reservation
+	Notify         string // LIST doorbell: holds at most one element
+	Paused         string // STRING present while the queue is paused
+	Failed         string // ZSET job ID -> failed at (unix ms)
+	FailedPayloads string // HASH job ID -> encoded envelope of a failed job
+	FailedInfo     string // HASH job ID -> encoded FailedInfo
+}
+
+func (k keys) queue(name string) queueKeys {
+	p := k.prefix + ":{" + name + "}:"
+	return queueKeys{
+		Ready:          p + "ready",
+		Delayed:        p + "delayed",
+		Reserved:       p + "reserved",
+		Payloads:       p + "payloads",
+		Attempts:       p + "attempts",
+		Exceptions:     p + "exceptions",
+		Tokens:         p + "tokens",
+		Notify:         p + "notify",
+		Paused:         p + "paused",
+		Failed:         p + "failed",
+		FailedPayloads: p + "failed:payloads",
+		FailedInfo:     p + "failed:info",
+	}
+}
+
+// queues is a SET of every queue name that has been pushed to. It lives
+// outside any queue's slot and is never touched by a script.
+func (k keys) queues() string { return k.prefix + ":queues" }
+
+// restart is a STRING holding the unix ms of the last restart broadcast.
+func (k keys) restart() string { return k.prefix + ":restart" }
+
+// validateQueueName reports why name cannot be used as a queue name.
+func validateQueueName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: queue name is empty", ErrInvalid)
+	case len(name) > 200:
+		return fmt.Errorf("%w: queue name %.20q... is longer than 200 bytes", ErrInvalid, name)
+	case strings.ContainsAny(name, "{}"):
+		return fmt.Errorf("%w: queue name %q contains { or }, which would break its cluster hash tag", ErrInvalid, name)
+	}
+	return nil
+}

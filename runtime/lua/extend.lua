@@ -1,0 +1,31 @@
+-- extend: renew the leases of reserved jobs (the heartbeat).
+--
+-- KEYS[1] -> reserved zset
+-- KEYS[2] -> tokens hash
+-- ARGV[1] -> lease in ms, counted from now
+-- ARGV[2..] -> pairs: job ID, reservation token (at most 500 pairs)
+--
+-- Returns: {new deadline ms, then per pair 1 if renewed or 0 if the token
+--           is stale}. A stale pair changes nothing.
+
+local t = redis.call('TIME')
+local deadline = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+local dl = string.format('%d', deadline)
+
+local ids = {}
+for i = 2, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
+local current = redis.call('HMGET', KEYS[2], unpack(ids))
+
+local out = {deadline}
+local zargs = {}
+for j = 1, #ids do
+  if current[j] == ARGV[2 * j + 1] then
+    zargs[#zargs + 1] = dl
+    zargs[#zargs + 1] = ids[j]
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+if #zargs > 0 then redis.call('ZADD', KEYS[1], 'XX', unpack(zargs)) end
+return out

@@ -1,0 +1,42 @@
+-- migrate: move due delayed jobs and expired reservations back to ready.
+--
+-- KEYS[1] -> ready list
+-- KEYS[2] -> delayed zset
+-- KEYS[3] -> reserved zset
+-- KEYS[4] -> tokens hash
+-- KEYS[5] -> notify list (doorbell)
+-- ARGV[1] -> limit: at most this many jobs of each kind move per call
+--
+-- Returns: {now ms, delayed jobs moved, expired jobs moved,
+--           next due ms or -1, next lease deadline ms or -1}
+--
+-- An expired job's token is deleted, so the worker that held it can no
+-- longer ack, release, extend or fail it.
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local limit = tonumber(ARGV[1])
+
+local function move(from, drop_tokens)
+  local ids = redis.call('ZRANGEBYSCORE', from, '-inf', now, 'LIMIT', 0, limit)
+  for s = 1, #ids, 1000 do
+    local e = math.min(s + 999, #ids)
+    redis.call('ZREM', from, unpack(ids, s, e))
+    if drop_tokens then redis.call('HDEL', KEYS[4], unpack(ids, s, e)) end
+    redis.call('RPUSH', KEYS[1], unpack(ids, s, e))
+  end
+  return #ids
+end
+
+local delayed = move(KEYS[2], false)
+local expired = move(KEYS[3], true)
+if delayed + expired > 0 and redis.call('LLEN', KEYS[5]) == 0 then
+  redis.call('RPUSH', KEYS[5], '1')
+end
+
+local function head(key)
+  local h = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if h[2] == nil then return -1 end
+  return tonumber(h[2])
+end
+return {now, delayed, expired, head(KEYS[2]), head(KEYS[3])}

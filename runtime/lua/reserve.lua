@@ -1,0 +1,68 @@
+-- reserve: take up to N ready jobs, each under a lease and a token.
+--
+-- KEYS[1] -> ready list
+-- KEYS[2] -> reserved zset
+-- KEYS[3] -> payloads hash
+-- KEYS[4] -> attempts hash
+-- KEYS[5] -> exceptions hash
+-- KEYS[6] -> tokens hash
+-- KEYS[7] -> notify list (doorbell)
+-- KEYS[8] -> paused flag
+-- ARGV[1] -> N, the most jobs to take
+-- ARGV[2] -> lease in ms
+-- ARGV[3] -> reservation token (random, from the caller)
+--
+-- Returns: {now ms, lease deadline ms, then per job: id, attempts,
+--           exceptions, payload}. Nothing is taken while the queue is paused.
+--
+-- IDs in the ready list with no payload (removed jobs) are dropped. The
+-- doorbell rings again if jobs remain, so the next waiting worker wakes.
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local deadline = now + tonumber(ARGV[2])
+local out = {now, deadline}
+
+if redis.call('EXISTS', KEYS[8]) == 1 then return out end
+
+local popped = redis.call('LPOP', KEYS[1], tonumber(ARGV[1]))
+if not popped then return out end
+
+local token = ARGV[3]
+local dl = string.format('%d', deadline)
+local seen = {}
+for s = 1, #popped, 1000 do
+  local e = math.min(s + 999, #popped)
+  local payloads = redis.call('HMGET', KEYS[3], unpack(popped, s, e))
+  local exceptions = redis.call('HMGET', KEYS[5], unpack(popped, s, e))
+  local zargs, hargs = {}, {}
+  for i = s, e do
+    local id = popped[i]
+    local p = payloads[i - s + 1]
+    if p and not seen[id] then
+      seen[id] = true
+      local attempts = redis.call('HINCRBY', KEYS[4], id, 1)
+      zargs[#zargs + 1] = dl
+      zargs[#zargs + 1] = id
+      hargs[#hargs + 1] = id
+      hargs[#hargs + 1] = token
+      out[#out + 1] = id
+      out[#out + 1] = attempts
+      out[#out + 1] = tonumber(exceptions[i - s + 1] or 0)
+      out[#out + 1] = p
+    end
+  end
+  if #zargs > 0 then
+    -- 2 values per job and at most 1000 jobs per chunk: 2000 values.
+    for z = 1, #zargs, 1000 do
+      local ze = math.min(z + 999, #zargs)
+      redis.call('ZADD', KEYS[2], unpack(zargs, z, ze))
+      redis.call('HSET', KEYS[6], unpack(hargs, z, ze))
+    end
+  end
+end
+
+if redis.call('LLEN', KEYS[1]) > 0 and redis.call('LLEN', KEYS[7]) == 0 then
+  redis.call('RPUSH', KEYS[7], '1')
+end
+return out

@@ -1,0 +1,29 @@
+-- retry: push failed jobs back onto their queue with attempts reset.
+--
+-- KEYS[1] -> failed zset
+-- KEYS[2] -> failed payloads hash
+-- KEYS[3] -> failed info hash
+-- KEYS[4] -> ready list
+-- KEYS[5] -> payloads hash
+-- KEYS[6] -> notify list (doorbell)
+-- ARGV[1..] -> failed job IDs (at most 1000)
+--
+-- Returns: the IDs pushed back. An ID that is not in the failed store, or
+-- whose ID is live on the queue again, is skipped and left as it is.
+
+local out = {}
+for _, id in ipairs(ARGV) do
+  local p = redis.call('HGET', KEYS[2], id)
+  if p and redis.call('HEXISTS', KEYS[5], id) == 0 then
+    redis.call('HSET', KEYS[5], id, p)
+    redis.call('RPUSH', KEYS[4], id)
+    redis.call('ZREM', KEYS[1], id)
+    redis.call('HDEL', KEYS[2], id)
+    redis.call('HDEL', KEYS[3], id)
+    out[#out + 1] = id
+  end
+end
+if #out > 0 and redis.call('LLEN', KEYS[6]) == 0 then
+  redis.call('RPUSH', KEYS[6], '1')
+end
+return out

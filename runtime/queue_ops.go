@@ -1,0 +1,117 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Sizes counts the jobs of one queue by state.
+type Sizes struct {
+	Ready    int64
+	Delayed  int64
+	Reserved int64
+	Failed   int64
+}
+
+// Total is every job not yet finished: ready, delayed and reserved.
+func (s Sizes) Total() int64 { return s.Ready + s.Delayed + s.Reserved }
+
+// Sizes returns how many jobs of queue are in each state, read in one
+// transaction.
+func (e *Engine) Sizes(ctx context.Context, queue string) (Sizes, error) {
+	if err := validateQueueName(queue); err != nil {
+		return Sizes{}, err
+	}
+	qk := e.keys.queue(queue)
+	var ready, delayed, reserved, failed *redis.IntCmd
+	_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		ready = p.LLen(ctx, qk.Ready)
+		delayed = p.ZCard(ctx, qk.Delayed)
+		reserved = p.ZCard(ctx, qk.Reserved)
+		failed = p.ZCard(ctx, qk.Failed)
+		return nil
+	})
+	if err != nil {
+		return Sizes{}, fmt.Errorf("sizes of %q: %w", queue, err)
+	}
+	return Sizes{Ready: ready.Val(), Delayed: delayed.Val(), Reserved: reserved.Val(), Failed: failed.Val()}, nil
+}
+
+// Clear deletes every ready, delayed and reserved job of queue and returns
+// how many there were. Failed jobs and the paused flag are kept. Workers
+// holding a cleared job get ErrLeaseLost when they ack it.
+func (e *Engine) Clear(ctx context.Context, queue string) (int64, error) {
+	if err := validateQueueName(queue); err != nil {
+		return 0, err
+	}
+	qk := e.keys.queue(queue)
+	n, err := call{scriptClear, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Payloads, qk.Attempts, qk.Exceptions, qk.Tokens, qk.Notify}, nil}.
+		run(ctx, e.rdb).Int64()
+	if err != nil {
+		return 0, fmt.Errorf("clear %q: %w", queue, err)
+	}
+	return n, nil
+}
+
+// Queues lists, sorted, every queue that has been pushed to under this
+// engine's prefix.
+func (e *Engine) Queues(ctx context.Context) ([]string, error) {
+	qs, err := e.rdb.SMembers(ctx, e.keys.queues()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list queues: %w", err)
+	}
+	slices.Sort(qs)
+	return qs, nil
+}
+
+// Wait blocks until a job may be ready on one of queues, or timeout
+// passes, or ctx is done. It returns true when woken by a push, a release,
+// a migration or a new earliest delayed job. It waits on the queues'
+// doorbells with BLPOP, without polling; a wake-up consumes the doorbell.
+func (e *Engine) Wait(ctx context.Context, queues []string, timeout time.Duration) (bool, error) {
+	if len(queues) == 0 || timeout <= 0 {
+		return false, nil
+	}
+	keys := make([]string, len(queues))
+	for i, q := range queues {
+		keys[i] = e.keys.queue(q).Notify
+	}
+	if _, ok := e.rdb.(*redis.ClusterClient); ok && len(keys) > 1 {
+		// A multi-key BLPOP must stay in one slot; each queue has its own.
+		// Ring-check the others without blocking, then block on the first.
+		for _, k := range keys[1:] {
+			n, err := e.rdb.LPop(ctx, k).Result()
+			if err == nil && n != "" {
+				return true, nil
+			}
+		}
+		keys = keys[:1]
+	}
+	var err error
+	if timeout < time.Second {
+		// go-redis's BLPop rounds timeouts under a second up to one second.
+		args := make([]any, 0, len(keys)+2)
+		args = append(args, "BLPOP")
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		args = append(args, fmt.Sprintf("%.3f", timeout.Seconds()))
+		err = e.rdb.Do(ctx, args...).Err()
+	} else {
+		err = e.rdb.BLPop(ctx, timeout.Truncate(time.Second), keys...).Err()
+	}
+	switch {
+	case err == redis.Nil:
+		return false, nil
+	case err != nil:
+		if ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return false, fmt.Errorf("wait on %v: %w", queues, err)
+	}
+	return true, nil
+}

@@ -1,0 +1,120 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha1"
+	"embed"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+//go:embed lua/*.lua
+var luaFiles embed.FS
+
+// script is one Lua file from lua/, run by SHA with NOSCRIPT recovery.
+type script struct {
+	name string
+	src  string
+	sha  string
+}
+
+func mustScript(name string) *script {
+	b, err := luaFiles.ReadFile("lua/" + name + ".lua")
+	if err != nil {
+		panic(fmt.Sprintf("jobgen: embedded script %s: %v", name, err))
+	}
+	sum := sha1.Sum(b)
+	return &script{name: name, src: string(b), sha: hex.EncodeToString(sum[:])}
+}
+
+var (
+	scriptPush    = mustScript("push")
+	scriptLater   = mustScript("later")
+	scriptMigrate = mustScript("migrate")
+	scriptReserve = mustScript("reserve")
+	scriptExtend  = mustScript("extend")
+	scriptAck     = mustScript("ack")
+	scriptRelease = mustScript("release")
+	scriptFail    = mustScript("fail")
+	scriptRetry   = mustScript("retry")
+	scriptForget  = mustScript("forget")
+	scriptPrune   = mustScript("prune")
+	scriptClear   = mustScript("clear")
+
+	allScripts = []*script{
+		scriptPush, scriptLater, scriptMigrate, scriptReserve, scriptExtend, scriptAck,
+		scriptRelease, scriptFail, scriptRetry, scriptForget, scriptPrune, scriptClear,
+	}
+)
+
+// loadScripts loads every script into the server (into every master of a
+// cluster), so the first EVALSHA of each finds it.
+func loadScripts(ctx context.Context, c redis.UniversalClient) error {
+	for _, s := range allScripts {
+		if err := c.ScriptLoad(ctx, s.src).Err(); err != nil {
+			return fmt.Errorf("load script %s: %w", s.name, err)
+		}
+	}
+	return nil
+}
+
+// call is one script invocation.
+type call struct {
+	s    *script
+	keys []string
+	args []any
+}
+
+func isNoScript(err error) bool { return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") }
+
+// run runs one call by SHA, and by source if the server has lost the
+// script (after SCRIPT FLUSH or a failover), which also reloads it.
+func (c call) run(ctx context.Context, rdb redis.Scripter) *redis.Cmd {
+	cmd := rdb.EvalSha(ctx, c.s.sha, c.keys, c.args...)
+	if isNoScript(cmd.Err()) {
+		cmd = rdb.Eval(ctx, c.s.src, c.keys, c.args...)
+	}
+	return cmd
+}
+
+// runAll runs calls in one pipeline. Calls that fail with NOSCRIPT did
+// nothing, so they are sent again by source in a second pipeline; that is
+// the recovery go-redis's Script.Run does not do inside a pipeline. The
+// result has one command per call; the error is the first call's error,
+// if any, for callers that only need to know whether all went well.
+func runAll(ctx context.Context, rdb redis.UniversalClient, calls []call) ([]*redis.Cmd, error) {
+	if len(calls) == 1 {
+		cmd := calls[0].run(ctx, rdb)
+		return []*redis.Cmd{cmd}, cmd.Err()
+	}
+	cmds := make([]*redis.Cmd, len(calls))
+	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, c := range calls {
+			cmds[i] = p.EvalSha(ctx, c.s.sha, c.keys, c.args...)
+		}
+		return nil
+	})
+	var again []int
+	for i, cmd := range cmds {
+		if isNoScript(cmd.Err()) {
+			again = append(again, i)
+		}
+	}
+	if len(again) > 0 {
+		_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, i := range again {
+				c := calls[i]
+				cmds[i] = p.Eval(ctx, c.s.src, c.keys, c.args...)
+			}
+			return nil
+		})
+	}
+	for _, cmd := range cmds {
+		if err := cmd.Err(); err != nil && err != redis.Nil {
+			return cmds, err
+		}
+	}
+	return cmds, nil
+}
