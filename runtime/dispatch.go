@@ -1,0 +1,275 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// ErrNoDispatcher is returned by Dispatch when no dispatcher is set.
+var ErrNoDispatcher = errors.New("jobgen: no dispatcher: call runtime.SetDefaultDispatcher(engine) at start-up, or runtime.WithDispatcher(ctx, d)")
+
+// Dispatcher sends a pending dispatch somewhere: *Engine pushes it to
+// Redis; a test may record it instead.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, p *PendingDispatch) (id string, err error)
+}
+
+// Where Dispatch finds its dispatcher:
+//
+//  1. one set on the context with WithDispatcher (for tests and fakes);
+//  2. for a job with a connection name, the one set with SetConnection;
+//  3. the default, set once at start-up with SetDefaultDispatcher.
+//
+// DispatchSync finds its router the same way: WithRouter, then
+// SetDefaultRouter.
+var defaults struct {
+	sync.RWMutex
+	dispatcher  Dispatcher
+	connections map[string]Dispatcher
+	router      *Router
+}
+
+type dispatcherKey struct{}
+type routerKey struct{}
+
+// SetDefaultDispatcher sets the dispatcher that Dispatch uses when the
+// context names none; usually the *Engine opened at start-up.
+func SetDefaultDispatcher(d Dispatcher) {
+	defaults.Lock()
+	defaults.dispatcher = d
+	defaults.Unlock()
+}
+
+// SetConnection names a dispatcher for jobs dispatched on connection name
+// (the `connection=` annotation, or OnConnection).
+func SetConnection(name string, d Dispatcher) {
+	defaults.Lock()
+	if defaults.connections == nil {
+		defaults.connections = map[string]Dispatcher{}
+	}
+	defaults.connections[name] = d
+	defaults.Unlock()
+}
+
+// WithDispatcher returns a context whose dispatches, on any connection,
+// go to d. Tests use it to swap in a fake.
+func WithDispatcher(ctx context.Context, d Dispatcher) context.Context {
+	return context.WithValue(ctx, dispatcherKey{}, d)
+}
+
+// DispatcherFor returns the dispatcher for connection ("" for the
+// default) as seen from ctx.
+func DispatcherFor(ctx context.Context, connection string) (Dispatcher, error) {
+	if d, ok := ctx.Value(dispatcherKey{}).(Dispatcher); ok && d != nil {
+		return d, nil
+	}
+	defaults.RLock()
+	defer defaults.RUnlock()
+	if connection != "" {
+		if d := defaults.connections[connection]; d != nil {
+			return d, nil
+		}
+		return nil, fmt.Errorf("%w: no dispatcher for connection %q: call runtime.SetConnection(%q, engine)", ErrNoDispatcher, connection, connection)
+	}
+	if defaults.dispatcher == nil {
+		return nil, ErrNoDispatcher
+	}
+	return defaults.dispatcher, nil
+}
+
+// SetDefaultRouter sets the router DispatchSync uses when the context
+// names none.
+func SetDefaultRouter(r *Router) {
+	defaults.Lock()
+	defaults.router = r
+	defaults.Unlock()
+}
+
+// WithRouter returns a context whose DispatchSync calls use r.
+func WithRouter(ctx context.Context, r *Router) context.Context {
+	return context.WithValue(ctx, routerKey{}, r)
+}
+
+func routerFor(ctx context.Context) (*Router, error) {
+	if r, ok := ctx.Value(routerKey{}).(*Router); ok && r != nil {
+		return r, nil
+	}
+	defaults.RLock()
+	defer defaults.RUnlock()
+	if defaults.router == nil {
+		return nil, errors.New("jobgen: DispatchSync: no router: call runtime.SetDefaultRouter(r) at start-up, or runtime.WithRouter(ctx, r)")
+	}
+	return defaults.router, nil
+}
+
+// PendingDispatch is a job with per-dispatch overrides, sent by its
+// Dispatch method. Its setters return it, so they chain.
+type PendingDispatch struct {
+	job        Job
+	queue      string
+	connection string
+	delay      time.Duration
+	delaySet   bool
+	chain      []Job
+}
+
+// NewPendingDispatch starts a dispatch of job.
+func NewPendingDispatch(job Job) *PendingDispatch { return &PendingDispatch{job: job} }
+
+// Delay makes the job ready only after d, overriding its annotation.
+func (p *PendingDispatch) Delay(d time.Duration) *PendingDispatch {
+	p.delay, p.delaySet = d, true
+	return p
+}
+
+// OnQueue sends the job to queue q.
+func (p *PendingDispatch) OnQueue(q string) *PendingDispatch {
+	p.queue = q
+	return p
+}
+
+// OnConnection sends the job through the dispatcher named c.
+func (p *PendingDispatch) OnConnection(c string) *PendingDispatch {
+	p.connection = c
+	return p
+}
+
+// WithChain makes jobs run one after another once this job succeeds; each
+// runs only if the one before it succeeded.
+func (p *PendingDispatch) WithChain(jobs ...Job) *PendingDispatch {
+	p.chain = append(p.chain, jobs...)
+	return p
+}
+
+// Job returns the job being dispatched.
+func (p *PendingDispatch) Job() Job { return p.job }
+
+// Queue returns the queue the job goes to.
+func (p *PendingDispatch) Queue() string {
+	switch {
+	case p.queue != "":
+		return p.queue
+	case p.job.JobOptions().Queue != "":
+		return p.job.JobOptions().Queue
+	}
+	return DefaultQueue
+}
+
+// Connection returns the connection name ("" for the default).
+func (p *PendingDispatch) Connection() string {
+	if p.connection != "" {
+		return p.connection
+	}
+	return p.job.JobOptions().Connection
+}
+
+// DelayDuration returns the delay before the job is ready.
+func (p *PendingDispatch) DelayDuration() time.Duration {
+	if p.delaySet {
+		return p.delay
+	}
+	return p.job.JobOptions().Delay
+}
+
+// Chain returns the jobs chained after this one.
+func (p *PendingDispatch) Chain() []Job { return p.chain }
+
+// Envelope builds the envelope to push, with a new ID and the chain
+// encoded inside it.
+func (p *PendingDispatch) Envelope() (*Envelope, error) {
+	env, err := newEnvelope(p.job, p.Queue(), p.Connection())
+	if err != nil {
+		return nil, err
+	}
+	for _, next := range p.chain {
+		link, err := newEnvelope(next, NewPendingDispatch(next).Queue(), NewPendingDispatch(next).Connection())
+		if err != nil {
+			return nil, fmt.Errorf("chain of %s: %w", p.job.JobName(), err)
+		}
+		b, err := link.Encode()
+		if err != nil {
+			return nil, err
+		}
+		env.Chain = append(env.Chain, b)
+	}
+	return env, nil
+}
+
+func newEnvelope(job Job, queue, connection string) (*Envelope, error) {
+	body, err := job.EncodeJob()
+	if err != nil {
+		return nil, fmt.Errorf("encode job %s: %w", job.JobName(), err)
+	}
+	o := job.JobOptions()
+	now := time.Now()
+	env := &Envelope{
+		ID:            NewID(),
+		Name:          job.JobName(),
+		Queue:         queue,
+		Connection:    connection,
+		Body:          body,
+		Tries:         o.Tries,
+		Backoff:       o.Backoff,
+		Timeout:       o.Timeout,
+		MaxExceptions: o.MaxExceptions,
+		FailOnTimeout: o.FailOnTimeout,
+		Tags:          o.Tags,
+		DispatchedAt:  now.UnixMilli(),
+	}
+	if o.RetryUntil > 0 {
+		env.RetryUntil = now.Add(o.RetryUntil).UnixMilli()
+	}
+	return env, nil
+}
+
+// Dispatch sends the job through its dispatcher and returns its ID.
+func (p *PendingDispatch) Dispatch(ctx context.Context) (string, error) {
+	d, err := DispatcherFor(ctx, p.Connection())
+	if err != nil {
+		return "", err
+	}
+	return d.Dispatch(ctx, p)
+}
+
+// Dispatch sends job with its annotated options and returns its ID.
+func Dispatch(ctx context.Context, job Job) (string, error) {
+	return NewPendingDispatch(job).Dispatch(ctx)
+}
+
+// DispatchIf dispatches job if cond holds; otherwise it returns "", nil.
+func DispatchIf(ctx context.Context, cond bool, job Job) (string, error) {
+	if !cond {
+		return "", nil
+	}
+	return Dispatch(ctx, job)
+}
+
+// DispatchUnless dispatches job unless cond holds.
+func DispatchUnless(ctx context.Context, cond bool, job Job) (string, error) {
+	return DispatchIf(ctx, !cond, job)
+}
+
+// DispatchSync runs job's handler now, in this goroutine, through the
+// router from WithRouter or SetDefaultRouter. Nothing touches Redis.
+func DispatchSync(ctx context.Context, job Job) error {
+	r, err := routerFor(ctx)
+	if err != nil {
+		return err
+	}
+	return r.RunSync(ctx, job)
+}
+
+// Dispatch pushes p's job, and returns its ID: *Engine is a Dispatcher.
+func (e *Engine) Dispatch(ctx context.Context, p *PendingDispatch) (string, error) {
+	env, err := p.Envelope()
+	if err != nil {
+		return "", err
+	}
+	if err := e.PushBulk(ctx, []Outgoing{{Envelope: env, Delay: p.DelayDuration()}}); err != nil {
+		return "", fmt.Errorf("dispatch %s: %w", env.Name, err)
+	}
+	return env.ID, nil
+}

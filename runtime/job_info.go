@@ -1,0 +1,27 @@
+package runtime
+
+import "context"
+
+// JobInfo describes the job a handler is running.
+type JobInfo struct {
+	ID    string
+	Name  string
+	Queue string
+	// Attempt is 1 on the first run of the job.
+	Attempt int
+}
+
+type jobInfoKey struct{}
+
+// WithJobInfo returns a context carrying info; the worker sets it for
+// every handler.
+func WithJobInfo(ctx context.Context, info JobInfo) context.Context {
+	return context.WithValue(ctx, jobInfoKey{}, info)
+}
+
+// JobInfoFrom returns the info of the job a handler's context belongs
+// to; ok is false outside a handler.
+func JobInfoFrom(ctx context.Context) (info JobInfo, ok bool) {
+	info, ok = ctx.Value(jobInfoKey{}).(JobInfo)
+	return info, ok
+}
