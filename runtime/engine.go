@@ -70,8 +70,13 @@ type Engine struct {
 	cfg    EngineConfig
 	keys   keys
 	known  sync.Map // queue name -> struct{}: already added to the queues set
+	events listeners
 	closer func() error
 }
+
+// Subscribe calls fn with a JobQueued event after every job this engine
+// pushes. fn runs in the pushing goroutine: keep it quick.
+func (e *Engine) Subscribe(fn func(Event)) { e.events.add(fn) }
 
 // NewEngine returns an engine on rdb, which may be a single node, Sentinel
 // or Cluster client. It loads the scripts. The caller keeps ownership of
@@ -187,6 +192,11 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 			return fmt.Errorf("push: %w: %s", ErrDuplicateID, strings.TrimPrefix(err.Error(), "DUPLICATE "))
 		}
 		return fmt.Errorf("push: %w", err)
+	}
+	if !e.events.empty() {
+		for _, j := range jobs {
+			e.events.emit(Event{Kind: JobQueued, Queue: j.Envelope.Queue, Name: j.Envelope.Name, ID: j.Envelope.ID, Delay: j.Delay})
+		}
 	}
 	return nil
 }
@@ -477,12 +487,35 @@ func (e *Engine) Pause(ctx context.Context, queue string) error {
 	return e.rdb.Set(ctx, e.keys.queue(queue).Paused, "1", 0).Err()
 }
 
-// Resume undoes Pause.
+// Resume undoes Pause, and wakes a waiting worker.
 func (e *Engine) Resume(ctx context.Context, queue string) error {
 	if err := validateQueueName(queue); err != nil {
 		return err
 	}
-	return e.rdb.Del(ctx, e.keys.queue(queue).Paused).Err()
+	qk := e.keys.queue(queue)
+	_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Del(ctx, qk.Paused)
+		p.RPush(ctx, qk.Notify, "1")
+		p.LTrim(ctx, qk.Notify, 0, 0)
+		return nil
+	})
+	return err
+}
+
+// Restart asks every worker under this prefix to finish its running jobs
+// and exit, so that a supervisor starts it again on new code (Laravel's
+// queue:restart). Workers notice within a second.
+func (e *Engine) Restart(ctx context.Context) error {
+	return e.rdb.Incr(ctx, e.keys.restart()).Err()
+}
+
+// restartGeneration is the count of restart broadcasts so far.
+func (e *Engine) restartGeneration(ctx context.Context) (int64, error) {
+	n, err := e.rdb.Get(ctx, e.keys.restart()).Int64()
+	if err == redis.Nil {
+		return 0, nil
+	}
+	return n, err
 }
 
 // Paused reports whether queue is paused.

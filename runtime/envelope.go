@@ -70,25 +70,34 @@ func (e *Envelope) Encode() ([]byte, error) {
 }
 
 // DecodeEnvelope decodes the payload of job id. A truncated, foreign or
-// unknown-version payload returns a *DecodeError carrying id; it never
-// panics.
-func DecodeEnvelope(id string, payload []byte) (env *Envelope, err error) {
+// unknown-version payload, or one carrying another ID, returns a
+// *DecodeError carrying id; it never panics.
+func DecodeEnvelope(id string, payload []byte) (*Envelope, error) {
+	e, err := decodeEnvelope(payload)
+	switch {
+	case err != nil:
+		return nil, &DecodeError{ID: id, Err: err}
+	case e.ID != id:
+		return nil, &DecodeError{ID: id, Err: fmt.Errorf("envelope carries job ID %q", e.ID)}
+	}
+	return e, nil
+}
+
+func decodeEnvelope(payload []byte) (env *Envelope, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			env, err = nil, &DecodeError{ID: id, Err: fmt.Errorf("panic in decoder: %v", r)}
+			env, err = nil, fmt.Errorf("panic in decoder: %v", r)
 		}
 	}()
 	var e Envelope
 	if err := msgpack.Unmarshal(payload, &e); err != nil {
-		return nil, &DecodeError{ID: id, Err: err}
+		return nil, err
 	}
 	switch {
 	case e.Version != envelopeVersion:
-		return nil, &DecodeError{ID: id, Err: fmt.Errorf("envelope version %d, want %d (foreign payload?)", e.Version, envelopeVersion)}
+		return nil, fmt.Errorf("envelope version %d, want %d (foreign payload?)", e.Version, envelopeVersion)
 	case e.Name == "":
-		return nil, &DecodeError{ID: id, Err: errors.New("envelope has no job name")}
-	case e.ID != id:
-		return nil, &DecodeError{ID: id, Err: fmt.Errorf("envelope carries job ID %q", e.ID)}
+		return nil, errors.New("envelope has no job name")
 	}
 	return &e, nil
 }

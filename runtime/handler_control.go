@@ -1,0 +1,64 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A handler controls its job by returning one of these errors.
+
+// ReleaseJob returns an error that makes the worker put the job back on
+// its queue, ready after delay (Laravel's $this->release($delay)). It is
+// not counted as an exception; the attempt is still used.
+func ReleaseJob(delay time.Duration) error { return &releaseRequest{delay: delay} }
+
+// FailJob returns an error that makes the worker fail the job now, with
+// err as the reason, whatever tries remain (Laravel's $this->fail()).
+func FailJob(err error) error {
+	if err == nil {
+		err = errors.New("failed by its handler")
+	}
+	return &failRequest{err: err}
+}
+
+// DeleteJob returns an error that makes the worker delete the job as done,
+// without retrying it (Laravel's $this->delete()). Its chain still runs.
+func DeleteJob() error { return deleteRequest{} }
+
+type releaseRequest struct{ delay time.Duration }
+
+func (r *releaseRequest) Error() string { return fmt.Sprintf("release requested (delay %v)", r.delay) }
+
+type failRequest struct{ err error }
+
+func (r *failRequest) Error() string { return "failed by its handler: " + r.err.Error() }
+func (r *failRequest) Unwrap() error { return r.err }
+
+type deleteRequest struct{}
+
+func (deleteRequest) Error() string { return "delete requested" }
+
+// ErrTimeout is the error of an attempt that ran past its timeout.
+var ErrTimeout = errors.New("jobgen: job attempt timed out")
+
+// ErrMaxAttempts is the failure of a job whose tries are used up.
+var ErrMaxAttempts = errors.New("jobgen: job attempted too many times")
+
+// ErrMaxExceptions is the failure of a job that reached MaxExceptions.
+var ErrMaxExceptions = errors.New("jobgen: job reached its maximum exceptions")
+
+// ErrRetryUntil is the failure of a job whose RetryUntil has passed.
+var ErrRetryUntil = errors.New("jobgen: job's retry-until time has passed")
+
+// ErrWorkerStopping cancels a handler's context when the worker's grace
+// period runs out; its job is released.
+var ErrWorkerStopping = errors.New("jobgen: worker stopping")
+
+// PanicError is the exception of a handler that panicked.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("handler panicked: %v", e.Value) }

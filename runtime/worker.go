@@ -1,0 +1,262 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Worker runs jobs from its queues through a Router: Laravel's
+// queue:work. It reserves jobs in batches sized to its free capacity,
+// runs each in its own goroutine under a lease that a heartbeat renews,
+// and acks finished jobs in batches.
+type Worker struct {
+	e      *Engine
+	r      *Router
+	cfg    WorkerConfig
+	log    *slog.Logger
+	events listeners
+
+	slots chan struct{} // one token per free slot
+	acks  chan Ref
+	wg    sync.WaitGroup // running jobs
+
+	mu       sync.Mutex
+	active   map[Ref]*activeJob
+	resumeCh chan struct{} // non-nil while paused
+	started  bool
+
+	stopOnce   sync.Once
+	stopCh     chan struct{}
+	stopReason atomic.Value // string
+
+	reserved  int          // jobs reserved so far; fetch loop only
+	waited    bool         // the fetch loop has waited for jobs; fetch loop only
+	processed atomic.Int64 // jobs finished, whatever the outcome
+}
+
+// activeJob is a running job the heartbeat keeps alive.
+type activeJob struct {
+	cancel     context.CancelCauseFunc
+	leaseUntil time.Time // by this process's clock
+}
+
+// NewWorker returns a worker that takes jobs from e and runs them through
+// r. It checks cfg and r's registrations.
+func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("worker %s: %w", cfg.Name, err)
+	}
+	w := &Worker{
+		e: e, r: r, cfg: cfg,
+		log:    cfg.Logger.With("worker", cfg.Name),
+		slots:  make(chan struct{}, cfg.Concurrency),
+		acks:   make(chan Ref, 2*cfg.Concurrency),
+		active: map[Ref]*activeJob{},
+		stopCh: make(chan struct{}),
+	}
+	for range cfg.Concurrency {
+		w.slots <- struct{}{}
+	}
+	return w, nil
+}
+
+// Subscribe calls fn with every event of this worker. fn runs in the
+// goroutine of the job or loop the event belongs to: keep it quick and
+// safe for concurrent use. Subscribe before Run.
+func (w *Worker) Subscribe(fn func(Event)) { w.events.add(fn) }
+
+// Pause stops the worker from taking new jobs until Resume; running jobs
+// go on (SIGUSR2 under RunWithSignals).
+func (w *Worker) Pause() {
+	w.mu.Lock()
+	if w.resumeCh == nil {
+		w.resumeCh = make(chan struct{})
+	}
+	w.mu.Unlock()
+}
+
+// Resume undoes Pause (SIGCONT under RunWithSignals).
+func (w *Worker) Resume() {
+	w.mu.Lock()
+	if w.resumeCh != nil {
+		close(w.resumeCh)
+		w.resumeCh = nil
+	}
+	w.mu.Unlock()
+}
+
+// Stop asks the worker to stop taking jobs and return from Run once its
+// running jobs finish, within Grace.
+func (w *Worker) Stop() { w.stop("stopped") }
+
+func (w *Worker) stop(reason string) {
+	w.stopOnce.Do(func() {
+		w.stopReason.Store(reason)
+		close(w.stopCh)
+	})
+}
+
+// StopReason says why Run returned: "context done", "restart broadcast",
+// "max jobs", "max time", "memory", "once", "empty" or "stopped".
+func (w *Worker) StopReason() string {
+	r, _ := w.stopReason.Load().(string)
+	return r
+}
+
+func (w *Worker) stopping() bool {
+	select {
+	case <-w.stopCh:
+		return true
+	default:
+		return false
+	}
+}
+
+// Run processes jobs until ctx is done or a stop condition holds, then
+// stops gracefully: it takes no new job, lets running handlers finish
+// within Grace, releases the jobs of handlers still running after that,
+// and flushes its acks. A Redis outage while running is logged and
+// retried, not returned. Run may be called once.
+func (w *Worker) Run(ctx context.Context) error {
+	w.mu.Lock()
+	if w.started {
+		w.mu.Unlock()
+		return errors.New("jobgen: Worker.Run called twice")
+	}
+	w.started = true
+	w.mu.Unlock()
+
+	generation, err := w.e.restartGeneration(ctx)
+	if err != nil {
+		return fmt.Errorf("worker %s: start: %w", w.cfg.Name, err)
+	}
+	start := time.Now()
+	// Handlers outlive a cancelled ctx by up to Grace.
+	base, hardStop := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer hardStop(ErrWorkerStopping)
+	side, stopSide := context.WithCancel(base)
+	var sideWG sync.WaitGroup
+	sideWG.Add(3)
+	go func() { defer sideWG.Done(); w.heartbeat(side) }()
+	go func() { defer sideWG.Done(); w.watch(ctx, side, generation) }()
+	ackDone := make(chan struct{})
+	go func() { defer sideWG.Done(); w.acker(base, ackDone) }()
+
+	w.log.Debug("worker starting", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency)
+	w.fetch(ctx, base, start)
+	w.drain()
+	close(w.acks)
+	<-ackDone
+	stopSide()
+	sideWG.Wait()
+	w.events.emit(Event{Kind: WorkerStopping, Worker: w.cfg.Name, Reason: w.StopReason()})
+	w.log.Info("worker stopped", "reason", w.StopReason(), "processed", w.processed.Load())
+	return nil
+}
+
+// watch turns ctx's end and restart broadcasts into stops.
+func (w *Worker) watch(ctx, side context.Context, generation int64) {
+	t := time.NewTicker(restartPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			w.stop("context done")
+			return
+		case <-side.Done():
+			return
+		case <-w.stopCh:
+			return
+		case <-t.C:
+			g, err := w.e.restartGeneration(side)
+			if err == nil && g != generation {
+				w.log.Info("restart broadcast received")
+				w.stop("restart broadcast")
+				return
+			}
+		}
+	}
+}
+
+// restartPoll is how often workers look for a restart broadcast.
+const restartPoll = time.Second
+
+// fetch is the main loop: it reserves jobs while there is free capacity
+// and starts a goroutine for each.
+func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
+	errDelay := 10 * time.Millisecond
+	for !w.stopping() {
+		w.events.emit(Event{Kind: Looping, Worker: w.cfg.Name})
+		if reason := w.limitReached(start); reason != "" {
+			w.stop(reason)
+			return
+		}
+		if ch := w.pausedCh(); ch != nil {
+			select {
+			case <-ch:
+			case <-w.stopCh:
+			}
+			continue
+		}
+		select {
+		case <-w.slots:
+		case <-w.stopCh:
+			return
+		}
+		n := 1 + w.grabSlots(w.batchLimit()-1)
+		jobs, next, err := w.reserve(ctx, n)
+		for range n - len(jobs) {
+			w.slots <- struct{}{}
+		}
+		w.reserved += len(jobs)
+		for _, j := range jobs {
+			w.wg.Add(1)
+			go w.process(base, j)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				continue
+			}
+			w.log.Error("reserve failed; retrying", "err", err, "in", errDelay)
+			w.sleep(errDelay)
+			errDelay = min(2*errDelay, w.cfg.Sleep)
+			continue
+		}
+		errDelay = 10 * time.Millisecond
+		if len(jobs) > 0 {
+			continue
+		}
+		if w.cfg.StopWhenEmpty && w.running() == 0 {
+			w.stop("empty")
+			return
+		}
+		if w.cfg.Once && w.waited && w.running() == 0 {
+			w.stop("once")
+			return
+		}
+		wait := w.cfg.Sleep
+		if !next.due.IsZero() {
+			wait = min(wait, next.due.Sub(next.now)+time.Millisecond)
+		}
+		if !next.expiry.IsZero() {
+			wait = min(wait, max(next.expiry.Sub(next.now)+time.Millisecond, 100*time.Millisecond))
+		}
+		if w.cfg.StopWhenEmpty {
+			wait = min(wait, 20*time.Millisecond)
+		}
+		if _, err := w.e.Wait(ctx, w.cfg.Queues, wait); err != nil && ctx.Err() == nil {
+			w.log.Error("wait for jobs failed", "err", err)
+			w.sleep(errDelay)
+		}
+		w.waited = true
+	}
+}

@@ -1,0 +1,192 @@
+package runtime
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// WorkerConfig configures a Worker, with the names and meanings of
+// Laravel's queue:work options. The zero value works on the "default"
+// queue.
+type WorkerConfig struct {
+	// Name identifies the worker in logs and events. Default "worker".
+	Name string
+	// Queues are taken in strict priority order: a job of a later queue
+	// is reserved only when every earlier queue has none ready.
+	// Default ["default"].
+	Queues []string
+	// Concurrency is how many jobs run at once, each in its own
+	// goroutine. Default 10.
+	Concurrency int
+	// Sleep is the longest the worker blocks waiting for a job when its
+	// queues are empty before it checks them again. It is woken at once
+	// by a push, so this is not a polling interval. Default 1s.
+	Sleep time.Duration
+	// Rest is a pause after each job before its slot takes another.
+	Rest time.Duration
+	// Tries is how many times a job is attempted, unless it sets its own.
+	// Default 1. A job that set RetryUntil is retried until then instead.
+	Tries int
+	// Backoff lists the delays before each retry, unless the job sets its
+	// own; the last one repeats. Default: no delay. Not with
+	// ExponentialBackoff.
+	Backoff []time.Duration
+	// ExponentialBackoff, if set, delays retry n by Base * 2^(n-1), at
+	// most Max, for jobs with no backoff of their own.
+	ExponentialBackoff *ExponentialBackoff
+	// Timeout limits one attempt of a job that sets none: its context's
+	// deadline. Default 60s. It must be shorter than RetryAfter.
+	Timeout time.Duration
+	// RetryAfter is the reservation lease: a job whose worker stops
+	// renewing it for this long is handed to another worker. The
+	// heartbeat renews it every RetryAfter/3 while the job runs.
+	// Default 90s.
+	RetryAfter time.Duration
+	// Grace is how long running handlers may finish after a stop
+	// (SIGTERM, a cancelled context, a restart broadcast). When it runs
+	// out, their contexts are cancelled and their jobs released.
+	// Default 30s.
+	Grace time.Duration
+	// MaxJobs stops the worker after it has processed this many jobs.
+	MaxJobs int
+	// MaxTime stops the worker after it has run this long.
+	MaxTime time.Duration
+	// Memory stops the worker when its Go heap passes this many MB.
+	Memory int
+	// Once processes a single job, then stops.
+	Once bool
+	// StopWhenEmpty stops the worker once its queues have no ready job
+	// and nothing is running.
+	StopWhenEmpty bool
+	// Logger receives the worker's logs. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// ExponentialBackoff delays retry n by Base * 2^(n-1), capped at Max.
+type ExponentialBackoff struct {
+	Base time.Duration
+	Max  time.Duration
+}
+
+func (c *WorkerConfig) setDefaults() {
+	if c.Name == "" {
+		c.Name = "worker"
+	}
+	if len(c.Queues) == 0 {
+		c.Queues = []string{DefaultQueue}
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 10
+	}
+	if c.Sleep == 0 {
+		c.Sleep = time.Second
+	}
+	if c.Tries == 0 {
+		c.Tries = 1
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 60 * time.Second
+	}
+	if c.RetryAfter == 0 {
+		c.RetryAfter = 90 * time.Second
+	}
+	if c.Grace == 0 {
+		c.Grace = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// validate names the first bad field.
+func (c *WorkerConfig) validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: WorkerConfig.%s", ErrInvalid, fmt.Sprintf(format, args...))
+	}
+	seen := map[string]bool{}
+	for _, q := range c.Queues {
+		if err := validateQueueName(q); err != nil {
+			return bad("Queues: %v", err)
+		}
+		if seen[q] {
+			return bad("Queues lists %q twice", q)
+		}
+		seen[q] = true
+	}
+	switch {
+	case c.Concurrency < 1:
+		return bad("Concurrency (%d) must be at least 1", c.Concurrency)
+	case c.Sleep < time.Millisecond:
+		return bad("Sleep (%v) must be at least 1ms", c.Sleep)
+	case c.Rest < 0:
+		return bad("Rest (%v) must not be negative", c.Rest)
+	case c.Tries < 0:
+		return bad("Tries (%d) must not be negative", c.Tries)
+	case len(c.Backoff) > 0 && c.ExponentialBackoff != nil:
+		return bad("Backoff and ExponentialBackoff are both set; choose one")
+	case c.ExponentialBackoff != nil && (c.ExponentialBackoff.Base <= 0 || c.ExponentialBackoff.Max < c.ExponentialBackoff.Base):
+		return bad("ExponentialBackoff (base %v, max %v) needs 0 < Base <= Max", c.ExponentialBackoff.Base, c.ExponentialBackoff.Max)
+	case c.RetryAfter < 10*time.Millisecond:
+		return bad("RetryAfter (%v) must be at least 10ms", c.RetryAfter)
+	case c.Timeout <= 0:
+		return bad("Timeout (%v) must be positive", c.Timeout)
+	case c.Timeout >= c.RetryAfter:
+		return bad("Timeout (%v) must be shorter than RetryAfter (%v), or a job could run twice at once", c.Timeout, c.RetryAfter)
+	case c.Grace < 0:
+		return bad("Grace (%v) must not be negative", c.Grace)
+	case c.MaxJobs < 0:
+		return bad("MaxJobs (%d) must not be negative", c.MaxJobs)
+	case c.MaxTime < 0:
+		return bad("MaxTime (%v) must not be negative", c.MaxTime)
+	case c.Memory < 0:
+		return bad("Memory (%d) must not be negative", c.Memory)
+	}
+	for i, d := range c.Backoff {
+		if d < 0 {
+			return bad("Backoff[%d] (%v) must not be negative", i, d)
+		}
+	}
+	return nil
+}
+
+// backoff returns the delay before the retry that follows attempt.
+func (c *WorkerConfig) backoff(env *Envelope, attempt int) time.Duration {
+	list := env.Backoff
+	if len(list) == 0 {
+		if e := c.ExponentialBackoff; e != nil {
+			d := e.Base
+			for i := 1; i < attempt && d < e.Max; i++ {
+				d *= 2
+			}
+			return min(d, e.Max)
+		}
+		list = c.Backoff
+	}
+	if len(list) == 0 {
+		return 0
+	}
+	return list[min(max(attempt, 1), len(list))-1]
+}
+
+// ParseBackoff parses a comma-separated list of durations, such as
+// "1s,5s,30s".
+func ParseBackoff(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] != ',' {
+			continue
+		}
+		d, err := time.ParseDuration(s[start:i])
+		if err != nil {
+			return nil, fmt.Errorf("%w: backoff %q: %v", ErrInvalid, s, err)
+		}
+		if d < 0 {
+			return nil, fmt.Errorf("%w: backoff %q: negative delay %v", ErrInvalid, s, d)
+		}
+		out = append(out, d)
+		start = i + 1
+	}
+	return out, nil
+}

@@ -1,0 +1,241 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+)
+
+// process runs one reserved job and settles it: ack, release or fail.
+func (w *Worker) process(base context.Context, res Reservation) {
+	defer w.wg.Done()
+	defer func() {
+		w.processed.Add(1)
+		if w.cfg.Rest > 0 {
+			w.sleep(w.cfg.Rest)
+		}
+		w.slots <- struct{}{}
+	}()
+
+	env, err := DecodeEnvelope(res.ID, res.Payload)
+	if err != nil {
+		w.fail(base, res, nil, err)
+		return
+	}
+	maxTries := env.Tries
+	if maxTries == 0 {
+		maxTries = w.cfg.Tries
+	}
+	// A job reserved again after its worker died mid-attempt may already
+	// be past its limits.
+	switch {
+	case env.RetryUntil > 0 && time.Now().UnixMilli() > env.RetryUntil:
+		w.fail(base, res, env, fmt.Errorf("%w (%s)", ErrRetryUntil, time.UnixMilli(env.RetryUntil).Format(time.RFC3339)))
+		return
+	case env.RetryUntil == 0 && maxTries > 0 && res.Attempts > maxTries:
+		w.fail(base, res, env, fmt.Errorf("%w: attempt %d of %d (an earlier attempt did not finish)", ErrMaxAttempts, res.Attempts, maxTries))
+		return
+	case w.r.lookup(env.Name) == nil:
+		w.fail(base, res, env, fmt.Errorf("%w %q; registered: %v", ErrUnknownJob, env.Name, w.r.Names()))
+		return
+	}
+
+	ev := Event{Worker: w.cfg.Name, Queue: res.Queue, Name: env.Name, ID: res.ID, Attempt: res.Attempts}
+	w.emit(ev, JobProcessing)
+
+	timeout := env.Timeout
+	if timeout <= 0 {
+		timeout = w.cfg.Timeout
+	}
+	jobCtx, cancelJob := context.WithCancelCause(base)
+	defer cancelJob(nil)
+	w.track(res.Ref, cancelJob)
+	attemptCtx, cancelAttempt := context.WithTimeoutCause(jobCtx, timeout, ErrTimeout)
+	defer cancelAttempt()
+	attemptCtx = WithJobInfo(attemptCtx, JobInfo{ID: res.ID, Name: env.Name, Queue: res.Queue, Attempt: res.Attempts})
+
+	began := time.Now()
+	herr := w.attempt(attemptCtx, env)
+	ev.Duration = time.Since(began)
+	w.untrack(res.Ref)
+
+	switch cause := context.Cause(jobCtx); {
+	case errors.Is(cause, ErrLeaseLost):
+		w.log.Warn("job lease lost while running; its result is discarded", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", herr)
+		return
+	case errors.Is(cause, ErrWorkerStopping):
+		return // released by drain
+	}
+
+	var rel *releaseRequest
+	var failReq *failRequest
+	switch {
+	case herr == nil || errors.Is(herr, deleteRequest{}):
+		w.succeed(base, res, env, ev)
+	case errors.As(herr, &rel):
+		w.release(base, res, ev, rel.delay, false, nil)
+	case errors.As(herr, &failReq):
+		w.fail(base, res, env, failReq.err)
+	case errors.Is(context.Cause(attemptCtx), ErrTimeout):
+		ev.Err = fmt.Errorf("%w after %v: %w", ErrTimeout, timeout, herr)
+		w.emit(ev, JobTimedOut)
+		if env.FailOnTimeout {
+			w.fail(base, res, env, ev.Err)
+			return
+		}
+		w.retryOrFail(base, res, env, ev, maxTries, false)
+	case errors.Is(herr, ErrDecode):
+		ev.Err = herr
+		w.emit(ev, JobExceptionOccurred)
+		w.fail(base, res, env, herr) // decoding will not get better
+	default:
+		ev.Err = herr
+		w.emit(ev, JobExceptionOccurred)
+		w.retryOrFail(base, res, env, ev, maxTries, true)
+	}
+}
+
+// abandonAfter is how long a handler may keep running after its context
+// is done before the worker stops waiting for it.
+const abandonAfter = 2 * time.Second
+
+// attempt runs the handler. A panic becomes a *PanicError. A handler
+// that ignores its context for abandonAfter past its end is abandoned:
+// its goroutine is left to finish, its result is ignored, and the attempt
+// ends with the context's cause.
+func (w *Worker) attempt(ctx context.Context, env *Envelope) error {
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- &PanicError{Value: r, Stack: debug.Stack()}
+			}
+		}()
+		done <- w.r.Run(ctx, env)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(abandonAfter)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		w.log.Error("handler ignored its context; abandoned", "job", env.Name, "id", env.ID, "cause", context.Cause(ctx))
+		return context.Cause(ctx)
+	}
+}
+
+// retryOrFail releases the job with backoff, or fails it when its tries,
+// retry-until or max exceptions are used up.
+func (w *Worker) retryOrFail(ctx context.Context, res Reservation, env *Envelope, ev Event, maxTries int, exception bool) {
+	exceptions := res.Exceptions
+	if exception {
+		exceptions++
+	}
+	switch {
+	case env.MaxExceptions > 0 && exceptions >= env.MaxExceptions:
+		w.fail(ctx, res, env, fmt.Errorf("%w (%d): %w", ErrMaxExceptions, exceptions, ev.Err))
+	case env.RetryUntil > 0:
+		if time.Now().UnixMilli() >= env.RetryUntil {
+			w.fail(ctx, res, env, fmt.Errorf("%w: %w", ErrRetryUntil, ev.Err))
+			return
+		}
+		w.release(ctx, res, ev, w.cfg.backoff(env, res.Attempts), exception, ev.Err)
+	case maxTries > 0 && res.Attempts >= maxTries:
+		w.fail(ctx, res, env, fmt.Errorf("%w (%d of %d): %w", ErrMaxAttempts, res.Attempts, maxTries, ev.Err))
+	default:
+		w.release(ctx, res, ev, w.cfg.backoff(env, res.Attempts), exception, ev.Err)
+	}
+}
+
+func (w *Worker) release(ctx context.Context, res Reservation, ev Event, delay time.Duration, exception bool, cause error) {
+	if err := w.e.Release(ctx, ReleaseOpts{Delay: delay, Exception: exception}, res.Ref); err != nil {
+		w.log.Error("release failed", "queue", res.Queue, "job", ev.Name, "id", res.ID, "err", err)
+		return
+	}
+	ev.Delay, ev.Err = delay, cause
+	w.emit(ev, JobReleased)
+}
+
+// fail moves the job to the failed store, runs its failed hook and emits
+// JobFailed. env is nil for a payload that did not decode.
+func (w *Worker) fail(ctx context.Context, res Reservation, env *Envelope, cause error) {
+	name := ""
+	if env != nil {
+		name = env.Name
+	}
+	err := w.e.Fail(ctx, Failure{Ref: res.Ref, Name: name, Err: cause, Attempts: res.Attempts})
+	if err != nil {
+		w.log.Error("moving a job to the failed store failed", "queue", res.Queue, "job", name, "id", res.ID, "cause", cause, "err", err)
+		return
+	}
+	w.log.Warn("job failed", "queue", res.Queue, "job", name, "id", res.ID, "attempt", res.Attempts, "err", cause)
+	if env != nil {
+		w.runFailedHook(ctx, env, cause)
+	}
+	w.emit(Event{Worker: w.cfg.Name, Queue: res.Queue, Name: name, ID: res.ID, Attempt: res.Attempts, Err: cause}, JobFailed)
+}
+
+func (w *Worker) runFailedHook(ctx context.Context, env *Envelope, cause error) {
+	defer func() {
+		if r := recover(); r != nil {
+			w.log.Error("failed hook panicked", "job", env.Name, "id", env.ID, "panic", r)
+		}
+	}()
+	w.r.RunFailed(ctx, env, cause)
+}
+
+// succeed dispatches the next link of the job's chain, then hands the
+// job to the acker.
+func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev Event) {
+	if err := w.dispatchNext(ctx, env); err != nil {
+		// Not acked: the job runs again when its lease runs out, and the
+		// chain is dispatched then.
+		w.log.Error("dispatching the next job of a chain failed", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", err)
+		return
+	}
+	w.acks <- res.Ref
+	w.emit(ev, JobProcessed)
+}
+
+// dispatchNext pushes the first job of env's chain, carrying the rest.
+// The link keeps the ID it was given at dispatch, so a job that runs
+// twice does not queue its successor twice.
+func (w *Worker) dispatchNext(ctx context.Context, env *Envelope) error {
+	if len(env.Chain) == 0 {
+		return nil
+	}
+	next, err := decodeEnvelope(env.Chain[0])
+	if err != nil {
+		return &DecodeError{ID: env.ID, Err: fmt.Errorf("next job of its chain: %w", err)}
+	}
+	next.Chain = env.Chain[1:]
+	err = w.e.Push(ctx, next)
+	if errors.Is(err, ErrDuplicateID) {
+		return nil
+	}
+	return err
+}
+
+func (w *Worker) emit(ev Event, kind EventKind) {
+	ev.Kind = kind
+	w.events.emit(ev)
+}
+
+func (w *Worker) track(ref Ref, cancel context.CancelCauseFunc) {
+	w.mu.Lock()
+	w.active[ref] = &activeJob{cancel: cancel, leaseUntil: time.Now().Add(w.cfg.RetryAfter)}
+	w.mu.Unlock()
+}
+
+func (w *Worker) untrack(ref Ref) {
+	w.mu.Lock()
+	delete(w.active, ref)
+	w.mu.Unlock()
+}

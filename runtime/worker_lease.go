@@ -1,0 +1,137 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// heartbeat renews the leases of running jobs every RetryAfter/3. A job
+// whose lease is lost (another worker holds it now, or Redis could not be
+// reached before the lease ran out) has its context cancelled with cause
+// ErrLeaseLost.
+func (w *Worker) heartbeat(ctx context.Context) {
+	t := time.NewTicker(w.cfg.RetryAfter / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		w.mu.Lock()
+		refs := make([]Ref, 0, len(w.active))
+		for r := range w.active {
+			refs = append(refs, r)
+		}
+		w.mu.Unlock()
+		if len(refs) == 0 {
+			continue
+		}
+		sent := time.Now()
+		lost, err := w.e.Extend(ctx, w.cfg.RetryAfter, refs...)
+		w.mu.Lock()
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.Error("heartbeat failed", "jobs", len(refs), "err", err)
+			}
+			for r, a := range w.active {
+				if time.Now().After(a.leaseUntil) {
+					a.cancel(&LeaseLostError{Queue: r.Queue, ID: r.ID})
+				}
+			}
+			w.mu.Unlock()
+			continue
+		}
+		gone := make(map[Ref]bool, len(lost))
+		for _, r := range lost {
+			gone[r] = true
+			if a := w.active[r]; a != nil {
+				a.cancel(&LeaseLostError{Queue: r.Queue, ID: r.ID})
+			}
+		}
+		for _, r := range refs {
+			if a := w.active[r]; a != nil && !gone[r] {
+				a.leaseUntil = sent.Add(w.cfg.RetryAfter)
+			}
+		}
+		w.mu.Unlock()
+	}
+}
+
+// acker deletes finished jobs in batches: it takes what has queued up
+// while the previous batch was in flight, up to 1,000 at a time.
+func (w *Worker) acker(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	buf := make([]Ref, 0, maxBatch)
+	for ref := range w.acks {
+		buf = append(buf[:0], ref)
+	more:
+		for len(buf) < maxBatch {
+			select {
+			case r, ok := <-w.acks:
+				if !ok {
+					break more
+				}
+				buf = append(buf, r)
+			default:
+				break more
+			}
+		}
+		w.ackBatch(ctx, buf)
+	}
+}
+
+func (w *Worker) ackBatch(ctx context.Context, refs []Ref) {
+	delay := 10 * time.Millisecond
+	for try := 1; ; try++ {
+		err := w.e.Ack(ctx, refs...)
+		switch {
+		case err == nil:
+			return
+		case errors.Is(err, ErrLeaseLost):
+			w.log.Warn("ack of a job whose lease was lost; it may run again", "err", err)
+			return
+		case try == 5 || ctx.Err() != nil:
+			w.log.Error("ack failed; the jobs will run again when their leases run out", "jobs", len(refs), "err", err)
+			return
+		}
+		time.Sleep(delay)
+		delay *= 2
+	}
+}
+
+// drain waits for running jobs to finish within Grace. When Grace runs
+// out it cancels their contexts and releases their jobs, so nothing is
+// lost.
+func (w *Worker) drain() {
+	done := make(chan struct{})
+	go func() {
+		w.wg.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(w.cfg.Grace)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	w.mu.Lock()
+	refs := make([]Ref, 0, len(w.active))
+	for r, a := range w.active {
+		refs = append(refs, r)
+		a.cancel(ErrWorkerStopping)
+	}
+	w.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.e.Release(ctx, ReleaseOpts{}, refs...); err != nil {
+		w.log.Error("releasing running jobs at stop", "jobs", len(refs), "err", err)
+	}
+	w.log.Warn("grace period over; running jobs released", "jobs", len(refs))
+	select {
+	case <-done:
+	case <-time.After(abandonAfter):
+	}
+}
