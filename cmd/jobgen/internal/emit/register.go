@@ -1,0 +1,64 @@
+package emit
+
+import (
+	"github.com/dave/jennifer/jen"
+
+	"github.com/jobgen/jobgen/cmd/jobgen/internal/model"
+)
+
+// Handlers returns the Handlers interface: one method per job without a
+// Handle method of its own, so that a missing handler is a compile
+// error. It is emitted, empty, even when every job has a Handle method,
+// so that Register has the same signature in every package.
+func Handlers(p *model.Package) jen.Code {
+	var methods []jen.Code
+	for _, j := range p.Jobs {
+		if j.HandleMethod {
+			continue
+		}
+		methods = append(methods,
+			jen.Commentf("%s handles %s jobs (wire name %q).", handlerMethod(j), j.TypeName, j.Name),
+			jen.Id(handlerMethod(j)).Params(ctxParam(), jen.Id("job").Id(j.TypeName)).Error(),
+		)
+	}
+	text := "Handlers handles the jobs of package %s that have no Handle method of\ntheir own, one method per job. Register routes each job to its method."
+	if len(methods) == 0 {
+		text = "Handlers is empty: every job of package %s has a Handle method of its\nown. Pass nil to Register."
+	}
+	return doc(text, p.Name).Type().Id("Handlers").Interface(methods...)
+}
+
+// handlerMethod is the Handlers method of job j.
+func handlerMethod(j model.Job) string { return "Handle" + j.TypeName }
+
+// Register returns the Register function, which routes every job of p
+// to its handler with runtime.Register.
+func Register(p *model.Package) jen.Code {
+	return doc("Register routes every job of package %s to its handler in r: a job\n"+
+		"with a Handle method of its own to that method, every other job to its\n"+
+		"method of h. A job with a Failed method gets it as its failed hook.\n"+
+		"Registration problems (a name registered twice) are reported by r.Err.", p.Name).
+		Func().Id("Register").Params(jen.Id("r").Op("*").Qual(runtimePkg, "Router"), jen.Id("h").Id("Handlers")).
+		BlockFunc(func(g *jen.Group) {
+			for _, j := range p.Jobs {
+				g.Add(RegisterCall(j))
+			}
+		})
+}
+
+// RegisterCall returns the runtime.Register call for one job.
+func RegisterCall(j model.Job) jen.Code {
+	handler := jen.Id("h").Dot(handlerMethod(j))
+	if j.HandleMethod {
+		handler = jen.Qual(runtimePkg, "HandleMethod").Types(jen.Id(j.TypeName))
+	}
+	args := []jen.Code{jen.Id("r"), jen.Lit(j.Name), handler}
+	if j.FailedMethod {
+		args = append(args, jen.Qual(runtimePkg, "OnFailed").Call(
+			jen.Func().Params(ctxParam(), jen.Id("job").Id(j.TypeName), jen.Err().Error()).Block(
+				jen.Id("job").Dot("Failed").Call(jen.Id("ctx"), jen.Err()),
+			),
+		))
+	}
+	return jen.Qual(runtimePkg, "Register").Types(jen.Id(j.TypeName)).Call(args...)
+}

@@ -1,0 +1,249 @@
+package load
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jobgen/jobgen/cmd/jobgen/internal/model"
+)
+
+// prefix starts an annotation line. It is a directive comment, so
+// CommentGroup.Text leaves it out: the loader reads CommentGroup.List.
+const prefix = "//job:"
+
+// gofmtBare is what gofmt makes of a bare "//job:" (which, with nothing
+// after the colon, is not a directive, so gofmt reformats it as text).
+const gofmtBare = "// job:"
+
+// keys are the annotation's keys, sorted, as listed in error messages.
+var keys = []string{
+	"backoff", "connection", "delay", "encrypted", "fail_on_timeout",
+	"max_exceptions", "name", "queue", "retry_until", "tags", "timeout",
+	"tries", "unique_for",
+}
+
+// boolKeys may be written bare, meaning true.
+var boolKeys = []string{"encrypted", "fail_on_timeout"}
+
+// annotation is what one type's `//job:` lines say.
+type annotation struct {
+	name string // "" for the default
+	opts model.Options
+	seen map[string]bool
+}
+
+// tokenError is a problem with one token of an annotation line; offset is
+// its byte offset in the text after the prefix.
+type tokenError struct {
+	offset int
+	msg    string
+}
+
+// lineKind says how a comment line reads as an annotation.
+type lineKind int
+
+const (
+	notAnnotation lineKind = iota
+	// annotationLine is "//job:" followed by keys, or bare.
+	annotationLine
+	// spacedLine is "//job: key=value" or "// job: key=value": not a
+	// directive, so gofmt turns the first into the second, which is a
+	// plain comment. It is reported, not read.
+	spacedLine
+)
+
+// classify reads one comment, slashes included. For an annotation line
+// it returns the text after the prefix.
+func classify(comment string) (string, lineKind) {
+	if strings.TrimRight(comment, " \t") == gofmtBare {
+		return "", annotationLine
+	}
+	rest, ok := strings.CutPrefix(comment, prefix)
+	if !ok {
+		rest, ok = strings.CutPrefix(comment, gofmtBare)
+		if !ok || !strings.HasPrefix(rest, " ") || strings.TrimSpace(rest) == "" {
+			return "", notAnnotation
+		}
+		// Prose such as "// job: the thing to run" is no annotation;
+		// "// job: queue=emails" is one that gofmt has broken.
+		toks := fields(rest)
+		key, _, hasValue := strings.Cut(toks[0].text, "=")
+		if !(hasValue && slices.Contains(keys, key)) && !slices.Contains(boolKeys, key) {
+			return "", notAnnotation
+		}
+		return rest, spacedLine
+	}
+	if strings.HasPrefix(rest, " ") || strings.HasPrefix(rest, "\t") {
+		return rest, spacedLine
+	}
+	return rest, annotationLine
+}
+
+// parseLine adds the keys of one annotation line, text being what follows
+// the prefix: space-separated key=value pairs, or bare boolean keys.
+func (a *annotation) parseLine(text string) []tokenError {
+	if a.seen == nil {
+		a.seen = map[string]bool{}
+	}
+	var errs []tokenError
+	for _, tok := range fields(text) {
+		key, value, hasValue := strings.Cut(tok.text, "=")
+		if err := a.set(key, value, hasValue); err != "" {
+			errs = append(errs, tokenError{offset: tok.offset, msg: err})
+		}
+	}
+	return errs
+}
+
+// set applies one key; it returns what is wrong, or "".
+func (a *annotation) set(key, value string, hasValue bool) string {
+	if !slices.Contains(keys, key) {
+		return fmt.Sprintf("unknown key %q in //job: annotation; valid keys: %s", key, strings.Join(keys, ", "))
+	}
+	if a.seen[key] {
+		return fmt.Sprintf("key %s is set twice", key)
+	}
+	a.seen[key] = true
+	if !hasValue {
+		if slices.Contains(boolKeys, key) {
+			value = "true"
+		} else {
+			return fmt.Sprintf("key %s needs a value (%s=...)", key, key)
+		}
+	}
+	bad := func(format string, args ...any) string {
+		return fmt.Sprintf("%s=%s: ", key, value) + fmt.Sprintf(format, args...)
+	}
+	o := &a.opts
+	var err error
+	switch key {
+	case "name":
+		if !validName(value) {
+			return bad("a job name is letters, digits and . _ - / : (at least one)")
+		}
+		a.name = value
+	case "queue":
+		switch {
+		case value == "":
+			return bad("the queue name is empty")
+		case strings.ContainsAny(value, "{}"):
+			return bad("a queue name must not contain { or }")
+		}
+		o.Queue = value
+	case "connection":
+		if value == "" {
+			return bad("the connection name is empty")
+		}
+		o.Connection = value
+	case "tries":
+		o.Tries, err = positiveInt(value)
+	case "max_exceptions":
+		o.MaxExceptions, err = positiveInt(value)
+	case "backoff":
+		o.Backoff, err = durationList(value)
+	case "timeout":
+		o.Timeout, err = positiveDuration(value)
+	case "retry_until":
+		o.RetryUntil, err = positiveDuration(value)
+	case "delay":
+		o.Delay, err = positiveDuration(value)
+	case "unique_for":
+		o.UniqueFor, err = positiveDuration(value)
+	case "fail_on_timeout":
+		o.FailOnTimeout, err = parseBool(value)
+	case "encrypted":
+		o.Encrypted, err = parseBool(value)
+	case "tags":
+		o.Tags, err = list(value)
+	}
+	if err != nil {
+		return bad("%v", err)
+	}
+	return ""
+}
+
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+		case strings.ContainsRune("._-/:", r):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func positiveInt(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("want a whole number of at least 1")
+	}
+	return n, nil
+}
+
+func positiveDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("want a positive Go duration such as 30s, 5m or 1h30m")
+	}
+	return d, nil
+}
+
+func durationList(s string) ([]time.Duration, error) {
+	var ds []time.Duration
+	for i, item := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(item)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("item %d (%q): want a comma-separated list of Go durations such as 10s,1m,5m", i+1, item)
+		}
+		ds = append(ds, d)
+	}
+	return ds, nil
+}
+
+func parseBool(s string) (bool, error) {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("want true or false")
+	}
+	return b, nil
+}
+
+func list(s string) ([]string, error) {
+	items := strings.Split(s, ",")
+	for i, item := range items {
+		if item == "" {
+			return nil, fmt.Errorf("item %d is empty; want a comma-separated list such as mail,billing", i+1)
+		}
+	}
+	return items, nil
+}
+
+// word is one space-separated word of an annotation line.
+type word struct {
+	text   string
+	offset int
+}
+
+func fields(s string) []word {
+	var toks []word
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		space := i == len(s) || s[i] == ' ' || s[i] == '\t'
+		switch {
+		case space && start >= 0:
+			toks = append(toks, word{text: s[start:i], offset: start})
+			start = -1
+		case !space && start < 0:
+			start = i
+		}
+	}
+	return toks
+}
