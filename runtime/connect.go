@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -59,7 +60,12 @@ func openClient(rawURL string) (redis.UniversalClient, func() error, error) {
 	}
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: Redis URL: %v", ErrInvalid, err)
+		// url.Error repeats the whole URL, password included.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, nil, fmt.Errorf("%w: Redis URL is not a valid URL: %v", ErrInvalid, err)
 	}
 	switch u.Scheme {
 	case "redis", "rediss":

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -13,7 +14,12 @@ import (
 	"github.com/jobgen/jobgen/runtime"
 )
 
-func TestMain(m *testing.M) { redistest.Main(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(runChildWorker())
+	}
+	redistest.Main(m)
+}
 
 // bundle is what an engine test needs.
 type bundle struct {

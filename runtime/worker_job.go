@@ -154,13 +154,16 @@ func (w *Worker) retryOrFail(ctx context.Context, res Reservation, env *Envelope
 	}
 }
 
+// release puts the job back. JobReleased is emitted first, so that it
+// comes before the JobProcessing of the next attempt, which may start on
+// another goroutine as soon as the job is back. If the release fails, the
+// job comes back anyway when its lease runs out.
 func (w *Worker) release(ctx context.Context, res Reservation, ev Event, delay time.Duration, exception bool, cause error) {
-	if err := w.e.Release(ctx, ReleaseOpts{Delay: delay, Exception: exception}, res.Ref); err != nil {
-		w.log.Error("release failed", "queue", res.Queue, "job", ev.Name, "id", res.ID, "err", err)
-		return
-	}
 	ev.Delay, ev.Err = delay, cause
 	w.emit(ev, JobReleased)
+	if err := w.e.Release(ctx, ReleaseOpts{Delay: delay, Exception: exception}, res.Ref); err != nil {
+		w.log.Error("release failed; the job returns when its lease runs out", "queue", res.Queue, "job", ev.Name, "id", res.ID, "err", err)
+	}
 }
 
 // fail moves the job to the failed store, runs its failed hook and emits

@@ -1,0 +1,387 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	goruntime "runtime"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/internal/redistest"
+	"github.com/jobgen/jobgen/runtime"
+)
+
+func TestWorkerOptions(t *testing.T) {
+	t.Run("once", func(t *testing.T) {
+		forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+			var runs atomic.Int32
+			runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error { runs.Add(1); return nil })
+			b.dispatch(t, job(1, runtime.JobOptions{}), job(2, runtime.JobOptions{}), job(3, runtime.JobOptions{}))
+			w := b.runToEnd(t, runtime.WorkerConfig{Once: true, Concurrency: 5})
+			require.Equal(t, "once", w.StopReason())
+			require.Equal(t, int32(1), runs.Load())
+			require.Equal(t, int64(2), sizes(t, b.bundle, "default").Ready)
+		})
+	})
+	t.Run("once on an empty queue waits one Sleep, then stops", func(t *testing.T) {
+		forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+			start := time.Now()
+			w := b.runToEnd(t, runtime.WorkerConfig{Once: true, Sleep: 100 * time.Millisecond})
+			require.Equal(t, "once", w.StopReason())
+			require.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond)
+		})
+	})
+	t.Run("max jobs", func(t *testing.T) {
+		forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+			var runs atomic.Int32
+			runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error { runs.Add(1); return nil })
+			for i := range 10 {
+				b.dispatch(t, job(i, runtime.JobOptions{}))
+			}
+			w := b.runToEnd(t, runtime.WorkerConfig{MaxJobs: 4, Concurrency: 3})
+			require.Equal(t, "max jobs", w.StopReason())
+			require.Equal(t, int32(4), runs.Load())
+			require.Equal(t, runtime.Sizes{Ready: 6}, sizes(t, b.bundle, "default"))
+		})
+	})
+	t.Run("max time", func(t *testing.T) {
+		forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+			start := time.Now()
+			w := b.runToEnd(t, runtime.WorkerConfig{MaxTime: 300 * time.Millisecond, Sleep: 50 * time.Millisecond})
+			require.Equal(t, "max time", w.StopReason())
+			require.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
+		})
+	})
+	t.Run("memory", func(t *testing.T) {
+		// The heap is the process's, so this runs alone, on one backend,
+		// from a measured baseline.
+		be := redistest.Backends(t)[0]
+		b := wbundle{bundle: setup(t, be, runtime.EngineConfig{}), router: runtime.NewRouter(), log: &eventLog{}}
+		b.ctx = runtime.WithDispatcher(b.ctx, b.engine)
+		var hold [][]byte
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
+			hold = append(hold, make([]byte, 64<<20))
+			return nil
+		})
+		for i := range 5 {
+			b.dispatch(t, job(i, runtime.JobOptions{}))
+		}
+		goruntime.GC()
+		var ms goruntime.MemStats
+		goruntime.ReadMemStats(&ms)
+		w := b.runToEnd(t, runtime.WorkerConfig{Memory: int(ms.HeapAlloc>>20) + 32, Concurrency: 1})
+		require.Equal(t, "memory", w.StopReason())
+		require.Equal(t, int64(4), sizes(t, b.bundle, "default").Ready, "it stopped after the first job")
+		require.Len(t, hold, 1)
+	})
+	t.Run("concurrency", func(t *testing.T) {
+		forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+			var now, peak atomic.Int32
+			runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
+				n := now.Add(1)
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+				time.Sleep(50 * time.Millisecond)
+				now.Add(-1)
+				return nil
+			})
+			for i := range 20 {
+				b.dispatch(t, job(i, runtime.JobOptions{}))
+			}
+			b.runToEnd(t, runtime.WorkerConfig{Concurrency: 4, StopWhenEmpty: true})
+			require.Equal(t, int32(4), peak.Load())
+		})
+	})
+	t.Run("rest", func(t *testing.T) {
+		forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+			var rec recorder
+			runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error { rec.add(ctx, ""); return nil })
+			b.dispatch(t, job(1, runtime.JobOptions{}), job(2, runtime.JobOptions{}), job(3, runtime.JobOptions{}))
+			b.runToEnd(t, runtime.WorkerConfig{Concurrency: 1, Rest: 100 * time.Millisecond, StopWhenEmpty: true})
+			require.Len(t, rec.at, 3)
+			require.GreaterOrEqual(t, rec.at[1].Sub(rec.at[0]), 100*time.Millisecond)
+			require.GreaterOrEqual(t, rec.at[2].Sub(rec.at[1]), 100*time.Millisecond)
+		})
+	})
+}
+
+func TestWorkerConfigValidation(t *testing.T) {
+	e, err := runtime.Open(context.Background(), "embedded://"+t.Name(), runtime.EngineConfig{})
+	require.NoError(t, err)
+	defer e.Close()
+	cases := map[string]runtime.WorkerConfig{
+		"Timeout (1m30s) must be shorter than RetryAfter (1m0s)": {Timeout: 90 * time.Second, RetryAfter: 60 * time.Second},
+		"Concurrency (-1)":                 {Concurrency: -1},
+		`Queues lists "a" twice`:           {Queues: []string{"a", "a"}},
+		"Queues: ":                         {Queues: []string{"x{y}"}},
+		"Backoff and ExponentialBackoff":   {Backoff: []time.Duration{time.Second}, ExponentialBackoff: &runtime.ExponentialBackoff{Base: 1, Max: 2}},
+		"Backoff[1] (-1s)":                 {Backoff: []time.Duration{time.Second, -time.Second}},
+		"MaxJobs (-2)":                     {MaxJobs: -2},
+		"Memory (-1)":                      {Memory: -1},
+		"ExponentialBackoff (base 2s, max": {ExponentialBackoff: &runtime.ExponentialBackoff{Base: 2 * time.Second, Max: time.Second}},
+	}
+	for want, cfg := range cases {
+		_, err := runtime.NewWorker(e, runtime.NewRouter(), cfg)
+		require.ErrorIs(t, err, runtime.ErrInvalid, want)
+		require.ErrorContains(t, err, "WorkerConfig.")
+		require.ErrorContains(t, err, want)
+	}
+
+	r := runtime.NewRouter()
+	runtime.Register(r, "x", func(context.Context, testJob) error { return nil })
+	runtime.Register(r, "x", func(context.Context, testJob) error { return nil })
+	_, err = runtime.NewWorker(e, r, runtime.WorkerConfig{})
+	require.ErrorContains(t, err, `job "x" registered twice`)
+}
+
+func TestWorkerEventsInOrder(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
+			time.Sleep(5 * time.Millisecond)
+			return errors.New("always")
+		})
+		id := b.dispatch(t, job(1, runtime.JobOptions{Tries: 2}))[0]
+		b.runToEnd(t, runtime.WorkerConfig{MaxJobs: 2, Name: "ev"})
+		require.Equal(t, []runtime.EventKind{
+			runtime.JobQueued,
+			runtime.JobProcessing, runtime.JobExceptionOccurred, runtime.JobReleased,
+			runtime.JobProcessing, runtime.JobExceptionOccurred, runtime.JobFailed,
+			runtime.WorkerStopping,
+		}, b.log.kinds(""))
+		require.NotEmpty(t, b.log.of(runtime.Looping))
+
+		b.log.mu.Lock()
+		defer b.log.mu.Unlock()
+		attempt := 0
+		for _, e := range b.log.events {
+			switch e.Kind {
+			case runtime.Looping:
+				require.Equal(t, "ev", e.Worker)
+				continue
+			case runtime.WorkerStopping:
+				require.Equal(t, "max jobs", e.Reason)
+				continue
+			case runtime.JobProcessing:
+				attempt++
+			case runtime.JobExceptionOccurred, runtime.JobFailed:
+				require.ErrorContains(t, e.Err, "always", e.Kind)
+			}
+			require.Equal(t, id, e.ID, e.Kind)
+			require.Equal(t, "default", e.Queue, e.Kind)
+			require.Equal(t, "test.Job", e.Name, e.Kind)
+			if e.Kind != runtime.JobQueued {
+				require.Equal(t, "ev", e.Worker, e.Kind)
+				require.Equal(t, attempt, e.Attempt, e.Kind)
+			}
+			if e.Kind == runtime.JobExceptionOccurred {
+				require.GreaterOrEqual(t, e.Duration, 5*time.Millisecond)
+			}
+		}
+	})
+}
+
+func TestRestartBroadcast(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		w1, _ := b.start(t, runtime.WorkerConfig{Name: "a"})
+		w2, _ := b.start(t, runtime.WorkerConfig{Name: "b"})
+		time.Sleep(100 * time.Millisecond)
+		require.NoError(t, b.engine.Restart(b.ctx))
+		eventually(t, func() bool { return len(b.log.of(runtime.WorkerStopping)) == 2 }, "both workers stop")
+		require.Equal(t, "restart broadcast", w1.StopReason())
+		require.Equal(t, "restart broadcast", w2.StopReason())
+	})
+}
+
+func TestQueuePause(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var runs atomic.Int32
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error { runs.Add(1); return nil })
+		require.NoError(t, b.engine.Pause(b.ctx, "mail"))
+		b.dispatch(t, onQueue(1, "mail"), onQueue(2, "default"))
+		_, stop := b.start(t, runtime.WorkerConfig{Queues: []string{"mail", "default"}})
+		eventually(t, func() bool { return runs.Load() == 1 }, "the default queue runs")
+		time.Sleep(200 * time.Millisecond)
+		require.Equal(t, int32(1), runs.Load(), "the paused queue does not")
+		require.NoError(t, b.engine.Resume(b.ctx, "mail"))
+		eventually(t, func() bool { return runs.Load() == 2 }, "the resumed queue runs")
+		stop()
+	})
+}
+
+// The child worker runs in a subprocess so it can be signalled and killed.
+const childEnv = "JOBGEN_TEST_CHILD_WORKER"
+
+// childJob sleeps for Millis, or until its context ends, and logs its
+// start and end to a Redis list.
+type childJob struct{ Millis int }
+
+func (childJob) JobName() string                { return "test.Child" }
+func (childJob) JobOptions() runtime.JobOptions { return runtime.JobOptions{} }
+func (j childJob) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
+
+func runChildWorker() int {
+	ctx := context.Background()
+	prefix := os.Getenv("CHILD_PREFIX")
+	e, err := runtime.Open(ctx, os.Getenv("CHILD_URL"), runtime.EngineConfig{Prefix: prefix})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	defer e.Close()
+	note := func(s string) { e.Client().RPush(ctx, prefix+":childlog", s) }
+	r := runtime.NewRouter()
+	runtime.Register(r, "test.Child", func(ctx context.Context, j childJob) error {
+		note("start")
+		select {
+		case <-time.After(time.Duration(j.Millis) * time.Millisecond):
+			note("done")
+			return nil
+		case <-ctx.Done():
+			note("cancelled")
+			return ctx.Err()
+		}
+	})
+	grace, _ := time.ParseDuration(os.Getenv("CHILD_GRACE"))
+	w, err := runtime.NewWorker(e, r, runtime.WorkerConfig{
+		Grace: grace, RetryAfter: time.Second, Timeout: 900 * time.Millisecond,
+		Sleep: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 3
+	}
+	note("ready")
+	if err := w.RunWithSignals(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	note("exit:" + w.StopReason())
+	return 0
+}
+
+type child struct {
+	cmd    *exec.Cmd
+	b      wbundle
+	exited chan error
+}
+
+func startChild(t *testing.T, b wbundle, grace time.Duration) *child {
+	t.Helper()
+	url := "redis://" + b.rdb.(*redis.Client).Options().Addr
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=1", "CHILD_URL="+url, "CHILD_PREFIX="+b.prefix, "CHILD_GRACE="+grace.String())
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	c := &child{cmd: cmd, b: b, exited: make(chan error, 1)}
+	go func() { c.exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	c.waitLog(t, "ready")
+	return c
+}
+
+func (c *child) log(t *testing.T) []string {
+	l, err := c.b.rdb.LRange(c.b.ctx, c.b.prefix+":childlog", 0, -1).Result()
+	require.NoError(t, err)
+	return l
+}
+
+func (c *child) waitLog(t *testing.T, entry string) {
+	t.Helper()
+	eventually(t, func() bool {
+		for _, s := range c.log(t) {
+			if s == entry {
+				return true
+			}
+		}
+		return false
+	}, "child logs "+entry)
+}
+
+func (c *child) signal(t *testing.T, s os.Signal) {
+	t.Helper()
+	require.NoError(t, c.cmd.Process.Signal(s))
+}
+
+func (c *child) waitExit(t *testing.T) {
+	t.Helper()
+	select {
+	case err := <-c.exited:
+		require.NoError(t, err, "child exits with status 0")
+	case <-time.After(15 * time.Second):
+		t.Fatal("child did not exit")
+	}
+}
+
+func dispatchChild(t *testing.T, b wbundle, millis int) {
+	t.Helper()
+	_, err := runtime.Dispatch(b.ctx, childJob{Millis: millis})
+	require.NoError(t, err)
+}
+
+func TestSignals(t *testing.T) {
+	for _, sig := range []os.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String()+" lets the running job finish", func(t *testing.T) {
+			forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+				c := startChild(t, b, 10*time.Second)
+				dispatchChild(t, b, 400)
+				c.waitLog(t, "start")
+				c.signal(t, sig)
+				c.waitExit(t)
+				require.Equal(t, []string{"ready", "start", "done", "exit:context done"}, c.log(t))
+				require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "default"))
+			})
+		})
+	}
+	t.Run("SIGTERM past the grace period releases the job", func(t *testing.T) {
+		forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+			c := startChild(t, b, 200*time.Millisecond)
+			dispatchChild(t, b, 60_000)
+			c.waitLog(t, "start")
+			c.signal(t, syscall.SIGTERM)
+			c.waitExit(t)
+			require.Equal(t, []string{"ready", "start", "cancelled", "exit:context done"}, c.log(t))
+			require.Equal(t, runtime.Sizes{Ready: 1}, sizes(t, b.bundle, "default"), "nothing is lost")
+		})
+	})
+	t.Run("SIGUSR2 pauses and SIGCONT resumes", func(t *testing.T) {
+		forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+			c := startChild(t, b, 10*time.Second)
+			c.signal(t, syscall.SIGUSR2)
+			time.Sleep(200 * time.Millisecond)
+			dispatchChild(t, b, 1)
+			time.Sleep(300 * time.Millisecond)
+			require.Equal(t, []string{"ready"}, c.log(t), "a paused worker takes no job")
+			c.signal(t, syscall.SIGCONT)
+			c.waitLog(t, "done")
+			c.signal(t, syscall.SIGTERM)
+			c.waitExit(t)
+		})
+	})
+	t.Run("SIGKILL mid-job: the job runs again after its lease", func(t *testing.T) {
+		forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+			c := startChild(t, b, time.Second)
+			dispatchChild(t, b, 60_000)
+			c.waitLog(t, "start")
+			c.signal(t, syscall.SIGKILL)
+			<-c.exited
+			var attempts []int
+			runtime.Register(b.router, "test.Child", func(ctx context.Context, j childJob) error {
+				info, _ := runtime.JobInfoFrom(ctx)
+				attempts = append(attempts, info.Attempt)
+				return nil
+			})
+			b.runToEnd(t, runtime.WorkerConfig{MaxJobs: 1, Tries: 3})
+			require.Equal(t, []int{2}, attempts)
+			require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "default"))
+		})
+	})
+}
