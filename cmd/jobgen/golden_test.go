@@ -1,0 +1,52 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/cmd/jobgen/internal/generate"
+	"github.com/jobgen/jobgen/cmd/jobgen/internal/load"
+	"github.com/jobgen/jobgen/cmd/jobgen/internal/model"
+)
+
+var update = flag.Bool("update", false, "rewrite the wanted output of the golden cases in testdata")
+
+// TestGolden generates each case in testdata/<case>/ and compares the
+// result with the case's committed jobs_gen.go; -update rewrites them.
+// The cases are then compiled and vetted, generated files included.
+func TestGolden(t *testing.T) {
+	entries, err := os.ReadDir("testdata")
+	require.NoError(t, err)
+	var pkgs []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		dir := filepath.Join("testdata", e.Name())
+		pkgs = append(pkgs, "./"+filepath.ToSlash(dir))
+		t.Run(e.Name(), func(t *testing.T) {
+			res, err := generate.Run(load.Config{Dir: dir})
+			require.NoError(t, err)
+			require.Len(t, res.Files, 1)
+			got := res.Files[0].Src
+			path := filepath.Join(dir, model.OutputFile)
+			if *update {
+				require.NoError(t, os.WriteFile(path, got, 0o644))
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "no golden file: run go test ./cmd/jobgen -run TestGolden -update")
+			require.Equal(t, string(want), string(got), "%s is out of date: run go test ./cmd/jobgen -run TestGolden -update", path)
+		})
+	}
+	require.NotEmpty(t, pkgs)
+	for _, args := range [][]string{{"build"}, {"vet"}} {
+		cmd := exec.Command("go", append(args, pkgs...)...)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "go %s of the golden cases:\n%s", args[0], out)
+	}
+}
