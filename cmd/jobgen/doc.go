@@ -1,0 +1,141 @@
+// Command jobgen generates typed background jobs from annotated structs.
+//
+// # Annotating jobs
+//
+// A job is a struct whose doc comment has a //job: line:
+//
+//	// SendEmail sends one email.
+//	//
+//	//job:queue=emails tries=5 backoff=10s,1m timeout=30s
+//	type SendEmail struct {
+//		To      string
+//		Subject string
+//	}
+//
+// The line is space-separated key=value pairs; values hold no spaces. A
+// long annotation may go on several //job: lines. Write no space after
+// "//" or after the colon: "//job:queue=x" is a directive comment, which
+// gofmt keeps as it is, while "//job: queue=x" would become a plain
+// comment, so jobgen reports it. A bare "//job:", which gofmt rewrites to
+// "// job:", means all defaults; both forms are accepted. The keys, which
+// fill runtime.JobOptions:
+//
+//	name=emails.send          stable wire name; default <package name>.<TypeName>
+//	queue=emails              queue to push to; default runtime's "default"
+//	connection=secondary      dispatcher to use (runtime.SetConnection)
+//	tries=5                   attempts allowed
+//	backoff=10s,1m            delays between attempts; the last one repeats
+//	timeout=30s               limit of one attempt
+//	retry_until=24h           no retries this long after dispatch
+//	max_exceptions=3          fail after this many exceptions
+//	fail_on_timeout           fail at the first timeout (or =true, =false)
+//	delay=90s                 make every dispatch ready only after this
+//	unique_for=1h             no second copy queued while one is pending
+//	encrypted                 encrypt the body at rest (or =true, =false)
+//	tags=mail,billing         labels for monitoring
+//
+// Durations are Go durations (time.ParseDuration). A job's exported
+// fields are its payload, encoded with msgpack; jobgen rejects fields
+// msgpack cannot encode (channels, funcs, complex numbers, uintptr,
+// unsafe.Pointer, looked for through nested structs, pointers, arrays,
+// slices and maps), and a struct whose fields are all unexported. A
+// struct with no fields at all is a job with no data, and is fine.
+//
+// # Running it
+//
+// Add jobgen as a tool of your module and a go:generate line to the
+// package:
+//
+//	go get -tool github.com/jobgen/jobgen/cmd/jobgen
+//
+//	//go:generate go tool jobgen
+//
+// (or, without the tool line in go.mod, //go:generate go run
+// github.com/jobgen/jobgen/cmd/jobgen). Then go generate ./... writes
+// jobs_gen.go in every package with jobs. With no arguments jobgen works
+// on the package in the current directory, which is where go generate
+// runs it; it also takes package patterns, such as ./... :
+//
+//	jobgen [-check] [packages]
+//
+// -check writes nothing and exits 1 if a generated file is out of date,
+// for CI. Problems are reported as file:line:column: message, all at
+// once, and jobgen exits 1 without writing anything. jobgen overwrites
+// only a jobs_gen.go that starts with its header, and removes its
+// jobs_gen.go from a package that has no jobs left.
+//
+// While loading, jobgen leaves its earlier jobs_gen.go out of the
+// package, so a stale file that no longer compiles is no obstacle, and
+// tolerates type errors, since code that calls the generated methods has
+// them until the file is generated.
+//
+// # What it generates
+//
+// One file per package, jobs_gen.go, gofmt'd and the same for the same
+// input, jobs sorted by type name. It is thin glue: each function is one
+// call into github.com/jobgen/jobgen/runtime. For each job type T:
+//
+//   - the methods of runtime.Job: JobName, JobOptions (a literal of the
+//     annotation's values) and EncodeJob;
+//   - typed dispatch: T{...}.Dispatch(ctx) sends the job and returns its
+//     ID; Delay(d), OnQueue(q), OnConnection(c) and WithChain(jobs...)
+//     return a *runtime.PendingDispatch, on which the same setters chain
+//     and whose Dispatch(ctx) sends it; DispatchIf(ctx, cond),
+//     DispatchUnless(ctx, cond) and DispatchSync(ctx).
+//
+// And for the package:
+//
+//   - Handlers, an interface with a method HandleT(ctx, job T) error for
+//     every job T without a Handle method of its own, so that a missing
+//     handler is a compile error. It is emitted even when it is empty
+//     (every job handles itself), so Register always has the same
+//     signature; pass nil then.
+//   - Register(r *runtime.Router, h Handlers), which routes every job:
+//     to its own Handle(ctx context.Context) error method if it has one
+//     (declared on the value, not the pointer), otherwise to h. A job with
+//     a Failed(ctx context.Context, err error) method gets it as its
+//     failed hook (runtime.OnFailed).
+//
+// A job type must not have a field or method named like a generated
+// method, and the package must not declare Handlers or Register, nor
+// package-level names context, time or runtime; jobgen reports each.
+//
+// # Where jobs go
+//
+// Dispatch decides nothing itself: runtime.DispatcherFor picks the
+// dispatcher, which is the one put on the context with
+// runtime.WithDispatcher, else for a job with a connection the one named
+// with runtime.SetConnection, else the default set at start-up with
+// runtime.SetDefaultDispatcher (usually the *runtime.Engine from
+// runtime.Open). DispatchSync runs the handler in place through the
+// router of runtime.WithRouter or runtime.SetDefaultRouter.
+//
+//	engine, err := runtime.Open(ctx, os.Getenv(runtime.URLEnv), runtime.EngineConfig{})
+//	runtime.SetDefaultDispatcher(engine)
+//	id, err := emails.SendEmail{To: "a@example.com"}.Dispatch(ctx)
+//
+//	r := runtime.NewRouter()
+//	emails.Register(r, myHandlers{})
+//	w, err := runtime.NewWorker(engine, r, runtime.WorkerConfig{Queues: []string{"emails"}})
+//	err = w.Run(ctx)
+//
+// # Starter files
+//
+//	jobgen make:job Name [--queue q] [--dir d]
+//
+// writes an annotated job with a Handle method to d/name.go (Name in
+// snake_case), from the templates embedded from the repository's
+// templates/ directory. It adds a //go:generate line if no file of the
+// package has one for jobgen yet. It never overwrites a file, and Name
+// must be an exported Go identifier that the package does not declare.
+//
+// # Layout
+//
+// main calls internal/cli. The generator is load → model → emit:
+// internal/load reads packages with golang.org/x/tools/go/packages into
+// the plain values of internal/model; internal/emit writes Go from the
+// model alone with github.com/dave/jennifer; internal/generate ties them
+// together and writes or checks files. internal/scaffold is make:job.
+// internal/examplejobs is an application's jobs, whose test runs them on
+// Redis end to end; testdata/ holds the golden cases.
+package main
