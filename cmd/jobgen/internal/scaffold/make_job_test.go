@@ -1,0 +1,68 @@
+package scaffold
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSnakeCase(t *testing.T) {
+	for in, want := range map[string]string{
+		"SendEmail":     "send_email",
+		"HTTPCallback":  "http_callback",
+		"ResizeJPEG":    "resize_jpeg",
+		"Ping":          "ping",
+		"Job2Run":       "job2_run",
+		"A":             "a",
+		"SendEmailV2":   "send_email_v2",
+		"ÜberAufgabe":   "über_aufgabe",
+		"APIKeyRefresh": "api_key_refresh",
+	} {
+		require.Equal(t, want, snakeCase(in), in)
+	}
+}
+
+func TestPackageName(t *testing.T) {
+	for in, want := range map[string]string{
+		"mail":       "mail",
+		"Mail-Jobs":  "mailjobs",
+		"v2":         "v2",
+		"2fa":        "fa",
+		"---":        "jobs",
+		"jobs_queue": "jobsqueue",
+	} {
+		require.Equal(t, want, packageName(in), in)
+	}
+}
+
+func TestRender(t *testing.T) {
+	src, err := render(jobData{Package: "mail", Name: "SendEmail", Queue: "emails", Generate: true})
+	require.NoError(t, err)
+	require.Equal(t, `package mail
+
+//go:generate go tool jobgen
+
+import "context"
+
+// SendEmail is a queued job. Its exported fields are what it carries to the
+// worker: they are encoded with msgpack when it is dispatched, so keep them
+// to data (strings, numbers, slices, maps and structs of those).
+//
+// The //job: line below sets its defaults; run go generate after editing
+// it. Keys: name, queue, connection, tries, backoff, timeout, retry_until,
+// max_exceptions, fail_on_timeout, delay, unique_for, encrypted, tags.
+//
+//job:queue=emails tries=3
+type SendEmail struct {
+	// ID is an example field; replace it with what the job needs.
+	ID string
+}
+
+// Handle runs the job. An error fails this attempt; the job is tried again
+// after its backoff until it runs out of tries.
+func (j SendEmail) Handle(ctx context.Context) error {
+	// Do the work here.
+	return nil
+}
+`, string(src))
+}
