@@ -221,6 +221,41 @@ func TestMethodsMatchModel(t *testing.T) {
 	require.ElementsMatch(t, model.PackageNames, decls)
 }
 
+// TestLocalsMatchModel: the loader rejects job types named like the
+// generated code's parameters, listed in model.Locals.
+func TestLocalsMatchModel(t *testing.T) {
+	p := &model.Package{Name: "p", Path: "example.com/p", Jobs: []model.Job{
+		{TypeName: "T", Name: "p.T", FailedMethod: true},
+	}}
+	src, err := File(p)
+	require.NoError(t, err)
+	f, err := parser.ParseFile(token.NewFileSet(), "jobs_gen.go", src, parser.SkipObjectResolution)
+	require.NoError(t, err)
+	locals := map[string]bool{}
+	add := func(fl *ast.FieldList) {
+		for _, field := range fl.List {
+			for _, id := range field.Names {
+				locals[id.Name] = true
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			if n.Recv != nil {
+				add(n.Recv)
+			}
+		case *ast.FuncType:
+			add(n.Params)
+		}
+		return true
+	})
+	require.NotEmpty(t, locals)
+	for name := range locals {
+		require.Contains(t, model.Locals, name)
+	}
+}
+
 func TestFile(t *testing.T) {
 	p := &model.Package{Name: "p", Path: "example.com/p", Jobs: []model.Job{
 		{TypeName: "A", Name: "p.A"}, {TypeName: "B", Name: "p.B", HandleMethod: true},

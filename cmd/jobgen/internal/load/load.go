@@ -331,6 +331,9 @@ func (l *loader) checkType(spec *ast.TypeSpec, job *model.Job) {
 	case spec.Assign.IsValid():
 		l.errs.add(pos, "%s is an alias; put //job: on the struct type it stands for", name)
 		return
+	case slices.Contains(model.Locals, name):
+		l.errs.add(pos, "%s is a name the generated code uses for a parameter (%s); give the job type another name", name, strings.Join(model.Locals, ", "))
+		return
 	case spec.TypeParams != nil:
 		l.errs.add(pos, "%s is generic; a job type must not have type parameters, since the worker decodes into one concrete type", name)
 		return

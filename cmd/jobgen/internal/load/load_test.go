@@ -213,6 +213,11 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{"jobs.go:4:6: T is generic; a job type must not have type parameters, since the worker decodes into one concrete type"},
 		},
 		{
+			name: "type named like a parameter of the generated code",
+			src:  "//job:\ntype job struct{ A int }\n",
+			want: []string{"jobs.go:4:6: job is a name the generated code uses for a parameter (c, cond, ctx, d, err, h, j, job, jobs, q, r); give the job type another name"},
+		},
+		{
 			name: "channel field",
 			src:  "//job:\ntype T struct {\n\tA    int\n\tDone chan bool\n}\n",
 			want: []string{"jobs.go:6:2: field Done has type chan bool: msgpack cannot encode a channel"},

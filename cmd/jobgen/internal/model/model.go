@@ -84,3 +84,8 @@ var Methods = []string{
 // and the names of the packages it imports; the package must not declare
 // them itself.
 var PackageNames = []string{"Handlers", "Register", "context", "runtime", "time"}
+
+// Locals are the names of the receivers, parameters and variables in the
+// generated code. A job type named like one of them would be shadowed
+// there, so none may be.
+var Locals = []string{"c", "cond", "ctx", "d", "err", "h", "j", "job", "jobs", "q", "r"}
