@@ -44,6 +44,12 @@ type Secret struct{ reveal func() string }
 // MarshalText encodes the secret, redacted.
 func (Secret) MarshalText() ([]byte, error) { return []byte("redacted"), nil }
 
+// UnmarshalText decodes a redacted secret.
+func (s *Secret) UnmarshalText([]byte) error {
+	*s = Secret{reveal: func() string { return "redacted" }}
+	return nil
+}
+
 // ExportReport sends a report somewhere.
 //
 //job:name=reports.export encrypted max_exceptions=3 backoff=500ms
