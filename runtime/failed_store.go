@@ -124,7 +124,11 @@ func (s *FailedStore) List(ctx context.Context, queue string, offset, limit int)
 	if offset < 0 || limit < 1 {
 		return nil, fmt.Errorf("%w: list failed jobs: offset (%d) must be >= 0 and limit (%d) >= 1", ErrInvalid, offset, limit)
 	}
-	zs, err := s.e.rdb.ZRevRangeWithScores(ctx, k[0], int64(offset), int64(offset+limit-1)).Result()
+	end := int64(offset) + int64(limit) - 1
+	if end < int64(offset) { // overflow: everything from offset on
+		end = -1
+	}
+	zs, err := s.e.rdb.ZRevRangeWithScores(ctx, k[0], int64(offset), end).Result()
 	if err != nil {
 		return nil, fmt.Errorf("list failed jobs of %q: %w", queue, err)
 	}
