@@ -492,14 +492,10 @@ func (e *Engine) Resume(ctx context.Context, queue string) error {
 	if err := validateQueueName(queue); err != nil {
 		return err
 	}
-	qk := e.keys.queue(queue)
-	_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, qk.Paused)
-		p.RPush(ctx, qk.Notify, "1")
-		p.LTrim(ctx, qk.Notify, 0, 0)
-		return nil
-	})
-	return err
+	if err := e.rdb.Del(ctx, e.keys.queue(queue).Paused).Err(); err != nil {
+		return err
+	}
+	return e.ring(ctx, queue)
 }
 
 // Restart asks every worker under this prefix to finish its running jobs

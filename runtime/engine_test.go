@@ -311,11 +311,11 @@ func TestWaitWakesOnPush(t *testing.T) {
 		// An empty queue: nothing wakes the waiter before the timeout.
 		woke, err := b.engine.Wait(b.ctx, []string{"high", "low"}, 100*time.Millisecond)
 		require.NoError(t, err)
-		require.False(t, woke)
+		require.Empty(t, woke)
 
 		var wg sync.WaitGroup
 		wg.Add(1)
-		var got bool
+		var got string
 		go func() {
 			defer wg.Done()
 			got, err = b.engine.Wait(b.ctx, []string{"high", "low"}, 5*time.Second)
@@ -325,7 +325,7 @@ func TestWaitWakesOnPush(t *testing.T) {
 		require.NoError(t, b.engine.Push(b.ctx, env("low", "app.Job", "")))
 		wg.Wait()
 		require.NoError(t, err)
-		require.True(t, got)
+		require.Equal(t, "low", got)
 		require.Less(t, time.Since(start), 4*time.Second, "woken by the push, not the timeout")
 	})
 }

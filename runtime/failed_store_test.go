@@ -282,7 +282,7 @@ func TestFailedRetryWakesWaiter(t *testing.T) {
 		require.NoError(t, err)
 		woke, err := b.engine.Wait(b.ctx, []string{"default"}, 2*time.Second)
 		require.NoError(t, err)
-		require.True(t, woke, "a retry rings the queue's doorbell")
+		require.Equal(t, "default", woke, "a retry rings the queue's doorbell")
 	})
 }
 

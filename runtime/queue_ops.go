@@ -69,28 +69,37 @@ func (e *Engine) Queues(ctx context.Context) ([]string, error) {
 }
 
 // Wait blocks until a job may be ready on one of queues, or timeout
-// passes, or ctx is done. It returns true when woken by a push, a release,
-// a migration or a new earliest delayed job. It waits on the queues'
-// doorbells with BLPOP, without polling; a wake-up consumes the doorbell.
-func (e *Engine) Wait(ctx context.Context, queues []string, timeout time.Duration) (bool, error) {
+// passes, and returns the queue whose doorbell rang, or "" on timeout. A
+// push, a release, a migration, a resume or a new earliest delayed job
+// rings a queue's doorbell; waiting is a BLPOP on the doorbells, not
+// polling, and a wake-up consumes the doorbell.
+//
+// Redis checks blocking timeouts only hz times a second (10 by default),
+// so a timeout may end up to 100ms late; the worker uses its own timer
+// for waits that must end on time. A cancelled ctx does not interrupt the
+// BLPOP: keep timeouts short.
+func (e *Engine) Wait(ctx context.Context, queues []string, timeout time.Duration) (string, error) {
 	if len(queues) == 0 || timeout <= 0 {
-		return false, nil
+		return "", nil
 	}
+	byKey := make(map[string]string, len(queues))
 	keys := make([]string, len(queues))
 	for i, q := range queues {
 		keys[i] = e.keys.queue(q).Notify
+		byKey[keys[i]] = q
 	}
 	if _, ok := e.rdb.(*redis.ClusterClient); ok && len(keys) > 1 {
 		// A multi-key BLPOP must stay in one slot; each queue has its own.
-		// Ring-check the others without blocking, then block on the first.
+		// Take a rung doorbell of the others without blocking, then block
+		// on the first.
 		for _, k := range keys[1:] {
-			n, err := e.rdb.LPop(ctx, k).Result()
-			if err == nil && n != "" {
-				return true, nil
+			if err := e.rdb.LPop(ctx, k).Err(); err == nil {
+				return byKey[k], nil
 			}
 		}
 		keys = keys[:1]
 	}
+	var reply []string
 	var err error
 	if timeout < time.Second {
 		// go-redis's BLPop rounds timeouts under a second up to one second.
@@ -100,18 +109,31 @@ func (e *Engine) Wait(ctx context.Context, queues []string, timeout time.Duratio
 			args = append(args, k)
 		}
 		args = append(args, fmt.Sprintf("%.3f", timeout.Seconds()))
-		err = e.rdb.Do(ctx, args...).Err()
+		reply, err = e.rdb.Do(ctx, args...).StringSlice()
 	} else {
-		err = e.rdb.BLPop(ctx, timeout.Truncate(time.Second), keys...).Err()
+		reply, err = e.rdb.BLPop(ctx, timeout.Truncate(time.Second), keys...).Result()
 	}
 	switch {
 	case err == redis.Nil:
-		return false, nil
+		return "", nil
 	case err != nil:
 		if ctx.Err() != nil {
-			return false, ctx.Err()
+			return "", ctx.Err()
 		}
-		return false, fmt.Errorf("wait on %v: %w", queues, err)
+		return "", fmt.Errorf("wait on %v: %w", queues, err)
+	case len(reply) != 2:
+		return "", fmt.Errorf("wait on %v: unexpected reply %v", queues, reply)
 	}
-	return true, nil
+	return byKey[reply[0]], nil
+}
+
+// ring rings queue's doorbell, which holds at most one element.
+func (e *Engine) ring(ctx context.Context, queue string) error {
+	k := e.keys.queue(queue).Notify
+	_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.RPush(ctx, k, "1")
+		p.LTrim(ctx, k, 0, 0)
+		return nil
+	})
+	return err
 }

@@ -21,6 +21,7 @@ type Worker struct {
 	log    *slog.Logger
 	events listeners
 
+	bell  *bell
 	slots chan struct{} // one token per free slot
 	acks  chan Ref
 	wg    sync.WaitGroup // running jobs
@@ -66,6 +67,7 @@ func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
 	for range cfg.Concurrency {
 		w.slots <- struct{}{}
 	}
+	w.bell = newBell(w)
 	return w, nil
 }
 
@@ -148,6 +150,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	sideWG.Add(3)
 	go func() { defer sideWG.Done(); w.heartbeat(side) }()
 	go func() { defer sideWG.Done(); w.watch(ctx, side, generation) }()
+	go w.bell.run(side) // may outlive Run by one BLPOP (bellPoll)
 	ackDone := make(chan struct{})
 	go func() { defer sideWG.Done(); w.acker(base, ackDone) }()
 
@@ -196,10 +199,6 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 	errDelay := 10 * time.Millisecond
 	for !w.stopping() {
 		w.events.emit(Event{Kind: Looping, Worker: w.cfg.Name})
-		if reason := w.limitReached(start); reason != "" {
-			w.stop(reason)
-			return
-		}
 		if ch := w.pausedCh(); ch != nil {
 			select {
 			case <-ch:
@@ -210,6 +209,13 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 		select {
 		case <-w.slots:
 		case <-w.stopCh:
+			return
+		}
+		// Checked with a slot in hand, just before reserving, so a job
+		// that just finished counts.
+		if reason := w.limitReached(start); reason != "" {
+			w.slots <- struct{}{}
+			w.stop(reason)
 			return
 		}
 		n := 1 + w.grabSlots(w.batchLimit()-1)
@@ -253,10 +259,7 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 		if w.cfg.StopWhenEmpty {
 			wait = min(wait, 20*time.Millisecond)
 		}
-		if _, err := w.e.Wait(ctx, w.cfg.Queues, wait); err != nil && ctx.Err() == nil {
-			w.log.Error("wait for jobs failed", "err", err)
-			w.sleep(errDelay)
-		}
+		w.bell.wait(wait, w.stopCh)
 		w.waited = true
 	}
 }
