@@ -142,7 +142,7 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 	now := time.Now().UnixMilli()
 	for _, j := range jobs {
 		env := j.Envelope
-		if err := validateQueueName(env.Queue); err != nil {
+		if err := ValidateQueueName(env.Queue); err != nil {
 			return fmt.Errorf("push %s: %w", env.Name, err)
 		}
 		if j.Delay < 0 {
@@ -264,7 +264,7 @@ func (e *Engine) migrateCall(queue string) call {
 // Migrate moves due delayed jobs and expired reservations of queue back
 // to ready: at most MigrateLimit of each per call.
 func (e *Engine) Migrate(ctx context.Context, queue string) (Migration, error) {
-	if err := validateQueueName(queue); err != nil {
+	if err := ValidateQueueName(queue); err != nil {
 		return Migration{}, err
 	}
 	cmd := e.migrateCall(queue).run(ctx, e.rdb)
@@ -290,7 +290,7 @@ func parseMigration(cmd *redis.Cmd) (Migration, error) {
 // a lease, in one round trip. Each reservation gets a fresh random token.
 // A paused queue yields no jobs.
 func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Duration) (Batch, error) {
-	if err := validateQueueName(queue); err != nil {
+	if err := ValidateQueueName(queue); err != nil {
 		return Batch{}, err
 	}
 	if n < 1 {
@@ -481,7 +481,7 @@ func (e *Engine) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) err
 
 // Pause stops workers from reserving jobs of queue until Resume.
 func (e *Engine) Pause(ctx context.Context, queue string) error {
-	if err := validateQueueName(queue); err != nil {
+	if err := ValidateQueueName(queue); err != nil {
 		return err
 	}
 	return e.rdb.Set(ctx, e.keys.queue(queue).Paused, "1", 0).Err()
@@ -489,7 +489,7 @@ func (e *Engine) Pause(ctx context.Context, queue string) error {
 
 // Resume undoes Pause, and wakes a waiting worker.
 func (e *Engine) Resume(ctx context.Context, queue string) error {
-	if err := validateQueueName(queue); err != nil {
+	if err := ValidateQueueName(queue); err != nil {
 		return err
 	}
 	if err := e.rdb.Del(ctx, e.keys.queue(queue).Paused).Err(); err != nil {

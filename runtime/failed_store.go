@@ -98,7 +98,7 @@ type FailedStore struct {
 }
 
 func (s *FailedStore) keysFor(queue string) ([]string, error) {
-	if err := validateQueueName(queue); err != nil {
+	if err := ValidateQueueName(queue); err != nil {
 		return nil, err
 	}
 	qk := s.e.keys.queue(queue)

@@ -58,8 +58,10 @@ func (k keys) queues() string { return k.prefix + ":queues" }
 // restart is a STRING holding the unix ms of the last restart broadcast.
 func (k keys) restart() string { return k.prefix + ":restart" }
 
-// validateQueueName reports why name cannot be used as a queue name.
-func validateQueueName(name string) error {
+// ValidateQueueName reports why name cannot be used as a queue name: it
+// must be 1 to 200 bytes with no { or }, which would break its cluster
+// hash tag.
+func ValidateQueueName(name string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("%w: queue name is empty", ErrInvalid)

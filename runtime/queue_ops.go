@@ -23,7 +23,7 @@ func (s Sizes) Total() int64 { return s.Ready + s.Delayed + s.Reserved }
 // Sizes returns how many jobs of queue are in each state, read in one
 // transaction.
 func (e *Engine) Sizes(ctx context.Context, queue string) (Sizes, error) {
-	if err := validateQueueName(queue); err != nil {
+	if err := ValidateQueueName(queue); err != nil {
 		return Sizes{}, err
 	}
 	qk := e.keys.queue(queue)
@@ -45,7 +45,7 @@ func (e *Engine) Sizes(ctx context.Context, queue string) (Sizes, error) {
 // how many there were. Failed jobs and the paused flag are kept. Workers
 // holding a cleared job get ErrLeaseLost when they ack it.
 func (e *Engine) Clear(ctx context.Context, queue string) (int64, error) {
-	if err := validateQueueName(queue); err != nil {
+	if err := ValidateQueueName(queue); err != nil {
 		return 0, err
 	}
 	qk := e.keys.queue(queue)

@@ -106,7 +106,7 @@ func (c *WorkerConfig) validate() error {
 	}
 	seen := map[string]bool{}
 	for _, q := range c.Queues {
-		if err := validateQueueName(q); err != nil {
+		if err := ValidateQueueName(q); err != nil {
 			return bad("Queues: %v", err)
 		}
 		if seen[q] {
