@@ -34,31 +34,34 @@ local seen = {}
 for s = 1, #popped, 1000 do
   local e = math.min(s + 999, #popped)
   local payloads = redis.call('HMGET', KEYS[3], unpack(popped, s, e))
+  local attempts = redis.call('HMGET', KEYS[4], unpack(popped, s, e))
   local exceptions = redis.call('HMGET', KEYS[5], unpack(popped, s, e))
-  local zargs, hargs = {}, {}
+  -- One call per key for the whole chunk, not one per job.
+  local zargs, targs, aargs = {}, {}, {}
   for i = s, e do
     local id = popped[i]
     local p = payloads[i - s + 1]
     if p and not seen[id] then
       seen[id] = true
-      local attempts = redis.call('HINCRBY', KEYS[4], id, 1)
+      local a = tonumber(attempts[i - s + 1] or 0) + 1
       zargs[#zargs + 1] = dl
       zargs[#zargs + 1] = id
-      hargs[#hargs + 1] = id
-      hargs[#hargs + 1] = token
+      targs[#targs + 1] = id
+      targs[#targs + 1] = token
+      aargs[#aargs + 1] = id
+      aargs[#aargs + 1] = a
       out[#out + 1] = id
-      out[#out + 1] = attempts
+      out[#out + 1] = a
       out[#out + 1] = tonumber(exceptions[i - s + 1] or 0)
       out[#out + 1] = p
     end
   end
-  if #zargs > 0 then
-    -- 2 values per job and at most 1000 jobs per chunk: 2000 values.
-    for z = 1, #zargs, 1000 do
-      local ze = math.min(z + 999, #zargs)
-      redis.call('ZADD', KEYS[2], unpack(zargs, z, ze))
-      redis.call('HSET', KEYS[6], unpack(hargs, z, ze))
-    end
+  -- 2 values per job and at most 1000 jobs per chunk: 2000 values.
+  for z = 1, #zargs, 1000 do
+    local ze = math.min(z + 999, #zargs)
+    redis.call('ZADD', KEYS[2], unpack(zargs, z, ze))
+    redis.call('HSET', KEYS[6], unpack(targs, z, ze))
+    redis.call('HSET', KEYS[4], unpack(aargs, z, ze))
   end
 end
 

@@ -1,0 +1,201 @@
+package runtime
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// The envelope is encoded by hand, as a msgpack map with the short keys
+// of its struct tags: the same bytes reflection would write, at a
+// fraction of the cost, since every job is decoded once per attempt.
+
+var _ msgpack.CustomEncoder = (*Envelope)(nil)
+var _ msgpack.CustomDecoder = (*Envelope)(nil)
+
+// EncodeMsgpack writes e as a map, leaving out empty optional fields.
+func (e *Envelope) EncodeMsgpack(enc *msgpack.Encoder) error {
+	n := 6 // v, id, n, q, b, at
+	opt := []bool{
+		e.Connection != "", e.Tries != 0, len(e.Backoff) > 0, e.Timeout != 0, e.RetryUntil != 0,
+		e.MaxExceptions != 0, e.FailOnTimeout, len(e.Chain) > 0, e.BatchID != "", e.UniqueKey != "", len(e.Tags) > 0,
+	}
+	for _, set := range opt {
+		if set {
+			n++
+		}
+	}
+	w := encWriter{enc: enc}
+	w.err = enc.EncodeMapLen(n)
+	w.int("v", int64(e.Version))
+	w.str("id", e.ID)
+	w.str("n", e.Name)
+	w.str("q", e.Queue)
+	if opt[0] {
+		w.str("c", e.Connection)
+	}
+	w.key("b")
+	w.do(func() error { return enc.EncodeBytes(e.Body) })
+	if opt[1] {
+		w.int("t", int64(e.Tries))
+	}
+	if opt[2] {
+		w.key("bo")
+		w.do(func() error { return enc.EncodeArrayLen(len(e.Backoff)) })
+		for _, d := range e.Backoff {
+			w.do(func() error { return enc.EncodeInt(int64(d)) })
+		}
+	}
+	if opt[3] {
+		w.int("to", int64(e.Timeout))
+	}
+	if opt[4] {
+		w.int("ru", e.RetryUntil)
+	}
+	if opt[5] {
+		w.int("me", int64(e.MaxExceptions))
+	}
+	if opt[6] {
+		w.key("ft")
+		w.do(func() error { return enc.EncodeBool(true) })
+	}
+	if opt[7] {
+		w.key("ch")
+		w.do(func() error { return enc.EncodeArrayLen(len(e.Chain)) })
+		for _, link := range e.Chain {
+			w.do(func() error { return enc.EncodeBytes(link) })
+		}
+	}
+	if opt[8] {
+		w.str("ba", e.BatchID)
+	}
+	if opt[9] {
+		w.str("uk", e.UniqueKey)
+	}
+	if opt[10] {
+		w.key("tg")
+		w.do(func() error { return enc.EncodeArrayLen(len(e.Tags)) })
+		for _, t := range e.Tags {
+			w.do(func() error { return enc.EncodeString(t) })
+		}
+	}
+	w.int("at", e.DispatchedAt)
+	return w.err
+}
+
+// encWriter keeps the first error, so EncodeMsgpack reads straight.
+type encWriter struct {
+	enc *msgpack.Encoder
+	err error
+}
+
+func (w *encWriter) do(f func() error) {
+	if w.err == nil {
+		w.err = f()
+	}
+}
+
+func (w *encWriter) key(k string) { w.do(func() error { return w.enc.EncodeString(k) }) }
+
+func (w *encWriter) str(k, v string) {
+	w.key(k)
+	w.do(func() error { return w.enc.EncodeString(v) })
+}
+
+func (w *encWriter) int(k string, v int64) {
+	w.key(k)
+	w.do(func() error { return w.enc.EncodeInt(v) })
+}
+
+// DecodeMsgpack reads a map written by EncodeMsgpack, or by reflection
+// from the struct tags. Unknown keys are skipped, so newer writers may
+// add fields.
+func (e *Envelope) DecodeMsgpack(dec *msgpack.Decoder) error {
+	n, err := dec.DecodeMapLen()
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		return fmt.Errorf("envelope is nil")
+	}
+	*e = Envelope{}
+	for range n {
+		k, err := dec.DecodeString()
+		if err != nil {
+			return fmt.Errorf("envelope key: %w", err)
+		}
+		if err := e.decodeField(dec, k); err != nil {
+			return fmt.Errorf("envelope field %q: %w", k, err)
+		}
+	}
+	return nil
+}
+
+func (e *Envelope) decodeField(dec *msgpack.Decoder, k string) error {
+	var err error
+	var i int64
+	switch k {
+	case "v":
+		i, err = dec.DecodeInt64()
+		e.Version = int(i)
+	case "id":
+		e.ID, err = dec.DecodeString()
+	case "n":
+		e.Name, err = dec.DecodeString()
+	case "q":
+		e.Queue, err = dec.DecodeString()
+	case "c":
+		e.Connection, err = dec.DecodeString()
+	case "b":
+		e.Body, err = dec.DecodeBytes()
+	case "t":
+		i, err = dec.DecodeInt64()
+		e.Tries = int(i)
+	case "bo":
+		e.Backoff, err = decodeArray(dec, func() (time.Duration, error) {
+			d, err := dec.DecodeInt64()
+			return time.Duration(d), err
+		})
+	case "to":
+		i, err = dec.DecodeInt64()
+		e.Timeout = time.Duration(i)
+	case "ru":
+		e.RetryUntil, err = dec.DecodeInt64()
+	case "me":
+		i, err = dec.DecodeInt64()
+		e.MaxExceptions = int(i)
+	case "ft":
+		e.FailOnTimeout, err = dec.DecodeBool()
+	case "ch":
+		e.Chain, err = decodeArray(dec, dec.DecodeBytes)
+	case "ba":
+		e.BatchID, err = dec.DecodeString()
+	case "uk":
+		e.UniqueKey, err = dec.DecodeString()
+	case "tg":
+		e.Tags, err = decodeArray(dec, dec.DecodeString)
+	case "at":
+		e.DispatchedAt, err = dec.DecodeInt64()
+	default:
+		err = dec.Skip()
+	}
+	return err
+}
+
+func decodeArray[T any](dec *msgpack.Decoder, one func() (T, error)) ([]T, error) {
+	n, err := dec.DecodeArrayLen()
+	if err != nil || n <= 0 {
+		return nil, err
+	}
+	if n > 1<<20 {
+		return nil, fmt.Errorf("array of %d elements", n)
+	}
+	out := make([]T, n)
+	for i := range out {
+		if out[i], err = one(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,89 @@
+package runtime_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// mirror has Envelope's fields and tags but no codec methods, so msgpack
+// encodes it by reflection.
+type mirror struct {
+	Version       int             `msgpack:"v"`
+	ID            string          `msgpack:"id"`
+	Name          string          `msgpack:"n"`
+	Queue         string          `msgpack:"q"`
+	Connection    string          `msgpack:"c,omitempty"`
+	Body          []byte          `msgpack:"b"`
+	Tries         int             `msgpack:"t,omitempty"`
+	Backoff       []time.Duration `msgpack:"bo,omitempty"`
+	Timeout       time.Duration   `msgpack:"to,omitempty"`
+	RetryUntil    int64           `msgpack:"ru,omitempty"`
+	MaxExceptions int             `msgpack:"me,omitempty"`
+	FailOnTimeout bool            `msgpack:"ft,omitempty"`
+	Chain         [][]byte        `msgpack:"ch,omitempty"`
+	BatchID       string          `msgpack:"ba,omitempty"`
+	UniqueKey     string          `msgpack:"uk,omitempty"`
+	Tags          []string        `msgpack:"tg,omitempty"`
+	DispatchedAt  int64           `msgpack:"at"`
+	Future        string          `msgpack:"zz,omitempty"` // a field a newer writer might add
+}
+
+func TestEnvelopeCodec(t *testing.T) {
+	full := runtime.Envelope{
+		Version: 1, ID: "01J", Name: "app.Job", Queue: "q", Connection: "c", Body: []byte{1, 2, 3},
+		Tries: 5, Backoff: []time.Duration{time.Second, time.Minute}, Timeout: 30 * time.Second,
+		RetryUntil: 1_800_000_000_000, MaxExceptions: 3, FailOnTimeout: true,
+		Chain: [][]byte{{9}, {8, 7}}, BatchID: "b1", UniqueKey: "u1", Tags: []string{"a", "b"},
+		DispatchedAt: 1_700_000_000_000,
+	}
+	minimal := runtime.Envelope{Version: 1, ID: "01K", Name: "app.Job", Queue: "q", DispatchedAt: 1}
+	for name, env := range map[string]runtime.Envelope{"full": full, "minimal": minimal} {
+		t.Run(name, func(t *testing.T) {
+			b, err := msgpack.Marshal(&env)
+			require.NoError(t, err)
+			var back runtime.Envelope
+			require.NoError(t, msgpack.Unmarshal(b, &back))
+			if env.Body == nil {
+				env.Body = []byte{} // an empty body reads back empty, not nil
+				back.Body = []byte{}
+			}
+			require.Equal(t, env, back)
+
+			// The hand encoder writes what reflection would read...
+			var m mirror
+			require.NoError(t, msgpack.Unmarshal(b, &m))
+			require.Equal(t, env.ID, m.ID)
+			require.Equal(t, env.Backoff, m.Backoff)
+			require.Equal(t, env.Chain, m.Chain)
+			require.Equal(t, env.Tags, m.Tags)
+			require.Equal(t, env.FailOnTimeout, m.FailOnTimeout)
+
+			// ...and reads what reflection writes, skipping unknown keys.
+			m.Future = "ignored"
+			rb, err := msgpack.Marshal(m)
+			require.NoError(t, err)
+			var fromReflect runtime.Envelope
+			require.NoError(t, msgpack.Unmarshal(rb, &fromReflect))
+			if len(fromReflect.Body) == 0 {
+				fromReflect.Body = []byte{}
+			}
+			require.Equal(t, env, fromReflect)
+		})
+	}
+}
+
+func BenchmarkEnvelopeDecode(b *testing.B) {
+	env := &runtime.Envelope{ID: "01J", Name: "app.Job", Queue: "q", Body: make([]byte, 128), Tries: 3, DispatchedAt: 1}
+	payload, err := env.Encode()
+	require.NoError(b, err)
+	for b.Loop() {
+		if _, err := runtime.DecodeEnvelope("01J", payload); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
