@@ -5,6 +5,10 @@
 // free loopback port, with nothing saved to disk, and stops it when the
 // tests end. Each test gets its own key prefix, so tests run in parallel
 // and never touch other data on the server; nothing is ever flushed.
+//
+// If JOBGEN_TEST_CLUSTER_ADDRS holds the addresses of a Redis Cluster (a
+// comma list, as scripts/cluster prints them), Backends adds it, so the
+// same suites run on a cluster too. scripts/test always sets it.
 package redistest
 
 import (
@@ -16,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -25,6 +30,11 @@ import (
 // AddrEnv names the environment variable holding the address of a Redis 7
 // server for the tests.
 const AddrEnv = "JOBGEN_TEST_REDIS_ADDR"
+
+// ClusterEnv names the environment variable holding the node addresses of
+// a Redis Cluster for the tests, as a comma list. Unset, the suites run
+// without a cluster.
+const ClusterEnv = "JOBGEN_TEST_CLUSTER_ADDRS"
 
 var addr string
 
@@ -109,17 +119,32 @@ func Addr(t testing.TB) string {
 
 // Backend is a Redis the suite runs on.
 type Backend struct {
-	Name string // "redis" or "embedded"
+	Name string // "redis", "embedded" or "cluster"
 	// URL opens it. Each embedded URL names a server of its own.
 	URL string
 }
 
-// Backends returns the real server and a fresh embedded one.
+// Backends returns the real server, a fresh embedded one and, if
+// JOBGEN_TEST_CLUSTER_ADDRS is set, the cluster.
 func Backends(t testing.TB) []Backend {
-	return []Backend{
+	bs := []Backend{
 		{Name: "redis", URL: "redis://" + Addr(t) + "/0"},
 		{Name: "embedded", URL: "embedded://" + Prefix(t)},
 	}
+	if addrs := ClusterAddrs(); len(addrs) > 0 {
+		bs = append(bs, Backend{Name: "cluster", URL: "redis+cluster://" + strings.Join(addrs, ",")})
+	}
+	return bs
+}
+
+// ClusterAddrs returns the cluster's node addresses from
+// JOBGEN_TEST_CLUSTER_ADDRS, or nil if it is unset.
+func ClusterAddrs() []string {
+	v := strings.TrimSpace(os.Getenv(ClusterEnv))
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
 }
 
 // Prefix returns a key prefix unique to this test.
