@@ -50,8 +50,7 @@ func TestPushReserveAck(t *testing.T) {
 		require.Equal(t, runtime.Sizes{}, sizes(t, b, "default"))
 
 		// Nothing of the jobs is left behind; only the doorbell may remain.
-		keys, err := b.rdb.Keys(b.ctx, b.prefix+":{default}:*").Result()
-		require.NoError(t, err)
+		keys := keysMatching(t, b, b.prefix+":{default}:*")
 		require.Subset(t, []string{b.prefix + ":{default}:notify"}, keys)
 	})
 }

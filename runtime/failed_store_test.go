@@ -122,8 +122,7 @@ func TestFailMovesJobToStore(t *testing.T) {
 		require.False(t, ok, "failed jobs are kept per queue")
 
 		// Nothing of the live job is left behind.
-		keys, err := b.rdb.Keys(b.ctx, b.prefix+":{default}:*").Result()
-		require.NoError(t, err)
+		keys := keysMatching(t, b, b.prefix+":{default}:*")
 		require.ElementsMatch(t, []string{
 			b.prefix + ":{default}:failed", b.prefix + ":{default}:failed:payloads", b.prefix + ":{default}:failed:info",
 		}, slices.DeleteFunc(keys, func(k string) bool { return k == b.prefix+":{default}:notify" }))
@@ -338,8 +337,7 @@ func TestFailedForgetAndFlush(t *testing.T) {
 		require.Zero(t, failedCount(t, b, "default"))
 		require.Empty(t, failedIDs(t, b, "default"))
 		require.Equal(t, runtime.Sizes{Ready: 1}, sizes(t, b, "default"), "live jobs survive a flush")
-		keys, err := b.rdb.Keys(b.ctx, b.prefix+":{default}:failed*").Result()
-		require.NoError(t, err)
+		keys := keysMatching(t, b, b.prefix+":{default}:failed*")
 		require.Empty(t, keys)
 
 		require.NoError(t, b.engine.Failed().Flush(b.ctx, "default"), "flushing an empty store is fine")
@@ -398,8 +396,7 @@ func TestFailedPruneLoops(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, int64(n), got, "one Prune removes every old entry")
 		require.Zero(t, failedCount(t, b, "default"))
-		keys, err := b.rdb.Keys(b.ctx, b.prefix+":{default}:failed*").Result()
-		require.NoError(t, err)
+		keys := keysMatching(t, b, b.prefix+":{default}:failed*")
 		require.Empty(t, keys)
 	})
 }

@@ -88,16 +88,9 @@ func (e *Engine) Wait(ctx context.Context, queues []string, timeout time.Duratio
 		keys[i] = e.keys.queue(q).Notify
 		byKey[keys[i]] = q
 	}
-	if _, ok := e.rdb.(*redis.ClusterClient); ok && len(keys) > 1 {
+	if cc, ok := e.rdb.(*redis.ClusterClient); ok && len(keys) > 1 {
 		// A multi-key BLPOP must stay in one slot; each queue has its own.
-		// Take a rung doorbell of the others without blocking, then block
-		// on the first.
-		for _, k := range keys[1:] {
-			if err := e.rdb.LPop(ctx, k).Err(); err == nil {
-				return byKey[k], nil
-			}
-		}
-		keys = keys[:1]
+		return e.waitCluster(ctx, cc, keys, byKey, timeout)
 	}
 	var reply []string
 	var err error

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	goruntime "runtime"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -259,7 +261,14 @@ func runChildWorker() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
 	}
-	note("ready")
+	// Ready once the fetch loop runs, so the signal handlers are in place:
+	// a Go program ignores a SIGUSR2 that arrives before them.
+	var ready sync.Once
+	w.Subscribe(func(ev runtime.Event) {
+		if ev.Kind == runtime.Looping {
+			ready.Do(func() { note("ready") })
+		}
+	})
 	if err := w.RunWithSignals(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -276,7 +285,13 @@ type child struct {
 
 func startChild(t *testing.T, b wbundle, grace time.Duration) *child {
 	t.Helper()
-	url := "redis://" + b.rdb.(*redis.Client).Options().Addr
+	var url string
+	switch c := b.rdb.(type) {
+	case *redis.ClusterClient:
+		url = "redis+cluster://" + strings.Join(c.Options().Addrs, ",")
+	case *redis.Client: // a real or an embedded server, by address
+		url = "redis://" + c.Options().Addr
+	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"=1", "CHILD_URL="+url, "CHILD_PREFIX="+b.prefix, "CHILD_GRACE="+grace.String())
 	cmd.Stderr = os.Stderr

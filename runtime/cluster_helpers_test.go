@@ -1,0 +1,34 @@
+package runtime_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+// keysMatching returns the keys that match pattern: on every master of a
+// cluster, where KEYS sees only the node it is sent to, or on the one
+// server.
+func keysMatching(t *testing.T, b bundle, pattern string) []string {
+	t.Helper()
+	cc, ok := b.rdb.(*redis.ClusterClient)
+	if !ok {
+		keys, err := b.rdb.Keys(b.ctx, pattern).Result()
+		require.NoError(t, err)
+		return keys
+	}
+	var mu sync.Mutex
+	var keys []string
+	err := cc.ForEachMaster(b.ctx, func(ctx context.Context, node *redis.Client) error {
+		ks, err := node.Keys(ctx, pattern).Result()
+		mu.Lock()
+		keys = append(keys, ks...)
+		mu.Unlock()
+		return err
+	})
+	require.NoError(t, err)
+	return keys
+}
