@@ -181,3 +181,33 @@ func percentile[T any](sorted []T, p float64) T {
 	i := int(float64(len(sorted))*p/100+0.5) - 1
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
+
+// BenchmarkReserveAckParallel is several workers' rounds at once against
+// one Redis: each reserves 100 jobs, then acks them, so the reserved set
+// stays as small as a real worker keeps it. One op is one round of 100;
+// jobs/s counts jobs reserved (and acked) by all callers together.
+func BenchmarkReserveAckParallel(b *testing.B) {
+	ctx, e := benchEngine(b)
+	prePush(b, ctx, e, 100*b.N+100*16)
+	b.SetParallelism(2) // 2 x GOMAXPROCS callers
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			batch, err := e.Reserve(ctx, benchQueue, 100, time.Hour)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			refs := make([]runtime.Ref, len(batch.Jobs))
+			for i, j := range batch.Jobs {
+				refs[i] = j.Ref
+			}
+			if err := e.Ack(ctx, refs...); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	reportJobsPerSecond(b, 100*b.N)
+}

@@ -30,6 +30,13 @@ type EngineConfig struct {
 	// reservations, moved to ready by one migrate call, so a large backlog
 	// never blocks Redis for long. Default 1,000.
 	MigrateLimit int
+	// Keys seals the bodies of encrypted jobs (JobOptions.Encrypted) that
+	// this engine dispatches, and opens them for its workers. Needed only
+	// for encrypted jobs; see KeyRing for rotation.
+	Keys *KeyRing
+	// StateRetention is how long batch records and chain markers are kept
+	// after their last change. Default 7 days.
+	StateRetention time.Duration
 }
 
 func (c *EngineConfig) setDefaults() {
@@ -48,6 +55,9 @@ func (c *EngineConfig) setDefaults() {
 	if c.MigrateLimit == 0 {
 		c.MigrateLimit = 1000
 	}
+	if c.StateRetention == 0 {
+		c.StateRetention = 7 * 24 * time.Hour
+	}
 }
 
 func (c *EngineConfig) validate() error {
@@ -58,6 +68,8 @@ func (c *EngineConfig) validate() error {
 		return fmt.Errorf("%w: EngineConfig.MaxPayload (%d) must not be negative", ErrInvalid, c.MaxPayload)
 	case c.MigrateLimit < 0 || c.MigrateLimit > 10_000:
 		return fmt.Errorf("%w: EngineConfig.MigrateLimit (%d) must be between 1 and 10000", ErrInvalid, c.MigrateLimit)
+	case c.StateRetention < time.Second:
+		return fmt.Errorf("%w: EngineConfig.StateRetention (%v) must be at least 1s", ErrInvalid, c.StateRetention)
 	}
 	return nil
 }
@@ -258,7 +270,7 @@ type Migration struct {
 
 func (e *Engine) migrateCall(queue string) call {
 	qk := e.keys.queue(queue)
-	return call{scriptMigrate, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Tokens, qk.Notify}, []any{e.cfg.MigrateLimit}}
+	return call{scriptMigrate, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify}, []any{e.cfg.MigrateLimit}}
 }
 
 // Migrate moves due delayed jobs and expired reservations of queue back
@@ -303,7 +315,7 @@ func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Du
 	token := newToken()
 	cmds, err := runAll(ctx, e.rdb, []call{
 		e.migrateCall(queue),
-		{scriptReserve, []string{qk.Ready, qk.Reserved, qk.Payloads, qk.Attempts, qk.Exceptions, qk.Tokens, qk.Notify, qk.Paused},
+		{scriptReserve, []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused},
 			[]any{n, lease.Milliseconds(), token}},
 	})
 	if err != nil {
@@ -427,7 +439,7 @@ func lostError(lost []Ref) error {
 func (e *Engine) Extend(ctx context.Context, lease time.Duration, refs ...Ref) (lost []Ref, err error) {
 	calls, groups := pairCalls(refs, 500, func(q string, args []any) call {
 		qk := e.keys.queue(q)
-		return call{scriptExtend, []string{qk.Reserved, qk.Tokens}, append([]any{lease.Milliseconds()}, args...)}
+		return call{scriptExtend, []string{qk.Reserved, qk.State}, append([]any{lease.Milliseconds()}, args...)}
 	})
 	lost, err = applyRefs(ctx, e.rdb, calls, groups, 1)
 	if err != nil {
@@ -442,7 +454,7 @@ func (e *Engine) Extend(ctx context.Context, lease time.Duration, refs ...Ref) (
 func (e *Engine) Ack(ctx context.Context, refs ...Ref) error {
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
 		qk := e.keys.queue(q)
-		return call{scriptAck, []string{qk.Reserved, qk.Tokens, qk.Payloads, qk.Attempts, qk.Exceptions}, args}
+		return call{scriptAck, []string{qk.Reserved, qk.State, qk.Payloads}, args}
 	})
 	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
 	if err != nil {
@@ -469,7 +481,7 @@ func (e *Engine) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) err
 	}
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
 		qk := e.keys.queue(q)
-		return call{scriptRelease, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Tokens, qk.Exceptions, qk.Notify},
+		return call{scriptRelease, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify},
 			append([]any{opts.Delay.Milliseconds(), exc}, args...)}
 	})
 	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)

@@ -193,6 +193,27 @@ func TestLeaseExpiryAndFencing(t *testing.T) {
 	})
 }
 
+func TestUnreservedJobCannotBeSettled(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "")))
+		j := mustReserve(t, b, "default", 1).Jobs[0]
+		require.NoError(t, b.engine.Release(b.ctx, runtime.ReleaseOpts{}, j.Ref))
+		// Released: ready again, with no current token. Neither the old
+		// token nor an empty one may touch it.
+		for _, tok := range []string{j.Token, ""} {
+			ref := runtime.Ref{Queue: "default", ID: j.ID, Token: tok}
+			require.ErrorIs(t, b.engine.Ack(b.ctx, ref), runtime.ErrLeaseLost)
+			require.ErrorIs(t, b.engine.Release(b.ctx, runtime.ReleaseOpts{}, ref), runtime.ErrLeaseLost)
+			require.ErrorIs(t, b.engine.Fail(b.ctx, runtime.Failure{Ref: ref, Err: errors.New("x")}), runtime.ErrLeaseLost)
+			lost, err := b.engine.Extend(b.ctx, time.Minute, ref)
+			require.NoError(t, err)
+			require.Len(t, lost, 1)
+		}
+		require.Equal(t, runtime.Sizes{Ready: 1}, sizes(t, b, "default"))
+		require.Equal(t, 2, mustReserve(t, b, "default", 1).Jobs[0].Attempts)
+	})
+}
+
 func TestExtendKeepsTheLease(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "")))

@@ -74,7 +74,7 @@ func (e *Engine) Fail(ctx context.Context, failures ...Failure) error {
 				args = append(args, f.ID, f.Token, info)
 				refs[i] = f.Ref
 			}
-			calls = append(calls, call{scriptFail, []string{qk.Reserved, qk.Tokens, qk.Payloads, qk.Attempts, qk.Exceptions, qk.Failed, qk.FailedPayloads, qk.FailedInfo}, args})
+			calls = append(calls, call{scriptFail, []string{qk.Reserved, qk.State, qk.Payloads, qk.Failed, qk.FailedPayloads, qk.FailedInfo}, args})
 			groups = append(groups, refs)
 			fs = fs[n:]
 		}

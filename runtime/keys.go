@@ -23,9 +23,11 @@ type queueKeys struct {
 	Delayed        string // ZSET job ID -> due time (unix ms)
 	Reserved       string // ZSET job ID -> lease deadline (unix ms)
 	Payloads       string // HASH job ID -> encoded envelope
-	Attempts       string // HASH job ID -> attempts so far (incremented on reserve)
-	Exceptions     string // HASH job ID -> exceptions so far
-	Tokens         string // HASH job ID -> token of the current reservation
+	// State is a HASH job ID -> "attempts:exceptions:token": attempts so
+	// far (counted on reserve), exceptions so far, and the token of the
+	// current reservation ("" when not reserved). One hash, so reserve and
+	// ack touch one field per job for all three.
+	State string
 	Notify         string // LIST doorbell: holds at most one element
 	Paused         string // STRING present while the queue is paused
 	Failed         string // ZSET job ID -> failed at (unix ms)
@@ -40,9 +42,7 @@ func (k keys) queue(name string) queueKeys {
 		Delayed:        p + "delayed",
 		Reserved:       p + "reserved",
 		Payloads:       p + "payloads",
-		Attempts:       p + "attempts",
-		Exceptions:     p + "exceptions",
-		Tokens:         p + "tokens",
+		State:          p + "state",
 		Notify:         p + "notify",
 		Paused:         p + "paused",
 		Failed:         p + "failed",
@@ -57,6 +57,13 @@ func (k keys) queues() string { return k.prefix + ":queues" }
 
 // restart is a STRING holding the unix ms of the last restart broadcast.
 func (k keys) restart() string { return k.prefix + ":restart" }
+
+// chained is a STRING "1", with a lifetime of StateRetention, set when
+// link id of a chain was pushed onto queue. It is in the queue's slot, so
+// the push and the marker are one script call (chain.go).
+func (k keys) chained(queue, id string) string {
+	return k.prefix + ":{" + queue + "}:chained:" + id
+}
 
 // ValidateQueueName reports why name cannot be used as a queue name: it
 // must be 1 to 200 bytes with no { or }, which would break its cluster

@@ -49,7 +49,7 @@ func (e *Engine) Clear(ctx context.Context, queue string) (int64, error) {
 		return 0, err
 	}
 	qk := e.keys.queue(queue)
-	n, err := call{scriptClear, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Payloads, qk.Attempts, qk.Exceptions, qk.Tokens, qk.Notify}, nil}.
+	n, err := call{scriptClear, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Payloads, qk.State, qk.Notify}, nil}.
 		run(ctx, e.rdb).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("clear %q: %w", queue, err)

@@ -355,7 +355,7 @@ func TestLostLeaseCancelsHandler(t *testing.T) {
 		_, stop := b.start(t, runtime.WorkerConfig{RetryAfter: 300 * time.Millisecond, Timeout: 200 * time.Millisecond})
 		eventually(t, func() bool { return len(b.log.of(runtime.JobProcessing)) == 1 }, "job starts")
 		// Another party takes the reservation: its token changes.
-		require.NoError(t, b.rdb.HSet(b.ctx, b.prefix+":{default}:tokens", b.log.of(runtime.JobProcessing)[0].ID, "someone-else").Err())
+		require.NoError(t, b.rdb.HSet(b.ctx, b.prefix+":{default}:state", b.log.of(runtime.JobProcessing)[0].ID, "1:0:someone-else").Err())
 		select {
 		case err := <-cause:
 			require.ErrorIs(t, err, runtime.ErrLeaseLost)

@@ -5,10 +5,8 @@
 -- KEYS[2] -> delayed zset
 -- KEYS[3] -> reserved zset
 -- KEYS[4] -> payloads hash
--- KEYS[5] -> attempts hash
--- KEYS[6] -> exceptions hash
--- KEYS[7] -> tokens hash
--- KEYS[8] -> notify list
+-- KEYS[5] -> state hash
+-- KEYS[6] -> notify list
 --
 -- Returns: the number of jobs deleted.
 

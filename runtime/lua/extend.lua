@@ -1,7 +1,7 @@
 -- extend: renew the leases of reserved jobs (the heartbeat).
 --
 -- KEYS[1] -> reserved zset
--- KEYS[2] -> tokens hash
+-- KEYS[2] -> state hash (job ID -> "attempts:exceptions:token")
 -- ARGV[1] -> lease in ms, counted from now
 -- ARGV[2..] -> pairs: job ID, reservation token (at most 500 pairs)
 --
@@ -14,12 +14,13 @@ local dl = string.format('%d', deadline)
 
 local ids = {}
 for i = 2, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
-local current = redis.call('HMGET', KEYS[2], unpack(ids))
+local states = redis.call('HMGET', KEYS[2], unpack(ids))
 
 local out = {deadline}
 local zargs = {}
 for j = 1, #ids do
-  if current[j] == ARGV[2 * j + 1] then
+  local st = states[j]
+  if st and string.match(st, '^%d+:%d+:(.+)$') == ARGV[2 * j + 1] then
     zargs[#zargs + 1] = dl
     zargs[#zargs + 1] = ids[j]
     out[#out + 1] = 1

@@ -3,15 +3,15 @@
 -- KEYS[1] -> ready list
 -- KEYS[2] -> delayed zset
 -- KEYS[3] -> reserved zset
--- KEYS[4] -> tokens hash
+-- KEYS[4] -> state hash (job ID -> "attempts:exceptions:token")
 -- KEYS[5] -> notify list (doorbell)
 -- ARGV[1] -> limit: at most this many jobs of each kind move per call
 --
 -- Returns: {now ms, delayed jobs moved, expired jobs moved,
 --           next due ms or -1, next lease deadline ms or -1}
 --
--- An expired job's token is deleted, so the worker that held it can no
--- longer ack, release, extend or fail it.
+-- An expired job's token is cleared, so the worker that held it can no
+-- longer ack, release, extend or fail it. Its counts are kept.
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -22,7 +22,20 @@ local function move(from, drop_tokens)
   for s = 1, #ids, 1000 do
     local e = math.min(s + 999, #ids)
     redis.call('ZREM', from, unpack(ids, s, e))
-    if drop_tokens then redis.call('HDEL', KEYS[4], unpack(ids, s, e)) end
+    if drop_tokens then
+      local states = redis.call('HMGET', KEYS[4], unpack(ids, s, e))
+      local sargs = {}
+      for i = s, e do
+        local st = states[i - s + 1]
+        if st then
+          sargs[#sargs + 1] = ids[i]
+          sargs[#sargs + 1] = string.match(st, '^(%d+:%d+:)')
+        end
+      end
+      for z = 1, #sargs, 1000 do
+        redis.call('HSET', KEYS[4], unpack(sargs, z, math.min(z + 999, #sargs)))
+      end
+    end
     redis.call('RPUSH', KEYS[1], unpack(ids, s, e))
   end
   return #ids

@@ -3,11 +3,9 @@
 -- KEYS[1] -> ready list
 -- KEYS[2] -> reserved zset
 -- KEYS[3] -> payloads hash
--- KEYS[4] -> attempts hash
--- KEYS[5] -> exceptions hash
--- KEYS[6] -> tokens hash
--- KEYS[7] -> notify list (doorbell)
--- KEYS[8] -> paused flag
+-- KEYS[4] -> state hash (job ID -> "attempts:exceptions:token")
+-- KEYS[5] -> notify list (doorbell)
+-- KEYS[6] -> paused flag
 -- ARGV[1] -> N, the most jobs to take
 -- ARGV[2] -> lease in ms
 -- ARGV[3] -> reservation token (random, from the caller)
@@ -23,7 +21,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local deadline = now + tonumber(ARGV[2])
 local out = {now, deadline}
 
-if redis.call('EXISTS', KEYS[8]) == 1 then return out end
+if redis.call('EXISTS', KEYS[6]) == 1 then return out end
 
 local popped = redis.call('LPOP', KEYS[1], tonumber(ARGV[1]))
 if not popped then return out end
@@ -34,25 +32,28 @@ local seen = {}
 for s = 1, #popped, 1000 do
   local e = math.min(s + 999, #popped)
   local payloads = redis.call('HMGET', KEYS[3], unpack(popped, s, e))
-  local attempts = redis.call('HMGET', KEYS[4], unpack(popped, s, e))
-  local exceptions = redis.call('HMGET', KEYS[5], unpack(popped, s, e))
+  local states = redis.call('HMGET', KEYS[4], unpack(popped, s, e))
   -- One call per key for the whole chunk, not one per job.
-  local zargs, targs, aargs = {}, {}, {}
+  local zargs, sargs = {}, {}
   for i = s, e do
     local id = popped[i]
     local p = payloads[i - s + 1]
     if p and not seen[id] then
       seen[id] = true
-      local a = tonumber(attempts[i - s + 1] or 0) + 1
+      local a, x = 0, 0
+      local st = states[i - s + 1]
+      if st then
+        local sa, sx = string.match(st, '^(%d+):(%d+):')
+        a, x = tonumber(sa), tonumber(sx)
+      end
+      a = a + 1
       zargs[#zargs + 1] = dl
       zargs[#zargs + 1] = id
-      targs[#targs + 1] = id
-      targs[#targs + 1] = token
-      aargs[#aargs + 1] = id
-      aargs[#aargs + 1] = a
+      sargs[#sargs + 1] = id
+      sargs[#sargs + 1] = a .. ':' .. x .. ':' .. token
       out[#out + 1] = id
       out[#out + 1] = a
-      out[#out + 1] = tonumber(exceptions[i - s + 1] or 0)
+      out[#out + 1] = x
       out[#out + 1] = p
     end
   end
@@ -60,12 +61,11 @@ for s = 1, #popped, 1000 do
   for z = 1, #zargs, 1000 do
     local ze = math.min(z + 999, #zargs)
     redis.call('ZADD', KEYS[2], unpack(zargs, z, ze))
-    redis.call('HSET', KEYS[6], unpack(targs, z, ze))
-    redis.call('HSET', KEYS[4], unpack(aargs, z, ze))
+    redis.call('HSET', KEYS[4], unpack(sargs, z, ze))
   end
 end
 
-if redis.call('LLEN', KEYS[1]) > 0 and redis.call('LLEN', KEYS[7]) == 0 then
-  redis.call('RPUSH', KEYS[7], '1')
+if redis.call('LLEN', KEYS[1]) > 0 and redis.call('LLEN', KEYS[5]) == 0 then
+  redis.call('RPUSH', KEYS[5], '1')
 end
 return out

@@ -1,0 +1,25 @@
+-- chain_push: push the next link of a chain onto another queue, once.
+-- The finished link is acked by a separate call afterwards; if its
+-- worker dies in between, the link runs again, and this call, made
+-- again, finds the marker and pushes nothing.
+--
+-- KEYS[1] -> ready list of the next link's queue
+-- KEYS[2] -> payloads hash of that queue
+-- KEYS[3] -> notify list (doorbell) of that queue
+-- KEYS[4] -> the next link's marker string (same slot as the queue)
+-- ARGV[1] -> marker lifetime in ms
+-- ARGV[2] -> next job ID
+-- ARGV[3] -> next job's encoded envelope
+--
+-- Returns: 1 if pushed; 0 if the link was pushed before (the marker is
+-- set, or the ID is queued), in which case nothing changes.
+
+if redis.call('EXISTS', KEYS[4]) == 1 then return 0 end
+if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then return 0 end
+redis.call('SET', KEYS[4], '1', 'PX', tonumber(ARGV[1]))
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+redis.call('RPUSH', KEYS[1], ARGV[2])
+if redis.call('LLEN', KEYS[3]) == 0 then
+  redis.call('RPUSH', KEYS[3], '1')
+end
+return 1
