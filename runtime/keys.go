@@ -19,15 +19,15 @@ type keys struct {
 
 // queueKeys are the keys of one queue.
 type queueKeys struct {
-	Ready          string // LIST of job IDs ready to run, oldest first
-	Delayed        string // ZSET job ID -> due time (unix ms)
-	Reserved       string // ZSET job ID -> lease deadline (unix ms)
-	Payloads       string // HASH job ID -> encoded envelope
+	Ready    string // LIST of job IDs ready to run, oldest first
+	Delayed  string // ZSET job ID -> due time (unix ms)
+	Reserved string // ZSET job ID -> lease deadline (unix ms)
+	Payloads string // HASH job ID -> encoded envelope
 	// State is a HASH job ID -> "attempts:exceptions:token": attempts so
 	// far (counted on reserve), exceptions so far, and the token of the
 	// current reservation ("" when not reserved). One hash, so reserve and
 	// ack touch one field per job for all three.
-	State string
+	State          string
 	Notify         string // LIST doorbell: holds at most one element
 	Paused         string // STRING present while the queue is paused
 	Failed         string // ZSET job ID -> failed at (unix ms)
