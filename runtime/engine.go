@@ -30,13 +30,6 @@ type EngineConfig struct {
 	// reservations, moved to ready by one migrate call, so a large backlog
 	// never blocks Redis for long. Default 1,000.
 	MigrateLimit int
-	// Keys seals the bodies of encrypted jobs (JobOptions.Encrypted) that
-	// this engine dispatches, and opens them for its workers. Needed only
-	// for encrypted jobs; see KeyRing for rotation.
-	Keys *KeyRing
-	// StateRetention is how long batch records and chain markers are kept
-	// after their last change. Default 7 days.
-	StateRetention time.Duration
 }
 
 func (c *EngineConfig) setDefaults() {
@@ -55,9 +48,6 @@ func (c *EngineConfig) setDefaults() {
 	if c.MigrateLimit == 0 {
 		c.MigrateLimit = 1000
 	}
-	if c.StateRetention == 0 {
-		c.StateRetention = 7 * 24 * time.Hour
-	}
 }
 
 func (c *EngineConfig) validate() error {
@@ -68,8 +58,6 @@ func (c *EngineConfig) validate() error {
 		return fmt.Errorf("%w: EngineConfig.MaxPayload (%d) must not be negative", ErrInvalid, c.MaxPayload)
 	case c.MigrateLimit < 0 || c.MigrateLimit > 10_000:
 		return fmt.Errorf("%w: EngineConfig.MigrateLimit (%d) must be between 1 and 10000", ErrInvalid, c.MigrateLimit)
-	case c.StateRetention < time.Second:
-		return fmt.Errorf("%w: EngineConfig.StateRetention (%v) must be at least 1s", ErrInvalid, c.StateRetention)
 	}
 	return nil
 }

@@ -141,6 +141,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("worker %s: start: %w", w.cfg.Name, err)
 	}
+	w.warnIfEvicting(ctx)
 	start := time.Now()
 	// Handlers outlive a cancelled ctx by up to Grace.
 	base, hardStop := context.WithCancelCause(context.WithoutCancel(ctx))

@@ -61,6 +61,11 @@ type WorkerConfig struct {
 	StopWhenEmpty bool
 	// Logger receives the worker's logs. Default slog.Default().
 	Logger *slog.Logger
+	// Clock tells the time for the worker's own checks against
+	// wall-clock times carried by jobs (RetryUntil). Due times and leases
+	// come from the Redis clock and never from this. Default time.Now;
+	// tests inject a skewed clock.
+	Clock func() time.Time
 }
 
 // ExponentialBackoff delays retry n by Base * 2^(n-1), capped at Max.
@@ -96,6 +101,9 @@ func (c *WorkerConfig) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
 	}
 }
 

@@ -31,7 +31,7 @@ func (w *Worker) process(base context.Context, res Reservation) {
 	// A job reserved again after its worker died mid-attempt may already
 	// be past its limits.
 	switch {
-	case env.RetryUntil > 0 && time.Now().UnixMilli() > env.RetryUntil:
+	case env.RetryUntil > 0 && w.cfg.Clock().UnixMilli() > env.RetryUntil:
 		w.fail(base, res, env, fmt.Errorf("%w (%s)", ErrRetryUntil, time.UnixMilli(env.RetryUntil).Format(time.RFC3339)))
 		return
 	case env.RetryUntil == 0 && maxTries > 0 && res.Attempts > maxTries:
@@ -142,7 +142,7 @@ func (w *Worker) retryOrFail(ctx context.Context, res Reservation, env *Envelope
 	case env.MaxExceptions > 0 && exceptions >= env.MaxExceptions:
 		w.fail(ctx, res, env, fmt.Errorf("%w (%d): %w", ErrMaxExceptions, exceptions, ev.Err))
 	case env.RetryUntil > 0:
-		if time.Now().UnixMilli() >= env.RetryUntil {
+		if w.cfg.Clock().UnixMilli() >= env.RetryUntil {
 			w.fail(ctx, res, env, fmt.Errorf("%w: %w", ErrRetryUntil, ev.Err))
 			return
 		}
