@@ -1,0 +1,192 @@
+// Package faultworker is the worker process of the fault suite: the test
+// binary re-executes itself in this mode, so that a test can signal,
+// stop and kill a real worker process.
+//
+// Every handler run is written to the worker's ledger, a file opened
+// with O_APPEND, one line per event, each line one write(2): what a
+// worker wrote before it was killed with SIGKILL is in the file.
+package faultworker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	goruntime "runtime"
+	"time"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// ConfigEnv holds the JSON-encoded Config of a child worker.
+const ConfigEnv = "JOBGEN_FAULTS_WORKER"
+
+// TaskName is the wire name of Task.
+const TaskName = "faults.Task"
+
+// Task kinds: what a handler run of a Task does.
+const (
+	KindOK    = ""      // succeed
+	KindPanic = "panic" // panic
+	KindExit  = "exit"  // exit the worker process with status 3
+	KindError = "error" // return an error (an exception: retried)
+	KindFail  = "fail"  // return runtime.FailJob: fail now
+)
+
+// Task is the job every fault test dispatches.
+type Task struct {
+	// Seq is the job's sequence number in its test.
+	Seq int
+	// Kind says what the handler does after Millis.
+	Kind string
+	// Until, if positive, limits Kind to attempts up to Until; later
+	// attempts succeed.
+	Until int
+	// Millis is how long a run sleeps (or waits for its context to end,
+	// which ends the run with the context's cause) before it does Kind.
+	Millis int
+	// Opts are the options it is dispatched with; not encoded.
+	Opts runtime.JobOptions `msgpack:"-"`
+}
+
+// JobName implements runtime.Job.
+func (Task) JobName() string { return TaskName }
+
+// JobOptions implements runtime.Job.
+func (t Task) JobOptions() runtime.JobOptions { return t.Opts }
+
+// EncodeJob implements runtime.Job.
+func (t Task) EncodeJob() ([]byte, error) { return runtime.Encode(t) }
+
+// Config configures a child worker.
+type Config struct {
+	// Name of the worker, for its logs.
+	Name string
+	// URL of the Redis to use.
+	URL string
+	// Prefix of the engine's keys.
+	Prefix string
+	// Queues to work, in priority order.
+	Queues []string
+	// Worker settings, as in runtime.WorkerConfig.
+	Concurrency int
+	Tries       int
+	RetryAfter  time.Duration
+	Timeout     time.Duration
+	Grace       time.Duration
+	Sleep       time.Duration
+	// Ledger is the path of the worker's ledger.
+	Ledger string
+	// Log is the path of the worker's JSON log.
+	Log string
+	// Stats, if positive, writes an M line with the heap and goroutine
+	// count to the ledger this often.
+	Stats time.Duration
+	// Skew shifts the worker's clock (WorkerConfig.Clock).
+	Skew time.Duration
+}
+
+// Child reports whether this process was started as a child worker.
+func Child() bool { return os.Getenv(ConfigEnv) != "" }
+
+// Main runs the child worker until it is signalled, and returns the exit
+// status.
+func Main() int {
+	var cfg Config
+	if err := json.Unmarshal([]byte(os.Getenv(ConfigEnv)), &cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "faultworker: bad config:", err)
+		return 2
+	}
+	if err := run(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "faultworker:", err)
+		return 1
+	}
+	return 0
+}
+
+func run(cfg Config) error {
+	ctx := context.Background()
+	ledger, err := OpenLedger(cfg.Ledger)
+	if err != nil {
+		return err
+	}
+	logFile, err := os.OpenFile(cfg.Log, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
+
+	e, err := runtime.Open(ctx, cfg.URL, runtime.EngineConfig{Prefix: cfg.Prefix})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	r := runtime.NewRouter()
+	runtime.Register(r, TaskName, func(ctx context.Context, t Task) error { return handle(ctx, ledger, t) })
+	wc := runtime.WorkerConfig{
+		Name: cfg.Name, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Tries: cfg.Tries,
+		RetryAfter: cfg.RetryAfter, Timeout: cfg.Timeout, Grace: cfg.Grace, Sleep: cfg.Sleep,
+		Logger: log,
+	}
+	if cfg.Skew != 0 {
+		wc.Clock = skewed(cfg.Skew)
+	}
+	w, err := runtime.NewWorker(e, r, wc)
+	if err != nil {
+		return err
+	}
+	if cfg.Stats > 0 {
+		go stats(ledger, cfg.Stats)
+	}
+	ledger.Ready()
+	if err := w.RunWithSignals(ctx); err != nil {
+		return err
+	}
+	ledger.Exit(w.StopReason())
+	return nil
+}
+
+func handle(ctx context.Context, l *Ledger, t Task) error {
+	info, _ := runtime.JobInfoFrom(ctx)
+	l.Start(info.ID, t.Seq, info.Attempt)
+	if t.Millis > 0 {
+		timer := time.NewTimer(time.Duration(t.Millis) * time.Millisecond)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+	kind := t.Kind
+	if t.Until > 0 && info.Attempt > t.Until {
+		kind = KindOK
+	}
+	switch kind {
+	case KindPanic:
+		panic(fmt.Sprintf("faults: poison job %d", t.Seq))
+	case KindExit:
+		os.Exit(3)
+	case KindError:
+		return fmt.Errorf("faults: failing job %d", t.Seq)
+	case KindFail:
+		return runtime.FailJob(fmt.Errorf("faults: job %d fails itself", t.Seq))
+	}
+	l.Finish(info.ID, t.Seq, info.Attempt)
+	return nil
+}
+
+func stats(l *Ledger, every time.Duration) {
+	for range time.Tick(every) {
+		goruntime.GC()
+		var ms goruntime.MemStats
+		goruntime.ReadMemStats(&ms)
+		l.Stats(ms.HeapAlloc, goruntime.NumGoroutine())
+	}
+}
+
+// skewed returns a clock skew ahead of this process's.
+func skewed(skew time.Duration) func() time.Time {
+	return func() time.Time { return time.Now().Add(skew) }
+}

@@ -1,0 +1,81 @@
+package faults_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/faults/internal/faultworker"
+	"github.com/jobgen/jobgen/faults/internal/harness"
+)
+
+// TestKill9 kills one of four workers with SIGKILL every 2 s while the
+// jobs run, and starts a new one in its place. Nothing acknowledged may
+// be lost; a job may run twice only if a killed worker held it; and the
+// queue drains within RetryAfter + 15 s of the last kill.
+func TestKill9(t *testing.T) {
+	jobs := harness.Scale(10_000, 50_000)
+	every := harness.Scale(time.Second, 2*time.Second)
+	b := setup(t)
+	retryAfter := 2 * time.Second
+	f := b.fleet(t, func(c *faultworker.Config) {
+		c.Concurrency = 16
+		c.RetryAfter, c.Timeout = retryAfter, time.Second
+	})
+	b.disp.PushN(b.ctx, jobs, func(i int) faultworker.Task { return faultworker.Task{Millis: 10 + i%40} })
+	f.Start(4)
+
+	var kills, inFlight int
+	var lastKill time.Time
+	for slot := 0; ; slot = (slot + 1) % 4 {
+		time.Sleep(every)
+		s, err := b.engine.Sizes(b.ctx, queue)
+		require.NoError(t, err)
+		if s.Ready == 0 {
+			break
+		}
+		p := f.Kill(slot)
+		lastKill = time.Now()
+		kills++
+		inFlight += heldBy(t, b, p)
+		f.Replace(slot)
+	}
+	require.NotZero(t, kills, "the jobs ran out before the first kill: raise the count")
+	drained := harness.Drain(t, b.engine, queue, retryAfter+30*time.Second)
+	sinceKill := time.Since(lastKill)
+	f.StopAll(10 * time.Second)
+
+	o := b.check(t, f)
+	t.Logf("figures: %d jobs, %d kills, %d jobs in flight at the kills, %d duplicates, drained %v after the last kill (bound %v)",
+		jobs, kills, inFlight, o.Duplicates, sinceKill.Round(100*time.Millisecond), retryAfter+15*time.Second)
+	require.LessOrEqual(t, o.Duplicates, inFlight, "duplicates only of jobs a killed worker held")
+	require.Zero(t, o.Failed, "no job failed")
+	require.LessOrEqual(t, sinceKill, retryAfter+15*time.Second, "drained within RetryAfter + 15s of the last kill (drain wait %v)", drained)
+	require.Empty(t, f.Deaths(), "no worker died but those killed")
+}
+
+// heldBy counts the jobs the dead worker p held at its death: those it
+// started that are still reserved. Only these can run twice because of
+// the kill. (A job p lost to another worker before its death would be
+// counted too, which only loosens the bound.)
+func heldBy(t *testing.T, b bundle, p *harness.Proc) int {
+	t.Helper()
+	recs, err := faultworker.ReadLedger(p.Ledger)
+	require.NoError(t, err)
+	started := map[string]bool{}
+	for _, r := range recs {
+		if r.Kind == 'S' {
+			started[r.ID] = true
+		}
+	}
+	reserved, err := b.engine.Client().ZRange(b.ctx, harness.Keys("faults", queue).Reserved, 0, -1).Result()
+	require.NoError(t, err)
+	held := 0
+	for _, id := range reserved {
+		if started[id] {
+			held++
+		}
+	}
+	return held
+}
