@@ -1,0 +1,230 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// WriteJSON writes rec as one JSON line.
+func WriteJSON(w io.Writer, rec Record) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}
+
+// metric is one row of the table: a figure of one phase.
+type metric struct {
+	phase  string
+	name   string
+	unit   string
+	higher bool // higher is better
+	value  func(Record) (float64, bool)
+	// target describes jobgen's target; check says whether jobgen's
+	// record meets it, given its value and its ratio to the best peer
+	// (0 if none).
+	target string
+	check  func(rec Record, v, ratio float64, cfg Config) bool
+}
+
+func lat(f func(*Latency) float64) func(Record) (float64, bool) {
+	return func(r Record) (float64, bool) {
+		if r.Latency == nil {
+			return 0, false
+		}
+		return f(r.Latency), true
+	}
+}
+
+func rssOf(f func(*RSS) float64) func(Record) (float64, bool) {
+	return func(r Record) (float64, bool) {
+		if r.RSS == nil {
+			return 0, false
+		}
+		return f(r.RSS), true
+	}
+}
+
+func perSec(r Record) (float64, bool) { return r.JobsPerSec, r.JobsPerSec > 0 }
+
+var metrics = []metric{
+	{phase: PhaseEnqueue, name: "enqueue, single dispatch", unit: "jobs/s", higher: true, value: perSec,
+		target: "≥ 1.5× best peer", check: func(_ Record, _, ratio float64, _ Config) bool { return ratio >= 1.5 }},
+	{phase: PhaseEnqueue, name: "Redis memory per waiting job", unit: "B", value: func(r Record) (float64, bool) {
+		return r.RedisBytesPerJob, r.RedisBytesPerJob != 0
+	}, target: "≤ payload + 150 B", check: func(_ Record, v, _ float64, cfg Config) bool { return v <= float64(cfg.Payload+150) }},
+	{phase: PhaseDrain, name: "drain", unit: "jobs/s", higher: true, value: perSec,
+		target: "≥ 5× best peer", check: func(_ Record, _, ratio float64, _ Config) bool { return ratio >= 5 }},
+	{phase: PhaseMixed, name: "mixed (producers + workers)", unit: "jobs/s", higher: true, value: perSec},
+	{phase: PhaseMixed, name: "mixed: pickup latency p50", unit: "ms", value: lat(func(l *Latency) float64 { return l.P50 })},
+	{phase: PhaseMixed, name: "mixed: pickup latency p99", unit: "ms", value: lat(func(l *Latency) float64 { return l.P99 })},
+	{phase: PhaseBulk, name: "bulk enqueue", unit: "jobs/s", higher: true, value: perSec,
+		target: "≥ 300,000 jobs/s", check: func(_ Record, v, _ float64, _ Config) bool { return v >= 300_000 }},
+	{phase: PhaseLatency, name: "pickup latency p50", unit: "ms", value: lat(func(l *Latency) float64 { return l.P50 }),
+		target: "≤ 0.3 ms", check: func(_ Record, v, _ float64, _ Config) bool { return v <= 0.3 }},
+	{phase: PhaseLatency, name: "pickup latency p90", unit: "ms", value: lat(func(l *Latency) float64 { return l.P90 })},
+	{phase: PhaseLatency, name: "pickup latency p99", unit: "ms", value: lat(func(l *Latency) float64 { return l.P99 }),
+		target: "≤ 1 ms", check: func(_ Record, v, _ float64, _ Config) bool { return v <= 1 }},
+	{phase: PhaseLatency, name: "pickup latency max", unit: "ms", value: lat(func(l *Latency) float64 { return l.Max })},
+	{phase: PhaseDelayed, name: "delayed: lateness min", unit: "ms", value: lat(func(l *Latency) float64 { return l.Min })},
+	{phase: PhaseDelayed, name: "delayed: lateness p50", unit: "ms", value: lat(func(l *Latency) float64 { return l.P50 })},
+	{phase: PhaseDelayed, name: "delayed: lateness p99", unit: "ms", value: lat(func(l *Latency) float64 { return l.P99 }),
+		target: "≤ 10 ms", check: func(_ Record, v, _ float64, _ Config) bool { return v <= 10 }},
+	{phase: PhaseDelayed, name: "delayed: lateness max", unit: "ms", value: lat(func(l *Latency) float64 { return l.Max }),
+		target: "≤ 10 ms", check: func(_ Record, v, _ float64, _ Config) bool { return v <= 10 }},
+	{phase: PhaseRSS, name: "worker RSS, after 5% of jobs", unit: "MB", value: rssOf(func(s *RSS) float64 { return s.StartMB })},
+	{phase: PhaseRSS, name: "worker RSS, at the end", unit: "MB", value: rssOf(func(s *RSS) float64 { return s.EndMB }),
+		target: "flat (end ≤ start + 10%)", check: func(rec Record, _, _ float64, _ Config) bool { return rec.RSS.Flat }},
+	{phase: PhaseRSS, name: "worker RSS, max", unit: "MB", value: rssOf(func(s *RSS) float64 { return s.MaxMB })},
+	{phase: PhaseRSS, name: "rss phase drain", unit: "jobs/s", higher: true, value: perSec},
+}
+
+// WriteTable writes a Markdown table of recs: one row per figure, one
+// column per system. Each figure is followed by its ratio to the best
+// peer's (the best of the systems other than jobgen; only runs with no
+// duplicates and no missing jobs count as best). A trailing "!" marks an
+// incomplete run. The last columns give jobgen's target and whether it
+// was met.
+func WriteTable(w io.Writer, cfg Config, recs []Record) error {
+	cfg.setDefaults()
+	var systems []string
+	for _, name := range cfg.Systems {
+		for _, r := range recs {
+			if r.System == name {
+				systems = append(systems, name)
+				break
+			}
+		}
+	}
+	find := func(system, phase string) (Record, bool) {
+		for _, r := range recs {
+			if r.System == system && r.Phase == phase {
+				return r, true
+			}
+		}
+		return Record{}, false
+	}
+	var b strings.Builder
+	b.WriteString("| figure | unit |")
+	for _, s := range systems {
+		fmt.Fprintf(&b, " %s |", s)
+	}
+	b.WriteString(" jobgen target | met |\n|---|---|")
+	for range systems {
+		b.WriteString("---:|")
+	}
+	b.WriteString("---|---|\n")
+	for _, m := range metrics {
+		vals := map[string]float64{}
+		complete := map[string]bool{}
+		for _, s := range systems {
+			if r, ok := find(s, m.phase); ok {
+				if v, ok := m.value(r); ok {
+					vals[s], complete[s] = v, r.Complete
+				}
+			}
+		}
+		if len(vals) == 0 {
+			continue
+		}
+		best, haveBest := 0.0, false
+		for s, v := range vals {
+			if s == jobgenInfo.Name || !complete[s] {
+				continue
+			}
+			if !haveBest || (m.higher && v > best) || (!m.higher && v < best) {
+				best, haveBest = v, true
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s |", m.name, m.unit)
+		for _, s := range systems {
+			v, ok := vals[s]
+			if !ok {
+				b.WriteString(" – |")
+				continue
+			}
+			cell := formatValue(v, m.unit)
+			if r, ok := ratio(v, best, haveBest); ok {
+				cell += fmt.Sprintf(" (%s×)", formatRatio(r))
+			}
+			if !complete[s] {
+				cell += " !"
+			}
+			fmt.Fprintf(&b, " %s |", cell)
+		}
+		met := ""
+		if v, ok := vals[jobgenInfo.Name]; ok && m.check != nil {
+			r, _ := ratio(v, best, haveBest)
+			rec, _ := find(jobgenInfo.Name, m.phase)
+			ok := m.check(rec, v, r, cfg)
+			if strings.Contains(m.target, "best peer") && !haveBest {
+				met = "no peer"
+			} else if ok {
+				met = "yes"
+			} else {
+				met = "no"
+			}
+		}
+		fmt.Fprintf(&b, " %s | %s |\n", m.target, met)
+	}
+	b.WriteString("\nEach figure is followed by its ratio to the best peer's (for jobs/s, higher is better; for ms, B and MB, lower is better). ! marks a run with duplicate or missing jobs or errors.\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// ratio is v over best, when both are positive.
+func ratio(v, best float64, haveBest bool) (float64, bool) {
+	if !haveBest || v <= 0 || best <= 0 {
+		return 0, false
+	}
+	return v / best, true
+}
+
+func formatRatio(r float64) string {
+	switch {
+	case r >= 100:
+		return strconv.FormatFloat(r, 'f', 0, 64)
+	case r >= 10:
+		return strconv.FormatFloat(r, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(r, 'f', 2, 64)
+}
+
+func formatValue(v float64, unit string) string {
+	switch unit {
+	case "jobs/s", "B":
+		return thousands(int64(math.Round(v)))
+	case "MB":
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case a >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

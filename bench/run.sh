@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs the comparison of jobgen with asynq, gocraft/work and taskq: every
+# system, every phase, one Redis, one process. Arguments go to jobbench
+# (see docs/benchmarks.md, or `bench/run.sh -h`).
+#
+# Unless -redis is given, it starts a redis-server of its own on a free
+# loopback port (nothing saved to disk), runs against its db 9, and stops
+# it at the end. It installs nothing: redis-server must be on PATH.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+have_redis=""
+for a in "$@"; do
+  case "$a" in -redis|--redis|-redis=*|--redis=*) have_redis=1 ;; esac
+done
+
+bin=$(mktemp -d)
+cleanup() { rm -rf "$bin"; }
+trap cleanup EXIT
+go build -o "$bin/jobbench" ./cmd/jobbench
+
+if [ -z "$have_redis" ]; then
+  if ! command -v redis-server >/dev/null 2>&1; then
+    echo "bench/run.sh: redis-server is not installed; install it (Debian/Ubuntu: apt-get install redis-server) or pass -redis redis://host:port/N" >&2
+    exit 1
+  fi
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
+    || shuf -i 20000-60000 -n 1)
+  dir=$(mktemp -d)
+  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" \
+    --logfile "$dir/redis.log" --daemonize yes --pidfile "$dir/redis.pid"
+  cleanup() {
+    kill "$(cat "$dir/redis.pid" 2>/dev/null)" 2>/dev/null || true
+    rm -rf "$dir" "$bin"
+  }
+  for _ in $(seq 100); do
+    redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break
+    sleep 0.05
+  done
+  redis-cli -p "$port" ping | grep -q PONG || { echo "bench/run.sh: redis-server did not start on port $port" >&2; cat "$dir/redis.log" >&2; exit 1; }
+  echo "bench/run.sh: redis-server $(redis-server --version | grep -o 'v=[0-9.]*') on 127.0.0.1:$port" >&2
+  set -- -redis "redis://127.0.0.1:$port/9" "$@"
+fi
+
+"$bin/jobbench" "$@"
