@@ -1,9 +1,12 @@
 // Package cli is jobgen's command line: argument parsing, and reporting
 // of errors and results. The work is done by package generate (the
-// generator) and package scaffold (make:job).
+// generator), package scaffold (make:job) and, for the queue commands,
+// package github.com/jobgen/jobgen/console, the same code an
+// application's own binary runs them with.
 package cli
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +19,7 @@ import (
 	"github.com/jobgen/jobgen/cmd/jobgen/internal/load"
 	"github.com/jobgen/jobgen/cmd/jobgen/internal/model"
 	"github.com/jobgen/jobgen/cmd/jobgen/internal/scaffold"
+	"github.com/jobgen/jobgen/console"
 )
 
 const usage = `usage:
@@ -25,6 +29,8 @@ const usage = `usage:
       //go:generate). -check writes nothing and fails if a file is stale.
   jobgen make:job Name [--queue q] [--dir d]
       Write a starter job file, name_in_snake_case.go, in d (default ".").
+  jobgen queue:<command> [arguments] [flags]
+      Inspect and manage the queues in Redis:
 `
 
 // Command is one run of jobgen.
@@ -33,6 +39,9 @@ type Command struct {
 	Dir string
 	// Stdout and Stderr receive output.
 	Stdout, Stderr io.Writer
+	// Getenv reads the environment (the queue commands' Redis URL); nil
+	// means os.Getenv.
+	Getenv func(string) string
 }
 
 // Main runs jobgen with the process's arguments and exits.
@@ -48,17 +57,36 @@ func (c *Command) Run(args []string) int {
 		case "make:job":
 			return c.makeJob(args[1:])
 		case "help", "-h", "-help", "--help":
-			fmt.Fprint(c.Stdout, usage)
+			if len(args) > 1 && console.Handles(args[1:]) {
+				return c.console().Run(context.Background(), args)
+			}
+			c.writeUsage(c.Stdout)
 			return 0
+		}
+		if console.Handles(args) {
+			return c.console().Run(context.Background(), args)
 		}
 	}
 	return c.generate(args)
 }
 
+// console runs the queue commands. It has no router: queue:work needs an
+// application's handlers, so it runs from the application's binary.
+func (c *Command) console() *console.Command {
+	return &console.Command{Name: "jobgen", Stdout: c.Stdout, Stderr: c.Stderr, Getenv: c.Getenv}
+}
+
+// writeUsage writes jobgen's usage, queue commands included.
+func (c *Command) writeUsage(w io.Writer) {
+	fmt.Fprint(w, usage)
+	c.console().WriteCommands(w)
+	fmt.Fprintln(w, "\nRun jobgen <command> --help for a command's arguments and flags.")
+}
+
 func (c *Command) flags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(c.Stderr)
-	fs.Usage = func() { fmt.Fprint(c.Stderr, usage) }
+	fs.Usage = func() { c.writeUsage(c.Stderr) }
 	return fs
 }
 
@@ -168,7 +196,7 @@ func (c *Command) makeJob(args []string) int {
 		args = fs.Args()[1:]
 	}
 	if len(names) != 1 {
-		fmt.Fprintf(c.Stderr, "jobgen make:job: want one job name, got %d\n%s", len(names), usage)
+		fmt.Fprintf(c.Stderr, "jobgen make:job: want one job name, got %d (see jobgen help)\n", len(names))
 		return 2
 	}
 	cfg.Name = names[0]

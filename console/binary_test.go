@@ -1,0 +1,92 @@
+package console_test
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/internal/redistest"
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// slow is the job of testdata/app.
+type slow struct {
+	Name string
+	For  time.Duration
+}
+
+func (slow) JobName() string                { return "test.Slow" }
+func (slow) JobOptions() runtime.JobOptions { return runtime.JobOptions{} }
+func (j slow) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
+
+// TestBinary runs testdata/app, a worker binary built the way an
+// application builds one, as a process: queue:work stops gracefully on
+// SIGTERM, letting its running job finish.
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a binary")
+	}
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "app")
+	build := exec.Command("go", "build", "-o", bin, "./testdata/app")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "go build:\n%s", out)
+
+	b := setup(t, redistest.Backends(t)[0]) // a real server, shared with the process
+	b.push(t, "default", slow{Name: "report", For: time.Second})
+	env := append(os.Environ(), "REDIS_URL="+b.url, "JOBGEN_REDIS_URL=")
+
+	cmd := exec.Command(bin, "queue:work", "--prefix", b.prefix, "--grace", "20s")
+	cmd.Env = env
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	lines := bufio.NewScanner(stdout)
+	var got []string
+	for lines.Scan() {
+		got = append(got, lines.Text())
+		if lines.Text() == "handling report" {
+			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		}
+	}
+	require.NoError(t, cmd.Wait(), "stderr:\n%s", stderr.String())
+	require.Len(t, got, 4, "stdout:\n%s", strings.Join(got, "\n"))
+	require.Equal(t, "Worker worker processing queues default. Stop it with Ctrl-C or SIGTERM.", got[0])
+	require.Equal(t, "handling report", got[1])
+	require.Contains(t, got[2], " DONE     default test.Slow ")
+	require.Equal(t, "Worker worker stopped (context done): 1 done, 0 released for retry, 0 failed.", got[3])
+	require.Zero(t, b.sizes(t, "default").Total())
+
+	// The other commands run from the same binary, and errors exit non-zero.
+	run := func(args ...string) (int, string) {
+		c := exec.CommandContext(context.Background(), bin, args...)
+		c.Env = env
+		out, err := c.CombinedOutput()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), string(out)
+		}
+		require.NoError(t, err)
+		return 0, string(out)
+	}
+	code, text := run("queue:size", "--prefix", b.prefix)
+	require.Equal(t, 0, code, text)
+	require.Equal(t, [][]string{{"QUEUE", "READY", "DELAYED", "RESERVED", "FAILED", "PAUSED"}, {"default", "0", "0", "0", "0", "no"}}, rows(text))
+	code, text = run("queue:nope")
+	require.Equal(t, 2, code)
+	require.Equal(t, `app: unknown command "queue:nope" (run app help for the list)`+"\n", text)
+	code, text = run("queue:size", "--redis", "bogus://")
+	require.Equal(t, 1, code)
+	require.Equal(t, 1, strings.Count(text, "\n"), text)
+}

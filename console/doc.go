@@ -1,0 +1,80 @@
+// Package console is jobgen's queue command line, with the names of
+// Laravel's artisan queue commands: queue:work, queue:failed,
+// queue:retry and the rest.
+//
+// # Two ways in
+//
+// The jobgen binary runs every command that needs no job handlers:
+//
+//	jobgen queue:size --redis redis://127.0.0.1:6379/0
+//	jobgen queue:retry all
+//
+// queue:work runs the application's handlers, so it runs from the
+// application's own binary, whose main registers them and hands the
+// command line to Main:
+//
+//	func main() {
+//		r := runtime.NewRouter()
+//		jobs.Register(r, jobs.Mailer{...})
+//		console.Main(r)
+//	}
+//
+// That binary then runs every command, queue:work included:
+//
+//	myapp queue:work --queue high,default,low --concurrency 20
+//
+// A program with commands of its own hands over only these:
+//
+//	if console.Handles(os.Args[1:]) {
+//		console.Main(r)
+//	}
+//
+// Both ways run the same code, this package. Command sets a program
+// name, streams, environment and base configurations (an application's
+// own worker defaults, its logger) for one run.
+//
+// # Commands
+//
+//	queue:work          process jobs until stopped; every runtime.WorkerConfig
+//	                    option is a flag: --queue, --concurrency, --sleep,
+//	                    --rest, --tries, --backoff 1s,5s,30s or exp:1s,5m,
+//	                    --timeout, --retry-after, --max-jobs, --max-time,
+//	                    --memory, --once, --stop-when-empty, --name, --grace
+//	queue:failed        list failed jobs, newest first, as a table
+//	queue:retry         push failed jobs back: IDs, all, or --queue q
+//	queue:forget        delete failed jobs by ID
+//	queue:flush         delete every failed job
+//	queue:prune-failed  delete failed jobs older than --hours (default 24)
+//	queue:clear         delete the pending jobs of queues
+//	queue:restart       make every worker exit after its running jobs
+//	queue:pause         stop workers taking jobs from queues
+//	queue:resume        undo queue:pause
+//	queue:size          jobs per queue: ready, delayed, reserved, failed
+//	queue:monitor       sizes against --max and --max-failed; exits 1 over
+//
+// Without --queue, the failed-job commands and queue:size and
+// queue:monitor cover every queue that has been dispatched to
+// (runtime.Engine.Queues). "help" lists the commands and
+// "<command> --help" describes one.
+//
+// queue:work runs runtime.Worker.RunWithSignals: SIGTERM or Ctrl-C
+// stops it gracefully, SIGUSR2 pauses it and SIGCONT resumes it. It
+// prints a line per finished, retried or failed job, logs warnings to
+// Stderr, and sets its engine as runtime's default dispatcher if none is
+// set, for handlers that dispatch jobs.
+//
+// # Connection
+//
+// The Redis URL comes from --redis, else the REDIS_URL environment
+// variable, else JOBGEN_REDIS_URL (runtime.URLEnv); any form
+// runtime.Open takes. --prefix sets the key prefix (default "jobgen"),
+// which must match the application's runtime.EngineConfig.Prefix.
+//
+// # Output and exit status
+//
+// Results go to Stdout. Progress of long operations (retrying, deleting
+// or pruning many failed jobs) goes to Stderr. An error is one line on
+// Stderr, "program command: message". The exit status is 0 on success, 1
+// when the command failed or queue:monitor found a queue over its
+// threshold, and 2 for bad usage.
+package console

@@ -1,0 +1,148 @@
+package console_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+func TestClear(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *testBundle) {
+		b.push(t, "default", greet{"a"}, greet{"b"}, greet{"c"})
+		b.push(t, "mail", greet{"d"})
+		_, err := b.engine.Dispatch(b.ctx, runtime.NewPendingDispatch(greet{"e"}).OnQueue("mail").Delay(time.Hour))
+		require.NoError(t, err)
+		b.failed(t, "mail", 1)
+
+		require.Equal(t, "Cleared 3 jobs from queue default.\n", b.ok(t, "queue:clear"))
+		require.Equal(t, "Cleared 2 jobs from queue mail.\nCleared 0 jobs from queue other.\n",
+			b.ok(t, "queue:clear", "mail", "--queue", "other"))
+		require.Equal(t, runtime.Sizes{Failed: 1}, b.sizes(t, "mail"))
+		require.Zero(t, b.sizes(t, "default").Total())
+	})
+}
+
+func TestRestart(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *testBundle) {
+		w, err := runtime.NewWorker(b.engine, b.router, runtime.WorkerConfig{
+			Sleep:  50 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+		require.NoError(t, err)
+		looping := make(chan struct{}, 1)
+		w.Subscribe(func(ev runtime.Event) {
+			if ev.Kind == runtime.Looping {
+				select {
+				case looping <- struct{}{}:
+				default:
+				}
+			}
+		})
+		ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+		defer cancel()
+		done := make(chan error, 1)
+		go func() { done <- w.Run(ctx) }()
+		<-looping // the worker has read the restart generation
+
+		out := b.ok(t, "queue:restart")
+		require.Equal(t, "Broadcast a restart to the workers of prefix "+b.prefix+".\n", out)
+		select {
+		case err := <-done:
+			require.NoError(t, err)
+			require.Equal(t, "restart broadcast", w.StopReason())
+		case <-time.After(20 * time.Second):
+			t.Fatal("the worker did not stop after queue:restart")
+		}
+	})
+}
+
+func TestPauseResume(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *testBundle) {
+		paused := func(q string) bool {
+			p, err := b.engine.Paused(b.ctx, q)
+			require.NoError(t, err)
+			return p
+		}
+		require.Equal(t, "Paused queue mail.\nPaused queue billing.\n", b.ok(t, "queue:pause", "mail", "--queue", "billing"))
+		require.True(t, paused("mail"))
+		require.True(t, paused("billing"))
+
+		b.push(t, "mail", greet{"a"})
+		batch, err := b.engine.Reserve(b.ctx, "mail", 1, time.Minute)
+		require.NoError(t, err)
+		require.Empty(t, batch.Jobs)
+
+		require.Equal(t, "Resumed queue mail.\n", b.ok(t, "queue:resume", "mail"))
+		require.False(t, paused("mail"))
+		require.True(t, paused("billing"))
+
+		for _, v := range []string{"queue:pause", "queue:resume"} {
+			code, _, stderr := b.run(t, v)
+			require.Equal(t, 2, code)
+			require.Contains(t, oneLine(t, stderr), "name the queues to")
+		}
+	})
+}
+
+func TestSize(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *testBundle) {
+		require.Equal(t, "No queues yet: nothing has been dispatched under this prefix.\n", b.ok(t, "queue:size"))
+
+		b.push(t, "mail", greet{"a"}, greet{"b"})
+		_, err := b.engine.Dispatch(b.ctx, runtime.NewPendingDispatch(greet{"c"}).OnQueue("mail").Delay(time.Hour))
+		require.NoError(t, err)
+		b.failed(t, "billing", 2)
+		b.push(t, "billing", greet{"d"}, greet{"e"})
+		_, err = b.engine.Reserve(b.ctx, "billing", 1, time.Minute)
+		require.NoError(t, err)
+		require.NoError(t, b.engine.Pause(b.ctx, "billing"))
+
+		require.Equal(t, [][]string{
+			{"QUEUE", "READY", "DELAYED", "RESERVED", "FAILED", "PAUSED"},
+			{"billing", "1", "0", "1", "2", "yes"},
+			{"mail", "2", "1", "0", "0", "no"},
+		}, rows(b.ok(t, "queue:size")))
+		require.Equal(t, [][]string{
+			{"QUEUE", "READY", "DELAYED", "RESERVED", "FAILED", "PAUSED"},
+			{"mail", "2", "1", "0", "0", "no"},
+			{"new", "0", "0", "0", "0", "no"},
+		}, rows(b.ok(t, "queue:size", "mail", "new")))
+	})
+}
+
+func TestMonitor(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *testBundle) {
+		b.push(t, "mail", greet{"a"}, greet{"b"}, greet{"c"})
+		b.failed(t, "billing", 1)
+
+		require.Equal(t, [][]string{
+			{"QUEUE", "SIZE", "FAILED", "STATUS"},
+			{"billing", "0", "1", "OK"},
+			{"mail", "3", "0", "OK"},
+		}, rows(b.ok(t, "queue:monitor")))
+		require.Equal(t, [][]string{
+			{"QUEUE", "SIZE", "FAILED", "STATUS"},
+			{"mail", "3", "0", "OK"},
+		}, rows(b.ok(t, "queue:monitor", "mail", "--max", "3")))
+
+		code, stdout, stderr := b.run(t, "queue:monitor", "--max", "2", "--max-failed", "0")
+		require.Equal(t, 1, code)
+		require.Equal(t, [][]string{
+			{"QUEUE", "SIZE", "FAILED", "STATUS"},
+			{"billing", "0", "1", "ALERT"},
+			{"mail", "3", "0", "ALERT"},
+		}, rows(stdout))
+		require.Equal(t, "app queue:monitor: 2 queues over threshold: billing (1 failed, more than 0), mail (3 jobs, more than 2)",
+			oneLine(t, stderr))
+
+		code, _, stderr = b.run(t, "queue:monitor", "--max", "-1")
+		require.Equal(t, 2, code)
+		oneLine(t, stderr)
+	})
+}

@@ -1,0 +1,159 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+var workVerb = &verb{
+	name:        "queue:work",
+	summary:     "Process jobs from the queues until stopped",
+	maxArgs:     0,
+	needsRouter: true,
+	about: `Run a worker: reserve jobs from the queues, in priority order, and run
+them through the application's handlers, retrying them on the backoff
+schedule and moving those that run out of tries to the failed store.
+SIGTERM or Ctrl-C stops it gracefully: it takes no new job and lets
+running ones finish within --grace. SIGUSR2 pauses it, SIGCONT resumes
+it; queue:restart stops every worker under the prefix.
+
+Durations are Go durations (90s, 1m30s) or a number of seconds (90). It
+prints a line per finished, retried or failed job; --quiet leaves them
+out.`,
+	setup: setupWork,
+}
+
+func setupWork(c *Command, fs *flags) func(context.Context, *session) error {
+	cfg, quiet := workerFlags(c, fs)
+	return func(ctx context.Context, s *session) error {
+		return s.work(ctx, *cfg, *quiet)
+	}
+}
+
+// workerFlags declares queue:work's flags, one per WorkerConfig field,
+// and returns the configuration they fill in, starting from c.Worker.
+func workerFlags(c *Command, fs *flags) (cfg *runtime.WorkerConfig, quiet *bool) {
+	cfg = new(runtime.WorkerConfig)
+	*cfg = c.Worker
+	cfg.Queues = append([]string(nil), cfg.Queues...)
+	fs.queuesVar(&cfg.Queues, "the queues to work, highest priority first", `"default"`)
+	fs.meta["queue"] = "high,default,low"
+	fs.intVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "jobs run at once", "10")
+	fs.durationVar(&cfg.Sleep, "sleep", "longest wait for a job before checking again (a push wakes the worker at once)", "1s")
+	fs.durationVar(&cfg.Rest, "rest", "pause after each job", "")
+	fs.intVar(&cfg.Tries, "tries", cfg.Tries, "attempts of a job that sets none", "1")
+	fs.Var(backoffValue{&cfg.Backoff, &cfg.ExponentialBackoff}, "backoff",
+		"delays before the retries of a job that sets none, the last repeating; or exp:BASE,MAX for BASE*2^(n-1), at most MAX")
+	fs.add("backoff", "no delay")
+	fs.meta["backoff"] = "1s,5s,30s"
+	fs.durationVar(&cfg.Timeout, "timeout", "limit of one attempt of a job that sets none; must be shorter than --retry-after", "60s")
+	fs.durationVar(&cfg.RetryAfter, "retry-after", "reservation lease: a job whose worker stops renewing it this long goes to another worker", "90s")
+	fs.intVar(&cfg.MaxJobs, "max-jobs", cfg.MaxJobs, "stop after processing this many jobs", "")
+	fs.durationVar(&cfg.MaxTime, "max-time", "stop after running this long", "")
+	fs.intVar(&cfg.Memory, "memory", cfg.Memory, "stop when the Go heap passes this many MB", "")
+	fs.meta["memory"] = "MB"
+	fs.boolVar(&cfg.Once, "once", cfg.Once, "process a single job, then stop")
+	fs.boolVar(&cfg.StopWhenEmpty, "stop-when-empty", cfg.StopWhenEmpty, "stop once the queues have no ready job and nothing is running")
+	fs.stringVar(&cfg.Name, "name", cfg.Name, "the worker's name in logs and output", `"worker"`)
+	fs.meta["name"] = "NAME"
+	fs.durationVar(&cfg.Grace, "grace", "how long running jobs may finish after a stop before they are cancelled and released", "30s")
+	quiet = new(bool)
+	fs.boolVar(quiet, "quiet", false, "print no line per job")
+	return cfg, quiet
+}
+
+// work runs a worker until it stops.
+func (s *session) work(ctx context.Context, cfg runtime.WorkerConfig, quiet bool) error {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(s.errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	// Handlers that dispatch jobs of their own need a dispatcher.
+	if _, err := runtime.DispatcherFor(ctx, ""); err != nil {
+		runtime.SetDefaultDispatcher(s.engine)
+	}
+	w, err := runtime.NewWorker(s.engine, s.c.Router, cfg)
+	if err != nil {
+		return err
+	}
+	counts := &jobCounts{}
+	w.Subscribe(counts.add)
+	if !quiet {
+		w.Subscribe(jobPrinter(s.out))
+	}
+	name, queues := cfg.Name, cfg.Queues
+	if name == "" {
+		name = "worker"
+	}
+	if len(queues) == 0 {
+		queues = []string{runtime.DefaultQueue}
+	}
+	fmt.Fprintf(s.out, "Worker %s processing queues %s. Stop it with Ctrl-C or SIGTERM.\n", name, strings.Join(queues, ", "))
+	if err := w.RunWithSignals(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "Worker %s stopped (%s): %s.\n", name, w.StopReason(), counts)
+	return nil
+}
+
+// jobCounts counts the outcomes of a worker's attempts.
+type jobCounts struct {
+	mu                    sync.Mutex
+	done, released, fails int
+}
+
+func (n *jobCounts) add(ev runtime.Event) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch ev.Kind {
+	case runtime.JobProcessed:
+		n.done++
+	case runtime.JobReleased:
+		n.released++
+	case runtime.JobFailed:
+		n.fails++
+	}
+}
+
+func (n *jobCounts) String() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return fmt.Sprintf("%d done, %d released for retry, %d failed", n.done, n.released, n.fails)
+}
+
+// jobPrinter returns an event subscriber that prints a line per
+// finished, released or failed job:
+//
+//	2026-05-01 10:00:00 DONE     emails  main.SendEmail  01JT...  12ms
+func jobPrinter(w io.Writer) func(runtime.Event) {
+	var mu sync.Mutex
+	return func(ev runtime.Event) {
+		var status, detail string
+		switch ev.Kind {
+		case runtime.JobProcessed:
+			d := ev.Duration.Round(time.Millisecond)
+			if d == 0 {
+				d = ev.Duration.Round(time.Microsecond)
+			}
+			status, detail = "DONE", d.String()
+		case runtime.JobReleased:
+			status, detail = "RELEASED", fmt.Sprintf("attempt %d; again in %v", ev.Attempt, ev.Delay)
+			if ev.Err != nil {
+				status, detail = "RETRY", detail+": "+oneLine(ev.Err)
+			}
+		case runtime.JobFailed:
+			status, detail = "FAILED", fmt.Sprintf("attempt %d: %s", ev.Attempt, oneLine(ev.Err))
+		default:
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, "%s %-8s %s %s %s %s\n", time.Now().Format(time.DateTime), status, ev.Queue, ev.Name, ev.ID, detail)
+	}
+}

@@ -1,0 +1,69 @@
+package console_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/internal/redistest"
+)
+
+func TestWork(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *testBundle) {
+		b.push(t, "high", greet{"ada"}, greet{"grace"})
+		b.push(t, "low", greet{"alan"}, boom{7})
+
+		code, stdout, stderr := b.run(t, "queue:work", "--queue", "high,low", "--stop-when-empty",
+			"--backoff", "0", "--concurrency", "2", "--name", "w1", "--timeout", "5", "--retry-after", "10s")
+		require.Equal(t, 0, code, stderr)
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		require.Equal(t, "Worker w1 processing queues high, low. Stop it with Ctrl-C or SIGTERM.", lines[0])
+		require.Equal(t, "Worker w1 stopped (empty): 3 done, 1 released for retry, 1 failed.", lines[len(lines)-1])
+		var statuses []string
+		for _, l := range lines[1 : len(lines)-1] {
+			f := strings.Fields(l) // date time status queue name id detail...
+			statuses = append(statuses, f[2]+" "+f[3]+" "+f[4])
+		}
+		require.ElementsMatch(t, []string{
+			"DONE high test.Greet", "DONE high test.Greet", "DONE low test.Greet",
+			"RETRY low test.Boom", "FAILED low test.Boom",
+		}, statuses)
+		require.Contains(t, stdout, "attempt 1; again in 0s: boom 7")
+		require.Contains(t, stdout, "attempt 2: job attempted too many times (2 of 2): boom 7")
+		require.Contains(t, stderr, "job failed") // the worker's log
+
+		require.Equal(t, int64(1), b.sizes(t, "low").Failed)
+		require.Zero(t, b.sizes(t, "low").Total())
+		require.Zero(t, b.sizes(t, "high").Total())
+	})
+}
+
+func TestWorkStopsOnLimits(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *testBundle) {
+		b.push(t, "default", greet{"a"}, greet{"b"}, greet{"c"})
+
+		code, stdout, stderr := b.run(t, "queue:work", "--once", "--quiet")
+		require.Equal(t, 0, code, stderr)
+		require.Equal(t, "Worker worker processing queues default. Stop it with Ctrl-C or SIGTERM.\n"+
+			"Worker worker stopped (once): 1 done, 0 released for retry, 0 failed.\n", stdout)
+
+		code, stdout, stderr = b.run(t, "queue:work", "--max-jobs", "1", "--quiet", "--concurrency", "1")
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, stdout, "stopped (max jobs): 1 done")
+
+		code, stdout, stderr = b.run(t, "queue:work", "--max-time", "0.3", "--quiet", "--queue", "empty")
+		require.Equal(t, 0, code, stderr)
+		require.Contains(t, stdout, "stopped (max time)")
+		require.Equal(t, int64(1), b.sizes(t, "default").Ready)
+	})
+}
+
+func TestWorkRejectsBadConfig(t *testing.T) {
+	t.Parallel()
+	b := setup(t, redistest.Backends(t)[0])
+	code, _, stderr := b.run(t, "queue:work", "--timeout", "2m", "--retry-after", "1m")
+	require.Equal(t, 1, code)
+	require.Equal(t, "app queue:work: invalid input: WorkerConfig.Timeout (2m0s) must be shorter than RetryAfter (1m0s), or a job could run twice at once",
+		oneLine(t, stderr))
+}
