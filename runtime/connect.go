@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -153,7 +154,10 @@ func openEmbedded(name string) (redis.UniversalClient, func() error, error) {
 		embedded.servers[name] = s
 	}
 	s.refs++
-	c := redis.NewClient(&redis.Options{Addr: s.srv.Addr()})
+	// The server is in this process and runs Lua far slower than Redis, so
+	// a long pipeline of scripts can take seconds: the network timeouts
+	// of a remote server do not apply.
+	c := redis.NewClient(&redis.Options{Addr: s.srv.Addr(), ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
 	var once sync.Once
 	closer := func() error {
 		err := c.Close()

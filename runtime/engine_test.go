@@ -114,8 +114,14 @@ func TestDuplicateIDIsRefused(t *testing.T) {
 		err = b.engine.Later(b.ctx, again, time.Second)
 		require.ErrorIs(t, err, runtime.ErrDuplicateID)
 
+		// The same job again is a push retried by the client: it is
+		// skipped, not queued twice and not refused.
+		require.NoError(t, b.engine.Push(b.ctx, first))
+		require.NoError(t, b.engine.PushBulk(b.ctx, []runtime.Outgoing{{Envelope: first}, {Envelope: env("default", "app.Job", "third")}}))
+		require.Equal(t, int64(2), sizes(t, b, "default").Ready)
+
 		batch := mustReserve(t, b, "default", 10)
-		require.Len(t, batch.Jobs, 1)
+		require.Len(t, batch.Jobs, 2)
 		got, err := runtime.DecodeEnvelope(batch.Jobs[0].ID, batch.Jobs[0].Payload)
 		require.NoError(t, err)
 		require.Equal(t, "first", string(got.Body))

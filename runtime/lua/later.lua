@@ -7,34 +7,49 @@
 -- ARGV[2..] -> pairs: job ID, encoded envelope
 --
 -- Returns: the number of jobs added.
--- Errors: "DUPLICATE <id>" if a job ID exists already; nothing is added.
+-- Errors: "DUPLICATE <id>" if a job ID exists already with another
+-- payload; nothing is added then. A job that exists with the same
+-- payload is skipped: that is this very call, retried by the client.
 --
 -- The doorbell rings when the new jobs fall due before every job already
 -- delayed, so a waiting worker shortens its wait.
 
 local t = redis.call('TIME')
 local due = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+local dues = string.format('%d', due)
 
-for i = 2, #ARGV, 2 do
-  if redis.call('HEXISTS', KEYS[2], ARGV[i]) == 1 then
-    return redis.error_reply('DUPLICATE ' .. ARGV[i])
+-- Pairs are read 500 at a time, so unpack never passes 1000 values.
+local chunks = {}
+for s = 2, #ARGV, 1000 do
+  local ids = {}
+  for i = s, math.min(s + 999, #ARGV), 2 do ids[#ids + 1] = ARGV[i] end
+  local found = redis.call('HMGET', KEYS[2], unpack(ids))
+  local args, members = {}, {}
+  for j = 1, #ids do
+    local payload = ARGV[s + 2 * j - 1]
+    if not found[j] then
+      args[#args + 1] = ids[j]
+      args[#args + 1] = payload
+      members[#members + 1] = dues
+      members[#members + 1] = ids[j]
+    elseif found[j] ~= payload then
+      return redis.error_reply('DUPLICATE ' .. ids[j])
+    end
   end
+  chunks[#chunks + 1] = {args, members}
 end
 
 local head = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-local dues = string.format('%d', due)
-for s = 2, #ARGV, 1000 do
-  local e = math.min(s + 999, #ARGV)
-  redis.call('HSET', KEYS[2], unpack(ARGV, s, e))
-  local members = {}
-  for i = s, e, 2 do
-    members[#members + 1] = dues
-    members[#members + 1] = ARGV[i]
+local n = 0
+for _, c in ipairs(chunks) do
+  if #c[1] > 0 then
+    redis.call('HSET', KEYS[2], unpack(c[1]))
+    redis.call('ZADD', KEYS[1], unpack(c[2]))
+    n = n + #c[1] / 2
   end
-  redis.call('ZADD', KEYS[1], unpack(members))
 end
 
-if (head[2] == nil or due < tonumber(head[2])) and redis.call('LLEN', KEYS[3]) == 0 then
+if n > 0 and (head[2] == nil or due < tonumber(head[2])) and redis.call('LLEN', KEYS[3]) == 0 then
   redis.call('RPUSH', KEYS[3], '1')
 end
-return (#ARGV - 1) / 2
+return n

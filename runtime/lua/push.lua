@@ -6,25 +6,39 @@
 -- ARGV[1..] -> pairs: job ID, encoded envelope
 --
 -- Returns: the number of jobs pushed.
--- Errors: "DUPLICATE <id>" if a job ID exists already; nothing is pushed.
+-- Errors: "DUPLICATE <id>" if a job ID exists already with another
+-- payload; nothing is pushed then. A job that exists with the same
+-- payload is skipped: that is this very push, retried by the client.
 
-local n = #ARGV / 2
-for i = 1, #ARGV, 2 do
-  if redis.call('HEXISTS', KEYS[2], ARGV[i]) == 1 then
-    return redis.error_reply('DUPLICATE ' .. ARGV[i])
+-- Pairs are read 500 at a time, so unpack never passes 1000 values.
+local chunks = {}
+for s = 1, #ARGV, 1000 do
+  local ids = {}
+  for i = s, math.min(s + 999, #ARGV), 2 do ids[#ids + 1] = ARGV[i] end
+  local found = redis.call('HMGET', KEYS[2], unpack(ids))
+  local args, fresh = {}, {}
+  for j = 1, #ids do
+    local payload = ARGV[s + 2 * j - 1]
+    if not found[j] then
+      args[#args + 1] = ids[j]
+      args[#args + 1] = payload
+      fresh[#fresh + 1] = ids[j]
+    elseif found[j] ~= payload then
+      return redis.error_reply('DUPLICATE ' .. ids[j])
+    end
+  end
+  chunks[#chunks + 1] = {args, fresh}
+end
+
+local n = 0
+for _, c in ipairs(chunks) do
+  if #c[2] > 0 then
+    redis.call('HSET', KEYS[2], unpack(c[1]))
+    redis.call('RPUSH', KEYS[1], unpack(c[2]))
+    n = n + #c[2]
   end
 end
-
--- At most 1000 values per call (500 pairs), so unpack never overflows.
-for s = 1, #ARGV, 1000 do
-  local e = math.min(s + 999, #ARGV)
-  redis.call('HSET', KEYS[2], unpack(ARGV, s, e))
-  local ids = {}
-  for i = s, e, 2 do ids[#ids + 1] = ARGV[i] end
-  redis.call('RPUSH', KEYS[1], unpack(ids))
-end
-
-if redis.call('LLEN', KEYS[3]) == 0 then
+if n > 0 and redis.call('LLEN', KEYS[3]) == 0 then
   redis.call('RPUSH', KEYS[3], '1')
 end
 return n
