@@ -30,6 +30,9 @@ type EngineConfig struct {
 	// reservations, moved to ready by one migrate call, so a large backlog
 	// never blocks Redis for long. Default 1,000.
 	MigrateLimit int
+	// Replication makes pushes wait for replicas (Redis WAIT), so that an
+	// acknowledged dispatch survives a failover; see ReplicationConfig.
+	Replication ReplicationConfig
 }
 
 func (c *EngineConfig) setDefaults() {
@@ -48,6 +51,7 @@ func (c *EngineConfig) setDefaults() {
 	if c.MigrateLimit == 0 {
 		c.MigrateLimit = 1000
 	}
+	c.Replication.setDefaults()
 }
 
 func (c *EngineConfig) validate() error {
@@ -59,7 +63,7 @@ func (c *EngineConfig) validate() error {
 	case c.MigrateLimit < 0 || c.MigrateLimit > 10_000:
 		return fmt.Errorf("%w: EngineConfig.MigrateLimit (%d) must be between 1 and 10000", ErrInvalid, c.MigrateLimit)
 	}
-	return nil
+	return c.Replication.validate()
 }
 
 // Engine is the Redis queue: it pushes, reserves, acks, releases and
@@ -186,7 +190,7 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 	if len(calls) == 0 {
 		return nil
 	}
-	_, err := runAll(ctx, e.rdb, calls)
+	err := e.runPush(ctx, calls)
 	if err != nil {
 		if redis.HasErrorPrefix(err, "DUPLICATE") {
 			return fmt.Errorf("push: %w: %s", ErrDuplicateID, strings.TrimPrefix(err.Error(), "DUPLICATE "))

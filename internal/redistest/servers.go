@@ -1,0 +1,107 @@
+package redistest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Server is a redis-server (or sentinel) a test started, on a free
+// loopback port, with nothing saved to disk. It is stopped when the test
+// ends.
+type Server struct {
+	Addr string
+	Dir  string
+	cmd  *exec.Cmd
+}
+
+// StartServer starts redis-server with args added to its command line and
+// waits until it answers.
+func StartServer(t testing.TB, args ...string) *Server {
+	t.Helper()
+	return start1(t, nil, args...)
+}
+
+// StartReplica starts a redis-server replicating from master.
+func StartReplica(t testing.TB, master string, args ...string) *Server {
+	t.Helper()
+	host, port, err := net.SplitHostPort(master)
+	if err != nil {
+		t.Fatalf("redistest: master address %q: %v", master, err)
+	}
+	return start1(t, nil, append([]string{"--replicaof", host, port}, args...)...)
+}
+
+// StartSentinel starts a Redis Sentinel that monitors master under name,
+// with a quorum of 1 and a down-after of downAfter.
+func StartSentinel(t testing.TB, name, master string, downAfter time.Duration) *Server {
+	t.Helper()
+	host, port, err := net.SplitHostPort(master)
+	if err != nil {
+		t.Fatalf("redistest: master address %q: %v", master, err)
+	}
+	conf := fmt.Sprintf("sentinel monitor %s %s %s 1\n"+
+		"sentinel down-after-milliseconds %s %d\n"+
+		"sentinel failover-timeout %s 10000\n"+
+		"sentinel parallel-syncs %s 1\n",
+		name, host, port, name, downAfter.Milliseconds(), name, name)
+	return start1(t, &conf)
+}
+
+func start1(t testing.TB, sentinelConf *string, args ...string) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Skip("redistest: redis-server is not installed")
+	}
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	argv := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
+		"--loglevel", "warning", "--logfile", filepath.Join(dir, "redis.log")}
+	if sentinelConf == nil {
+		argv = append(argv, "--save", "", "--appendonly", "no")
+	} else {
+		// A sentinel rewrites its config file, so it needs one of its own.
+		conf := filepath.Join(dir, "sentinel.conf")
+		if err := os.WriteFile(conf, []byte(*sentinelConf), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		argv = append([]string{conf, "--sentinel"}, argv...)
+	}
+	argv = append(argv, args...)
+	cmd := exec.Command(bin, argv...)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("redistest: start redis-server: %v", err)
+	}
+	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, cmd: cmd}
+	t.Cleanup(s.Stop)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if err = ping(s.Addr); err == nil {
+			return s
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
+			t.Fatalf("redistest: redis-server on %s did not answer: %v\n%s", s.Addr, err, log)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Stop kills the server and waits for it to exit. It may be called more
+// than once.
+func (s *Server) Stop() {
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.cmd.Wait()
+}

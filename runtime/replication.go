@@ -1,0 +1,146 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ReplicationConfig makes pushes wait for replicas, so that a dispatch
+// that returned without error survives the failover of its master.
+//
+// Redis replicates asynchronously: a master acknowledges a write before
+// its replicas have it, and a write it acknowledged just before a
+// failover is lost when a replica is promoted without it. With Replicas
+// set, every push (Dispatch, Push, Later, PushBulk) sends WAIT on the
+// same connection right after its script and returns only once that many
+// replicas have acknowledged it. A push that too few replicas
+// acknowledge within Timeout returns an error wrapping ErrNotReplicated:
+// the job was pushed to the master and may or may not survive a
+// failover, so the caller may dispatch it again (with the same envelope
+// ID, a second push of a job that did survive fails with ErrDuplicateID).
+//
+// WAIT does not make Redis strongly consistent: a replica that has the
+// job could still lose a later election to one that does not. With one
+// replica, or with Sentinel's usual promotion of the most up-to-date
+// replica, it closes the window in which an acknowledged push can be
+// lost. Workers need no WAIT: a reservation, ack or release lost in a
+// failover only makes a job run again (at least once), and the next link
+// of a chain is pushed before its predecessor is acked, so replication
+// order keeps it.
+type ReplicationConfig struct {
+	// Replicas is how many replicas must acknowledge each push. 0 (the
+	// default) does not wait.
+	Replicas int
+	// Timeout bounds the wait. Default 1s when Replicas is set. Keep it
+	// below the client's read timeout (3s by default).
+	Timeout time.Duration
+}
+
+// ErrNotReplicated is wrapped by the error of a push that fewer replicas
+// than ReplicationConfig.Replicas acknowledged in time. The job reached
+// the master, but a failover may lose it.
+var ErrNotReplicated = errors.New("jobgen: push not acknowledged by enough replicas")
+
+func (c *ReplicationConfig) setDefaults() {
+	if c.Replicas > 0 && c.Timeout == 0 {
+		c.Timeout = time.Second
+	}
+}
+
+func (c *ReplicationConfig) validate() error {
+	switch {
+	case c.Replicas < 0:
+		return fmt.Errorf("%w: EngineConfig.Replication.Replicas (%d) must not be negative", ErrInvalid, c.Replicas)
+	case c.Timeout < 0:
+		return fmt.Errorf("%w: EngineConfig.Replication.Timeout (%v) must not be negative", ErrInvalid, c.Timeout)
+	case c.Replicas > 0 && c.Timeout < time.Millisecond:
+		return fmt.Errorf("%w: EngineConfig.Replication.Timeout (%v) must be at least 1ms", ErrInvalid, c.Timeout)
+	}
+	return nil
+}
+
+// runPush runs the script calls of a push, followed by WAIT if the
+// engine waits for replicas.
+func (e *Engine) runPush(ctx context.Context, calls []call) error {
+	r := e.cfg.Replication
+	if r.Replicas == 0 {
+		_, err := runAll(ctx, e.rdb, calls)
+		return err
+	}
+	cc, ok := e.rdb.(*redis.ClusterClient)
+	if !ok {
+		return runWaited(ctx, e.rdb, calls, r)
+	}
+	// WAIT counts the replicas of the master it is sent to, for the
+	// writes of its connection: each master gets a pipeline of its own
+	// calls and a WAIT.
+	byNode := map[*redis.Client][]call{}
+	var order []*redis.Client
+	for _, c := range calls {
+		node, err := cc.MasterForKey(ctx, c.keys[0])
+		if err != nil {
+			return err
+		}
+		if _, seen := byNode[node]; !seen {
+			order = append(order, node)
+		}
+		byNode[node] = append(byNode[node], c)
+	}
+	for _, node := range order {
+		if err := runWaited(ctx, node, byNode[node], r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runWaited runs calls and WAIT in one pipeline, which go-redis sends on
+// one connection, so WAIT covers exactly these writes. Calls that fail
+// with NOSCRIPT did nothing and go again by source, with a WAIT of their
+// own.
+func runWaited(ctx context.Context, rdb redis.Cmdable, calls []call, r ReplicationConfig) error {
+	cmds := make([]*redis.Cmd, len(calls))
+	var waits []*redis.Cmd
+	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, c := range calls {
+			cmds[i] = p.EvalSha(ctx, c.s.sha, c.keys, c.args...)
+		}
+		waits = append(waits, p.Do(ctx, "WAIT", r.Replicas, r.Timeout.Milliseconds()))
+		return nil
+	})
+	var again []int
+	for i, cmd := range cmds {
+		if isNoScript(cmd.Err()) {
+			again = append(again, i)
+		}
+	}
+	if len(again) > 0 {
+		_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, i := range again {
+				c := calls[i]
+				cmds[i] = p.Eval(ctx, c.s.src, c.keys, c.args...)
+			}
+			waits = append(waits, p.Do(ctx, "WAIT", r.Replicas, r.Timeout.Milliseconds()))
+			return nil
+		})
+	}
+	for _, cmd := range cmds {
+		if err := cmd.Err(); err != nil && err != redis.Nil {
+			return err
+		}
+	}
+	for _, w := range waits {
+		n, err := w.Int64()
+		if err != nil {
+			return fmt.Errorf("%w: WAIT: %v", ErrNotReplicated, err)
+		}
+		if n < int64(r.Replicas) {
+			return fmt.Errorf("%w: %d of %d replicas within %v", ErrNotReplicated, n, r.Replicas, r.Timeout)
+		}
+	}
+	return nil
+}
