@@ -46,6 +46,8 @@ type Task struct {
 	// Millis is how long a run sleeps (or waits for its context to end,
 	// which ends the run with the context's cause) before it does Kind.
 	Millis int
+	// Pad makes the job bigger.
+	Pad []byte `msgpack:",omitempty"`
 	// Opts are the options it is dispatched with; not encoded.
 	Opts runtime.JobOptions `msgpack:"-"`
 }

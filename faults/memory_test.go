@@ -1,0 +1,137 @@
+package faults_test
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/faults/internal/faultworker"
+	"github.com/jobgen/jobgen/faults/internal/harness"
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// TestOversizePayload pushes a job over the payload cap among good ones:
+// the whole call is refused with ErrPayloadTooLarge and nothing is
+// pushed.
+func TestOversizePayload(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	capBytes := b.engine.Config().MaxPayload
+	var out []runtime.Outgoing
+	for i := range 3 {
+		task := faultworker.Task{Seq: i}
+		if i == 1 {
+			task.Pad = bytes.Repeat([]byte{'x'}, capBytes)
+		}
+		env, err := runtime.NewPendingDispatch(task).OnQueue(queue).Envelope()
+		require.NoError(t, err)
+		out = append(out, runtime.Outgoing{Envelope: env})
+	}
+	err := b.engine.PushBulk(b.ctx, out)
+	require.ErrorIs(t, err, runtime.ErrPayloadTooLarge)
+	t.Logf("figures: a payload over the %d-byte cap is refused: %v", capBytes, err)
+	s, err := b.engine.Sizes(b.ctx, queue)
+	require.NoError(t, err)
+	require.Equal(t, runtime.Sizes{}, s, "nothing is pushed")
+}
+
+// TestOutOfMemory fills a Redis whose maxmemory is set, under
+// noeviction, until pushes fail. From then on every dispatch fails with
+// a clear error, and nothing pushed before is lost: workers, which need
+// no new memory to reserve and ack, drain the queue.
+func TestOutOfMemory(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "--maxmemory-policy", "noeviction")
+	rdb := b.redis.Client()
+	used := usedMemory(t, b)
+	limit := used + harness.Scale(int64(4<<20), int64(64<<20))
+	require.NoError(t, rdb.ConfigSet(b.ctx, "maxmemory", strconv.FormatInt(limit, 10)).Err())
+
+	pad := bytes.Repeat([]byte{'p'}, 512)
+	var first error
+	for i := 0; first == nil; i++ {
+		_, first = b.disp.Push(b.ctx, faultworker.Task{Pad: pad})
+		require.Less(t, i, 1_000_000, "maxmemory never reached")
+	}
+	acked := len(b.disp.Acked())
+	refused := 0
+	for range 20 {
+		_, err := b.disp.Push(b.ctx, faultworker.Task{Pad: pad})
+		require.Error(t, err, "every dispatch errors once maxmemory is reached")
+		require.Contains(t, err.Error(), "OOM")
+		refused++
+	}
+	// Not one refused job made it in, not even in part. (LLEN, not
+	// Engine.Sizes: see TestSizesUnderOOM.)
+	ready, err := rdb.LLen(b.ctx, harness.Keys("faults", queue).Ready).Result()
+	require.NoError(t, err)
+	require.Equal(t, acked, int(ready))
+	t.Logf("figures: maxmemory %d bytes reached after %d jobs; %d more dispatches all refused: %v", limit, acked, refused, first)
+
+	f := b.fleet(t, nil)
+	f.Start(2)
+	harness.Drain(t, b.engine, queue, 2*time.Minute)
+	f.StopAll(15 * time.Second)
+	o := b.check(t, f)
+	require.Zero(t, o.Failed)
+	require.Zero(t, o.Duplicates)
+}
+
+func usedMemory(t *testing.T, b bundle) int64 {
+	t.Helper()
+	info, err := b.redis.Client().Info(b.ctx, "memory").Result()
+	require.NoError(t, err)
+	for _, l := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(l, "used_memory:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			require.NoError(t, err)
+			return n
+		}
+	}
+	t.Fatal("no used_memory in INFO")
+	return 0
+}
+
+// TestSizesUnderOOM reads queue sizes and the failed store of a Redis
+// past its maxmemory. Redis refuses every command queued inside MULTI
+// when it is out of memory, read-only ones too, so Engine.Sizes and
+// FailedStore.List and Get, which read in a MULTI transaction, fail
+// just when an operator most needs them.
+func TestSizesUnderOOM(t *testing.T) {
+	t.Parallel()
+	needsRuntime(t, "BUG: Engine.Sizes, FailedStore.List/Get fail with EXECABORT when Redis is past maxmemory (they read inside MULTI); read with a no-writes script or a plain pipeline")
+	b := setup(t, "--maxmemory-policy", "noeviction")
+	_, err := b.disp.Push(b.ctx, faultworker.Task{})
+	require.NoError(t, err)
+	require.NoError(t, b.redis.Client().ConfigSet(b.ctx, "maxmemory", "1").Err())
+	_, err = b.disp.Push(b.ctx, faultworker.Task{})
+	require.ErrorContains(t, err, "OOM", "Redis is past maxmemory")
+	s, err := b.engine.Sizes(b.ctx, queue)
+	require.NoError(t, err)
+	require.Equal(t, runtime.Sizes{Ready: 1}, s)
+	_, err = b.engine.Failed().List(b.ctx, queue, 0, 10)
+	require.NoError(t, err)
+}
+
+// TestEvictionPolicyWarning starts a worker on a Redis that may evict
+// keys: it warns at start. On noeviction it does not.
+func TestEvictionPolicyWarning(t *testing.T) {
+	t.Parallel()
+	for _, policy := range []string{"allkeys-lru", "volatile-lru", "noeviction"} {
+		b := setup(t, "--maxmemory-policy", policy)
+		f := b.fleet(t, nil)
+		f.Start(1)
+		f.StopAll(10 * time.Second)
+		warned := f.LogLines("maxmemory-policy", policy)
+		if policy == "noeviction" {
+			require.Empty(t, warned)
+			continue
+		}
+		require.NotEmpty(t, warned, "a worker on a Redis with maxmemory-policy %s warns", policy)
+		t.Logf("figures: %s warns: %s", policy, warned[0])
+	}
+}
