@@ -21,10 +21,12 @@ type Worker struct {
 	log    *slog.Logger
 	events listeners
 
-	bell  *bell
-	slots chan struct{} // one token per free slot
-	acks  chan Ref
-	wg    sync.WaitGroup // running jobs
+	bell    *bell
+	slots   chan struct{} // one token per free slot
+	acks    chan Ref
+	ackStop chan struct{}  // closed when the acker should flush and end
+	ackDone chan struct{}  // closed when the acker has ended
+	wg      sync.WaitGroup // running jobs
 
 	mu       sync.Mutex
 	active   map[Ref]*activeJob
@@ -58,11 +60,13 @@ func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
 	}
 	w := &Worker{
 		e: e, r: r, cfg: cfg,
-		log:    cfg.Logger.With("worker", cfg.Name),
-		slots:  make(chan struct{}, cfg.Concurrency),
-		acks:   make(chan Ref, 2*cfg.Concurrency),
-		active: map[Ref]*activeJob{},
-		stopCh: make(chan struct{}),
+		log:     cfg.Logger.With("worker", cfg.Name),
+		slots:   make(chan struct{}, cfg.Concurrency),
+		acks:    make(chan Ref, 2*cfg.Concurrency),
+		ackStop: make(chan struct{}),
+		ackDone: make(chan struct{}),
+		active:  map[Ref]*activeJob{},
+		stopCh:  make(chan struct{}),
 	}
 	for range cfg.Concurrency {
 		w.slots <- struct{}{}
@@ -152,14 +156,13 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() { defer sideWG.Done(); w.heartbeat(side) }()
 	go func() { defer sideWG.Done(); w.watch(ctx, side, generation) }()
 	go w.bell.run(side) // may outlive Run by one BLPOP (bellPoll)
-	ackDone := make(chan struct{})
-	go func() { defer sideWG.Done(); w.acker(base, ackDone) }()
+	go func() { defer sideWG.Done(); w.acker(base) }()
 
 	w.log.Debug("worker starting", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency)
 	w.fetch(ctx, base, start)
 	w.drain()
-	close(w.acks)
-	<-ackDone
+	close(w.ackStop)
+	<-w.ackDone
 	stopSide()
 	sideWG.Wait()
 	w.events.emit(Event{Kind: WorkerStopping, Worker: w.cfg.Name, Reason: w.StopReason()})

@@ -60,25 +60,44 @@ func (w *Worker) heartbeat(ctx context.Context) {
 }
 
 // acker deletes finished jobs in batches: it takes what has queued up
-// while the previous batch was in flight, up to 1,000 at a time.
-func (w *Worker) acker(ctx context.Context, done chan<- struct{}) {
-	defer close(done)
+// while the previous batch was in flight, up to 1,000 at a time. When
+// ackStop closes it flushes what is queued and closes ackDone.
+func (w *Worker) acker(ctx context.Context) {
+	defer close(w.ackDone)
 	buf := make([]Ref, 0, maxBatch)
-	for ref := range w.acks {
-		buf = append(buf[:0], ref)
-	more:
-		for len(buf) < maxBatch {
-			select {
-			case r, ok := <-w.acks:
-				if !ok {
-					break more
-				}
-				buf = append(buf, r)
-			default:
-				break more
+	for {
+		select {
+		case ref := <-w.acks:
+			w.ackBatch(ctx, w.take(append(buf[:0], ref)))
+		case <-w.ackStop:
+			for b := w.take(buf[:0]); len(b) > 0; b = w.take(buf[:0]) {
+				w.ackBatch(ctx, b)
 			}
+			return
 		}
-		w.ackBatch(ctx, buf)
+	}
+}
+
+// take appends queued acks to buf, without blocking, up to maxBatch.
+func (w *Worker) take(buf []Ref) []Ref {
+	for len(buf) < maxBatch {
+		select {
+		case r := <-w.acks:
+			buf = append(buf, r)
+		default:
+			return buf
+		}
+	}
+	return buf
+}
+
+// queueAck hands a finished job to the acker, or acks it at once if the
+// acker has finished (a handler that outlived the worker's stop).
+func (w *Worker) queueAck(ctx context.Context, ref Ref) {
+	select {
+	case w.acks <- ref:
+	case <-w.ackDone:
+		w.ackBatch(ctx, []Ref{ref})
 	}
 }
 
