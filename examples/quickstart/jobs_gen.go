@@ -37,9 +37,7 @@ func (NotifyTeam) JobName() string {
 
 // JobOptions returns the defaults from the //job: annotation of NotifyTeam.
 func (NotifyTeam) JobOptions() runtime.JobOptions {
-	return runtime.JobOptions{
-		Queue: "emails",
-	}
+	return runtime.JobOptions{}
 }
 
 // EncodeJob encodes the fields of the job with msgpack.
@@ -100,6 +98,7 @@ func (ResizeAvatar) JobName() string {
 // JobOptions returns the defaults from the //job: annotation of ResizeAvatar.
 func (ResizeAvatar) JobOptions() runtime.JobOptions {
 	return runtime.JobOptions{
+		Queue:   "images",
 		Timeout: 10 * time.Second,
 	}
 }
@@ -164,8 +163,8 @@ func (SendWelcomeEmail) JobOptions() runtime.JobOptions {
 	return runtime.JobOptions{
 		Queue:   "emails",
 		Tries:   3,
-		Backoff: []time.Duration{100 * time.Millisecond},
-		Timeout: 5 * time.Second,
+		Backoff: []time.Duration{100 * time.Millisecond, 200 * time.Millisecond},
+		Timeout: 30 * time.Second,
 	}
 }
 
