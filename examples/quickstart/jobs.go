@@ -23,7 +23,7 @@ type ResizeAvatar struct {
 // NotifyTeam posts to the team's channel. It has no //job: keys, so it
 // goes to the "default" queue with the worker's defaults.
 //
-//job:
+// job:
 type NotifyTeam struct {
 	Message string
 }
