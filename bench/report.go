@@ -171,7 +171,11 @@ func WriteTable(w io.Writer, cfg Config, recs []Record) error {
 				met = "no"
 			}
 		}
-		fmt.Fprintf(&b, " %s | %s |\n", m.target, met)
+		target := m.target
+		if strings.Contains(target, "payload") {
+			target = fmt.Sprintf("≤ %d B (payload + 150)", cfg.Payload+150)
+		}
+		fmt.Fprintf(&b, " %s | %s |\n", target, met)
 	}
 	b.WriteString("\nEach figure is followed by its ratio to the best peer's (for jobs/s, higher is better; for ms, B and MB, lower is better). ! marks a run with duplicate or missing jobs or errors.\n")
 	_, err := io.WriteString(w, b.String())
