@@ -36,7 +36,6 @@ var jobgenInfo = Info{
 // Engine.PushBulk, and a runtime.Worker.
 type jobgenSystem struct {
 	e    *runtime.Engine
-	ctx  context.Context // carries the engine as dispatcher
 	stop context.CancelFunc
 	done chan error
 }
@@ -46,7 +45,7 @@ func openJobgen(ctx context.Context, o Options) (System, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &jobgenSystem{e: e, ctx: runtime.WithDispatcher(context.Background(), e)}, nil
+	return &jobgenSystem{e: e}, nil
 }
 
 func (s *jobgenSystem) Enqueue(ctx context.Context, j Job) error {
