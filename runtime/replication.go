@@ -20,8 +20,9 @@ import (
 // replicas have acknowledged it. A push that too few replicas
 // acknowledge within Timeout returns an error wrapping ErrNotReplicated:
 // the job was pushed to the master and may or may not survive a
-// failover, so the caller may dispatch it again (with the same envelope
-// ID, a second push of a job that did survive fails with ErrDuplicateID).
+// failover. The caller may push the same envelope again: while the first
+// copy is still queued, a push of the same ID and payload adds nothing;
+// once it has run, it runs again (at least once, never lost).
 //
 // WAIT does not make Redis strongly consistent: a replica that has the
 // job could still lose a later election to one that does not. With one
