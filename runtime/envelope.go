@@ -53,6 +53,14 @@ type Envelope struct {
 	BatchID string `msgpack:"ba,omitempty"`
 	// UniqueKey is the job's unique lock, if any.
 	UniqueKey string `msgpack:"uk,omitempty"`
+	// UniqueUntilProcessing releases the unique lock when the job starts
+	// rather than when it finishes.
+	UniqueUntilProcessing bool `msgpack:"up,omitempty"`
+	// Encrypted says that Body is sealed with the engine's KeyRing.
+	Encrypted bool `msgpack:"en,omitempty"`
+	// Catch is the encoded callback that the job's chain runs when one of
+	// its links fails for good; every link of the chain carries it.
+	Catch []byte `msgpack:"cc,omitempty"`
 	// Tags are free-form labels for monitoring.
 	Tags []string `msgpack:"tg,omitempty"`
 	// DispatchedAt is when the job was dispatched (unix ms, dispatcher's clock).

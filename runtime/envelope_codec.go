@@ -20,6 +20,7 @@ func (e *Envelope) EncodeMsgpack(enc *msgpack.Encoder) error {
 	opt := []bool{
 		e.Connection != "", e.Tries != 0, len(e.Backoff) > 0, e.Timeout != 0, e.RetryUntil != 0,
 		e.MaxExceptions != 0, e.FailOnTimeout, len(e.Chain) > 0, e.BatchID != "", e.UniqueKey != "", len(e.Tags) > 0,
+		e.UniqueUntilProcessing, e.Encrypted, len(e.Catch) > 0,
 	}
 	for _, set := range opt {
 		if set {
@@ -79,6 +80,18 @@ func (e *Envelope) EncodeMsgpack(enc *msgpack.Encoder) error {
 		for _, t := range e.Tags {
 			w.do(func() error { return enc.EncodeString(t) })
 		}
+	}
+	if opt[11] {
+		w.key("up")
+		w.do(func() error { return enc.EncodeBool(true) })
+	}
+	if opt[12] {
+		w.key("en")
+		w.do(func() error { return enc.EncodeBool(true) })
+	}
+	if opt[13] {
+		w.key("cc")
+		w.do(func() error { return enc.EncodeBytes(e.Catch) })
 	}
 	w.int("at", e.DispatchedAt)
 	return w.err
@@ -175,6 +188,12 @@ func (e *Envelope) decodeField(dec *msgpack.Decoder, k string) error {
 		e.UniqueKey, err = dec.DecodeString()
 	case "tg":
 		e.Tags, err = decodeArray(dec, dec.DecodeString)
+	case "up":
+		e.UniqueUntilProcessing, err = dec.DecodeBool()
+	case "en":
+		e.Encrypted, err = dec.DecodeBool()
+	case "cc":
+		e.Catch, err = dec.DecodeBytes()
 	case "at":
 		e.DispatchedAt, err = dec.DecodeInt64()
 	default:

@@ -28,6 +28,9 @@ type mirror struct {
 	Chain         [][]byte        `msgpack:"ch,omitempty"`
 	BatchID       string          `msgpack:"ba,omitempty"`
 	UniqueKey     string          `msgpack:"uk,omitempty"`
+	UniqueUntil   bool            `msgpack:"up,omitempty"`
+	Encrypted     bool            `msgpack:"en,omitempty"`
+	Catch         []byte          `msgpack:"cc,omitempty"`
 	Tags          []string        `msgpack:"tg,omitempty"`
 	DispatchedAt  int64           `msgpack:"at"`
 	Future        string          `msgpack:"zz,omitempty"` // a field a newer writer might add
@@ -39,6 +42,7 @@ func TestEnvelopeCodec(t *testing.T) {
 		Tries: 5, Backoff: []time.Duration{time.Second, time.Minute}, Timeout: 30 * time.Second,
 		RetryUntil: 1_800_000_000_000, MaxExceptions: 3, FailOnTimeout: true,
 		Chain: [][]byte{{9}, {8, 7}}, BatchID: "b1", UniqueKey: "u1", Tags: []string{"a", "b"},
+		UniqueUntilProcessing: true, Encrypted: true, Catch: []byte{5, 6},
 		DispatchedAt: 1_700_000_000_000,
 	}
 	minimal := runtime.Envelope{Version: 1, ID: "01K", Name: "app.Job", Queue: "q", DispatchedAt: 1}
@@ -62,6 +66,9 @@ func TestEnvelopeCodec(t *testing.T) {
 			require.Equal(t, env.Chain, m.Chain)
 			require.Equal(t, env.Tags, m.Tags)
 			require.Equal(t, env.FailOnTimeout, m.FailOnTimeout)
+			require.Equal(t, env.UniqueUntilProcessing, m.UniqueUntil)
+			require.Equal(t, env.Encrypted, m.Encrypted)
+			require.Equal(t, env.Catch, m.Catch)
 
 			// ...and reads what reflection writes, skipping unknown keys.
 			m.Future = "ignored"
