@@ -137,6 +137,26 @@ var embedded = struct {
 type embeddedServer struct {
 	srv  *miniredis.Miniredis
 	refs int
+	stop chan struct{} // ends expireEmbedded
+}
+
+// expireEmbedded moves the embedded server's key lifetimes on with the
+// wall clock, which miniredis leaves to its caller: without it, a key
+// set with PX (a unique lock, a chain marker) would never expire.
+func expireEmbedded(srv *miniredis.Miniredis, stop <-chan struct{}) {
+	const tick = 20 * time.Millisecond
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	last := time.Now()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-t.C:
+			srv.FastForward(now.Sub(last))
+			last = now
+		}
+	}
 }
 
 func openEmbedded(name string) (redis.UniversalClient, func() error, error) {
@@ -150,8 +170,9 @@ func openEmbedded(name string) (redis.UniversalClient, func() error, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("start embedded server: %w", err)
 		}
-		s = &embeddedServer{srv: srv}
+		s = &embeddedServer{srv: srv, stop: make(chan struct{})}
 		embedded.servers[name] = s
+		go expireEmbedded(srv, s.stop)
 	}
 	s.refs++
 	// The server is in this process and runs Lua far slower than Redis, so
@@ -165,6 +186,7 @@ func openEmbedded(name string) (redis.UniversalClient, func() error, error) {
 			embedded.Lock()
 			defer embedded.Unlock()
 			if s.refs--; s.refs == 0 {
+				close(s.stop)
 				s.srv.Close()
 				delete(embedded.servers, name)
 			}
