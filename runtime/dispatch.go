@@ -178,8 +178,13 @@ func (p *PendingDispatch) DelayDuration() time.Duration {
 func (p *PendingDispatch) Chain() []Job { return p.chain }
 
 // Envelope builds the envelope to push, with a new ID and the chain
-// encoded inside it.
-func (p *PendingDispatch) Envelope() (*Envelope, error) {
+// encoded inside it. Bodies are not sealed: an *Engine seals the bodies
+// of encrypted jobs with its key ring when it dispatches.
+func (p *PendingDispatch) Envelope() (*Envelope, error) { return p.envelope(nil) }
+
+// envelope builds the envelope; seal, if not nil, encrypts the bodies of
+// encrypted jobs, the chain's links included.
+func (p *PendingDispatch) envelope(seal func(*Envelope) error) (*Envelope, error) {
 	env, err := newEnvelope(p.job, p.Queue(), p.Connection())
 	if err != nil {
 		return nil, err
@@ -189,11 +194,21 @@ func (p *PendingDispatch) Envelope() (*Envelope, error) {
 		if err != nil {
 			return nil, fmt.Errorf("chain of %s: %w", p.job.JobName(), err)
 		}
+		if seal != nil {
+			if err := seal(link); err != nil {
+				return nil, fmt.Errorf("chain of %s: %w", p.job.JobName(), err)
+			}
+		}
 		b, err := link.Encode()
 		if err != nil {
 			return nil, err
 		}
 		env.Chain = append(env.Chain, b)
+	}
+	if seal != nil {
+		if err := seal(env); err != nil {
+			return nil, err
+		}
 	}
 	return env, nil
 }
@@ -216,6 +231,7 @@ func newEnvelope(job Job, queue, connection string) (*Envelope, error) {
 		Timeout:       o.Timeout,
 		MaxExceptions: o.MaxExceptions,
 		FailOnTimeout: o.FailOnTimeout,
+		Encrypted:     o.Encrypted,
 		Tags:          o.Tags,
 		DispatchedAt:  now.UnixMilli(),
 	}
@@ -263,8 +279,9 @@ func DispatchSync(ctx context.Context, job Job) error {
 }
 
 // Dispatch pushes p's job, and returns its ID: *Engine is a Dispatcher.
+// It seals encrypted jobs with EngineConfig.Keys.
 func (e *Engine) Dispatch(ctx context.Context, p *PendingDispatch) (string, error) {
-	env, err := p.Envelope()
+	env, err := p.envelope(e.seal)
 	if err != nil {
 		return "", err
 	}

@@ -30,6 +30,10 @@ type EngineConfig struct {
 	// reservations, moved to ready by one migrate call, so a large backlog
 	// never blocks Redis for long. Default 1,000.
 	MigrateLimit int
+	// Keys seals the bodies of encrypted jobs (JobOptions.Encrypted) that
+	// this engine dispatches, and opens them for its workers. Needed only
+	// for encrypted jobs; see KeyRing for rotation.
+	Keys *KeyRing
 	// Replication makes pushes wait for replicas (Redis WAIT), so that an
 	// acknowledged dispatch survives a failover; see ReplicationConfig.
 	Replication ReplicationConfig

@@ -26,6 +26,9 @@ type route struct {
 	name   string
 	run    func(ctx context.Context, body []byte) error
 	failed func(ctx context.Context, body []byte, cause error)
+	// encrypted: the job type's options say Encrypted, so a worker
+	// refuses a plaintext payload for it.
+	encrypted bool
 }
 
 // NewRouter returns an empty router.
@@ -62,6 +65,7 @@ func Register[T any](r *Router, name string, handle func(ctx context.Context, jo
 			return handle(ctx, job)
 		},
 	}
+	rt.encrypted = encryptedType[T]()
 	if cfg.failed != nil {
 		rt.failed = func(ctx context.Context, body []byte, cause error) {
 			job, err := Decode[T](body)

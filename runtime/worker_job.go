@@ -24,6 +24,10 @@ func (w *Worker) process(base context.Context, res Reservation) {
 		w.fail(base, res, nil, err)
 		return
 	}
+	if err := w.open(env); err != nil { // crypt.go: a sealed body that does not open fails at once
+		w.fail(base, res, env, err)
+		return
+	}
 	maxTries := env.Tries
 	if maxTries == 0 {
 		maxTries = w.cfg.Tries
