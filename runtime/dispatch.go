@@ -114,6 +114,12 @@ type PendingDispatch struct {
 	delay      time.Duration
 	delaySet   bool
 	chain      []Job
+
+	// Set by Chain and Catch (chain.go): the chain's queue and connection
+	// for links that name none, and its catch callback.
+	chainQueue      string
+	chainConnection string
+	catch           *CallbackRef
 }
 
 // NewPendingDispatch starts a dispatch of job.
@@ -152,6 +158,8 @@ func (p *PendingDispatch) Queue() string {
 	switch {
 	case p.queue != "":
 		return p.queue
+	case p.chainQueue != "":
+		return p.chainQueue
 	case p.job.JobOptions().Queue != "":
 		return p.job.JobOptions().Queue
 	}
@@ -162,6 +170,9 @@ func (p *PendingDispatch) Queue() string {
 func (p *PendingDispatch) Connection() string {
 	if p.connection != "" {
 		return p.connection
+	}
+	if p.chainConnection != "" {
+		return p.chainConnection
 	}
 	return p.job.JobOptions().Connection
 }
@@ -189,21 +200,8 @@ func (p *PendingDispatch) envelope(seal func(*Envelope) error) (*Envelope, error
 	if err != nil {
 		return nil, err
 	}
-	for _, next := range p.chain {
-		link, err := newEnvelope(next, NewPendingDispatch(next).Queue(), NewPendingDispatch(next).Connection())
-		if err != nil {
-			return nil, fmt.Errorf("chain of %s: %w", p.job.JobName(), err)
-		}
-		if seal != nil {
-			if err := seal(link); err != nil {
-				return nil, fmt.Errorf("chain of %s: %w", p.job.JobName(), err)
-			}
-		}
-		b, err := link.Encode()
-		if err != nil {
-			return nil, err
-		}
-		env.Chain = append(env.Chain, b)
+	if err := p.encodeChain(env, seal); err != nil { // chain.go
+		return nil, err
 	}
 	if seal != nil {
 		if err := seal(env); err != nil {

@@ -34,6 +34,9 @@ type EngineConfig struct {
 	// this engine dispatches, and opens them for its workers. Needed only
 	// for encrypted jobs; see KeyRing for rotation.
 	Keys *KeyRing
+	// StateRetention is how long chain markers are kept after their last
+	// change. Default 7 days.
+	StateRetention time.Duration
 	// Replication makes pushes wait for replicas (Redis WAIT), so that an
 	// acknowledged dispatch survives a failover; see ReplicationConfig.
 	Replication ReplicationConfig
@@ -55,6 +58,9 @@ func (c *EngineConfig) setDefaults() {
 	if c.MigrateLimit == 0 {
 		c.MigrateLimit = 1000
 	}
+	if c.StateRetention == 0 {
+		c.StateRetention = 7 * 24 * time.Hour
+	}
 	c.Replication.setDefaults()
 }
 
@@ -66,6 +72,8 @@ func (c *EngineConfig) validate() error {
 		return fmt.Errorf("%w: EngineConfig.MaxPayload (%d) must not be negative", ErrInvalid, c.MaxPayload)
 	case c.MigrateLimit < 0 || c.MigrateLimit > 10_000:
 		return fmt.Errorf("%w: EngineConfig.MigrateLimit (%d) must be between 1 and 10000", ErrInvalid, c.MigrateLimit)
+	case c.StateRetention < time.Second:
+		return fmt.Errorf("%w: EngineConfig.StateRetention (%v) must be at least 1s", ErrInvalid, c.StateRetention)
 	}
 	return c.Replication.validate()
 }

@@ -19,6 +19,8 @@ type Router struct {
 	mu     sync.RWMutex
 	routes map[string]*route
 	errs   []error
+	// callbacks of chains, by name (callback.go).
+	callbacks callbacks
 }
 
 // route is one registered job: everything typed is closed over.

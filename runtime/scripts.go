@@ -43,9 +43,13 @@ var (
 	scriptPrune   = mustScript("prune")
 	scriptClear   = mustScript("clear")
 
+	// Chains, batches, unique jobs and job middleware.
+	scriptChainPush = mustScript("chain_push")
+
 	allScripts = []*script{
 		scriptPush, scriptLater, scriptMigrate, scriptReserve, scriptExtend, scriptAck,
 		scriptRelease, scriptFail, scriptRetry, scriptForget, scriptPrune, scriptClear,
+		scriptChainPush,
 	}
 )
 

@@ -28,6 +28,13 @@ func (w *Worker) process(base context.Context, res Reservation) {
 		w.fail(base, res, env, err)
 		return
 	}
+	// worker_bus.go: a chain link that finished before its worker died
+	// settles as a success without running, before any check of its
+	// attempts.
+	if w.prepare(base, res, env) {
+		w.succeed(base, res, env, Event{Worker: w.cfg.Name, Queue: res.Queue, Name: env.Name, ID: res.ID, Attempt: res.Attempts})
+		return
+	}
 	maxTries := env.Tries
 	if maxTries == 0 {
 		maxTries = w.cfg.Tries
@@ -176,6 +183,7 @@ func (w *Worker) fail(ctx context.Context, res Reservation, env *Envelope, cause
 	name := ""
 	if env != nil {
 		name = env.Name
+		w.failing(ctx, env, cause) // worker_bus.go: chain catch
 	}
 	err := w.e.Fail(ctx, Failure{Ref: res.Ref, Name: name, Err: cause, Attempts: res.Attempts})
 	if err != nil {
@@ -201,33 +209,14 @@ func (w *Worker) runFailedHook(ctx context.Context, env *Envelope, cause error) 
 // succeed dispatches the next link of the job's chain, then hands the
 // job to the acker.
 func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev Event) {
-	if err := w.dispatchNext(ctx, env); err != nil {
-		// Not acked: the job runs again when its lease runs out, and the
-		// chain is dispatched then.
+	if err := w.completed(ctx, env); err != nil { // worker_bus.go: chain
+		// Not acked: the job runs again when its lease runs out, and its
+		// chain is seen to then.
 		w.log.Error("dispatching the next job of a chain failed", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", err)
 		return
 	}
 	w.acks <- res.Ref
 	w.emit(ev, JobProcessed)
-}
-
-// dispatchNext pushes the first job of env's chain, carrying the rest.
-// The link keeps the ID it was given at dispatch, so a job that runs
-// twice does not queue its successor twice.
-func (w *Worker) dispatchNext(ctx context.Context, env *Envelope) error {
-	if len(env.Chain) == 0 {
-		return nil
-	}
-	next, err := decodeEnvelope(env.Chain[0])
-	if err != nil {
-		return &DecodeError{ID: env.ID, Err: fmt.Errorf("next job of its chain: %w", err)}
-	}
-	next.Chain = env.Chain[1:]
-	err = w.e.Push(ctx, next)
-	if errors.Is(err, ErrDuplicateID) {
-		return nil
-	}
-	return err
 }
 
 func (w *Worker) emit(ev Event, kind EventKind) {

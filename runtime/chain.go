@@ -1,0 +1,286 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+)
+
+// PendingChain is a chain of jobs to dispatch: each runs only after the
+// one before it succeeded (Laravel's Bus::chain). Build one with Chain;
+// its setters return it, so they chain.
+//
+//	runtime.Chain(Fetch{URL: u}, Parse{}, Store{}.OnQueue("db")).
+//		OnQueue("imports").
+//		Catch(importFailed.With(u)).
+//		Dispatch(ctx)
+//
+// Each link keeps the ID it is given at dispatch, and is pushed, once,
+// by the worker that finishes the link before it: a link that runs
+// again (its worker died before acking it) does not push its successor a
+// second time, and a link whose successor was pushed already is not run
+// again at all.
+type PendingChain struct {
+	jobs       []Job
+	queue      string
+	connection string
+	catch      *CallbackRef
+}
+
+// Chain starts a chain of jobs. A job may be a *PendingDispatch (such as
+// Job{}.OnQueue(q)) to override the queue or connection of that link.
+func Chain(jobs ...Job) *PendingChain { return &PendingChain{jobs: jobs} }
+
+// OnQueue sends every link that does not name its own queue to q.
+func (c *PendingChain) OnQueue(q string) *PendingChain {
+	c.queue = q
+	return c
+}
+
+// OnConnection sends every link that does not name its own connection
+// through the dispatcher named name.
+func (c *PendingChain) OnConnection(name string) *PendingChain {
+	c.connection = name
+	return c
+}
+
+// Catch sets the callback that runs when a link fails for good; the
+// links after it are dropped. The callback must be registered with
+// RegisterCallback on the workers' routers.
+func (c *PendingChain) Catch(cb CallbackRef) *PendingChain {
+	c.catch = &cb
+	return c
+}
+
+// Jobs returns the chain's jobs.
+func (c *PendingChain) Jobs() []Job { return c.jobs }
+
+// Dispatch sends the first job, carrying the rest, and returns its ID.
+func (c *PendingChain) Dispatch(ctx context.Context) (string, error) {
+	p, err := c.pending()
+	if err != nil {
+		return "", err
+	}
+	return p.Dispatch(ctx)
+}
+
+// pending turns the chain into a dispatch of its first job.
+func (c *PendingChain) pending() (*PendingDispatch, error) {
+	if len(c.jobs) == 0 {
+		return nil, fmt.Errorf("%w: chain has no jobs", ErrInvalid)
+	}
+	p := asPending(c.jobs[0])
+	if len(p.chain) > 0 {
+		return nil, fmt.Errorf("%w: chain: job %s carries a chain of its own", ErrInvalid, p.JobName())
+	}
+	p.chain = append([]Job(nil), c.jobs[1:]...)
+	p.chainQueue, p.chainConnection, p.catch = c.queue, c.connection, c.catch
+	return p, nil
+}
+
+// Catch sets the callback that runs when the job or a link of its chain
+// fails for good, as PendingChain.Catch does.
+func (p *PendingDispatch) Catch(cb CallbackRef) *PendingDispatch {
+	p.catch = &cb
+	return p
+}
+
+// A *PendingDispatch is itself a Job, whose options carry its overrides,
+// so that it can be a link of a chain or a job of a batch.
+
+// JobName returns the wire name of the job being dispatched.
+func (p *PendingDispatch) JobName() string { return p.job.JobName() }
+
+// JobOptions returns the job's options with this dispatch's queue,
+// connection and delay in place of the annotated ones.
+func (p *PendingDispatch) JobOptions() JobOptions {
+	o := p.job.JobOptions()
+	if p.queue != "" {
+		o.Queue = p.queue
+	}
+	if p.connection != "" {
+		o.Connection = p.connection
+	}
+	if p.delaySet {
+		o.Delay = p.delay
+	}
+	return o
+}
+
+// EncodeJob encodes the job being dispatched.
+func (p *PendingDispatch) EncodeJob() ([]byte, error) { return p.job.EncodeJob() }
+
+// asPending returns a copy of j if it is a *PendingDispatch, so that
+// building a chain or batch never changes the caller's value, or a new
+// dispatch of j.
+func asPending(j Job) *PendingDispatch {
+	if p, ok := j.(*PendingDispatch); ok {
+		c := *p
+		c.chain = append([]Job(nil), p.chain...)
+		return &c
+	}
+	return NewPendingDispatch(j)
+}
+
+// underlying returns the job a *PendingDispatch wraps, however deep.
+func underlying(j Job) Job {
+	for {
+		p, ok := j.(*PendingDispatch)
+		if !ok {
+			return j
+		}
+		j = p.job
+	}
+}
+
+// encodeChain encodes p's chain into env: each link gets its ID now, its
+// queue and connection (its own, else the chain's, else its annotation's),
+// the chain's catch callback and batch, and is sealed if encrypted.
+func (p *PendingDispatch) encodeChain(env *Envelope, seal func(*Envelope) error) error {
+	if p.catch != nil {
+		b, err := p.catch.encode()
+		if err != nil {
+			return fmt.Errorf("chain of %s: %w", p.job.JobName(), err)
+		}
+		env.Catch = b
+	}
+	for i, j := range p.chain {
+		lp := asPending(j)
+		if len(lp.chain) > 0 {
+			return fmt.Errorf("%w: chain of %s: link %d (%s) carries a chain of its own", ErrInvalid, p.job.JobName(), i+1, lp.JobName())
+		}
+		queue, conn := p.chainQueue, p.chainConnection
+		if lp.queue != "" || queue == "" {
+			queue = lp.Queue()
+		}
+		if lp.connection != "" || conn == "" {
+			conn = lp.Connection()
+		}
+		if err := ValidateQueueName(queue); err != nil {
+			return fmt.Errorf("chain of %s: link %d (%s): %w", p.job.JobName(), i+1, lp.JobName(), err)
+		}
+		link, err := newEnvelope(lp.job, queue, conn)
+		if err != nil {
+			return fmt.Errorf("chain of %s: %w", p.job.JobName(), err)
+		}
+		link.Catch, link.BatchID = env.Catch, env.BatchID
+		if seal != nil {
+			if err := seal(link); err != nil {
+				return fmt.Errorf("chain of %s: %w", p.job.JobName(), err)
+			}
+		}
+		b, err := link.Encode()
+		if err != nil {
+			return err
+		}
+		env.Chain = append(env.Chain, b)
+	}
+	return nil
+}
+
+// nextLink decodes the first link of env's chain, carrying the rest.
+func nextLink(env *Envelope) (*Envelope, error) {
+	next, err := decodeEnvelope(env.Chain[0])
+	if err != nil {
+		return nil, &DecodeError{ID: env.ID, Err: fmt.Errorf("next job of its chain: %w", err)}
+	}
+	next.Chain = env.Chain[1:]
+	return next, nil
+}
+
+// linkEngine returns the engine that next goes to: the worker's own for
+// the same connection, else the dispatcher named for the connection,
+// which must be an *Engine.
+func (w *Worker) linkEngine(ctx context.Context, env, next *Envelope) (*Engine, error) {
+	if next.Connection == env.Connection {
+		return w.e, nil
+	}
+	d, err := DispatcherFor(ctx, next.Connection)
+	if err != nil {
+		return nil, err
+	}
+	e, ok := d.(*Engine)
+	if !ok {
+		return nil, fmt.Errorf("%w: the dispatcher for connection %q is a %T; a chain link can only be pushed to an *Engine", ErrInvalid, next.Connection, d)
+	}
+	return e, nil
+}
+
+// dispatchNext pushes the next link of env's chain, once: the push sets
+// a marker beside the link's queue, in one script call, and a later push
+// of the same link finds the marker and does nothing. The finished link
+// is acked after this, by the caller.
+func (w *Worker) dispatchNext(ctx context.Context, env *Envelope) error {
+	if len(env.Chain) == 0 {
+		return nil
+	}
+	next, err := nextLink(env)
+	if err != nil {
+		return err
+	}
+	e, err := w.linkEngine(ctx, env, next)
+	if err != nil {
+		return err
+	}
+	return e.pushLink(ctx, next)
+}
+
+// pushLink pushes a chain link unless it was pushed before.
+func (e *Engine) pushLink(ctx context.Context, next *Envelope) error {
+	if err := ValidateQueueName(next.Queue); err != nil {
+		return err
+	}
+	payload, err := next.Encode()
+	if err != nil {
+		return err
+	}
+	if err := e.remember(ctx, next.Queue); err != nil {
+		return err
+	}
+	qk := e.keys.queue(next.Queue)
+	n, err := call{scriptChainPush, []string{qk.Ready, qk.Payloads, qk.Notify, e.keys.chained(next.Queue, next.ID)},
+		[]any{e.cfg.StateRetention.Milliseconds(), next.ID, payload}}.run(ctx, e.rdb).Int64()
+	if err != nil {
+		return fmt.Errorf("push next job %s (%s) of a chain: %w", next.ID, next.Name, err)
+	}
+	if n == 1 && !e.events.empty() {
+		e.events.emit(Event{Kind: JobQueued, Queue: next.Queue, Name: next.Name, ID: next.ID})
+	}
+	return nil
+}
+
+// chainDone reports whether env, a link that is running again, pushed
+// its successor before: it finished then, and its worker died before
+// acking it. Such a link is acked without running again. First attempts
+// are not checked.
+func (w *Worker) chainDone(ctx context.Context, res Reservation, env *Envelope) (bool, error) {
+	if len(env.Chain) == 0 || res.Attempts < 2 {
+		return false, nil
+	}
+	next, err := nextLink(env)
+	if err != nil {
+		return false, nil // the push reports it
+	}
+	e, err := w.linkEngine(ctx, env, next)
+	if err != nil {
+		return false, nil
+	}
+	n, err := e.rdb.Exists(ctx, e.keys.chained(next.Queue, next.ID)).Result()
+	if err != nil {
+		return false, fmt.Errorf("look for the next link of chain job %s: %w", env.ID, err)
+	}
+	return n == 1, nil
+}
+
+// runCatch runs the catch callback of env's chain, if it has one, after
+// env failed for good. Its remaining links are dropped with it.
+func (w *Worker) runCatch(ctx context.Context, env *Envelope, cause error) {
+	if len(env.Catch) == 0 {
+		return
+	}
+	ref, err := decodeCallback(env.Catch)
+	if err != nil {
+		w.log.Error("chain catch callback does not decode", "job", env.Name, "id", env.ID, "err", err)
+		return
+	}
+	w.runCallback(ctx, "chain catch", ref, Outcome{JobID: env.ID, JobName: env.Name, Err: cause})
+}

@@ -1,0 +1,339 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/jobgen/jobgen/internal/redistest"
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// stepJob is a link of a test chain.
+type stepJob struct {
+	Step string
+	Fail bool
+	Q    string `msgpack:"-"`
+}
+
+func (stepJob) JobName() string                  { return "test.Step" }
+func (j stepJob) JobOptions() runtime.JobOptions { return runtime.JobOptions{Queue: j.Q} }
+func (j stepJob) EncodeJob() ([]byte, error)     { return runtime.Encode(j) }
+
+// steps records the steps handlers ran, with their queue and attempt.
+type steps struct {
+	mu  sync.Mutex
+	ran []string
+}
+
+func (s *steps) register(r *runtime.Router) {
+	runtime.Register(r, "test.Step", func(ctx context.Context, j stepJob) error {
+		info, _ := runtime.JobInfoFrom(ctx)
+		s.mu.Lock()
+		s.ran = append(s.ran, fmt.Sprintf("%s@%s#%d", j.Step, info.Queue, info.Attempt))
+		s.mu.Unlock()
+		if j.Fail {
+			return errors.New("step " + j.Step + " failed")
+		}
+		return nil
+	})
+}
+
+func (s *steps) list() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.ran)
+}
+
+// caught records the calls of a catch callback.
+type caught struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (c *caught) callback(name string) *runtime.Callback[string] {
+	return runtime.NewCallback(name, func(ctx context.Context, arg string, o runtime.Outcome) error {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.calls = append(c.calls, fmt.Sprintf("%s: %s %v", arg, o.JobName, o.Err))
+		return nil
+	})
+}
+
+func (c *caught) list() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.calls)
+}
+
+func TestChainQueuesAndOverrides(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var s steps
+		s.register(b.router)
+		_, err := runtime.Chain(
+			stepJob{Step: "a"},
+			runtime.NewPendingDispatch(stepJob{Step: "b"}).OnQueue("special"),
+			stepJob{Step: "c", Q: "annotated"},
+		).OnQueue("chained").Dispatch(b.ctx)
+		require.NoError(t, err)
+		// Without a chain-wide queue, each link keeps its annotation.
+		_, err = stepJob{Step: "x", Q: "annotated"}.withChain(stepJob{Step: "y"}, stepJob{Step: "z", Q: "annotated"}).Dispatch(b.ctx)
+		require.NoError(t, err)
+		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"chained", "special", "annotated", "default"}, StopWhenEmpty: true, Concurrency: 1})
+		require.ElementsMatch(t, []string{
+			"a@chained#1", "b@special#1", "c@chained#1",
+			"x@annotated#1", "y@default#1", "z@annotated#1",
+		}, s.list())
+	})
+}
+
+func (j stepJob) withChain(jobs ...runtime.Job) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).WithChain(jobs...)
+}
+
+// recordingDispatcher keeps what it is asked to dispatch.
+type recordingDispatcher struct{ got []*runtime.PendingDispatch }
+
+func (d *recordingDispatcher) Dispatch(ctx context.Context, p *runtime.PendingDispatch) (string, error) {
+	d.got = append(d.got, p)
+	return "id", nil
+}
+
+func TestChainConnections(t *testing.T) {
+	t.Parallel()
+	var d recordingDispatcher
+	ctx := runtime.WithDispatcher(context.Background(), &d)
+	_, err := runtime.Chain(
+		stepJob{Step: "a"},
+		runtime.NewPendingDispatch(stepJob{Step: "b"}).OnConnection("own"),
+		stepJob{Step: "c"},
+	).OnConnection("chain").OnQueue("q").Dispatch(ctx)
+	require.NoError(t, err)
+	require.Len(t, d.got, 1)
+	env, err := d.got[0].Envelope()
+	require.NoError(t, err)
+	require.Equal(t, "chain", env.Connection)
+	require.Len(t, env.Chain, 2)
+	var conns, queues []string
+	for _, b := range env.Chain {
+		link, err := runtime.DecodeEnvelope(idOf(t, b), b)
+		require.NoError(t, err)
+		conns, queues = append(conns, link.Connection), append(queues, link.Queue)
+	}
+	require.Equal(t, []string{"own", "chain"}, conns)
+	require.Equal(t, []string{"q", "q"}, queues)
+
+	_, err = runtime.Chain().Dispatch(ctx)
+	require.ErrorIs(t, err, runtime.ErrInvalid)
+	_, err = runtime.Chain(stepJob{}.withChain(stepJob{}), stepJob{}).Dispatch(ctx)
+	require.ErrorIs(t, err, runtime.ErrInvalid)
+	// Links are checked when the chain is encoded, as an *Engine does.
+	for _, c := range []*runtime.PendingChain{
+		runtime.Chain(stepJob{}, stepJob{}.withChain(stepJob{})),
+		runtime.Chain(stepJob{}, runtime.NewPendingDispatch(stepJob{}).OnQueue("bad{")),
+	} {
+		_, err = c.Dispatch(ctx)
+		require.NoError(t, err)
+		_, err = d.got[len(d.got)-1].Envelope()
+		require.ErrorIs(t, err, runtime.ErrInvalid)
+	}
+}
+
+// idOf reads the ID out of an encoded envelope.
+func idOf(t *testing.T, b []byte) string {
+	t.Helper()
+	var e struct {
+		ID string `msgpack:"id"`
+	}
+	require.NoError(t, msgpack.Unmarshal(b, &e))
+	return e.ID
+}
+
+func TestChainCatch(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var s steps
+		var c caught
+		s.register(b.router)
+		cb := c.callback("test.catch")
+		runtime.RegisterCallback(b.router, cb)
+		_, err := runtime.Chain(stepJob{Step: "a"}, stepJob{Step: "b", Fail: true}, stepJob{Step: "c"}).
+			Catch(cb.With("import 7")).Dispatch(b.ctx)
+		require.NoError(t, err)
+		// The generated WithChain takes a catch too.
+		_, err = stepJob{Step: "x", Fail: true}.withChain(stepJob{Step: "y"}).Catch(cb.With("x")).Dispatch(b.ctx)
+		require.NoError(t, err)
+		// A chain that succeeds does not call it.
+		_, err = runtime.Chain(stepJob{Step: "p"}, stepJob{Step: "q"}).Catch(cb.With("never")).Dispatch(b.ctx)
+		require.NoError(t, err)
+
+		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true, Tries: 2})
+		require.ElementsMatch(t, []string{
+			"a@default#1", "b@default#1", "b@default#2", "x@default#1", "x@default#2", "p@default#1", "q@default#1",
+		}, s.list(), "the catch runs once, after the last try; the links after the failure are dropped")
+		require.ElementsMatch(t, []string{
+			"import 7: test.Step step b failed", "x: test.Step step x failed",
+		}, trimErrs(c.list()))
+		require.Len(t, b.failed(t, "default"), 2)
+		require.Equal(t, runtime.Sizes{Failed: 2}, sizes(t, b.bundle, "default"))
+	})
+}
+
+// trimErrs cuts the wrapping the worker adds around a handler's error
+// ("...attempted too many times (2 of 2): step b failed").
+func trimErrs(calls []string) []string {
+	out := make([]string, len(calls))
+	for i, c := range calls {
+		head, _, _ := cut(c, " jobgen:")
+		_, tail, _ := cut(c, "): ")
+		out[i] = head + " " + tail
+	}
+	return out
+}
+
+func cut(s, sep string) (string, string, bool) {
+	for i := 0; i+len(sep) <= len(s); i++ {
+		if s[i:i+len(sep)] == sep {
+			return s[:i], s[i+len(sep):], true
+		}
+	}
+	return s, "", false
+}
+
+func TestChainUnknownCallback(t *testing.T) {
+	t.Parallel()
+	r := runtime.NewRouter()
+	err := r.RunCallback(context.Background(), runtime.CallbackRef{Name: "nope"}, runtime.Outcome{})
+	require.ErrorIs(t, err, runtime.ErrUnknownCallback)
+	var c caught
+	runtime.RegisterCallback(r, c.callback("dup"))
+	runtime.RegisterCallback(r, c.callback("dup"))
+	runtime.RegisterCallback(r, c.callback(""))
+	require.ErrorIs(t, r.Err(), runtime.ErrInvalid)
+	require.ErrorContains(t, r.Err(), `callback "dup" registered twice`)
+	require.ErrorContains(t, r.Err(), "empty name")
+}
+
+// dropAcks is a go-redis hook that swallows every ack of one job, as if
+// its worker died after finishing it and before the ack reached Redis.
+type dropAcks struct {
+	ackSHA string
+	id     string
+	mu     sync.Mutex
+	n      int
+}
+
+func (h *dropAcks) match(cmd redis.Cmder) bool {
+	args := cmd.Args()
+	if len(args) < 2 || fmt.Sprint(args[0]) != "evalsha" || fmt.Sprint(args[1]) != h.ackSHA {
+		return false
+	}
+	for _, a := range args[2:] {
+		if fmt.Sprint(a) == h.id {
+			h.mu.Lock()
+			h.n++
+			h.mu.Unlock()
+			return true
+		}
+	}
+	return false
+}
+
+func (h *dropAcks) dropped() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n
+}
+
+var errCrash = errors.New("simulated crash: the ack never reached Redis")
+
+func (h *dropAcks) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *dropAcks) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.match(cmd) {
+			cmd.SetErr(errCrash)
+			return errCrash
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *dropAcks) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		keep := cmds[:0:0]
+		for _, c := range cmds {
+			if h.match(c) {
+				c.SetErr(errCrash)
+			} else {
+				keep = append(keep, c)
+			}
+		}
+		if len(keep) == 0 {
+			return errCrash
+		}
+		return next(ctx, keep)
+	}
+}
+
+// TestChainCrashBeforeAck: a worker finishes link a, pushes link b, and
+// dies before its ack of a reaches Redis. b runs and is acked; then a's
+// lease runs out and another worker reserves a again. Link b must not run
+// a second time, and a, whose successor was pushed, is acked without
+// running again.
+func TestChainCrashBeforeAck(t *testing.T) {
+	for _, crossQueue := range []bool{false, true} {
+		t.Run(fmt.Sprintf("next link on another queue %v", crossQueue), func(t *testing.T) {
+			forEachBusBackend(t, runtime.EngineConfig{}, func(t *testing.T, b wbundle, be redistest.Backend) {
+				var s steps
+				s.register(b.router)
+				qb := ""
+				if crossQueue {
+					qb = "second"
+				}
+				idA, err := runtime.Chain(stepJob{Step: "a"}, stepJob{Step: "b", Q: qb}, stepJob{Step: "c"}).Dispatch(b.ctx)
+				require.NoError(t, err)
+
+				// The first worker's engine loses every ack of a.
+				crashing := b.open(t, be, runtime.EngineConfig{})
+				hook := &dropAcks{ackSHA: runtime.ScriptSHA("ack"), id: idA}
+				crashing.Client().AddHook(hook)
+				crashing.Subscribe(b.log.add)
+				cfg := runtime.WorkerConfig{
+					Queues: []string{"default", "second"}, RetryAfter: 600 * time.Millisecond, Timeout: 500 * time.Millisecond,
+					Sleep: 20 * time.Millisecond, Logger: quiet,
+				}
+				w1, err := runtime.NewWorker(crashing, b.router, cfg)
+				require.NoError(t, err)
+				ctx1, stop1 := context.WithCancel(b.ctx)
+				done := make(chan error, 1)
+				go func() { done <- w1.Run(ctx1) }()
+				eventually(t, func() bool { return len(s.list()) == 3 && hook.dropped() > 0 }, "a, b and c run; a's ack is lost")
+				stop1()
+				require.NoError(t, <-done)
+				require.Equal(t, int64(1), sizes(t, b.bundle, "default").Reserved, "a is still reserved, as after a crash")
+
+				// Another worker takes a again once its lease runs out.
+				_, stop2 := b.start(t, cfg)
+				eventually(t, func() bool { return sizes(t, b.bundle, "default").Total() == 0 }, "a is taken again and acked")
+				stop2()
+
+				want := []string{"a@default#1", "b@default#1", "c@default#1"}
+				if crossQueue {
+					want[1] = "b@second#1"
+				}
+				require.Equal(t, want, s.list(), "no link ran twice")
+				require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "default"))
+				require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "second"))
+				require.Len(t, b.log.of(runtime.JobQueued), 3, "each link was pushed once")
+			})
+		})
+	}
+}

@@ -1,0 +1,38 @@
+package runtime
+
+import "context"
+
+// The worker's hooks for chains. process and its helpers in
+// worker_job.go call these at fixed points; the feature itself lives in
+// chain.go.
+
+// prepare runs just before a job's handler. It says whether to skip the
+// handler and settle the job as a success: a chain link that finished
+// before (its worker died before acking it). A Redis error here is
+// logged and the job runs.
+func (w *Worker) prepare(ctx context.Context, res Reservation, env *Envelope) (skip bool) {
+	done, err := w.chainDone(ctx, res, env)
+	if err != nil {
+		w.log.Warn("could not tell whether a chain link ran before; running it", "job", env.Name, "id", env.ID, "err", err)
+	}
+	if done {
+		w.log.Info("chain link finished before its worker died; acking it without running it again", "job", env.Name, "id", env.ID)
+		return true
+	}
+	return false
+}
+
+// completed runs after a job succeeded, before its ack: it pushes the
+// next link of its chain. That is idempotent, so if the worker dies
+// before the ack and the job runs again, nothing is pushed twice. On
+// error the job is not acked, and the push is made again when the job
+// runs again.
+func (w *Worker) completed(ctx context.Context, env *Envelope) error {
+	return w.dispatchNext(ctx, env)
+}
+
+// failing runs before a job moves to the failed store: it runs the catch
+// callback of its chain, whose remaining links are dropped.
+func (w *Worker) failing(ctx context.Context, env *Envelope, cause error) {
+	w.runCatch(ctx, env, cause)
+}
