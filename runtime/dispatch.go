@@ -200,6 +200,7 @@ func (p *PendingDispatch) envelope(seal func(*Envelope) error) (*Envelope, error
 	if err != nil {
 		return nil, err
 	}
+	setUnique(env, p.job)                            // unique.go
 	if err := p.encodeChain(env, seal); err != nil { // chain.go
 		return nil, err
 	}
@@ -277,13 +278,19 @@ func DispatchSync(ctx context.Context, job Job) error {
 }
 
 // Dispatch pushes p's job, and returns its ID: *Engine is a Dispatcher.
-// It seals encrypted jobs with EngineConfig.Keys.
+// It seals encrypted jobs with EngineConfig.Keys, and for a unique job
+// whose key is held it pushes nothing and returns a *DuplicateError.
 func (e *Engine) Dispatch(ctx context.Context, p *PendingDispatch) (string, error) {
 	env, err := p.envelope(e.seal)
 	if err != nil {
 		return "", err
 	}
+	undo, err := e.lockUnique(ctx, env, p.JobOptions().UniqueFor) // unique.go
+	if err != nil {
+		return "", err
+	}
 	if err := e.PushBulk(ctx, []Outgoing{{Envelope: env, Delay: p.DelayDuration()}}); err != nil {
+		undo()
 		return "", fmt.Errorf("dispatch %s: %w", env.Name, err)
 	}
 	return env.ID, nil

@@ -65,6 +65,11 @@ func (k keys) chained(queue, id string) string {
 	return k.prefix + ":{" + queue + "}:chained:" + id
 }
 
+// unique is a STRING holding the ID of the job that holds unique lock
+// key, with a lifetime of the job's UniqueFor (unique.go). Only single-key
+// commands touch it, so its slot does not matter.
+func (k keys) unique(key string) string { return k.prefix + ":unique:" + key }
+
 // ValidateQueueName reports why name cannot be used as a queue name: it
 // must be 1 to 200 bytes with no { or }, which would break its cluster
 // hash tag.

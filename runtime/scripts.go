@@ -45,11 +45,13 @@ var (
 
 	// Chains, batches, unique jobs and job middleware.
 	scriptChainPush = mustScript("chain_push")
+	scriptLock      = mustScript("lock")
+	scriptUnlock    = mustScript("unlock")
 
 	allScripts = []*script{
 		scriptPush, scriptLater, scriptMigrate, scriptReserve, scriptExtend, scriptAck,
 		scriptRelease, scriptFail, scriptRetry, scriptForget, scriptPrune, scriptClear,
-		scriptChainPush,
+		scriptChainPush, scriptLock, scriptUnlock,
 	}
 )
 

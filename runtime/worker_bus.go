@@ -2,14 +2,15 @@ package runtime
 
 import "context"
 
-// The worker's hooks for chains. process and its helpers in
-// worker_job.go call these at fixed points; the feature itself lives in
-// chain.go.
+// The worker's hooks for chains and unique jobs. process and its helpers
+// in worker_job.go call these at fixed points; everything else about
+// those features lives in chain.go and unique.go.
 
 // prepare runs just before a job's handler. It says whether to skip the
 // handler and settle the job as a success: a chain link that finished
-// before (its worker died before acking it). A Redis error here is
-// logged and the job runs.
+// before (its worker died before acking it). Otherwise it releases an
+// until-processing unique lock. A Redis error here is logged and the job
+// runs.
 func (w *Worker) prepare(ctx context.Context, res Reservation, env *Envelope) (skip bool) {
 	done, err := w.chainDone(ctx, res, env)
 	if err != nil {
@@ -19,6 +20,7 @@ func (w *Worker) prepare(ctx context.Context, res Reservation, env *Envelope) (s
 		w.log.Info("chain link finished before its worker died; acking it without running it again", "job", env.Name, "id", env.ID)
 		return true
 	}
+	w.releaseUnique(ctx, env, true)
 	return false
 }
 
@@ -35,4 +37,10 @@ func (w *Worker) completed(ctx context.Context, env *Envelope) error {
 // callback of its chain, whose remaining links are dropped.
 func (w *Worker) failing(ctx context.Context, env *Envelope, cause error) {
 	w.runCatch(ctx, env, cause)
+}
+
+// ended runs once a job has ended for good, succeeded or failed: it
+// releases its unique lock.
+func (w *Worker) ended(ctx context.Context, env *Envelope) {
+	w.releaseUnique(ctx, env, false)
 }

@@ -193,6 +193,7 @@ func (w *Worker) fail(ctx context.Context, res Reservation, env *Envelope, cause
 	w.log.Warn("job failed", "queue", res.Queue, "job", name, "id", res.ID, "attempt", res.Attempts, "err", cause)
 	if env != nil {
 		w.runFailedHook(ctx, env, cause)
+		w.ended(ctx, env)
 	}
 	w.emit(Event{Worker: w.cfg.Name, Queue: res.Queue, Name: name, ID: res.ID, Attempt: res.Attempts, Err: cause}, JobFailed)
 }
@@ -217,6 +218,7 @@ func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev
 	}
 	w.acks <- res.Ref
 	w.emit(ev, JobProcessed)
+	w.ended(ctx, env)
 }
 
 func (w *Worker) emit(ev Event, kind EventKind) {

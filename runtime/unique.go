@@ -1,0 +1,139 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A job is unique when its options set UniqueFor (the `unique_for`
+// annotation): while one is queued or running, dispatching another with
+// the same unique key does nothing and returns a *DuplicateError
+// (Laravel's ShouldBeUnique). The key is the job's wire name, followed by
+// ":" and its UniqueID if it implements UniqueJob.
+//
+// The lock is taken at dispatch and released when the job succeeds (or
+// is deleted or skipped) or fails for good; a release for a retry keeps
+// it. If the job's worker dies, the lock expires UniqueFor after the
+// dispatch. The links of a chain after the first take no lock.
+
+// UniqueJob is implemented by a job type that is unique per value rather
+// than per type: two jobs conflict only if their UniqueIDs are equal.
+type UniqueJob interface {
+	UniqueID() string
+}
+
+// UniqueUntilProcessingJob is implemented by a unique job type whose lock
+// is released when its handler starts rather than when it finishes, so
+// another copy can be queued while it runs (Laravel's
+// ShouldBeUniqueUntilProcessing).
+type UniqueUntilProcessingJob interface {
+	UniqueUntilProcessing() bool
+}
+
+// ErrDuplicate is wrapped by *DuplicateError: a dispatch of a unique job
+// found another job holding its unique key, and pushed nothing. It is
+// not ErrDuplicateID, which is about a job ID pushed twice.
+var ErrDuplicate = errors.New("jobgen: a unique job with this key is already queued or running")
+
+// DuplicateError is returned by the dispatch of a unique job whose key is
+// held: errors.Is(err, ErrDuplicate) matches it, and ResultOf turns it
+// into a DispatchResult with Duplicate set.
+type DuplicateError struct {
+	// Name is the job's wire name and Key its unique key.
+	Name string
+	Key  string
+	// HolderID is the ID of the job that holds the key.
+	HolderID string
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("jobgen: job %s not dispatched: unique key %q is held by job %s", e.Name, e.Key, e.HolderID)
+}
+
+// Unwrap lets errors.Is(err, ErrDuplicate) match.
+func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
+
+// DispatchResult is the outcome of a dispatch, for callers that do not
+// treat a duplicate as an error.
+type DispatchResult struct {
+	// ID is the dispatched job's ID, or, for a duplicate, the ID of the
+	// job that holds the unique key.
+	ID string
+	// Duplicate is set when nothing was pushed because a unique job with
+	// the same key is queued or running.
+	Duplicate bool
+}
+
+// ResultOf reads the result of any Dispatch method, turning a
+// *DuplicateError into a DispatchResult with Duplicate set and no error:
+//
+//	res, err := runtime.ResultOf(SendReport{Day: d}.Dispatch(ctx))
+//	if err == nil && res.Duplicate { ... }
+func ResultOf(id string, err error) (DispatchResult, error) {
+	var dup *DuplicateError
+	switch {
+	case err == nil:
+		return DispatchResult{ID: id}, nil
+	case errors.As(err, &dup):
+		return DispatchResult{ID: dup.HolderID, Duplicate: true}, nil
+	}
+	return DispatchResult{}, err
+}
+
+// UniqueKey returns the unique key of job: its wire name, followed by ":"
+// and its UniqueID if it implements UniqueJob.
+func UniqueKey(job Job) string {
+	if u, ok := underlying(job).(UniqueJob); ok {
+		return job.JobName() + ":" + u.UniqueID()
+	}
+	return job.JobName()
+}
+
+// setUnique marks env with job's unique key, if job is unique.
+func setUnique(env *Envelope, job Job) {
+	if job.JobOptions().UniqueFor <= 0 {
+		return
+	}
+	env.UniqueKey = UniqueKey(job)
+	if u, ok := underlying(job).(UniqueUntilProcessingJob); ok && u.UniqueUntilProcessing() {
+		env.UniqueUntilProcessing = true
+	}
+}
+
+// lockUnique takes env's unique lock for ttl, with env's ID as owner. It
+// returns a *DuplicateError if another job holds it, and a function that
+// gives the lock back, for a push that fails.
+func (e *Engine) lockUnique(ctx context.Context, env *Envelope, ttl time.Duration) (undo func(), err error) {
+	if env.UniqueKey == "" {
+		return func() {}, nil
+	}
+	k := e.keys.unique(env.UniqueKey)
+	reply, err := call{scriptLock, []string{k}, []any{env.ID, max(ttl.Milliseconds(), 1)}}.run(ctx, e.rdb).Slice()
+	if err != nil || len(reply) != 2 {
+		return nil, fmt.Errorf("dispatch %s: take unique lock %q: %v", env.Name, env.UniqueKey, err)
+	}
+	if asInt(reply[0]) != 1 {
+		holder, _ := reply[1].(string)
+		return nil, &DuplicateError{Name: env.Name, Key: env.UniqueKey, HolderID: holder}
+	}
+	return func() { _ = e.unlock(context.WithoutCancel(ctx), k, env.ID) }, nil
+}
+
+// unlock releases lock key if owner holds it.
+func (e *Engine) unlock(ctx context.Context, key, owner string) error {
+	return call{scriptUnlock, []string{key}, []any{owner}}.run(ctx, e.rdb).Err()
+}
+
+// releaseUnique releases env's unique lock, if it holds one of the kind
+// released at this point: atStart for the until-processing kind, as its
+// handler starts; otherwise as the job ends for good.
+func (w *Worker) releaseUnique(ctx context.Context, env *Envelope, atStart bool) {
+	if env.UniqueKey == "" || env.UniqueUntilProcessing != atStart {
+		return
+	}
+	if err := w.e.unlock(ctx, w.e.keys.unique(env.UniqueKey), env.ID); err != nil {
+		w.log.Error("releasing a unique lock failed; it expires by itself", "job", env.Name, "id", env.ID, "key", env.UniqueKey, "err", err)
+	}
+}
