@@ -96,6 +96,13 @@ func usedMemory(t *testing.T, b bundle) int64 {
 	return 0
 }
 
+func sizes(t *testing.T, b bundle) runtime.Sizes {
+	t.Helper()
+	s, err := b.engine.Sizes(b.ctx, queue)
+	require.NoError(t, err)
+	return s
+}
+
 // TestSizesUnderOOM reads queue sizes and the failed store of a Redis
 // past its maxmemory. Redis refuses every command queued inside MULTI
 // when it is out of memory, read-only ones too, so Engine.Sizes and

@@ -109,7 +109,9 @@ func (d *Dispatcher) Stream(ctx context.Context, every time.Duration, mk func() 
 			return
 		case <-t.C:
 		}
-		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		// A push under way when ctx ends still finishes, so that the end
+		// of the stream is no failure.
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		_, _ = d.Push(pctx, mk())
 		cancel()
 	}

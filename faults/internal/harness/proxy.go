@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -30,6 +31,35 @@ type Proxy struct {
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	open   map[net.Conn]bool
+	armed  *trap
+}
+
+// trap is a one-shot fault: see Arm.
+type trap struct {
+	match  []byte
+	before func()
+}
+
+// Arm makes the proxy lose the reply to the next chunk a client sends
+// that contains match: the chunk goes to Redis, which runs it; the proxy
+// drops the reply, calls before (if not nil), and resets the connection.
+// A client that retries then sends the command a second time.
+func (p *Proxy) Arm(match []byte, before func()) {
+	p.mu.Lock()
+	p.armed = &trap{match: match, before: before}
+	p.mu.Unlock()
+}
+
+// sprung returns the armed trap if chunk springs it, disarming it.
+func (p *Proxy) sprung(chunk []byte) *trap {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.armed == nil || !bytes.Contains(chunk, p.armed.match) {
+		return nil
+	}
+	t := p.armed
+	p.armed = nil
+	return t
 }
 
 // StartProxy starts a proxy to target, closed when the test ends.
@@ -125,21 +155,46 @@ func (p *Proxy) pipe(c, s net.Conn) {
 			p.track(s, false)
 		})
 	}
+	var dying atomic.Bool // replies are dropped from now on
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_, err := io.Copy(c, s) // replies
-		kill(err != nil && !errors.Is(err, net.ErrClosed))
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := s.Read(buf)
+			if n > 0 && !dying.Load() {
+				if _, werr := c.Write(buf[:n]); werr != nil {
+					kill(true)
+					return
+				}
+			}
+			if err != nil {
+				kill(!errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed))
+				return
+			}
+		}
 	}()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := c.Read(buf)
 		if n > 0 {
 			time.Sleep(p.Latency)
+			if t := p.sprung(buf[:n]); t != nil {
+				dying.Store(true)
+				_, _ = s.Write(buf[:n])
+				time.Sleep(5 * time.Millisecond)
+				if t.before != nil {
+					t.before()
+				}
+				kill(true)
+				break
+			}
 			if rand.Float64() < p.ResetRate {
 				if rand.IntN(2) == 0 {
+					// Redis runs the command; its reply is lost.
+					dying.Store(true)
 					_, _ = s.Write(buf[:n])
-					time.Sleep(time.Millisecond) // let Redis read it
+					time.Sleep(5 * time.Millisecond)
 				}
 				kill(true)
 				break
