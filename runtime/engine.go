@@ -40,6 +40,11 @@ type EngineConfig struct {
 	// Replication makes pushes wait for replicas (Redis WAIT), so that an
 	// acknowledged dispatch survives a failover; see ReplicationConfig.
 	Replication ReplicationConfig
+	// Partitions splits the queues named into that many partitions, each
+	// with a hash tag of its own, so that on a Redis Cluster a busy queue
+	// spreads over several masters (see partition.go). Producers and
+	// workers must agree on it. Default none.
+	Partitions map[string]int
 }
 
 func (c *EngineConfig) setDefaults() {
@@ -75,6 +80,9 @@ func (c *EngineConfig) validate() error {
 	case c.StateRetention < time.Second:
 		return fmt.Errorf("%w: EngineConfig.StateRetention (%v) must be at least 1s", ErrInvalid, c.StateRetention)
 	}
+	if err := validatePartitions(c.Partitions); err != nil {
+		return err
+	}
 	return c.Replication.validate()
 }
 
@@ -88,6 +96,7 @@ type Engine struct {
 	known  sync.Map // queue name -> struct{}: already added to the queues set
 	events listeners
 	closer func() error
+	parts  partitionState
 }
 
 // Subscribe calls fn with a JobQueued event after every job this engine
@@ -178,10 +187,11 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 			return &PayloadTooLargeError{Name: env.Name, Size: len(b), Cap: e.cfg.MaxPayload}
 		}
 		ms := j.Delay.Milliseconds()
-		k := [2]string{env.Queue, strconv.FormatInt(ms, 10)}
+		q := e.pushQueue(env.Queue)
+		k := [2]string{q, strconv.FormatInt(ms, 10)}
 		g := index[k]
 		if g == nil || len(g.args) >= 2*pushChunk {
-			g = &group{queue: env.Queue, delay: ms}
+			g = &group{queue: q, delay: ms}
 			index[k] = g
 			groups = append(groups, g)
 		}
@@ -219,6 +229,7 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 
 // remember adds queue to the set of known queues, once per engine.
 func (e *Engine) remember(ctx context.Context, queue string) error {
+	queue = e.logicalQueue(queue)
 	if _, ok := e.known.Load(queue); ok {
 		return nil
 	}
@@ -283,6 +294,9 @@ func (e *Engine) Migrate(ctx context.Context, queue string) (Migration, error) {
 	if err := ValidateQueueName(queue); err != nil {
 		return Migration{}, err
 	}
+	if m, ok, err := e.migratePartitioned(ctx, queue); ok {
+		return m, err
+	}
 	cmd := e.migrateCall(queue).run(ctx, e.rdb)
 	m, err := parseMigration(cmd)
 	if err != nil {
@@ -308,6 +322,9 @@ func parseMigration(cmd *redis.Cmd) (Migration, error) {
 func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Duration) (Batch, error) {
 	if err := ValidateQueueName(queue); err != nil {
 		return Batch{}, err
+	}
+	if b, ok, err := e.reservePartitioned(ctx, queue, n, lease); ok {
+		return b, err
 	}
 	if n < 1 {
 		return Batch{}, fmt.Errorf("%w: reserve %d jobs: n must be at least 1", ErrInvalid, n)
@@ -500,12 +517,18 @@ func (e *Engine) Pause(ctx context.Context, queue string) error {
 	if err := ValidateQueueName(queue); err != nil {
 		return err
 	}
+	if _, ok, err := e.eachPartition(ctx, queue, func(ctx context.Context, p string) (int64, error) { return 0, e.Pause(ctx, p) }); ok {
+		return err
+	}
 	return e.rdb.Set(ctx, e.keys.queue(queue).Paused, "1", 0).Err()
 }
 
 // Resume undoes Pause, and wakes a waiting worker.
 func (e *Engine) Resume(ctx context.Context, queue string) error {
 	if err := ValidateQueueName(queue); err != nil {
+		return err
+	}
+	if _, ok, err := e.eachPartition(ctx, queue, func(ctx context.Context, p string) (int64, error) { return 0, e.Resume(ctx, p) }); ok {
 		return err
 	}
 	if err := e.rdb.Del(ctx, e.keys.queue(queue).Paused).Err(); err != nil {
@@ -532,6 +555,9 @@ func (e *Engine) restartGeneration(ctx context.Context) (int64, error) {
 
 // Paused reports whether queue is paused.
 func (e *Engine) Paused(ctx context.Context, queue string) (bool, error) {
+	if paused, ok, err := e.pausedPartitioned(ctx, queue); ok {
+		return paused, err
+	}
 	n, err := e.rdb.Exists(ctx, e.keys.queue(queue).Paused).Result()
 	return n == 1, err
 }

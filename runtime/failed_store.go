@@ -107,6 +107,9 @@ func (s *FailedStore) keysFor(queue string) ([]string, error) {
 
 // Count returns how many failed jobs queue holds.
 func (s *FailedStore) Count(ctx context.Context, queue string) (int64, error) {
+	if n, ok, err := s.e.eachPartition(ctx, queue, s.Count); ok {
+		return n, err
+	}
 	k, err := s.keysFor(queue)
 	if err != nil {
 		return 0, err
@@ -117,6 +120,9 @@ func (s *FailedStore) Count(ctx context.Context, queue string) (int64, error) {
 // List returns a page of the failed jobs of queue, newest first, from
 // offset, at most limit of them.
 func (s *FailedStore) List(ctx context.Context, queue string, offset, limit int) ([]FailedJob, error) {
+	if jobs, ok, err := s.listPartitioned(ctx, queue, offset, limit); ok {
+		return jobs, err
+	}
 	k, err := s.keysFor(queue)
 	if err != nil {
 		return nil, err
@@ -141,6 +147,9 @@ func (s *FailedStore) List(ctx context.Context, queue string, offset, limit int)
 
 // Get returns one failed job; ok is false if queue has no failed job id.
 func (s *FailedStore) Get(ctx context.Context, queue, id string) (job FailedJob, ok bool, err error) {
+	if job, ok, partitioned, err := s.getPartitioned(ctx, queue, id); partitioned {
+		return job, ok, err
+	}
 	k, err := s.keysFor(queue)
 	if err != nil {
 		return FailedJob{}, false, err
@@ -194,6 +203,9 @@ func (s *FailedStore) load(ctx context.Context, queue string, k, ids []string, z
 // Retry pushes the given failed jobs back onto queue with their attempts
 // reset, and returns the IDs pushed. Unknown IDs are skipped.
 func (s *FailedStore) Retry(ctx context.Context, queue string, ids ...string) ([]string, error) {
+	if done, ok, err := s.retryPartitioned(ctx, queue, ids); ok {
+		return done, err
+	}
 	k, err := s.keysFor(queue)
 	if err != nil {
 		return nil, err
@@ -222,6 +234,12 @@ func (s *FailedStore) Retry(ctx context.Context, queue string, ids ...string) ([
 // RetryAll pushes every failed job of queue back, oldest first, in calls
 // of up to 1,000, and returns how many were pushed.
 func (s *FailedStore) RetryAll(ctx context.Context, queue string) (int, error) {
+	if n, ok, err := s.e.eachPartition(ctx, queue, func(ctx context.Context, p string) (int64, error) {
+		n, err := s.RetryAll(ctx, p)
+		return int64(n), err
+	}); ok {
+		return int(n), err
+	}
 	k, err := s.keysFor(queue)
 	if err != nil {
 		return 0, err
@@ -249,6 +267,9 @@ func (s *FailedStore) RetryAll(ctx context.Context, queue string) (int, error) {
 
 // Forget deletes failed jobs and returns how many there were.
 func (s *FailedStore) Forget(ctx context.Context, queue string, ids ...string) (int64, error) {
+	if n, ok, err := s.e.eachPartition(ctx, queue, func(ctx context.Context, p string) (int64, error) { return s.Forget(ctx, p, ids...) }); ok {
+		return n, err
+	}
 	k, err := s.keysFor(queue)
 	if err != nil {
 		return 0, err
@@ -272,6 +293,9 @@ func (s *FailedStore) Forget(ctx context.Context, queue string, ids ...string) (
 
 // Flush deletes every failed job of queue.
 func (s *FailedStore) Flush(ctx context.Context, queue string) error {
+	if _, ok, err := s.e.eachPartition(ctx, queue, func(ctx context.Context, p string) (int64, error) { return 0, s.Flush(ctx, p) }); ok {
+		return err
+	}
 	k, err := s.keysFor(queue)
 	if err != nil {
 		return err
@@ -285,6 +309,9 @@ func (s *FailedStore) Flush(ctx context.Context, queue string) error {
 // Prune deletes the failed jobs of queue that failed more than age ago
 // (by the Redis clock), 1,000 per call, and returns how many went.
 func (s *FailedStore) Prune(ctx context.Context, queue string, age time.Duration) (int64, error) {
+	if n, ok, err := s.e.eachPartition(ctx, queue, func(ctx context.Context, p string) (int64, error) { return s.Prune(ctx, p, age) }); ok {
+		return n, err
+	}
 	k, err := s.keysFor(queue)
 	if err != nil {
 		return 0, err

@@ -26,6 +26,9 @@ func (e *Engine) Sizes(ctx context.Context, queue string) (Sizes, error) {
 	if err := ValidateQueueName(queue); err != nil {
 		return Sizes{}, err
 	}
+	if s, ok, err := e.sizesPartitioned(ctx, queue); ok {
+		return s, err
+	}
 	qk := e.keys.queue(queue)
 	var ready, delayed, reserved, failed *redis.IntCmd
 	_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -47,6 +50,9 @@ func (e *Engine) Sizes(ctx context.Context, queue string) (Sizes, error) {
 func (e *Engine) Clear(ctx context.Context, queue string) (int64, error) {
 	if err := ValidateQueueName(queue); err != nil {
 		return 0, err
+	}
+	if n, ok, err := e.eachPartition(ctx, queue, e.Clear); ok {
+		return n, err
 	}
 	qk := e.keys.queue(queue)
 	n, err := call{scriptClear, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Payloads, qk.State, qk.Notify}, nil}.
@@ -82,6 +88,7 @@ func (e *Engine) Wait(ctx context.Context, queues []string, timeout time.Duratio
 	if len(queues) == 0 || timeout <= 0 {
 		return "", nil
 	}
+	queues = e.waitKeys(ctx, queues)
 	byKey := make(map[string]string, len(queues))
 	keys := make([]string, len(queues))
 	for i, q := range queues {

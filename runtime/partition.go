@@ -1,0 +1,375 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Partitioned queues.
+//
+// A queue's keys share one hash tag, so on a Redis Cluster a queue lives
+// on one master, however busy it is. EngineConfig.Partitions splits a
+// queue into N partitions with hash tags of their own, spread over the
+// slot space (and so over the masters of a cluster with evenly split
+// slots):
+//
+//	partition 0      the queue itself, keys jobgen:{emails}:...
+//	partition i > 0  the queue "emails#i", keys jobgen:{emails#i}:...
+//	                 (or "emails#i.k", the first k whose slot lies where
+//	                 partition i should be; see partitionNames)
+//
+// Every engine computes the same names, so producers and workers agree
+// as long as they are configured with the same number of partitions.
+//
+// Dispatch spreads the jobs of a partitioned queue over its partitions,
+// round robin per engine. A worker's Reserve of the queue takes jobs from
+// the partitions in turn, starting one further each time, so every
+// partition is served; the worker's queue priority is unchanged: a
+// partitioned queue is drained, over all its partitions, before the
+// queues after it. Order is kept within a partition, not across them.
+// Sizes, Clear, Pause, Resume, Paused, Migrate, Wait and every FailedStore
+// method take the queue's name and act on all its partitions; the failed
+// jobs they return name the queue, not the partition.
+//
+// A job's Ref (and so JobInfo.Queue and events) names the partition it
+// was reserved from, such as "emails#2", since that is where its keys
+// are. Jobs pushed to the queue's own name by any other path (the next
+// link of a chain, a failed job retried, jobs queued before the queue
+// was partitioned) land in partition 0, which workers drain like the
+// others. Shrinking the number of partitions strands the jobs of the
+// partitions dropped: drain them first.
+//
+// Nothing spans partitions atomically: each partition is a queue of its
+// own, and a call on the whole queue is one call per partition.
+
+// maxPartitions bounds EngineConfig.Partitions values.
+const maxPartitions = 64
+
+// partitionSep joins a queue name and a partition number. Queue names
+// with it are left to partitions.
+const partitionSep = "#"
+
+func validatePartitions(p map[string]int) error {
+	for q, n := range p {
+		if err := ValidateQueueName(q); err != nil {
+			return fmt.Errorf("EngineConfig.Partitions: %w", err)
+		}
+		if n < 1 || n > maxPartitions {
+			return fmt.Errorf("%w: EngineConfig.Partitions[%q] (%d) must be between 1 and %d", ErrInvalid, q, n, maxPartitions)
+		}
+	}
+	return nil
+}
+
+// partitionSet is the partitions of one queue.
+type partitionSet struct {
+	names []string     // physical queue names; names[0] is the queue itself
+	next  atomic.Int64 // round robin for pushes
+	start atomic.Int64 // round robin for reserves
+}
+
+// partitionState is an engine's cache of partition names.
+type partitionState struct {
+	sets    sync.Map // queue -> *partitionSet
+	logical sync.Map // partition name -> queue
+}
+
+// noPartitions marks a context whose calls act on the physical queue
+// named, as the engine's own calls on partition 0 do.
+type noPartitions struct{}
+
+// partitionsOf returns the partitions of queue, or nil if it has none (or
+// ctx asks for the physical queue).
+func (e *Engine) partitionsOf(ctx context.Context, queue string) *partitionSet {
+	n := e.cfg.Partitions[queue]
+	if n <= 1 || ctx.Value(noPartitions{}) != nil {
+		return nil
+	}
+	if ps, ok := e.parts.sets.Load(queue); ok {
+		return ps.(*partitionSet)
+	}
+	ps := &partitionSet{names: partitionNames(queue, n)}
+	for _, name := range ps.names[1:] {
+		e.parts.logical.Store(name, queue)
+	}
+	got, _ := e.parts.sets.LoadOrStore(queue, ps)
+	return got.(*partitionSet)
+}
+
+// physicalCtx marks ctx so that engine calls act on the queue named.
+func physicalCtx(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noPartitions{}, true)
+}
+
+// pushQueue picks the partition the next job pushed to queue goes to.
+func (e *Engine) pushQueue(queue string) string {
+	ps := e.partitionsOf(context.Background(), queue)
+	if ps == nil {
+		return queue
+	}
+	i := ps.next.Add(1) - 1
+	return ps.names[int(i%int64(len(ps.names)))]
+}
+
+// logicalQueue returns the queue a partition belongs to; other names are
+// returned as they are.
+func (e *Engine) logicalQueue(name string) string {
+	if !strings.Contains(name, partitionSep) {
+		return name
+	}
+	if q, ok := e.parts.logical.Load(name); ok {
+		return q.(string)
+	}
+	return name
+}
+
+// PartitionNames returns the names of the n partitions of queue, as an
+// engine with EngineConfig.Partitions[queue] = n uses them: the first is
+// queue itself. Engine methods given the name of a partition past the
+// first act on that partition alone; the queue's own name means all.
+func PartitionNames(queue string, n int) []string { return partitionNames(queue, max(n, 1)) }
+
+// partitionNames names the n partitions of queue. The slot ring is cut
+// into n equal arcs; the queue's own slot falls in one, and partition i
+// goes in the middle half of the i-th arc after it. With the slots split
+// evenly over m masters in contiguous ranges (as redis-cli --cluster
+// create does) and n = m, every partition lands on a master of its own.
+func partitionNames(queue string, n int) []string {
+	names := make([]string, n)
+	names[0] = queue
+	first := int(keySlot(queue)) * n / slotCount
+	for i := 1; i < n; i++ {
+		arc := (first + i) % n
+		lo, hi := (arc*slotCount+n-1)/n, (arc+1)*slotCount/n-1
+		margin := (hi - lo) / 4
+		lo, hi = lo+margin, hi-margin
+		name := queue + partitionSep + strconv.Itoa(i)
+		for k := 1; k <= 10_000_000; k++ {
+			if s := int(keySlot(name)); s >= lo && s <= hi {
+				break
+			}
+			name = queue + partitionSep + strconv.Itoa(i) + "." + strconv.Itoa(k)
+		}
+		names[i] = name
+	}
+	return names
+}
+
+// slotCount is the number of Redis Cluster hash slots.
+const slotCount = 16384
+
+// keySlot is the cluster slot of a hash tag's content: CRC16 (XMODEM) mod
+// 16384, as Redis computes it.
+func keySlot(tag string) uint16 {
+	var crc uint16
+	for i := 0; i < len(tag); i++ {
+		crc ^= uint16(tag[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc % slotCount
+}
+
+// reservePartitioned is Reserve on a partitioned queue: it takes up to n
+// jobs from its partitions in turn, starting one further on each call.
+// ok is false if queue has no partitions.
+func (e *Engine) reservePartitioned(ctx context.Context, queue string, n int, lease time.Duration) (b Batch, ok bool, err error) {
+	ps := e.partitionsOf(ctx, queue)
+	if ps == nil {
+		return Batch{}, false, nil
+	}
+	pctx := physicalCtx(ctx)
+	start := int(ps.start.Add(1) - 1)
+	for k := range ps.names {
+		name := ps.names[(start+k)%len(ps.names)]
+		got, err := e.Reserve(pctx, name, n-len(b.Jobs), lease)
+		if err != nil {
+			return b, true, err
+		}
+		b.Now = got.Now
+		b.NextDue = earliest(b.NextDue, got.NextDue)
+		b.NextExpiry = earliest(b.NextExpiry, got.NextExpiry)
+		b.Jobs = append(b.Jobs, got.Jobs...)
+		if len(b.Jobs) == n {
+			break
+		}
+	}
+	return b, true, nil
+}
+
+// migratePartitioned is Migrate on every partition of a queue.
+func (e *Engine) migratePartitioned(ctx context.Context, queue string) (m Migration, ok bool, err error) {
+	ps := e.partitionsOf(ctx, queue)
+	if ps == nil {
+		return Migration{}, false, nil
+	}
+	pctx := physicalCtx(ctx)
+	for _, name := range ps.names {
+		got, err := e.Migrate(pctx, name)
+		if err != nil {
+			return m, true, err
+		}
+		m.Now = got.Now
+		m.Delayed += got.Delayed
+		m.Expired += got.Expired
+		m.NextDue = earliest(m.NextDue, got.NextDue)
+		m.NextExpiry = earliest(m.NextExpiry, got.NextExpiry)
+	}
+	return m, true, nil
+}
+
+// sizesPartitioned sums the sizes of a queue's partitions.
+func (e *Engine) sizesPartitioned(ctx context.Context, queue string) (s Sizes, ok bool, err error) {
+	ps := e.partitionsOf(ctx, queue)
+	if ps == nil {
+		return Sizes{}, false, nil
+	}
+	pctx := physicalCtx(ctx)
+	for _, name := range ps.names {
+		got, err := e.Sizes(pctx, name)
+		if err != nil {
+			return s, true, err
+		}
+		s.Ready += got.Ready
+		s.Delayed += got.Delayed
+		s.Reserved += got.Reserved
+		s.Failed += got.Failed
+	}
+	return s, true, nil
+}
+
+// eachPartition runs fn on every partition of queue and sums what it
+// returns; ok is false if queue has no partitions.
+func (e *Engine) eachPartition(ctx context.Context, queue string, fn func(ctx context.Context, name string) (int64, error)) (total int64, ok bool, err error) {
+	ps := e.partitionsOf(ctx, queue)
+	if ps == nil {
+		return 0, false, nil
+	}
+	pctx := physicalCtx(ctx)
+	for _, name := range ps.names {
+		n, err := fn(pctx, name)
+		total += n
+		if err != nil {
+			return total, true, err
+		}
+	}
+	return total, true, nil
+}
+
+// pausedPartitioned reports whether any partition of a queue is paused.
+func (e *Engine) pausedPartitioned(ctx context.Context, queue string) (paused, ok bool, err error) {
+	n, ok, err := e.eachPartition(ctx, queue, func(ctx context.Context, p string) (int64, error) {
+		paused, err := e.Paused(ctx, p)
+		if paused {
+			return 1, err
+		}
+		return 0, err
+	})
+	return n > 0, ok, err
+}
+
+// waitKeys expands the partitioned queues of a Wait into their
+// partitions, each reported as its queue.
+func (e *Engine) waitKeys(ctx context.Context, queues []string) []string {
+	if len(e.cfg.Partitions) == 0 {
+		return queues
+	}
+	var out []string
+	for _, q := range queues {
+		if ps := e.partitionsOf(ctx, q); ps != nil {
+			out = append(out, ps.names...)
+		} else {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// The failed store of a partitioned queue is the union of its
+// partitions' stores.
+
+func (s *FailedStore) partitions(ctx context.Context, queue string) (*partitionSet, context.Context) {
+	ps := s.e.partitionsOf(ctx, queue)
+	if ps == nil {
+		return nil, ctx
+	}
+	return ps, physicalCtx(ctx)
+}
+
+func (s *FailedStore) listPartitioned(ctx context.Context, queue string, offset, limit int) ([]FailedJob, bool, error) {
+	ps, pctx := s.partitions(ctx, queue)
+	if ps == nil {
+		return nil, false, nil
+	}
+	if offset < 0 || limit < 1 {
+		return nil, true, fmt.Errorf("%w: list failed jobs: offset (%d) must be >= 0 and limit (%d) >= 1", ErrInvalid, offset, limit)
+	}
+	// The page is among the first offset+limit of some partition.
+	want := offset + limit
+	if want < offset {
+		want = int(^uint(0) >> 1)
+	}
+	var all []FailedJob
+	for _, name := range ps.names {
+		got, err := s.List(pctx, name, 0, want)
+		if err != nil {
+			return nil, true, err
+		}
+		all = append(all, got...)
+	}
+	slices.SortStableFunc(all, func(a, b FailedJob) int { return b.FailedAt.Compare(a.FailedAt) })
+	for i := range all {
+		all[i].Queue = queue
+	}
+	if offset >= len(all) {
+		return nil, true, nil
+	}
+	return all[offset:min(len(all), want)], true, nil
+}
+
+func (s *FailedStore) getPartitioned(ctx context.Context, queue, id string) (FailedJob, bool, bool, error) {
+	ps, pctx := s.partitions(ctx, queue)
+	if ps == nil {
+		return FailedJob{}, false, false, nil
+	}
+	for _, name := range ps.names {
+		j, found, err := s.Get(pctx, name, id)
+		if err != nil || found {
+			j.Queue = queue
+			return j, found, true, err
+		}
+	}
+	return FailedJob{}, false, true, nil
+}
+
+func (s *FailedStore) retryPartitioned(ctx context.Context, queue string, ids []string) ([]string, bool, error) {
+	ps, pctx := s.partitions(ctx, queue)
+	if ps == nil {
+		return nil, false, nil
+	}
+	var done []string
+	left := ids
+	for _, name := range ps.names {
+		if len(left) == 0 {
+			break
+		}
+		got, err := s.Retry(pctx, name, left...)
+		done = append(done, got...)
+		if err != nil {
+			return done, true, err
+		}
+		left = slices.DeleteFunc(slices.Clone(left), func(id string) bool { return slices.Contains(got, id) })
+	}
+	return done, true, nil
+}
