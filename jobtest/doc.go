@@ -1,0 +1,33 @@
+// Package jobtest helps test code that dispatches jobgen jobs, the way
+// Laravel's Bus::fake and Queue::fake do.
+//
+// # Faking dispatches
+//
+// A Fake records dispatches instead of sending them. Put it on the
+// context the code under test dispatches with, then assert on what it
+// recorded; the assertions are generic over the job type, so predicates
+// are typed:
+//
+//	fake := jobtest.NewFake()
+//	ctx := fake.Context(context.Background())
+//
+//	signUp(ctx, "ada@example.com") // dispatches SendWelcome, and more
+//
+//	jobtest.AssertDispatched(t, fake, func(j SendWelcome) bool { return j.To == "ada@example.com" })
+//	jobtest.AssertDispatchedTimes[SendWelcome](t, fake, 1)
+//	jobtest.AssertNotDispatched[ChargeCard](t, fake)
+//	jobtest.AssertChained(t, fake, ResizeAvatar{UserID: 1}, NotifyTeam{UserID: 1})
+//
+// # Running jobs for real
+//
+// A Harness runs the real engine and worker in-process on an embedded
+// Redis (embedded://), one per harness, so integration tests need no
+// server. Drain runs every job that is ready, and every job those jobs
+// dispatch, until nothing is left to run:
+//
+//	h := jobtest.NewHarness(t, jobtest.HarnessConfig{})
+//	emails.Register(h.Router, handlers)
+//	ctx := h.Context(context.Background())
+//	SendWelcome{To: "ada@example.com"}.Dispatch(ctx)
+//	h.Drain(ctx)
+package jobtest

@@ -1,0 +1,94 @@
+package jobtest
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// Fake is a runtime.Dispatcher that records dispatches instead of
+// sending them. It is safe for concurrent use.
+type Fake struct {
+	mu         sync.Mutex
+	dispatches []Dispatch
+}
+
+// NewFake returns a Fake with nothing recorded.
+func NewFake() *Fake { return &Fake{} }
+
+// Context returns ctx with f as its dispatcher (runtime.WithDispatcher),
+// for jobs on any connection.
+func (f *Fake) Context(ctx context.Context) context.Context {
+	return runtime.WithDispatcher(ctx, f)
+}
+
+// Dispatch is one recorded dispatch.
+type Dispatch struct {
+	// ID is the ID the fake returned.
+	ID string
+	// Job is the dispatched job, unwrapped from any *PendingDispatch.
+	Job        runtime.Job
+	Queue      string
+	Connection string
+	Delay      time.Duration
+	// Chain lists the jobs chained after Job, unwrapped.
+	Chain []runtime.Job
+}
+
+// Dispatch records p and returns a new job ID; it implements
+// runtime.Dispatcher. Nothing is sent anywhere.
+func (f *Fake) Dispatch(ctx context.Context, p *runtime.PendingDispatch) (string, error) {
+	d := Dispatch{
+		ID:         runtime.NewID(),
+		Job:        unwrap(p.Job()),
+		Queue:      p.Queue(),
+		Connection: p.Connection(),
+		Delay:      p.DelayDuration(),
+	}
+	for _, j := range p.Chain() {
+		d.Chain = append(d.Chain, unwrap(j))
+	}
+	f.mu.Lock()
+	f.dispatches = append(f.dispatches, d)
+	f.mu.Unlock()
+	return d.ID, nil
+}
+
+// Dispatches returns what f recorded, in order.
+func (f *Fake) Dispatches() []Dispatch {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Dispatch(nil), f.dispatches...)
+}
+
+// Reset forgets everything recorded.
+func (f *Fake) Reset() {
+	f.mu.Lock()
+	f.dispatches = nil
+	f.mu.Unlock()
+}
+
+// Jobs returns the recorded jobs of type T, in dispatch order (chained
+// jobs are not included; see Dispatch.Chain).
+func Jobs[T runtime.Job](f *Fake) []T {
+	var out []T
+	for _, d := range f.Dispatches() {
+		if j, ok := d.Job.(T); ok {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// unwrap returns the job a *PendingDispatch wraps, however deep.
+func unwrap(j runtime.Job) runtime.Job {
+	for {
+		p, ok := j.(*runtime.PendingDispatch)
+		if !ok {
+			return j
+		}
+		j = p.Job()
+	}
+}

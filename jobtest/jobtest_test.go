@@ -1,0 +1,176 @@
+package jobtest_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/jobtest"
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// Jobs as generated code would write them.
+
+type sendWelcome struct{ To string }
+
+func (sendWelcome) JobName() string { return "test.SendWelcome" }
+func (sendWelcome) JobOptions() runtime.JobOptions {
+	return runtime.JobOptions{Queue: "emails"}
+}
+func (j sendWelcome) EncodeJob() ([]byte, error) { return runtime.Encode(j) }
+
+type resize struct{ UserID int }
+
+func (resize) JobName() string                { return "test.Resize" }
+func (resize) JobOptions() runtime.JobOptions { return runtime.JobOptions{} }
+func (j resize) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
+
+type notify struct{ UserID int }
+
+func (notify) JobName() string                { return "test.Notify" }
+func (notify) JobOptions() runtime.JobOptions { return runtime.JobOptions{} }
+func (j notify) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
+
+// signUp is the code under test.
+func signUp(ctx context.Context, email string, id int) error {
+	if _, err := runtime.Dispatch(ctx, sendWelcome{To: email}); err != nil {
+		return err
+	}
+	_, err := runtime.Chain(resize{UserID: id}, notify{UserID: id}).OnQueue("media").Dispatch(ctx)
+	return err
+}
+
+// spy is a testing.TB that records failures instead of failing.
+type spy struct {
+	testing.TB
+	errs []string
+}
+
+func (s *spy) Errorf(format string, args ...any) {
+	s.errs = append(s.errs, fmt.Sprintf(format, args...))
+}
+func (s *spy) Helper() {}
+
+func TestFakeAssertions(t *testing.T) {
+	t.Parallel()
+	fake := jobtest.NewFake()
+	require.NoError(t, signUp(fake.Context(context.Background()), "ada@example.com", 1))
+
+	jobtest.AssertDispatched[sendWelcome](t, fake)
+	jobtest.AssertDispatched(t, fake, func(j sendWelcome) bool { return j.To == "ada@example.com" })
+	jobtest.AssertDispatchedTimes[sendWelcome](t, fake, 1)
+	jobtest.AssertDispatchedTimes[resize](t, fake, 1)
+	jobtest.AssertNotDispatched[notify](t, fake) // chained, not dispatched itself
+	jobtest.AssertChained(t, fake, resize{UserID: 1}, notify{UserID: 1})
+	require.Equal(t, []sendWelcome{{To: "ada@example.com"}}, jobtest.Jobs[sendWelcome](fake))
+
+	ds := fake.Dispatches()
+	require.Len(t, ds, 2)
+	require.Equal(t, "emails", ds[0].Queue)
+	require.Equal(t, "media", ds[1].Queue)
+	require.Len(t, ds[0].ID, 26)
+
+	// Each assertion fails when it should, and says what it saw.
+	s := &spy{TB: t}
+	require.False(t, jobtest.AssertDispatched(s, fake, func(j sendWelcome) bool { return j.To == "bob@example.com" }))
+	require.False(t, jobtest.AssertDispatchedTimes[sendWelcome](s, fake, 2))
+	require.False(t, jobtest.AssertNotDispatched[resize](s, fake))
+	require.False(t, jobtest.AssertNothingDispatched(s, fake))
+	require.False(t, jobtest.AssertChained(s, fake, resize{UserID: 2}, notify{UserID: 2}))
+	require.False(t, jobtest.AssertChained(s, fake, resize{UserID: 1}))
+	require.Len(t, s.errs, 6)
+	require.Contains(t, s.errs[0], "no jobtest_test.sendWelcome was dispatched matching the predicate")
+	require.Contains(t, s.errs[0], "ada@example.com")
+	require.Contains(t, s.errs[4], "[test.Resize -> test.Notify]")
+
+	fake.Reset()
+	jobtest.AssertNothingDispatched(t, fake)
+}
+
+func TestFakeRecordsOverrides(t *testing.T) {
+	t.Parallel()
+	fake := jobtest.NewFake()
+	ctx := fake.Context(context.Background())
+	_, err := runtime.NewPendingDispatch(sendWelcome{To: "a"}).OnQueue("vip").OnConnection("eu").Delay(time.Minute).
+		WithChain(runtime.NewPendingDispatch(notify{UserID: 3}).OnQueue("x")).Dispatch(ctx)
+	require.NoError(t, err)
+	d := fake.Dispatches()[0]
+	require.Equal(t, sendWelcome{To: "a"}, d.Job)
+	require.Equal(t, "vip", d.Queue)
+	require.Equal(t, "eu", d.Connection)
+	require.Equal(t, time.Minute, d.Delay)
+	require.Equal(t, []runtime.Job{notify{UserID: 3}}, d.Chain, "chained jobs are unwrapped")
+	jobtest.AssertChained(t, fake, sendWelcome{To: "a"}, notify{UserID: 3})
+}
+
+func TestFakeConcurrent(t *testing.T) {
+	t.Parallel()
+	fake := jobtest.NewFake()
+	ctx := fake.Context(context.Background())
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, _ = runtime.Dispatch(ctx, resize{UserID: i})
+		}()
+	}
+	wg.Wait()
+	jobtest.AssertDispatchedTimes[resize](t, fake, 50)
+	jobtest.AssertDispatchedTimes(t, fake, 1, func(j resize) bool { return j.UserID == 7 })
+}
+
+func TestHarnessDrains(t *testing.T) {
+	t.Parallel()
+	h := jobtest.NewHarness(t, jobtest.HarnessConfig{})
+	var mu sync.Mutex
+	var ran []string
+	note := func(s string) {
+		mu.Lock()
+		ran = append(ran, s)
+		mu.Unlock()
+	}
+	runtime.Register(h.Router, "test.SendWelcome", func(ctx context.Context, j sendWelcome) error {
+		note("welcome " + j.To)
+		if strings.HasSuffix(j.To, ".invalid") {
+			return errors.New("no such user")
+		}
+		return nil
+	})
+	runtime.Register(h.Router, "test.Resize", func(ctx context.Context, j resize) error {
+		note(fmt.Sprint("resize ", j.UserID))
+		return nil
+	})
+	runtime.Register(h.Router, "test.Notify", func(ctx context.Context, j notify) error {
+		note(fmt.Sprint("notify ", j.UserID))
+		// A job that dispatches another, on a queue not seen before.
+		_, err := runtime.NewPendingDispatch(sendWelcome{To: "team@example.com"}).OnQueue("late").Dispatch(ctx)
+		return err
+	})
+	ctx := h.Context(context.Background())
+	require.NoError(t, signUp(ctx, "ada@example.com", 1))
+	_, err := runtime.Dispatch(ctx, sendWelcome{To: "nobody@example.invalid"})
+	require.NoError(t, err)
+
+	require.NoError(t, h.Drain(ctx))
+	require.ElementsMatch(t, []string{
+		"welcome ada@example.com", "resize 1", "notify 1", "welcome team@example.com", "welcome nobody@example.invalid",
+	}, ran)
+	sizes, err := h.Sizes(ctx)
+	require.NoError(t, err)
+	require.Equal(t, runtime.Sizes{Failed: 1}, sizes)
+	failed, err := h.Engine.Failed().List(ctx, "emails", 0, 10)
+	require.NoError(t, err)
+	require.Len(t, failed, 1)
+	require.Contains(t, failed[0].Error, "no such user")
+
+	// DispatchSync goes through the harness's router.
+	require.NoError(t, runtime.DispatchSync(ctx, resize{UserID: 9}))
+	require.Contains(t, ran, "resize 9")
+}
