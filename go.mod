@@ -9,6 +9,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	golang.org/x/tools v0.52.0
+	pgregory.net/rapid v1.3.0
 )
 
 require (
