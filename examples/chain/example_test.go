@@ -6,7 +6,7 @@ import (
 )
 
 // Two orders, one job at a time: order B-2's chain stops at its
-// declined charge, whose failed hook queues the stock release.
+// declined charge, whose catch callback queues the stock release.
 func Example() {
 	if err := run(context.Background(), "embedded://chain-example", "chain-example", os.Stdout); err != nil {
 		panic(err)
@@ -16,7 +16,7 @@ func Example() {
 	// order B-2: reserved chair
 	// order A-1: charged $42.50
 	// order B-2: charging $129.00: declined
-	// order B-2: payment failed for good (declined: true); the rest of its chain will not run
+	// order B-2: main.ChargeCard failed for good (declined: true); the rest of its chain is dropped
 	// order A-1: shipped
 	// order B-2: stock released
 	// order A-1: receipt emailed

@@ -48,15 +48,6 @@ func (j ChargeCard) Handle(ctx context.Context) error {
 	return nil
 }
 
-// Failed runs once the charge has failed for good: the rest of the
-// chain will not run, so it gives the reserved stock back.
-func (j ChargeCard) Failed(ctx context.Context, err error) {
-	say(ctx, "order %s: payment failed for good (declined: %t); the rest of its chain will not run", j.OrderID, errors.Is(err, errDeclined))
-	if _, err := (ReleaseStock{OrderID: j.OrderID}).Dispatch(ctx); err != nil {
-		say(ctx, "order %s: could not queue the stock release: %v", j.OrderID, err)
-	}
-}
-
 // ShipOrder hands an order to the carrier.
 //
 //job:queue=orders

@@ -18,9 +18,7 @@ type Handlers interface{}
 // method of h. A job with a Failed method gets it as its failed hook.
 // Registration problems (a name registered twice) are reported by r.Err.
 func Register(r *runtime.Router, h Handlers) {
-	runtime.Register[ChargeCard](r, "main.ChargeCard", runtime.HandleMethod[ChargeCard], runtime.OnFailed(func(ctx context.Context, job ChargeCard, err error) {
-		job.Failed(ctx, err)
-	}))
+	runtime.Register[ChargeCard](r, "main.ChargeCard", runtime.HandleMethod[ChargeCard])
 	runtime.Register[EmailReceipt](r, "main.EmailReceipt", runtime.HandleMethod[EmailReceipt])
 	runtime.Register[ReleaseStock](r, "main.ReleaseStock", runtime.HandleMethod[ReleaseStock])
 	runtime.Register[ReserveStock](r, "main.ReserveStock", runtime.HandleMethod[ReserveStock])

@@ -1,7 +1,7 @@
 // Command chain runs two orders through a chain of jobs: reserve stock,
 // charge the card, ship, email the receipt. Each job runs only after the
 // one before it succeeded. The second order's card is declined, so its
-// chain stops there, and ChargeCard's failed hook queues a job that
+// chain stops there, and the chain's catch callback queues a job that
 // gives its stock back.
 //
 //	go run ./examples/chain
@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,11 +50,12 @@ func run(ctx context.Context, url, prefix string, out io.Writer) error {
 		{"B-2", []string{"chair"}, 12900, "declined"},
 	}
 	for _, o := range orders {
-		chain := ReserveStock{OrderID: o.id, Items: o.items}.WithChain(
+		chain := runtime.Chain(
+			ReserveStock{OrderID: o.id, Items: o.items},
 			ChargeCard{OrderID: o.id, Cents: o.cents, Card: o.card},
 			ShipOrder{OrderID: o.id},
 			EmailReceipt{OrderID: o.id},
-		)
+		).Catch(orderFailed.With(o.id))
 		if _, err := chain.Dispatch(ctx); err != nil {
 			return err
 		}
@@ -61,6 +63,7 @@ func run(ctx context.Context, url, prefix string, out io.Writer) error {
 
 	router := runtime.NewRouter()
 	Register(router, nil) // every job has its own Handle method
+	runtime.RegisterCallback(router, orderFailed)
 	// One job at a time, so that the output comes in order.
 	worker, err := runtime.NewWorker(engine, router, runtime.WorkerConfig{
 		Queues:        []string{"orders"},
@@ -74,6 +77,17 @@ func run(ctx context.Context, url, prefix string, out io.Writer) error {
 	// Handlers and failed hooks get their context from this one.
 	return worker.Run(context.WithValue(ctx, printerKey{}, &printer{w: out}))
 }
+
+// orderFailed is the catch of every order's chain: it runs when a link
+// fails for good, after which the links left are dropped. A chain
+// carries only its name and argument (the order's ID), so it is declared
+// once, at package level, and registered on every worker's router.
+var orderFailed = runtime.NewCallback("orders.failed", func(ctx context.Context, orderID string, o runtime.Outcome) error {
+	say(ctx, "order %s: %s failed for good (declined: %t); the rest of its chain is dropped",
+		orderID, o.JobName, errors.Is(o.Err, errDeclined))
+	_, err := ReleaseStock{OrderID: orderID}.Dispatch(ctx)
+	return err
+})
 
 // printer prints whole lines.
 type printer struct {

@@ -38,7 +38,7 @@ func TestChains(t *testing.T) {
 			}
 			require.Equal(t, []string{"reserved lamp, bulb", "charged $42.50", "shipped", "receipt emailed"}, a)
 			require.Equal(t, []string{"reserved chair", "charging $129.00: declined",
-				"payment failed for good (declined: true); the rest of its chain will not run", "stock released"}, b)
+				"main.ChargeCard failed for good (declined: true); the rest of its chain is dropped", "stock released"}, b)
 
 			failed, err := e.Failed().List(ctx, "orders", 0, 10)
 			require.NoError(t, err)
