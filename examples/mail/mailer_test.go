@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/jobtest"
 )
 
 // fakeSender records messages, or fails with err.
@@ -69,31 +69,34 @@ func TestMailerErrors(t *testing.T) {
 	require.Contains(t, err.Error(), "failed by its handler") // runtime.FailJob
 }
 
-// recorder is a runtime.Dispatcher that keeps what is dispatched
-// instead of sending it to Redis.
-type recorder struct {
-	mu   sync.Mutex
-	jobs []*runtime.PendingDispatch
-}
-
-func (r *recorder) Dispatch(ctx context.Context, p *runtime.PendingDispatch) (string, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.jobs = append(r.jobs, p)
-	return "fake-id", nil
-}
-
-// Code that dispatches is tested with a fake dispatcher on the context.
+// Code that dispatches is tested with a fake dispatcher on the context:
+// jobtest.Fake records what is dispatched instead of sending it.
 func TestSignUpQueuesWelcome(t *testing.T) {
 	t.Parallel()
-	rec := &recorder{}
-	ctx := runtime.WithDispatcher(context.Background(), rec)
+	fake := jobtest.NewFake()
+	ctx := fake.Context(context.Background())
 
 	require.NoError(t, SignUp(ctx, "ada@example.com", "Ada"))
 	require.Error(t, SignUp(ctx, "not-an-address", "X"))
 
-	require.Len(t, rec.jobs, 1)
-	require.Equal(t, SendWelcome{Email: "ada@example.com", Name: "Ada"}, rec.jobs[0].Job())
-	require.Equal(t, "mail", rec.jobs[0].Queue())
-	require.Zero(t, rec.jobs[0].DelayDuration())
+	jobtest.AssertDispatchedTimes[SendWelcome](t, fake, 1)
+	jobtest.AssertDispatched(t, fake, func(j SendWelcome) bool { return j.Email == "ada@example.com" && j.Name == "Ada" })
+	jobtest.AssertNotDispatched[SendPasswordReset](t, fake)
+	require.Equal(t, "mail", fake.Dispatches()[0].Queue)
+}
+
+// jobtest.Harness runs the real engine and a worker on an in-process
+// Redis: the test dispatches as the application does, and Drain runs
+// the jobs through the real handlers.
+func TestSignUpSendsWelcome(t *testing.T) {
+	t.Parallel()
+	h := jobtest.NewHarness(t, jobtest.HarnessConfig{})
+	s := &fakeSender{}
+	Register(h.Router, newTestMailer(t, s))
+	ctx := h.Context(context.Background())
+
+	require.NoError(t, SignUp(ctx, "ada@example.com", "Ada"))
+	require.NoError(t, h.Drain(ctx))
+	require.Len(t, s.sent, 1)
+	require.Equal(t, "Welcome, Ada", s.sent[0].Subject)
 }
