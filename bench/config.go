@@ -61,7 +61,8 @@ type Config struct {
 	// subprocess whose RSS is sampled. Default 1,000,000.
 	RSSN int
 	// Timeout bounds the wait for a phase's jobs to run; jobs not run by
-	// then are missing. Default 2m.
+	// then are missing. Default 2m. The rss phase waits Timeout times
+	// RSSN/N.
 	Timeout time.Duration
 	// PeerPoll, if positive, sets the peers' polling intervals; zero
 	// keeps their defaults. See Options.PeerPoll.

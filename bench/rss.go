@@ -89,6 +89,7 @@ func runChild(v string) error {
 	}
 	defer sys.Close()
 	tr := newTracker(cc.N)
+	tr.touch()
 	start := time.Now()
 	if err := sys.Start(cc.Concurrency, tr.handle); err != nil {
 		return err
@@ -155,7 +156,7 @@ func (r *runner) rss(ctx context.Context, info Info) []Record {
 		return failed(info, err, PhaseRSS)
 	}
 	cc, _ := json.Marshal(childConfig{System: info.Name, URL: r.cfg.RedisURL, N: n, Concurrency: r.cfg.Concurrency,
-		PeerPoll: r.cfg.PeerPoll, Pool: r.options().Pool, Timeout: r.cfg.Timeout})
+		PeerPoll: r.cfg.PeerPoll, Pool: r.options().Pool, Timeout: r.rssTimeout()})
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return failed(info, err, PhaseRSS)
@@ -212,6 +213,11 @@ func (r *runner) rss(ctx context.Context, info Info) []Record {
 		rec.Error = waitErr.Error()
 	}
 	return []Record{rec}
+}
+
+// rssTimeout is Timeout scaled from N jobs to RSSN jobs.
+func (r *runner) rssTimeout() time.Duration {
+	return r.cfg.Timeout * time.Duration(max(1, (r.cfg.RSSN+r.cfg.N-1)/r.cfg.N))
 }
 
 // readRSS returns a process's resident set size in MB, from
