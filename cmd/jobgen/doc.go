@@ -129,9 +129,34 @@
 // package has one for jobgen yet. It never overwrites a file, and Name
 // must be an exported Go identifier that the package does not declare.
 //
+// # Queue commands
+//
+// jobgen also runs Laravel's queue commands on the queues in Redis:
+//
+//	jobgen queue:failed [--queue q] [--limit n]
+//	jobgen queue:retry ID... | all | --queue q
+//	jobgen queue:forget ID...
+//	jobgen queue:flush [--queue q]
+//	jobgen queue:prune-failed [--hours 24]
+//	jobgen queue:clear [queue...]
+//	jobgen queue:restart
+//	jobgen queue:pause queue...
+//	jobgen queue:resume queue...
+//	jobgen queue:size [queue...]
+//	jobgen queue:monitor [queue...] [--max n] [--max-failed n]
+//
+// Each takes --help, --redis URL (else $REDIS_URL, else
+// $JOBGEN_REDIS_URL) and --prefix (the application's
+// runtime.EngineConfig.Prefix). jobgen help lists them. queue:work runs
+// the application's handlers, so it runs from the application's own
+// binary, whose main registers them and calls console.Main(router); that
+// binary runs the other commands too. Both are package
+// github.com/jobgen/jobgen/console, which documents the commands.
+//
 // # Layout
 //
-// main calls internal/cli. The generator is load → model → emit:
+// main calls internal/cli, which hands queue:* commands to package
+// console. The generator is load → model → emit:
 // internal/load reads packages with golang.org/x/tools/go/packages into
 // the plain values of internal/model; internal/emit writes Go from the
 // model alone with github.com/dave/jennifer; internal/generate ties them
