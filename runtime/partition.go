@@ -39,10 +39,11 @@ import (
 //
 // A job's Ref (and so JobInfo.Queue and events) names the partition it
 // was reserved from, such as "emails#2", since that is where its keys
-// are. Jobs pushed to the queue's own name by any other path (the next
-// link of a chain, a failed job retried, jobs queued before the queue
-// was partitioned) land in partition 0, which workers drain like the
-// others. Shrinking the number of partitions strands the jobs of the
+// are. Jobs pushed to the queue's own name by a path that picks no
+// partition (jobs queued before the queue was partitioned, an engine
+// configured without partitions) land in partition 0, which workers
+// drain like the others. A failed job retried goes back to its own
+// partition. Shrinking the number of partitions strands the jobs of the
 // partitions dropped: drain them first.
 //
 // Nothing spans partitions atomically: each partition is a queue of its
