@@ -223,6 +223,7 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 			return
 		}
 		n := 1 + w.grabSlots(w.batchLimit()-1)
+		settled := w.processed.Load()
 		jobs, next, err := w.reserve(ctx, n)
 		for range n - len(jobs) {
 			w.slots <- struct{}{}
@@ -245,7 +246,9 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 		if len(jobs) > 0 {
 			continue
 		}
-		if w.cfg.StopWhenEmpty && w.running() == 0 {
+		// A job that ended during the reserve may have pushed another (a
+		// chain's next link), too late for the reserve to see it.
+		if w.cfg.StopWhenEmpty && w.running() == 0 && w.processed.Load() == settled {
 			w.stop("empty")
 			return
 		}
