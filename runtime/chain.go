@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 )
 
 // PendingChain is a chain of jobs to dispatch: each runs only after the
@@ -236,8 +237,9 @@ func (e *Engine) pushLink(ctx context.Context, next *Envelope) error {
 	if err := e.remember(ctx, next.Queue); err != nil {
 		return err
 	}
-	qk := e.keys.queue(next.Queue)
-	n, err := call{scriptChainPush, []string{qk.Ready, qk.Payloads, qk.Notify, e.keys.chained(next.Queue, next.ID)},
+	q := e.linkQueue(next.Queue, next.ID)
+	qk := e.keys.queue(q)
+	n, err := call{scriptChainPush, []string{qk.Ready, qk.Payloads, qk.Notify, e.keys.chained(q, next.ID)},
 		[]any{e.cfg.StateRetention.Milliseconds(), next.ID, payload}}.run(ctx, e.rdb).Int64()
 	if err != nil {
 		return fmt.Errorf("push next job %s (%s) of a chain: %w", next.ID, next.Name, err)
@@ -246,6 +248,20 @@ func (e *Engine) pushLink(ctx context.Context, next *Envelope) error {
 		e.events.emit(Event{Kind: JobQueued, Queue: next.Queue, Name: next.Name, ID: next.ID})
 	}
 	return nil
+}
+
+// linkQueue is the queue, or the partition of a partitioned queue, that
+// chain link id goes to. It is chosen by the link's ID, not in turn as
+// other pushes are, so that a push made again finds the marker that the
+// first one set.
+func (e *Engine) linkQueue(queue, id string) string {
+	ps := e.partitionsOf(context.Background(), queue)
+	if ps == nil {
+		return queue
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return ps.names[h.Sum32()%uint32(len(ps.names))]
 }
 
 // chainDone reports whether env, a link that is running again, pushed
@@ -264,7 +280,7 @@ func (w *Worker) chainDone(ctx context.Context, res Reservation, env *Envelope) 
 	if err != nil {
 		return false, nil
 	}
-	n, err := e.rdb.Exists(ctx, e.keys.chained(next.Queue, next.ID)).Result()
+	n, err := e.rdb.Exists(ctx, e.keys.chained(e.linkQueue(next.Queue, next.ID), next.ID)).Result()
 	if err != nil {
 		return false, fmt.Errorf("look for the next link of chain job %s: %w", env.ID, err)
 	}

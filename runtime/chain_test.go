@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -336,4 +337,31 @@ func TestChainCrashBeforeAck(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestChainPartitionedQueue: links pushed to a partitioned queue land on
+// a partition chosen by their ID, and every link runs once.
+func TestChainPartitionedQueue(t *testing.T) {
+	forEachBusBackend(t, runtime.EngineConfig{Partitions: map[string]int{"parts": 4}}, func(t *testing.T, b wbundle, _ redistest.Backend) {
+		var s steps
+		s.register(b.router)
+		var jobs []runtime.Job
+		for i := range 12 {
+			jobs = append(jobs, stepJob{Step: fmt.Sprint(i), Q: "parts"})
+		}
+		_, err := runtime.Chain(jobs...).Dispatch(b.ctx)
+		require.NoError(t, err)
+		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"parts"}, StopWhenEmpty: true})
+		var got, want []string
+		partitions := map[string]bool{}
+		for i, r := range s.list() {
+			step, queue, _ := cut(r, "@")
+			got, want = append(got, step), append(want, fmt.Sprint(i))
+			require.True(t, strings.HasPrefix(queue, "parts") && strings.HasSuffix(queue, "#1"), r)
+			partitions[queue] = true
+		}
+		require.Equal(t, want, got)
+		require.Greater(t, len(partitions), 1, "the links spread over partitions: %v", s.list())
+		require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "parts"))
+	})
 }
