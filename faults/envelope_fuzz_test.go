@@ -1,0 +1,65 @@
+package faults_test
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// FuzzDecodeEnvelope feeds runtime.DecodeEnvelope arbitrary payloads. It
+// must never panic; it fails only with a *DecodeError for the right job;
+// and what it accepts encodes back to bytes that decode to the same
+// envelope.
+func FuzzDecodeEnvelope(f *testing.F) {
+	const id = "01JOBGENFUZZ0000000000000A"
+	seeds := []*runtime.Envelope{
+		{ID: id, Name: "a.Job", Queue: "default", Body: []byte{0x80}, DispatchedAt: 1},
+		{ID: id, Name: "mail.Send", Queue: "emails", Connection: "other", Body: []byte("x"), Tries: 5,
+			Backoff: []time.Duration{time.Second, time.Minute}, Timeout: 30 * time.Second, RetryUntil: 1700000000000,
+			MaxExceptions: 3, FailOnTimeout: true, Chain: [][]byte{{1, 2}, {3}}, BatchID: "b", UniqueKey: "u",
+			Tags: []string{"t1", "t2"}, DispatchedAt: 1700000000000},
+	}
+	for _, env := range seeds {
+		b, err := env.Encode()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		f.Add(b[:len(b)/2])
+		f.Add(append(bytes.Clone(b), 0))
+	}
+	f.Add([]byte{})
+	f.Add([]byte{0xc1})
+	f.Add([]byte(`{"uuid":"x","job":"Illuminate\\Queue\\CallQueuedHandler@call"}`))
+	f.Add([]byte{0xdf, 0xff, 0xff, 0xff, 0xff}) // a map that claims 4G entries
+	f.Add([]byte{0x81, 0xa2, 'b', 'o', 0xdd, 0xff, 0xff, 0xff, 0xff})
+
+	f.Fuzz(func(t *testing.T, payload []byte) {
+		env, err := runtime.DecodeEnvelope(id, payload)
+		if err != nil {
+			var de *runtime.DecodeError
+			if !errors.As(err, &de) || de.ID != id || !errors.Is(err, runtime.ErrDecode) {
+				t.Fatalf("error is not a *DecodeError for %s: %v", id, err)
+			}
+			return
+		}
+		if env.ID != id || env.Name == "" {
+			t.Fatalf("accepted an envelope with ID %q and name %q", env.ID, env.Name)
+		}
+		b1, err := env.Encode()
+		if err != nil {
+			t.Fatalf("an accepted envelope does not encode: %v", err)
+		}
+		env2, err := runtime.DecodeEnvelope(id, b1)
+		if err != nil {
+			t.Fatalf("an accepted envelope, encoded again, does not decode: %v", err)
+		}
+		b2, err := env2.Encode()
+		if err != nil || !bytes.Equal(b1, b2) {
+			t.Fatalf("encode/decode is not stable:\n%x\n%x (%v)", b1, b2, err)
+		}
+	})
+}
