@@ -216,7 +216,7 @@ func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev
 		w.log.Error("dispatching the next job of a chain failed", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", err)
 		return
 	}
-	w.acks <- res.Ref
+	w.queueAck(ctx, res.Ref)
 	w.emit(ev, JobProcessed)
 	w.ended(ctx, env)
 }
