@@ -30,7 +30,8 @@ type Command struct {
 	// it; without it, queue:work explains where it runs and fails.
 	Router *runtime.Router
 	// Engine is the engine configuration the commands start from;
-	// --prefix overrides its Prefix.
+	// --prefix overrides its Prefix. Set Keys here for a worker of
+	// encrypted jobs.
 	Engine runtime.EngineConfig
 	// Worker is the worker configuration queue:work starts from; the
 	// flags given override its fields. Set Worker.Logger here to send

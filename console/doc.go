@@ -29,9 +29,17 @@
 //		console.Main(r)
 //	}
 //
-// Both ways run the same code, this package. Command sets a program
-// name, streams, environment and base configurations (an application's
-// own worker defaults, its logger) for one run.
+// Both ways run the same code, this package. A Command sets the program
+// name, streams, environment and base configurations for one run: an
+// application whose jobs are encrypted gives its key ring there, and
+// may set its own worker defaults and logger:
+//
+//	c := &console.Command{
+//		Router: r,
+//		Engine: runtime.EngineConfig{Prefix: "myapp", Keys: ring},
+//		Worker: runtime.WorkerConfig{Concurrency: 32, Logger: logger},
+//	}
+//	os.Exit(c.Run(context.Background(), os.Args[1:]))
 //
 // # Commands
 //
