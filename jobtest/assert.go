@@ -62,14 +62,75 @@ func AssertNotDispatched[T runtime.Job](t testing.TB, f *Fake, match ...func(T) 
 	return true
 }
 
-// AssertNothingDispatched fails t if anything was dispatched.
+// AssertNothingDispatched fails t if anything was dispatched, a batch
+// included.
 func AssertNothingDispatched(t testing.TB, f *Fake) bool {
 	t.Helper()
-	if len(f.Dispatches()) > 0 {
-		t.Errorf("jobtest: want nothing dispatched; dispatched: %s", summary(f))
+	if len(f.Dispatches()) > 0 || len(f.Batches()) > 0 {
+		t.Errorf("jobtest: want nothing dispatched; dispatched: %s; batches: %d", summary(f), len(f.Batches()))
 		return false
 	}
 	return true
+}
+
+// AssertBatched fails t unless a batch was dispatched that satisfies
+// every match (any batch if none is given).
+func AssertBatched(t testing.TB, f *Fake, match ...func(Batch) bool) bool {
+	t.Helper()
+	for _, b := range f.Batches() {
+		ok := true
+		for _, m := range match {
+			if !m(b) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	t.Errorf("jobtest: no batch was dispatched%s; batches: %s", predicateNote(len(match)), batchSummary(f))
+	return false
+}
+
+// AssertBatchCount fails t unless exactly n batches were dispatched.
+func AssertBatchCount(t testing.TB, f *Fake, n int) bool {
+	t.Helper()
+	if got := len(f.Batches()); got != n {
+		t.Errorf("jobtest: %d batches were dispatched, want %d; batches: %s", got, n, batchSummary(f))
+		return false
+	}
+	return true
+}
+
+// BatchJobs returns the jobs of type T in batch b, the links of its
+// chains included.
+func BatchJobs[T runtime.Job](b Batch) []T {
+	var out []T
+	for _, j := range b.Jobs {
+		jobs := []runtime.Job{j}
+		if c, ok := j.(*runtime.PendingChain); ok {
+			jobs = c.Jobs()
+		}
+		for _, j := range jobs {
+			if v, ok := unwrap(j).(T); ok {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+func batchSummary(f *Fake) string {
+	bs := f.Batches()
+	if len(bs) == 0 {
+		return "none"
+	}
+	s := make([]string, len(bs))
+	for i, b := range bs {
+		s[i] = fmt.Sprintf("%q (%d jobs)", b.Options.Name, len(b.Jobs))
+	}
+	return strings.Join(s, ", ")
 }
 
 // AssertChained fails t unless some dispatch was of jobs[0] with

@@ -13,6 +13,7 @@ import (
 type Fake struct {
 	mu         sync.Mutex
 	dispatches []Dispatch
+	batches    []Batch
 }
 
 // NewFake returns a Fake with nothing recorded.
@@ -63,10 +64,41 @@ func (f *Fake) Dispatches() []Dispatch {
 	return append([]Dispatch(nil), f.dispatches...)
 }
 
+// Batch is one recorded batch.
+type Batch struct {
+	// ID is the batch ID the fake returned.
+	ID      string
+	Options runtime.BatchOptions
+	// Jobs are the batch's jobs, unwrapped from any *PendingDispatch; a
+	// chain stays a *runtime.PendingChain.
+	Jobs []runtime.Job
+}
+
+// DispatchBatch records b and returns a new batch ID; it implements
+// runtime.BatchDispatcher. Nothing is sent anywhere, and the batch's
+// jobs are not recorded as dispatches.
+func (f *Fake) DispatchBatch(ctx context.Context, b *runtime.PendingBatch) (string, error) {
+	rec := Batch{ID: runtime.NewID(), Options: b.Options()}
+	for _, j := range b.Jobs() {
+		rec.Jobs = append(rec.Jobs, unwrap(j))
+	}
+	f.mu.Lock()
+	f.batches = append(f.batches, rec)
+	f.mu.Unlock()
+	return rec.ID, nil
+}
+
+// Batches returns the batches f recorded, in order.
+func (f *Fake) Batches() []Batch {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Batch(nil), f.batches...)
+}
+
 // Reset forgets everything recorded.
 func (f *Fake) Reset() {
 	f.mu.Lock()
-	f.dispatches = nil
+	f.dispatches, f.batches = nil, nil
 	f.mu.Unlock()
 }
 

@@ -174,3 +174,32 @@ func TestHarnessDrains(t *testing.T) {
 	require.NoError(t, runtime.DispatchSync(ctx, resize{UserID: 9}))
 	require.Contains(t, ran, "resize 9")
 }
+
+func TestFakeBatches(t *testing.T) {
+	t.Parallel()
+	fake := jobtest.NewFake()
+	ctx := fake.Context(context.Background())
+	done := runtime.NewCallback("test.done", func(ctx context.Context, arg string, o runtime.Outcome) error { return nil })
+	id, err := runtime.NewBatch(resize{UserID: 1}, resize{UserID: 2}, runtime.Chain(resize{UserID: 3}, notify{UserID: 3})).
+		Name("avatars").AllowFailures().Then(done.With("x")).Dispatch(ctx)
+	require.NoError(t, err)
+	require.Len(t, id, 26)
+
+	jobtest.AssertBatched(t, fake)
+	jobtest.AssertBatched(t, fake, func(b jobtest.Batch) bool {
+		return b.Options.Name == "avatars" && b.Options.AllowFailures && len(b.Jobs) == 3
+	})
+	jobtest.AssertBatchCount(t, fake, 1)
+	jobtest.AssertNotDispatched[resize](t, fake) // batched, not dispatched
+	b := fake.Batches()[0]
+	require.Equal(t, []resize{{1}, {2}, {3}}, jobtest.BatchJobs[resize](b))
+	require.Equal(t, []notify{{3}}, jobtest.BatchJobs[notify](b))
+	require.Equal(t, "test.done", b.Options.Then[0].Name)
+
+	s := &spy{TB: t}
+	require.False(t, jobtest.AssertBatched(s, fake, func(b jobtest.Batch) bool { return b.Options.Name == "other" }))
+	require.False(t, jobtest.AssertBatchCount(s, fake, 2))
+	require.False(t, jobtest.AssertNothingDispatched(s, fake))
+	require.Len(t, s.errs, 3)
+	require.Contains(t, s.errs[0], `"avatars" (3 jobs)`)
+}

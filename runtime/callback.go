@@ -18,13 +18,18 @@ type Outcome struct {
 	// JobID and JobName are the job whose end made the callback run.
 	JobID   string
 	JobName string
-	// Err is why that job failed, for a chain's catch. It is the error
-	// the worker saw, not one read back from Redis.
+	// Err is why that job failed, for a chain's catch and a batch's catch;
+	// nil otherwise. It is the error the worker saw, not one read back
+	// from Redis.
 	Err error
+	// Batch is the batch's state just after the job was counted, for
+	// batch callbacks; nil for a chain's catch.
+	Batch *BatchStatus
 }
 
-// Callback is a named function that a chain runs when it ends: its
-// catch. A chain carries only the callback's name and its encoded argument, so
+// Callback is a named function that chains and batches run when they
+// end: a chain's catch, a batch's then, catch and finally. A chain or
+// batch carries only the callback's name and its encoded argument, so
 // the callback survives a restart: every worker that may run the jobs
 // registers it with RegisterCallback. Declare callbacks as package-level
 // variables, so that dispatchers and workers share them.

@@ -78,6 +78,35 @@ func (c *PendingChain) pending() (*PendingDispatch, error) {
 	return p, nil
 }
 
+// A *PendingChain is a Job standing for its first job, so that a chain
+// can be one job of a batch: runtime.NewBatch(a, runtime.Chain(b, c)).
+// Dispatching it through runtime.Dispatch sends only the first job: use
+// its own Dispatch.
+
+// JobName returns the wire name of the chain's first job.
+func (c *PendingChain) JobName() string {
+	if len(c.jobs) == 0 {
+		return ""
+	}
+	return c.jobs[0].JobName()
+}
+
+// JobOptions returns the options of the chain's first job.
+func (c *PendingChain) JobOptions() JobOptions {
+	if len(c.jobs) == 0 {
+		return JobOptions{}
+	}
+	return c.jobs[0].JobOptions()
+}
+
+// EncodeJob encodes the chain's first job.
+func (c *PendingChain) EncodeJob() ([]byte, error) {
+	if len(c.jobs) == 0 {
+		return nil, fmt.Errorf("%w: chain has no jobs", ErrInvalid)
+	}
+	return c.jobs[0].EncodeJob()
+}
+
 // Catch sets the callback that runs when the job or a link of its chain
 // fails for good, as PendingChain.Catch does.
 func (p *PendingDispatch) Catch(cb CallbackRef) *PendingDispatch {

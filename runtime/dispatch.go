@@ -115,11 +115,13 @@ type PendingDispatch struct {
 	delaySet   bool
 	chain      []Job
 
-	// Set by Chain and Catch (chain.go): the chain's queue and connection
-	// for links that name none, and its catch callback.
+	// Set by Chain, Catch and batches (chain.go, batch.go): the chain's
+	// queue and connection for links that name none, its catch callback,
+	// and the batch the job belongs to.
 	chainQueue      string
 	chainConnection string
 	catch           *CallbackRef
+	batchID         string
 }
 
 // NewPendingDispatch starts a dispatch of job.
@@ -200,7 +202,10 @@ func (p *PendingDispatch) envelope(seal func(*Envelope) error) (*Envelope, error
 	if err != nil {
 		return nil, err
 	}
-	setUnique(env, p.job)                            // unique.go
+	env.BatchID = p.batchID
+	if p.batchID == "" {
+		setUnique(env, p.job) // unique.go
+	}
 	if err := p.encodeChain(env, seal); err != nil { // chain.go
 		return nil, err
 	}

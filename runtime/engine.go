@@ -34,8 +34,8 @@ type EngineConfig struct {
 	// this engine dispatches, and opens them for its workers. Needed only
 	// for encrypted jobs; see KeyRing for rotation.
 	Keys *KeyRing
-	// StateRetention is how long chain markers are kept after their last
-	// change. Default 7 days.
+	// StateRetention is how long batch records and chain markers are kept
+	// after their last change. Default 7 days.
 	StateRetention time.Duration
 	// Replication makes pushes wait for replicas (Redis WAIT), so that an
 	// acknowledged dispatch survives a failover; see ReplicationConfig.

@@ -9,6 +9,9 @@ type JobInfo struct {
 	Queue string
 	// Attempt is 1 on the first run of the job.
 	Attempt int
+	// BatchID is the batch the job belongs to, if any: add jobs to it
+	// with Engine.Batches().Add.
+	BatchID string
 }
 
 type jobInfoKey struct{}

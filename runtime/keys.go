@@ -70,6 +70,32 @@ func (k keys) chained(queue, id string) string {
 // commands touch it, so its slot does not matter.
 func (k keys) unique(key string) string { return k.prefix + ":unique:" + key }
 
+// batchKeys are the keys of one batch (batch.go). They share the hash
+// tag {batch:ID}, in a slot apart from every queue, and only the batch
+// scripts touch them, never in the same call as a queue's keys.
+type batchKeys struct {
+	// State is a HASH of the batch's counts and options: total, pending,
+	// failed, blocked, created_at, cancelled_at, cancelled_by,
+	// finished_at, name, queue, allow_failures, and for each callback
+	// kind (then, catch, finally) its encoded callbacks, the job that
+	// claimed it (kind:by) and whether it ran (kind:done).
+	State string
+	// Done is a SET of the IDs of the jobs that succeeded.
+	Done string
+	// Failed is a HASH job ID -> queue of the jobs that failed for good
+	// and have not succeeded since.
+	Failed string
+	// Blocked is a HASH failed job ID -> links of its chain held behind it.
+	Blocked string
+}
+
+func (k keys) batch(id string) batchKeys {
+	p := k.prefix + ":{batch:" + id + "}:"
+	return batchKeys{State: p + "state", Done: p + "done", Failed: p + "failed", Blocked: p + "blocked"}
+}
+
+func (b batchKeys) all() []string { return []string{b.State, b.Done, b.Failed, b.Blocked} }
+
 // ValidateQueueName reports why name cannot be used as a queue name: it
 // must be 1 to 200 bytes with no { or }, which would break its cluster
 // hash tag.

@@ -19,7 +19,7 @@ type Router struct {
 	mu     sync.RWMutex
 	routes map[string]*route
 	errs   []error
-	// callbacks of chains, by name (callback.go).
+	// callbacks of chains and batches, by name (callback.go).
 	callbacks callbacks
 }
 

@@ -129,6 +129,9 @@ func exerciseScripts(t *testing.T, b bundle) {
 		mu.Lock()
 		seen = append(seen, j.N)
 		mu.Unlock()
+		if j.Tag == "fail" {
+			return runtime.FailJob(errors.New("audit"))
+		}
 		return nil
 	})
 	wctx := runtime.WithDispatcher(ctx, e)
@@ -138,8 +141,16 @@ func exerciseScripts(t *testing.T, b bundle) {
 	// succeeds.
 	_, err = runtime.Dispatch(wctx, job(3, runtime.JobOptions{Queue: "audit-chain", UniqueFor: time.Minute}))
 	require.NoError(t, err)
+	// A batch, created and added to, with a job that succeeds and one that
+	// fails; and a batch that is cancelled.
+	bid, err := runtime.NewBatch(onQueue(4, "audit-batch")).AllowFailures().Dispatch(wctx)
+	require.NoError(t, err)
+	require.NoError(t, e.Batches().Add(ctx, bid, tagged(5, "fail", runtime.JobOptions{Queue: "audit-batch"})))
+	other, err := runtime.NewBatch().Dispatch(wctx)
+	require.NoError(t, err)
+	require.NoError(t, e.Batches().Cancel(ctx, other))
 	w, err := runtime.NewWorker(e, r, runtime.WorkerConfig{
-		Queues: []string{"audit-chain", "audit-next"}, Logger: quiet, Sleep: 20 * time.Millisecond,
+		Queues: []string{"audit-chain", "audit-next", "audit-batch"}, Logger: quiet, Sleep: 20 * time.Millisecond,
 	})
 	require.NoError(t, err)
 	wctx, cancel := context.WithCancel(wctx)
@@ -148,13 +159,13 @@ func exerciseScripts(t *testing.T, b bundle) {
 	eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(seen) == 3
-	}, "the worker runs the chain and the unique job")
+		return len(seen) == 5
+	}, "the worker runs the chain, the unique job and the batch")
 	cancel()
 	require.NoError(t, <-done)
 	mu.Lock()
 	defer mu.Unlock()
-	require.ElementsMatch(t, []int{1, 2, 3}, seen)
+	require.ElementsMatch(t, []int{1, 2, 3, 4, 5}, seen)
 }
 
 // luaScripts maps the SHA1 of each file in lua/ to its name.

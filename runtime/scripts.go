@@ -44,14 +44,19 @@ var (
 	scriptClear   = mustScript("clear")
 
 	// Chains, batches, unique jobs and job middleware.
-	scriptChainPush = mustScript("chain_push")
-	scriptLock      = mustScript("lock")
-	scriptUnlock    = mustScript("unlock")
+	scriptChainPush   = mustScript("chain_push")
+	scriptLock        = mustScript("lock")
+	scriptUnlock      = mustScript("unlock")
+	scriptBatchAdd    = mustScript("batch_add")
+	scriptBatchDone   = mustScript("batch_done")
+	scriptBatchFail   = mustScript("batch_fail")
+	scriptBatchCancel = mustScript("batch_cancel")
 
 	allScripts = []*script{
 		scriptPush, scriptLater, scriptMigrate, scriptReserve, scriptExtend, scriptAck,
 		scriptRelease, scriptFail, scriptRetry, scriptForget, scriptPrune, scriptClear,
 		scriptChainPush, scriptLock, scriptUnlock,
+		scriptBatchAdd, scriptBatchDone, scriptBatchFail, scriptBatchCancel,
 	}
 )
 

@@ -16,7 +16,8 @@ import (
 // The lock is taken at dispatch and released when the job succeeds (or
 // is deleted or skipped) or fails for good; a release for a retry keeps
 // it. If the job's worker dies, the lock expires UniqueFor after the
-// dispatch. The links of a chain after the first take no lock.
+// dispatch. Jobs dispatched inside a batch, and the links of a chain
+// after the first, take no lock.
 
 // UniqueJob is implemented by a job type that is unique per value rather
 // than per type: two jobs conflict only if their UniqueIDs are equal.

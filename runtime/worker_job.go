@@ -28,9 +28,9 @@ func (w *Worker) process(base context.Context, res Reservation) {
 		w.fail(base, res, env, err)
 		return
 	}
-	// worker_bus.go: a chain link that finished before its worker died
-	// settles as a success without running, before any check of its
-	// attempts.
+	// worker_bus.go: a chain link that finished before its worker died,
+	// or a job of a cancelled batch, settles as a success without running,
+	// before any check of its attempts.
 	if w.prepare(base, res, env) {
 		w.succeed(base, res, env, Event{Worker: w.cfg.Name, Queue: res.Queue, Name: env.Name, ID: res.ID, Attempt: res.Attempts})
 		return
@@ -65,7 +65,7 @@ func (w *Worker) process(base context.Context, res Reservation) {
 	w.track(res.Ref, cancelJob)
 	attemptCtx, cancelAttempt := context.WithTimeoutCause(jobCtx, timeout, ErrTimeout)
 	defer cancelAttempt()
-	attemptCtx = WithJobInfo(attemptCtx, JobInfo{ID: res.ID, Name: env.Name, Queue: res.Queue, Attempt: res.Attempts})
+	attemptCtx = WithJobInfo(attemptCtx, JobInfo{ID: res.ID, Name: env.Name, Queue: res.Queue, Attempt: res.Attempts, BatchID: env.BatchID})
 
 	began := time.Now()
 	herr := w.attempt(attemptCtx, env)
@@ -183,7 +183,7 @@ func (w *Worker) fail(ctx context.Context, res Reservation, env *Envelope, cause
 	name := ""
 	if env != nil {
 		name = env.Name
-		w.failing(ctx, env, cause) // worker_bus.go: chain catch
+		w.failing(ctx, env, cause) // worker_bus.go: batch, chain catch
 	}
 	err := w.e.Fail(ctx, Failure{Ref: res.Ref, Name: name, Err: cause, Attempts: res.Attempts})
 	if err != nil {
@@ -210,10 +210,10 @@ func (w *Worker) runFailedHook(ctx context.Context, env *Envelope, cause error) 
 // succeed dispatches the next link of the job's chain, then hands the
 // job to the acker.
 func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev Event) {
-	if err := w.completed(ctx, env); err != nil { // worker_bus.go: chain
+	if err := w.completed(ctx, env); err != nil { // worker_bus.go: batch, chain
 		// Not acked: the job runs again when its lease runs out, and its
-		// chain is seen to then.
-		w.log.Error("dispatching the next job of a chain failed", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", err)
+		// batch and chain are seen to then.
+		w.log.Error("counting a job in its batch or dispatching the next job of its chain failed", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", err)
 		return
 	}
 	w.queueAck(ctx, res.Ref)

@@ -1,0 +1,170 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrNoBatch is returned for a batch that is unknown, or whose state has
+// expired (EngineConfig.StateRetention after its last change).
+var ErrNoBatch = errors.New("jobgen: no such batch (unknown, or expired)")
+
+// ErrBatchFinished is returned when jobs are added to a batch whose jobs
+// have all succeeded.
+var ErrBatchFinished = errors.New("jobgen: every job of the batch has succeeded")
+
+// Batches returns the engine's batch store.
+func (e *Engine) Batches() *BatchStore { return &BatchStore{e: e} }
+
+// BatchStore reads and changes the batches of an engine: Laravel's
+// Bus::findBatch, $batch->cancel(), $batch->add() and queue:retry-batch.
+type BatchStore struct {
+	e *Engine
+}
+
+func batchKeysFor(e *Engine, id string) (batchKeys, error) {
+	if id == "" || strings.ContainsAny(id, "{}") {
+		return batchKeys{}, fmt.Errorf("%w: batch ID %q", ErrInvalid, id)
+	}
+	return e.keys.batch(id), nil
+}
+
+// Find returns the state of batch id; ok is false if there is none.
+func (s *BatchStore) Find(ctx context.Context, id string) (status BatchStatus, ok bool, err error) {
+	bk, err := batchKeysFor(s.e, id)
+	if err != nil {
+		return BatchStatus{}, false, err
+	}
+	var state *redis.MapStringStringCmd
+	var failed *redis.StringSliceCmd
+	// One slot: a transaction works on a cluster too.
+	_, err = s.e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		state = p.HGetAll(ctx, bk.State)
+		failed = p.HKeys(ctx, bk.Failed)
+		return nil
+	})
+	if err != nil {
+		return BatchStatus{}, false, fmt.Errorf("find batch %s: %w", id, err)
+	}
+	h := state.Val()
+	if len(h) == 0 {
+		return BatchStatus{}, false, nil
+	}
+	num := func(k string) int { n, _ := strconv.Atoi(h[k]); return n }
+	at := func(k string) int64 { n, _ := strconv.ParseInt(h[k], 10, 64); return n }
+	ids := failed.Val()
+	slices.Sort(ids)
+	return BatchStatus{
+		ID: id, Name: h["name"],
+		Total: num("total"), Pending: num("pending"), Failed: num("failed"), FailedIDs: ids,
+		AllowFailures: h["allow_failures"] == "1",
+		CreatedAt:     msTime(at("created_at")),
+		CancelledAt:   msTime(at("cancelled_at")),
+		FinishedAt:    msTime(at("finished_at")),
+	}, true, nil
+}
+
+// Cancel cancels batch id: its jobs that have not run are skipped. Jobs
+// running now finish.
+func (s *BatchStore) Cancel(ctx context.Context, id string) error {
+	bk, err := batchKeysFor(s.e, id)
+	if err != nil {
+		return err
+	}
+	n, err := call{scriptBatchCancel, bk.all(), []any{s.e.cfg.StateRetention.Milliseconds()}}.run(ctx, s.e.rdb).Int64()
+	switch {
+	case err != nil:
+		return fmt.Errorf("cancel batch %s: %w", id, err)
+	case n < 0:
+		return fmt.Errorf("cancel batch %s: %w", id, ErrNoBatch)
+	}
+	return nil
+}
+
+// Add adds jobs to batch id, which may be running: a job of the batch
+// may add more. They go to the batch's queue if they name none, and
+// count toward its totals before they are pushed. Adding to a batch
+// whose jobs have all succeeded returns ErrBatchFinished.
+func (s *BatchStore) Add(ctx context.Context, id string, jobs ...Job) error {
+	bk, err := batchKeysFor(s.e, id)
+	if err != nil {
+		return err
+	}
+	opts, err := s.e.rdb.HMGet(ctx, bk.State, "queue", "connection").Result()
+	if err != nil {
+		return fmt.Errorf("add to batch %s: %w", id, err)
+	}
+	q, _ := opts[0].(string)
+	c, _ := opts[1].(string)
+	out, n, err := s.e.batchJobs(id, BatchOptions{Queue: q, Connection: c}, jobs)
+	if err != nil {
+		return fmt.Errorf("add to batch %s: %w", id, err)
+	}
+	count := func(n int) error {
+		return call{scriptBatchAdd, bk.all(), []any{"add", n, s.e.cfg.StateRetention.Milliseconds()}}.run(ctx, s.e.rdb).Err()
+	}
+	switch err := count(n); {
+	case err == nil:
+	case redis.HasErrorPrefix(err, "NO_BATCH"):
+		return fmt.Errorf("add to batch %s: %w", id, ErrNoBatch)
+	case redis.HasErrorPrefix(err, "BATCH_FINISHED"):
+		return fmt.Errorf("add to batch %s: %w", id, ErrBatchFinished)
+	default:
+		return fmt.Errorf("add to batch %s: %w", id, err)
+	}
+	if err := s.e.PushBulk(ctx, out); err != nil {
+		_ = count(-n)
+		return fmt.Errorf("add to batch %s: %w", id, err)
+	}
+	return nil
+}
+
+// Retry pushes the failed jobs of batch id back onto their queues from
+// the failed store, and returns how many went. If the batch was
+// cancelled by a failure, it is resumed; one cancelled by Cancel stays
+// cancelled. Jobs no longer in the failed store are skipped.
+func (s *BatchStore) Retry(ctx context.Context, id string) (int, error) {
+	bk, err := batchKeysFor(s.e, id)
+	if err != nil {
+		return 0, err
+	}
+	failed, err := s.e.rdb.HGetAll(ctx, bk.Failed).Result()
+	if err != nil {
+		return 0, fmt.Errorf("retry batch %s: %w", id, err)
+	}
+	byQueue := map[string][]string{}
+	for jobID, q := range failed {
+		byQueue[q] = append(byQueue[q], jobID)
+	}
+	by, err := s.e.rdb.HGet(ctx, bk.State, "cancelled_by").Result()
+	if err != nil && err != redis.Nil {
+		return 0, fmt.Errorf("retry batch %s: %w", id, err)
+	}
+	if by == "failure" {
+		if err := s.e.rdb.HDel(ctx, bk.State, "cancelled_at", "cancelled_by").Err(); err != nil {
+			return 0, fmt.Errorf("retry batch %s: %w", id, err)
+		}
+	}
+	queues := make([]string, 0, len(byQueue))
+	for q := range byQueue {
+		queues = append(queues, q)
+	}
+	slices.Sort(queues)
+	total := 0
+	for _, q := range queues {
+		ids := byQueue[q]
+		slices.Sort(ids)
+		done, err := s.e.Failed().Retry(ctx, q, ids...)
+		total += len(done)
+		if err != nil {
+			return total, fmt.Errorf("retry batch %s: %w", id, err)
+		}
+	}
+	return total, nil
+}

@@ -1,0 +1,117 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// The worker's side of batches: skipping the jobs of a cancelled batch,
+// counting jobs as they end, and running the callbacks that fall due.
+
+// batchCancelled reports whether env belongs to a cancelled batch. A
+// Redis error is logged and reported as not cancelled: the job runs.
+func (w *Worker) batchCancelled(ctx context.Context, env *Envelope) bool {
+	if env.BatchID == "" {
+		return false
+	}
+	bk, err := batchKeysFor(w.e, env.BatchID)
+	if err != nil {
+		return false
+	}
+	cancelled, err := w.e.rdb.HExists(ctx, bk.State, "cancelled_at").Result()
+	if err != nil {
+		w.log.Warn("could not tell whether a job's batch is cancelled; running it", "job", env.Name, "id", env.ID, "batch", env.BatchID, "err", err)
+		return false
+	}
+	return cancelled
+}
+
+// batchSucceeded counts env as succeeded in its batch and runs the
+// callbacks that fall due. Counting is idempotent per job ID, so a job
+// that runs again after its worker died counts once. An error leaves the
+// job unacked, to be counted when it runs again.
+func (w *Worker) batchSucceeded(ctx context.Context, env *Envelope) error {
+	if env.BatchID == "" {
+		return nil
+	}
+	bk, err := batchKeysFor(w.e, env.BatchID)
+	if err != nil {
+		return nil
+	}
+	due, err := call{scriptBatchDone, bk.all(), []any{env.ID, w.e.cfg.StateRetention.Milliseconds()}}.run(ctx, w.e.rdb).Int64Slice()
+	if err != nil {
+		return fmt.Errorf("count job %s in batch %s: %w", env.ID, env.BatchID, err)
+	}
+	w.runBatchCallbacks(ctx, env, bk, due, nil)
+	return nil
+}
+
+// batchFailed counts env as failed for good in its batch, with the links
+// of its chain that are dropped with it, and runs the callbacks that
+// fall due. A Redis error is logged; the job goes to the failed store
+// all the same.
+func (w *Worker) batchFailed(ctx context.Context, env *Envelope, cause error) {
+	if env.BatchID == "" {
+		return
+	}
+	bk, err := batchKeysFor(w.e, env.BatchID)
+	if err != nil {
+		return
+	}
+	due, err := call{scriptBatchFail, bk.all(), []any{env.ID, env.Queue, len(env.Chain), w.e.cfg.StateRetention.Milliseconds()}}.run(ctx, w.e.rdb).Int64Slice()
+	if err != nil {
+		w.log.Error("counting a failed job in its batch failed", "job", env.Name, "id", env.ID, "batch", env.BatchID, "err", err)
+		return
+	}
+	w.runBatchCallbacks(ctx, env, bk, due, cause)
+}
+
+// batchKinds are the batch callback kinds, in the order they run.
+var batchKinds = [3]string{"then", "catch", "finally"}
+
+// runBatchCallbacks runs the callbacks the batch script claimed for env
+// (due[1:4] for then, catch and finally), then marks each kind done.
+func (w *Worker) runBatchCallbacks(ctx context.Context, env *Envelope, bk batchKeys, due []int64, cause error) {
+	if len(due) != 4 {
+		return
+	}
+	if due[0] < 0 {
+		w.log.Warn("the job's batch is gone (expired, or never created); not counted", "job", env.Name, "id", env.ID, "batch", env.BatchID)
+		return
+	}
+	if due[1]+due[2]+due[3] == 0 {
+		return
+	}
+	status, _, err := w.e.Batches().Find(ctx, env.BatchID)
+	if err != nil {
+		w.log.Error("reading a batch for its callbacks failed; they run when the job runs again", "batch", env.BatchID, "err", err)
+		return
+	}
+	encoded, err := w.e.rdb.HMGet(ctx, bk.State, batchKinds[:]...).Result()
+	if err != nil {
+		w.log.Error("reading a batch's callbacks failed; they run when the job runs again", "batch", env.BatchID, "err", err)
+		return
+	}
+	for i, kind := range batchKinds {
+		if due[i+1] != 1 {
+			continue
+		}
+		raw, _ := encoded[i].(string)
+		var refs []CallbackRef
+		if err := msgpack.Unmarshal([]byte(raw), &refs); err != nil {
+			w.log.Error("batch callbacks do not decode", "batch", env.BatchID, "kind", kind, "err", err)
+		}
+		o := Outcome{JobID: env.ID, JobName: env.Name, Batch: &status}
+		if kind == "catch" {
+			o.Err = cause
+		}
+		for _, ref := range refs {
+			w.runCallback(ctx, "batch "+kind, ref, o)
+		}
+		if err := w.e.rdb.HSet(ctx, bk.State, kind+":done", "1").Err(); err != nil {
+			w.log.Error("marking batch callbacks as run failed; they may run again", "batch", env.BatchID, "kind", kind, "err", err)
+		}
+	}
+}

@@ -1,0 +1,47 @@
+-- batch_add: create a batch, or count jobs added to one, before they are
+-- pushed. A batch's keys share the hash tag {batch:ID}, a slot apart
+-- from every queue: batch scripts touch nothing else.
+--
+-- KEYS[1] -> batch state hash
+-- KEYS[2] -> done set (IDs of jobs that succeeded)
+-- KEYS[3] -> failed hash (job ID -> queue, for jobs that failed for good)
+-- KEYS[4] -> blocked hash (failed job ID -> chain links held behind it)
+-- ARGV[1] -> "create" or "add"
+-- ARGV[2] -> jobs added, each link of a chain counted; for "add", a
+--            negative count takes back an add whose push failed
+-- ARGV[3] -> lifetime of the batch's keys in ms, from now
+-- ARGV[4..] -> for "create": field, value pairs of the batch's options
+--
+-- Returns: {total, pending}.
+-- Errors: "BATCH_EXISTS" (create), "NO_BATCH" (add to a batch that is
+-- unknown or expired), "BATCH_FINISHED" (add to a batch whose jobs have
+-- all succeeded). An error changes nothing.
+
+local t = redis.call('TIME')
+local now = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+local n = tonumber(ARGV[2])
+
+if ARGV[1] == 'create' then
+  if redis.call('EXISTS', KEYS[1]) == 1 then
+    return redis.error_reply('BATCH_EXISTS batch exists already')
+  end
+  redis.call('HSET', KEYS[1], 'total', ARGV[2], 'pending', ARGV[2], 'failed', 0, 'blocked', 0, 'created_at', now)
+  for i = 4, #ARGV, 2 do
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+  end
+else
+  if redis.call('EXISTS', KEYS[1]) == 0 then
+    return redis.error_reply('NO_BATCH no such batch (unknown, or expired)')
+  end
+  if n > 0 and redis.call('HEXISTS', KEYS[1], 'finished_at') == 1 then
+    return redis.error_reply('BATCH_FINISHED every job of the batch has succeeded')
+  end
+  redis.call('HINCRBY', KEYS[1], 'total', n)
+  redis.call('HINCRBY', KEYS[1], 'pending', n)
+end
+
+for k = 1, 4 do
+  redis.call('PEXPIRE', KEYS[k], tonumber(ARGV[3]))
+end
+local counts = redis.call('HMGET', KEYS[1], 'total', 'pending')
+return {tonumber(counts[1]), tonumber(counts[2])}

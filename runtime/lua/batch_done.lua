@@ -1,0 +1,64 @@
+-- batch_done: count a job of a batch as succeeded, once per job ID, and
+-- claim the batch's callbacks that fall due.
+--
+-- KEYS[1] -> batch state hash
+-- KEYS[2] -> done set (IDs of jobs that succeeded)
+-- KEYS[3] -> failed hash (job ID -> queue, for jobs that failed for good)
+-- KEYS[4] -> blocked hash (failed job ID -> chain links held behind it)
+-- ARGV[1] -> job ID
+-- ARGV[2] -> lifetime of the batch's keys in ms, from now
+--
+-- Returns: {counted, then due, 0, finally due}: counted is 1 the first
+-- time the job is counted, 0 after (a job that ran again), -1 if the
+-- batch is gone. A callback is due when its condition holds and it has
+-- not run: the first job to see that claims it, and it stays due for
+-- that job alone, so that if its worker dies before running it, the job
+-- runs again and claims it again. then: every job succeeded and the
+-- batch is not cancelled. finally: every job has run once (succeeded,
+-- failed for good, or is held behind a failed link of a chain).
+--
+-- A job that succeeds after failing (a retry) leaves the failed hash and
+-- frees the chain links it held.
+
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, 0, 0} end
+local t = redis.call('TIME')
+local now = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+local id = ARGV[1]
+
+local counted = redis.call('SADD', KEYS[2], id)
+if counted == 1 then
+  redis.call('HINCRBY', KEYS[1], 'pending', -1)
+  if redis.call('HDEL', KEYS[3], id) == 1 then
+    redis.call('HINCRBY', KEYS[1], 'failed', -1)
+    local held = tonumber(redis.call('HGET', KEYS[4], id) or '0')
+    if held > 0 then
+      redis.call('HINCRBY', KEYS[1], 'blocked', -held)
+      redis.call('HDEL', KEYS[4], id)
+    end
+  end
+end
+
+local s = redis.call('HMGET', KEYS[1], 'pending', 'failed', 'blocked', 'cancelled_at', 'finished_at')
+local pending, failed, blocked = tonumber(s[1]), tonumber(s[2]), tonumber(s[3])
+if pending <= 0 and not s[5] then
+  redis.call('HSET', KEYS[1], 'finished_at', now)
+end
+
+local function claim(kind, cond)
+  if not cond or redis.call('HEXISTS', KEYS[1], kind) == 0 or redis.call('HEXISTS', KEYS[1], kind .. ':done') == 1 then
+    return 0
+  end
+  local by = redis.call('HGET', KEYS[1], kind .. ':by')
+  if not by then
+    redis.call('HSET', KEYS[1], kind .. ':by', id)
+    return 1
+  end
+  if by == id then return 1 end
+  return 0
+end
+local out = {counted, claim('then', pending <= 0 and not s[4]), 0, claim('finally', pending - failed - blocked <= 0)}
+
+for k = 1, 4 do
+  redis.call('PEXPIRE', KEYS[k], tonumber(ARGV[2]))
+end
+return out

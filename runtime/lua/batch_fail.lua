@@ -1,0 +1,60 @@
+-- batch_fail: count a job of a batch as failed for good, once per job ID,
+-- cancel the batch unless it allows failures, and claim the batch's
+-- callbacks that fall due.
+--
+-- KEYS[1] -> batch state hash
+-- KEYS[2] -> done set (IDs of jobs that succeeded)
+-- KEYS[3] -> failed hash (job ID -> queue, for jobs that failed for good)
+-- KEYS[4] -> blocked hash (failed job ID -> chain links held behind it)
+-- ARGV[1] -> job ID
+-- ARGV[2] -> the job's queue (for retrying it later)
+-- ARGV[3] -> links of the job's chain held behind it (dropped unless the
+--            job is retried and succeeds)
+-- ARGV[4] -> lifetime of the batch's keys in ms, from now
+--
+-- Returns: {counted, 0, catch due, finally due}: counted is 1 the first
+-- time the job is counted, 0 after (or if it succeeded before), -1 if the
+-- batch is gone. Claims work as in batch_done. catch: a job failed (it
+-- runs once, for the first failure). finally: every job has run once.
+-- The job stays pending: it may yet succeed on a retry.
+
+if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, 0, 0} end
+local t = redis.call('TIME')
+local now = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+local id = ARGV[1]
+
+local counted = 0
+if redis.call('SISMEMBER', KEYS[2], id) == 0 and redis.call('HSETNX', KEYS[3], id, ARGV[2]) == 1 then
+  counted = 1
+  redis.call('HINCRBY', KEYS[1], 'failed', 1)
+  local held = tonumber(ARGV[3])
+  if held > 0 then
+    redis.call('HSET', KEYS[4], id, held)
+    redis.call('HINCRBY', KEYS[1], 'blocked', held)
+  end
+  if redis.call('HGET', KEYS[1], 'allow_failures') ~= '1' and redis.call('HEXISTS', KEYS[1], 'cancelled_at') == 0 then
+    redis.call('HSET', KEYS[1], 'cancelled_at', now, 'cancelled_by', 'failure')
+  end
+end
+
+local s = redis.call('HMGET', KEYS[1], 'pending', 'failed', 'blocked')
+local pending, failed, blocked = tonumber(s[1]), tonumber(s[2]), tonumber(s[3])
+
+local function claim(kind, cond)
+  if not cond or redis.call('HEXISTS', KEYS[1], kind) == 0 or redis.call('HEXISTS', KEYS[1], kind .. ':done') == 1 then
+    return 0
+  end
+  local by = redis.call('HGET', KEYS[1], kind .. ':by')
+  if not by then
+    redis.call('HSET', KEYS[1], kind .. ':by', id)
+    return 1
+  end
+  if by == id then return 1 end
+  return 0
+end
+local out = {counted, 0, claim('catch', failed > 0), claim('finally', pending - failed - blocked <= 0)}
+
+for k = 1, 4 do
+  redis.call('PEXPIRE', KEYS[k], tonumber(ARGV[4]))
+end
+return out
