@@ -132,8 +132,13 @@ func TestEvictionPolicyWarning(t *testing.T) {
 		b := setup(t, "--maxmemory-policy", policy)
 		f := b.fleet(t, nil)
 		f.Start(1)
+		// The worker is ready before it runs; give it time to check.
+		var warned []string
+		for deadline := time.Now().Add(5 * time.Second); len(warned) == 0 && time.Now().Before(deadline); {
+			time.Sleep(50 * time.Millisecond)
+			warned = f.LogLines("maxmemory-policy", policy)
+		}
 		f.StopAll(10 * time.Second)
-		warned := f.LogLines("maxmemory-policy", policy)
 		if policy == "noeviction" {
 			require.Empty(t, warned)
 			continue

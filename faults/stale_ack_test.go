@@ -200,7 +200,7 @@ func TestStaleAckAfterSIGSTOP(t *testing.T) {
 				refusal = f.LogLines(`"worker":"`+a.Name+`"`, "lease")
 			}
 			require.NotEmpty(t, refusal, "A logs that its lease was lost")
-			t.Logf("figures: A's %s refused: %v", name, refusal)
+			t.Logf("figures: A's handler (%s case) came back after its lease; its settle was refused: %v", name, refusal)
 		})
 	}
 }
