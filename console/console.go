@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -206,6 +207,13 @@ func (c *Command) open(ctx context.Context, v *verb, fs *flags, args []string) (
 	cfg := c.Engine
 	if fs.prefix != "" {
 		cfg.Prefix = fs.prefix
+	}
+	if len(fs.partitions) > 0 {
+		cfg.Partitions = maps.Clone(cfg.Partitions)
+		if cfg.Partitions == nil {
+			cfg.Partitions = map[string]int{}
+		}
+		maps.Copy(cfg.Partitions, fs.partitions)
 	}
 	e, err := runtime.Open(ctx, url, cfg)
 	if err != nil {

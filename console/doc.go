@@ -76,7 +76,9 @@
 // The Redis URL comes from --redis, else the REDIS_URL environment
 // variable, else JOBGEN_REDIS_URL (runtime.URLEnv); any form
 // runtime.Open takes. --prefix sets the key prefix (default "jobgen"),
-// which must match the application's runtime.EngineConfig.Prefix.
+// which must match the application's runtime.EngineConfig.Prefix, and
+// --partitions emails=3 the partitioned queues of its
+// EngineConfig.Partitions, so that the commands act on every partition.
 //
 // # Output and exit status
 //

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,8 +61,9 @@ type flags struct {
 	// meta names a flag's value in help, where its type would not do.
 	meta map[string]string
 
-	redis  string
-	prefix string
+	redis      string
+	prefix     string
+	partitions map[string]int
 }
 
 func newFlags(c *Command, v *verb) *flags {
@@ -111,6 +113,9 @@ func (fs *flags) common() {
 	fs.meta["redis"] = "URL"
 	fs.stringVar(&fs.prefix, "prefix", "", "key prefix of the application's queues", strconv.Quote(runtime.DefaultPrefix))
 	fs.meta["prefix"] = "PREFIX"
+	fs.Var(partitionsValue{&fs.partitions}, "partitions", "partitioned queues and their partition counts, as the application's EngineConfig.Partitions")
+	fs.add("partitions", "")
+	fs.meta["partitions"] = "NAME=N[,NAME=N]"
 }
 
 // parse parses args, taking flags before, between and after positional
@@ -299,4 +304,34 @@ func (v backoffValue) String() string {
 		return strings.Join(s, ",")
 	}
 	return ""
+}
+
+// partitionsValue reads partition counts, "emails=3,reports=2".
+type partitionsValue struct{ p *map[string]int }
+
+func (v partitionsValue) Set(s string) error {
+	if *v.p == nil {
+		*v.p = map[string]int{}
+	}
+	for _, item := range strings.Split(s, ",") {
+		name, count, ok := strings.Cut(strings.TrimSpace(item), "=")
+		n, err := strconv.Atoi(count)
+		if !ok || name == "" || err != nil {
+			return fmt.Errorf("%q: want NAME=N, such as emails=3", item)
+		}
+		(*v.p)[name] = n
+	}
+	return nil
+}
+
+func (v partitionsValue) String() string {
+	if v.p == nil || len(*v.p) == 0 {
+		return ""
+	}
+	var parts []string
+	for name, n := range *v.p {
+		parts = append(parts, fmt.Sprintf("%s=%d", name, n))
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
 }

@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -144,5 +145,29 @@ func TestMonitor(t *testing.T) {
 		code, _, stderr = b.run(t, "queue:monitor", "--max", "-1")
 		require.Equal(t, 2, code)
 		oneLine(t, stderr)
+	})
+}
+
+// --partitions tells the commands which queues the application splits
+// into partitions, so that they act on every partition.
+func TestPartitions(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *testBundle) {
+		parted, err := runtime.Open(b.ctx, b.url, runtime.EngineConfig{Prefix: b.prefix, Partitions: map[string]int{"emails": 3}})
+		require.NoError(t, err)
+		defer parted.Close()
+		for i := range 6 {
+			_, err := parted.Dispatch(b.ctx, runtime.NewPendingDispatch(greet{Name: fmt.Sprint(i)}).OnQueue("emails"))
+			require.NoError(t, err)
+		}
+
+		require.Equal(t, [][]string{
+			{"QUEUE", "READY", "DELAYED", "RESERVED", "FAILED", "PAUSED"},
+			{"emails", "6", "0", "0", "0", "no"},
+		}, rows(b.ok(t, "queue:size", "emails", "--partitions", "emails=3")))
+		require.Equal(t, "Cleared 6 jobs from queue emails.\n", b.ok(t, "queue:clear", "emails", "--partitions=emails=3,other=2"))
+
+		code, _, stderr := b.run(t, "queue:size", "--partitions", "emails")
+		require.Equal(t, 2, code)
+		require.Contains(t, oneLine(t, stderr), `invalid value "emails" for flag --partitions: "emails": want NAME=N, such as emails=3`)
 	})
 }

@@ -146,8 +146,9 @@
 //	jobgen queue:monitor [queue...] [--max n] [--max-failed n]
 //
 // Each takes --help, --redis URL (else $REDIS_URL, else
-// $JOBGEN_REDIS_URL) and --prefix (the application's
-// runtime.EngineConfig.Prefix). jobgen help lists them. queue:work runs
+// $JOBGEN_REDIS_URL), --prefix (the application's
+// runtime.EngineConfig.Prefix) and --partitions NAME=N (its
+// EngineConfig.Partitions). jobgen help lists them. queue:work runs
 // the application's handlers, so it runs from the application's own
 // binary, whose main registers them and calls console.Main(router); that
 // binary runs the other commands too. Both are package
