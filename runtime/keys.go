@@ -96,6 +96,21 @@ func (k keys) batch(id string) batchKeys {
 
 func (b batchKeys) all() []string { return []string{b.State, b.Done, b.Failed, b.Blocked} }
 
+// The keys of job middleware (middleware_limits.go). Only single-key
+// commands and scripts touch each, so their slots do not matter.
+
+// limiter is a ZSET of the starts in the current window of RateLimited
+// key: random token -> start time (unix ms).
+func (k keys) limiter(key string) string { return k.prefix + ":limit:" + key }
+
+// overlap is a STRING holding the ID of the job that holds the
+// WithoutOverlapping lock key, with a lifetime of its ExpireAfter.
+func (k keys) overlap(key string) string { return k.prefix + ":overlap:" + key }
+
+// throttle is a STRING counting the exceptions of ThrottlesExceptions
+// key, with a lifetime of its decay from the first one.
+func (k keys) throttle(key string) string { return k.prefix + ":throttle:" + key }
+
 // ValidateQueueName reports why name cannot be used as a queue name: it
 // must be 1 to 200 bytes with no { or }, which would break its cluster
 // hash tag.

@@ -64,7 +64,7 @@ func Register[T any](r *Router, name string, handle func(ctx context.Context, jo
 			if err != nil {
 				return fmt.Errorf("%w: body of %s does not decode into %T: %v", ErrDecode, name, job, err)
 			}
-			return handle(ctx, job)
+			return runJob(ctx, job, handle) // middleware.go: the job type's middleware
 		},
 	}
 	rt.encrypted = encryptedType[T]()

@@ -132,6 +132,9 @@ func exerciseScripts(t *testing.T, b bundle) {
 		if j.Tag == "fail" {
 			return runtime.FailJob(errors.New("audit"))
 		}
+		if info, _ := runtime.JobInfoFrom(ctx); j.Tag == "flaky" && info.Attempt == 1 {
+			return errors.New("flaky")
+		}
 		return nil
 	})
 	wctx := runtime.WithDispatcher(ctx, e)
@@ -149,8 +152,13 @@ func exerciseScripts(t *testing.T, b bundle) {
 	other, err := runtime.NewBatch().Dispatch(wctx)
 	require.NoError(t, err)
 	require.NoError(t, e.Batches().Cancel(ctx, other))
+	// Job middleware: every job is rate limited, and the flaky job's
+	// error is counted by the exception throttle.
+	_, err = runtime.Dispatch(wctx, tagged(6, "flaky", runtime.JobOptions{Queue: "audit-chain"}))
+	require.NoError(t, err)
 	w, err := runtime.NewWorker(e, r, runtime.WorkerConfig{
-		Queues: []string{"audit-chain", "audit-next", "audit-batch"}, Logger: quiet, Sleep: 20 * time.Millisecond,
+		Queues: []string{"audit-chain", "audit-next", "audit-batch"}, Logger: quiet, Sleep: 20 * time.Millisecond, Tries: 2,
+		Middleware: []runtime.Middleware{runtime.RateLimited("audit", 1000, time.Second), runtime.ThrottlesExceptions(100, time.Minute)},
 	})
 	require.NoError(t, err)
 	wctx, cancel := context.WithCancel(wctx)
@@ -159,13 +167,13 @@ func exerciseScripts(t *testing.T, b bundle) {
 	eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(seen) == 5
-	}, "the worker runs the chain, the unique job and the batch")
+		return len(seen) == 7
+	}, "the worker runs the chain, the unique job, the batch and the flaky job twice")
 	cancel()
 	require.NoError(t, <-done)
 	mu.Lock()
 	defer mu.Unlock()
-	require.ElementsMatch(t, []int{1, 2, 3, 4, 5}, seen)
+	require.ElementsMatch(t, []int{1, 2, 3, 4, 5, 6, 6}, seen)
 }
 
 // luaScripts maps the SHA1 of each file in lua/ to its name.

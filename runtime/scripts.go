@@ -51,12 +51,15 @@ var (
 	scriptBatchDone   = mustScript("batch_done")
 	scriptBatchFail   = mustScript("batch_fail")
 	scriptBatchCancel = mustScript("batch_cancel")
+	scriptRateLimit   = mustScript("rate_limit")
+	scriptHits        = mustScript("hits")
 
 	allScripts = []*script{
 		scriptPush, scriptLater, scriptMigrate, scriptReserve, scriptExtend, scriptAck,
 		scriptRelease, scriptFail, scriptRetry, scriptForget, scriptPrune, scriptClear,
 		scriptChainPush, scriptLock, scriptUnlock,
 		scriptBatchAdd, scriptBatchDone, scriptBatchFail, scriptBatchCancel,
+		scriptRateLimit, scriptHits,
 	}
 )
 

@@ -59,6 +59,9 @@ type WorkerConfig struct {
 	// StopWhenEmpty stops the worker once its queues have no ready job
 	// and nothing is running.
 	StopWhenEmpty bool
+	// Middleware wraps every job the worker runs, the first outermost,
+	// outside the job type's own (JobMiddleware).
+	Middleware []Middleware
 	// Logger receives the worker's logs. Default slog.Default().
 	Logger *slog.Logger
 	// Clock tells the time for the worker's own checks against

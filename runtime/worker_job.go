@@ -124,7 +124,7 @@ func (w *Worker) attempt(ctx context.Context, env *Envelope) error {
 				done <- &PanicError{Value: r, Stack: debug.Stack()}
 			}
 		}()
-		done <- w.r.Run(ctx, env)
+		done <- w.runMiddleware(ctx, env) // middleware.go: the worker's middleware, then the router
 	}()
 	select {
 	case err := <-done:

@@ -1,0 +1,230 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The middleware that keep state in Redis. They find their engine on
+// the context: a worker puts its own there; under DispatchSync it is the
+// default dispatcher, if that is an *Engine.
+//
+// Each releases a job it holds back with ReleaseJob, as Laravel's do: the
+// release does not count as an exception, but the attempt is used, so
+// give such jobs enough Tries (or a RetryUntil) for the waits.
+
+// RateLimit is the middleware RateLimited returns.
+type RateLimit struct {
+	key         string
+	limit       int
+	per         time.Duration
+	dontRelease bool
+}
+
+// RateLimited lets at most limit jobs start in any span of per, counted
+// in Redis under key across every worker and job type that use it (a
+// sliding log, on the Redis clock). A job over the limit is released to
+// try again when a start frees up (Laravel's RateLimited).
+func RateLimited(key string, limit int, per time.Duration) *RateLimit {
+	return &RateLimit{key: key, limit: limit, per: per}
+}
+
+// DontRelease deletes a job over the limit instead of releasing it.
+func (r *RateLimit) DontRelease() *RateLimit {
+	r.dontRelease = true
+	return r
+}
+
+// Handle runs next if the limit allows.
+func (r *RateLimit) Handle(ctx context.Context, next func(context.Context) error) error {
+	if r.limit < 1 || r.per < time.Millisecond {
+		return FailJob(fmt.Errorf("%w: RateLimited(%q, %d, %v): want a limit of at least 1 per at least 1ms", ErrInvalid, r.key, r.limit, r.per))
+	}
+	e, err := engineFrom(ctx)
+	if err != nil {
+		return err
+	}
+	reply, err := call{scriptRateLimit, []string{e.keys.limiter(r.key)}, []any{r.limit, r.per.Milliseconds(), newToken()}}.run(ctx, e.rdb).Int64Slice()
+	if err != nil || len(reply) != 2 {
+		return fmt.Errorf("rate limit %q: %v", r.key, err)
+	}
+	if reply[0] == 1 {
+		return next(ctx)
+	}
+	if r.dontRelease {
+		return DeleteJob()
+	}
+	return ReleaseJob(time.Duration(reply[1]) * time.Millisecond)
+}
+
+// Overlap is the middleware WithoutOverlapping returns.
+type Overlap struct {
+	key          string
+	releaseAfter time.Duration
+	expireAfter  time.Duration
+	dontRelease  bool
+	shared       bool
+}
+
+// WithoutOverlapping keeps two jobs with the same key from running at
+// once, with a lock in Redis (Laravel's WithoutOverlapping). A job that
+// finds the lock held is released, to try again after ReleaseAfter. The
+// key is per job type unless Shared. The lock expires after ExpireAfter
+// (default 10 minutes), so a worker that dies holding it does not hold
+// it for ever: set it above the longest run of the job.
+func WithoutOverlapping(key string) *Overlap {
+	return &Overlap{key: key, expireAfter: 10 * time.Minute}
+}
+
+// ReleaseAfter sets how long a job that found the lock held waits
+// before it is tried again. Default 0.
+func (o *Overlap) ReleaseAfter(d time.Duration) *Overlap {
+	o.releaseAfter = d
+	return o
+}
+
+// ExpireAfter sets the lock's lifetime.
+func (o *Overlap) ExpireAfter(d time.Duration) *Overlap {
+	o.expireAfter = d
+	return o
+}
+
+// DontRelease deletes a job that found the lock held instead of
+// releasing it.
+func (o *Overlap) DontRelease() *Overlap {
+	o.dontRelease = true
+	return o
+}
+
+// Shared makes the lock one for every job type using the key, not one
+// per job type.
+func (o *Overlap) Shared() *Overlap {
+	o.shared = true
+	return o
+}
+
+// Handle runs next holding the lock, or releases the job.
+func (o *Overlap) Handle(ctx context.Context, next func(context.Context) error) error {
+	e, err := engineFrom(ctx)
+	if err != nil {
+		return err
+	}
+	info, _ := JobInfoFrom(ctx)
+	owner := info.ID
+	if owner == "" {
+		owner = NewID()
+	}
+	key := o.key
+	if !o.shared {
+		key = info.Name + ":" + key
+	}
+	k := e.keys.overlap(key)
+	reply, err := call{scriptLock, []string{k}, []any{owner, max(o.expireAfter.Milliseconds(), 1)}}.run(ctx, e.rdb).Slice()
+	if err != nil || len(reply) != 2 {
+		return fmt.Errorf("lock %q without overlapping: %v", key, err)
+	}
+	if asInt(reply[0]) != 1 {
+		if o.dontRelease {
+			return DeleteJob()
+		}
+		return ReleaseJob(o.releaseAfter)
+	}
+	// If the unlock fails, the lock expires by itself.
+	defer func() { _ = e.unlock(context.WithoutCancel(ctx), k, owner) }()
+	return next(ctx)
+}
+
+// ExceptionThrottle is the middleware ThrottlesExceptions returns.
+type ExceptionThrottle struct {
+	max     int
+	decay   time.Duration
+	backoff time.Duration
+	key     string
+	when    func(error) bool
+}
+
+// ThrottlesExceptions backs off a job type that keeps failing, such as
+// one calling a service that is down (Laravel's ThrottlesExceptions).
+// Each error its jobs return is counted in Redis and the job released to
+// try again after Backoff; once maxExceptions are counted within decay of
+// the first, its jobs are released without running until decay has
+// passed. A success clears the count. The count is per job type unless
+// By names a key.
+func ThrottlesExceptions(maxExceptions int, decay time.Duration) *ExceptionThrottle {
+	return &ExceptionThrottle{max: maxExceptions, decay: decay}
+}
+
+// Backoff sets how long a job that returned an error waits before it is
+// tried again. Default 0.
+func (x *ExceptionThrottle) Backoff(d time.Duration) *ExceptionThrottle {
+	x.backoff = d
+	return x
+}
+
+// By counts exceptions under key instead of the job's type.
+func (x *ExceptionThrottle) By(key string) *ExceptionThrottle {
+	x.key = key
+	return x
+}
+
+// When counts only the errors report accepts; the others are returned
+// as they are.
+func (x *ExceptionThrottle) When(report func(error) bool) *ExceptionThrottle {
+	x.when = report
+	return x
+}
+
+// Handle runs next unless the throttle is open, and counts its error.
+func (x *ExceptionThrottle) Handle(ctx context.Context, next func(context.Context) error) error {
+	if x.max < 1 || x.decay < time.Millisecond {
+		return FailJob(fmt.Errorf("%w: ThrottlesExceptions(%d, %v): want at least 1 exception per at least 1ms", ErrInvalid, x.max, x.decay))
+	}
+	e, err := engineFrom(ctx)
+	if err != nil {
+		return err
+	}
+	key := x.key
+	if key == "" {
+		info, _ := JobInfoFrom(ctx)
+		key = info.Name
+	}
+	k := e.keys.throttle(key)
+	var count *redis.StringCmd
+	var ttl *redis.DurationCmd
+	if _, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		count = p.Get(ctx, k)
+		ttl = p.PTTL(ctx, k)
+		return nil
+	}); err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("throttle exceptions of %q: %w", key, err)
+	}
+	if n, _ := count.Int(); n >= x.max {
+		return ReleaseJob(max(ttl.Val(), time.Millisecond))
+	}
+	herr := next(ctx)
+	switch {
+	case herr == nil:
+		if err := e.rdb.Del(ctx, k).Err(); err != nil {
+			return fmt.Errorf("throttle exceptions of %q: clear: %w", key, err)
+		}
+		return nil
+	case isControl(herr) || (x.when != nil && !x.when(herr)):
+		return herr
+	}
+	if err := (call{scriptHits, []string{k}, []any{x.decay.Milliseconds()}}).run(ctx, e.rdb).Err(); err != nil {
+		return fmt.Errorf("throttle exceptions of %q: count %v: %w", key, herr, err)
+	}
+	return ReleaseJob(x.backoff)
+}
+
+// isControl reports whether err is one of the errors a handler returns to
+// control its job, rather than an exception.
+func isControl(err error) bool {
+	var rel *releaseRequest
+	var fail *failRequest
+	return errors.As(err, &rel) || errors.As(err, &fail) || errors.Is(err, deleteRequest{})
+}

@@ -1,0 +1,264 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// mwJob is a job whose middleware its fields choose.
+type mwJob struct {
+	N     int
+	Mode  string
+	Key   string
+	Limit int
+	PerMs int
+	Trace string // names a traces entry to record middleware order in
+	Skip  bool
+}
+
+func (mwJob) JobName() string                { return "test.Middleware" }
+func (mwJob) JobOptions() runtime.JobOptions { return runtime.JobOptions{} }
+func (j mwJob) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
+
+func (j mwJob) Middleware() []runtime.Middleware {
+	per := time.Duration(j.PerMs) * time.Millisecond
+	switch j.Mode {
+	case "rate":
+		return []runtime.Middleware{runtime.RateLimited(j.Key, j.Limit, per)}
+	case "overlap":
+		return []runtime.Middleware{runtime.WithoutOverlapping(j.Key).ReleaseAfter(10 * time.Millisecond).ExpireAfter(per)}
+	case "throttle":
+		return []runtime.Middleware{runtime.ThrottlesExceptions(j.Limit, per).By(j.Key)}
+	case "skipif":
+		return []runtime.Middleware{runtime.SkipIf(j.Skip)}
+	case "skipunless":
+		return []runtime.Middleware{runtime.SkipUnless(!j.Skip)}
+	case "skipwhen":
+		return []runtime.Middleware{runtime.SkipWhen(func(ctx context.Context) bool { return j.Skip })}
+	case "trace":
+		return []runtime.Middleware{tracer(j.Trace, "job")}
+	}
+	return nil
+}
+
+// traces records the order middleware and handlers run in, by test.
+var traces sync.Map // name -> *[]string, guarded by tracesMu
+var tracesMu sync.Mutex
+
+func trace(name, s string) {
+	tracesMu.Lock()
+	defer tracesMu.Unlock()
+	v, _ := traces.LoadOrStore(name, &[]string{})
+	l := v.(*[]string)
+	*l = append(*l, s)
+}
+
+func traced(name string) []string {
+	tracesMu.Lock()
+	defer tracesMu.Unlock()
+	v, ok := traces.Load(name)
+	if !ok {
+		return nil
+	}
+	return slices.Clone(*v.(*[]string))
+}
+
+func tracer(name, label string) runtime.Middleware {
+	return runtime.MiddlewareFunc(func(ctx context.Context, next func(context.Context) error) error {
+		trace(name, label+">")
+		err := next(ctx)
+		trace(name, "<"+label)
+		return err
+	})
+}
+
+// starts records when handlers started.
+type starts struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (s *starts) add() {
+	s.mu.Lock()
+	s.at = append(s.at, time.Now())
+	s.mu.Unlock()
+}
+
+func (s *starts) list() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := slices.Clone(s.at)
+	slices.SortFunc(out, func(a, b time.Time) int { return a.Compare(b) })
+	return out
+}
+
+func TestMiddlewareOrder(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		name := t.Name()
+		runtime.Register(b.router, "test.Middleware", func(ctx context.Context, j mwJob) error {
+			trace(j.Trace, "handler")
+			return nil
+		})
+		b.dispatch(t, mwJob{Mode: "trace", Trace: name})
+		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true, Middleware: []runtime.Middleware{tracer(name, "w1"), tracer(name, "w2")}})
+		require.Equal(t, []string{"w1>", "w2>", "job>", "handler", "<job", "<w2", "<w1"}, traced(name))
+	})
+}
+
+// TestRateLimited: at most limit jobs start in any window of per. The
+// check counts starts per window, with a margin for the time between the
+// limiter's Redis clock and the handler's start, not the timing itself.
+func TestRateLimited(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		const limit, per, jobs = 3, time.Second, 9
+		var s starts
+		runtime.Register(b.router, "test.Middleware", func(ctx context.Context, j mwJob) error {
+			s.add()
+			return nil
+		})
+		for i := range jobs {
+			b.dispatch(t, mwJob{N: i, Mode: "rate", Key: "api", Limit: limit, PerMs: int(per.Milliseconds())})
+		}
+		// Jobs over the limit wait in the delayed set, which StopWhenEmpty
+		// does not wait for: run until every job is done.
+		_, stop := b.start(t, runtime.WorkerConfig{Concurrency: jobs, Tries: 100})
+		eventually(t, func() bool { return sizes(t, b.bundle, "default").Total() == 0 }, "every job runs")
+		stop()
+		at := s.list()
+		require.Len(t, at, jobs, "every job ran once")
+		const margin = 300 * time.Millisecond
+		for i := range at {
+			n := 0
+			for _, u := range at[i:] {
+				if u.Sub(at[i]) < per-margin {
+					n++
+				}
+			}
+			require.LessOrEqual(t, n, limit, "starts in the window from start %d", i)
+		}
+		require.GreaterOrEqual(t, at[jobs-1].Sub(at[0]), time.Duration(jobs/limit-1)*per-margin, "the last window's jobs waited their turn")
+		require.Len(t, b.failed(t, "default"), 0)
+	})
+}
+
+func TestWithoutOverlapping(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var active, most, runs atomic.Int32
+		runtime.Register(b.router, "test.Middleware", func(ctx context.Context, j mwJob) error {
+			runs.Add(1)
+			if j.Key == "account-1" {
+				n := active.Add(1)
+				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+				}
+				time.Sleep(50 * time.Millisecond)
+				active.Add(-1)
+			}
+			return nil
+		})
+		for i := range 4 {
+			b.dispatch(t, mwJob{N: i, Mode: "overlap", Key: "account-1", PerMs: 10_000})
+		}
+		b.dispatch(t, mwJob{N: 9, Mode: "overlap", Key: "account-2", PerMs: 10_000})
+		_, stop := b.start(t, runtime.WorkerConfig{Concurrency: 5, Tries: 1000})
+		eventually(t, func() bool { return sizes(t, b.bundle, "default").Total() == 0 }, "every job runs")
+		stop()
+		require.Equal(t, int32(5), runs.Load(), "each job ran once")
+		require.Equal(t, int32(1), most.Load(), "never two of one key at once")
+		require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "default"))
+	})
+}
+
+// TestWithoutOverlappingLockExpires: a lock whose holder runs past
+// ExpireAfter (or died) no longer keeps others out.
+func TestWithoutOverlappingLockExpires(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var first, firstEnd, second atomic.Int64 // unix ms
+		runtime.Register(b.router, "test.Middleware", func(ctx context.Context, j mwJob) error {
+			if j.N == 0 {
+				first.Store(time.Now().UnixMilli())
+				time.Sleep(2 * time.Second)
+				firstEnd.Store(time.Now().UnixMilli())
+				return nil
+			}
+			second.Store(time.Now().UnixMilli())
+			return nil
+		})
+		b.dispatch(t, mwJob{N: 0, Mode: "overlap", Key: "k", PerMs: 600})
+		_, stop := b.start(t, runtime.WorkerConfig{Concurrency: 2, Tries: 1000})
+		eventually(t, func() bool { return first.Load() > 0 }, "the first job starts")
+		b.dispatch(t, mwJob{N: 1, Mode: "overlap", Key: "k", PerMs: 600})
+		eventually(t, func() bool { return second.Load() > 0 }, "the second job starts once the lock expired")
+		require.Zero(t, firstEnd.Load(), "while the first still runs")
+		// The lock was taken just before the first handler started; half
+		// of ExpireAfter leaves room for a slow start under load.
+		require.GreaterOrEqual(t, second.Load()-first.Load(), int64(300), "not long before ExpireAfter")
+		stop()
+	})
+}
+
+func TestThrottlesExceptions(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var runs atomic.Int32
+		var healthy atomic.Bool
+		runtime.Register(b.router, "test.Middleware", func(ctx context.Context, j mwJob) error {
+			runs.Add(1)
+			if !healthy.Load() {
+				return errors.New("service down")
+			}
+			return nil
+		})
+		b.dispatch(t, mwJob{Mode: "throttle", Key: t.Name(), Limit: 2, PerMs: 1500})
+		_, stop := b.start(t, runtime.WorkerConfig{Tries: 1000})
+		eventually(t, func() bool { return runs.Load() == 2 }, "two exceptions")
+		time.Sleep(700 * time.Millisecond)
+		require.Equal(t, int32(2), runs.Load(), "then the job is held back until the decay passes")
+		require.Empty(t, b.log.of(runtime.JobFailed))
+		require.Empty(t, b.log.of(runtime.JobExceptionOccurred), "exceptions become releases")
+		healthy.Store(true)
+		eventually(t, func() bool { return sizes(t, b.bundle, "default").Total() == 0 }, "it runs again after the decay and succeeds")
+		stop()
+		require.Equal(t, int32(3), runs.Load())
+	})
+}
+
+func TestSkipMiddleware(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var rec recorder
+		runtime.Register(b.router, "test.Middleware", func(ctx context.Context, j mwJob) error {
+			rec.add(ctx, fmt.Sprint(j.N))
+			return nil
+		})
+		b.dispatch(t,
+			mwJob{N: 1, Mode: "skipif", Skip: true}, mwJob{N: 2, Mode: "skipif"},
+			mwJob{N: 3, Mode: "skipunless", Skip: true}, mwJob{N: 4, Mode: "skipunless"},
+			mwJob{N: 5, Mode: "skipwhen", Skip: true}, mwJob{N: 6, Mode: "skipwhen"},
+		)
+		_, err := runtime.Chain(mwJob{N: 7, Mode: "skipif", Skip: true}, mwJob{N: 8}).Dispatch(b.ctx)
+		require.NoError(t, err)
+		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true})
+		require.ElementsMatch(t, []string{"2", "4", "6", "8"}, rec.list(), "a skipped job's chain goes on")
+		require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "default"))
+		require.Len(t, b.log.of(runtime.JobProcessed), 8)
+	})
+}
+
+func TestMiddlewareNeedsEngine(t *testing.T) {
+	t.Parallel()
+	r := runtime.NewRouter()
+	runtime.Register(r, "test.Middleware", func(ctx context.Context, j mwJob) error { return nil })
+	ctx := runtime.WithRouter(context.Background(), r)
+	err := runtime.DispatchSync(ctx, mwJob{Mode: "rate", Key: "k", Limit: 1, PerMs: 1000})
+	require.ErrorIs(t, err, runtime.ErrInvalid)
+	require.ErrorContains(t, err, "keeps its state in Redis")
+	require.NoError(t, runtime.DispatchSync(ctx, mwJob{Mode: "skipif"}))
+}
