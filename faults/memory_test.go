@@ -147,3 +147,25 @@ func TestEvictionPolicyWarning(t *testing.T) {
 		t.Logf("figures: %s warns: %s", policy, warned[0])
 	}
 }
+
+// TestHeartbeatUnderOOM runs a job three times as long as its lease on a
+// Redis that goes past maxmemory while the job runs. Renewing a lease
+// takes no new memory, so the heartbeat must go on and the job run once.
+func TestHeartbeatUnderOOM(t *testing.T) {
+	t.Parallel()
+	needsRuntime(t, "BUG: past maxmemory the extend script is refused (its first write, ZADD XX, is a deny-oom command), so the heartbeat fails and a job longer than RetryAfter is run again; declare the scripts that take no new memory (extend, ack, release, fail, migrate, reserve) with #!lua flags=allow-oom")
+	b := setup(t, "--maxmemory-policy", "noeviction")
+	const retryAfter = time.Second
+	f := b.fleet(t, func(c *faultworker.Config) { c.RetryAfter, c.Timeout = retryAfter, 900*time.Millisecond })
+	f.Start(2)
+	_, err := b.disp.Push(b.ctx, faultworker.Task{Millis: int(3 * retryAfter / time.Millisecond), Opts: runtime.JobOptions{Timeout: time.Minute}})
+	require.NoError(t, err)
+	waitRecord(t, f.Proc(0).Ledger, 'S', 1)
+	require.NoError(t, b.redis.Client().ConfigSet(b.ctx, "maxmemory", "1").Err())
+	time.Sleep(4 * retryAfter)
+	require.NoError(t, b.redis.Client().ConfigSet(b.ctx, "maxmemory", "0").Err())
+	harness.Drain(t, b.engine, queue, 30*time.Second)
+	f.StopAll(10 * time.Second)
+	o := b.check(t, f)
+	require.Equal(t, 1, o.Runs, "the job runs once: %v", f.LogLines("heartbeat"))
+}
