@@ -23,7 +23,7 @@ func TestClockSkew(t *testing.T) {
 	for i, skew := range skews {
 		fleets[i] = b.fleet(t, func(c *faultworker.Config) {
 			c.Skew = skew
-			c.RetryAfter, c.Timeout = time.Second, 900*time.Millisecond
+			c.RetryAfter, c.Timeout = 2*time.Second, 1900*time.Millisecond
 		})
 		fleets[i].Start(1)
 	}
@@ -34,7 +34,7 @@ func TestClockSkew(t *testing.T) {
 		delay := time.Duration(i%30) * 100 * time.Millisecond
 		task := faultworker.Task{Millis: 5, Opts: runtime.JobOptions{Delay: delay, Timeout: 10 * time.Second}}
 		if i%50 == 0 {
-			task.Millis = 2500 // past the lease: the heartbeat must hold it
+			task.Millis = 5000 // past the lease: the heartbeat must hold it
 		}
 		before := time.Now().Truncate(time.Millisecond)
 		ids, err := b.disp.Push(b.ctx, task)

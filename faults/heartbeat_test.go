@@ -15,8 +15,10 @@ import (
 // lease). The heartbeat renews their leases, so no job is handed to a
 // second worker: each runs exactly once, as attempt 1.
 func TestHeartbeatLongJobs(t *testing.T) {
-	retryAfter := harness.Scale(time.Second, 2*time.Second)
-	jobs := harness.Scale(32, 200)
+	// A 2s lease leaves the heartbeat (every 667ms) room for a stall of
+	// over a second on a loaded machine before a lease can run out.
+	const retryAfter = 2 * time.Second
+	jobs := harness.Scale(16, 200)
 	b := setup(t)
 	f := b.fleet(t, func(c *faultworker.Config) {
 		c.RetryAfter, c.Timeout = retryAfter, retryAfter*9/10
