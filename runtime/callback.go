@@ -142,11 +142,14 @@ func (r *Router) RunCallback(ctx context.Context, ref CallbackRef, o Outcome) (e
 // callbackTimeout bounds one run of a callback by a worker.
 const callbackTimeout = time.Minute
 
-// runCallback runs a callback for the worker, within callbackTimeout,
-// and logs its error: a callback's failure changes nothing about the
-// jobs.
+// runCallback runs a callback for the worker and logs its error: a
+// callback's failure changes nothing about the jobs. It runs while the
+// job that made it due is settled, after the heartbeat stopped renewing
+// that job's lease, so it gets at most half the lease (RetryAfter), and
+// at most callbackTimeout: a callback outliving the lease would run again
+// beside the job's next run.
 func (w *Worker) runCallback(ctx context.Context, what string, ref CallbackRef, o Outcome) {
-	ctx, cancel := context.WithTimeout(ctx, callbackTimeout)
+	ctx, cancel := context.WithTimeout(ctx, min(callbackTimeout, w.cfg.RetryAfter/2))
 	defer cancel()
 	if err := w.r.RunCallback(ctx, ref, o); err != nil {
 		w.log.Error(what+" callback failed", "callback", ref.Name, "job", o.JobName, "id", o.JobID, "err", err)
