@@ -21,12 +21,14 @@ type Worker struct {
 	log    *slog.Logger
 	events listeners
 
-	bell    *bell
-	slots   chan struct{} // one token per free slot
-	acks    chan Ref
-	ackStop chan struct{}  // closed when the acker should flush and end
-	ackDone chan struct{}  // closed when the acker has ended
-	wg      sync.WaitGroup // running jobs
+	bell     *bell
+	slots    chan struct{} // one token per job the worker may hold: running or prefetched
+	runSlots chan struct{} // one token per job that may run now (Concurrency)
+	queued   chan Reservation
+	acks     chan Ref
+	ackStop  chan struct{}  // closed when the acker should flush and end
+	ackDone  chan struct{}  // closed when the acker has ended
+	wg       sync.WaitGroup // running jobs
 
 	mu       sync.Mutex
 	active   map[Ref]*activeJob
@@ -60,16 +62,21 @@ func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
 	}
 	w := &Worker{
 		e: e, r: r, cfg: cfg,
-		log:     cfg.Logger.With("worker", cfg.Name),
-		slots:   make(chan struct{}, cfg.Concurrency),
-		acks:    make(chan Ref, 2*cfg.Concurrency),
-		ackStop: make(chan struct{}),
-		ackDone: make(chan struct{}),
-		active:  map[Ref]*activeJob{},
-		stopCh:  make(chan struct{}),
+		log:      cfg.Logger.With("worker", cfg.Name),
+		slots:    make(chan struct{}, cfg.Concurrency+cfg.Prefetch),
+		runSlots: make(chan struct{}, cfg.Concurrency),
+		queued:   make(chan Reservation, cfg.Concurrency+cfg.Prefetch),
+		acks:     make(chan Ref, 2*cfg.Concurrency),
+		ackStop:  make(chan struct{}),
+		ackDone:  make(chan struct{}),
+		active:   map[Ref]*activeJob{},
+		stopCh:   make(chan struct{}),
+	}
+	for range cfg.Concurrency + cfg.Prefetch {
+		w.slots <- struct{}{}
 	}
 	for range cfg.Concurrency {
-		w.slots <- struct{}{}
+		w.runSlots <- struct{}{}
 	}
 	w.bell = newBell(w)
 	return w, nil
@@ -159,7 +166,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() { defer sideWG.Done(); w.acker(base) }()
 
 	w.log.Debug("worker starting", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency)
+	dispatched := make(chan struct{})
+	go func() { defer close(dispatched); w.dispatch(base, start) }()
 	w.fetch(ctx, base, start)
+	close(w.queued)
+	<-dispatched
 	w.drain()
 	close(w.ackStop)
 	<-w.ackDone
@@ -231,7 +242,8 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 		w.reserved += len(jobs)
 		for _, j := range jobs {
 			w.wg.Add(1)
-			go w.process(base, j)
+			w.track(j.Ref, func(error) {}) // leased while it waits; process tracks it anew
+			w.queued <- j
 		}
 		if err != nil {
 			if ctx.Err() != nil {

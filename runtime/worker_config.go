@@ -19,6 +19,12 @@ type WorkerConfig struct {
 	// Concurrency is how many jobs run at once, each in its own
 	// goroutine. Default 10.
 	Concurrency int
+	// Prefetch is how many reserved jobs may wait for a free slot, so
+	// reserving the next jobs overlaps with running these. Waiting jobs
+	// are leased and heartbeated like running ones, and released at a
+	// stop. A later high-priority job can wait behind at most this many
+	// prefetched ones. Default Concurrency; -1 turns prefetch off.
+	Prefetch int
 	// Sleep is the longest the worker blocks waiting for a job when its
 	// queues are empty before it checks them again. It is woken at once
 	// by a push, so this is not a polling interval. Default 1s.
@@ -87,6 +93,12 @@ func (c *WorkerConfig) setDefaults() {
 	if c.Concurrency == 0 {
 		c.Concurrency = 10
 	}
+	switch {
+	case c.Prefetch == 0:
+		c.Prefetch = c.Concurrency
+	case c.Prefetch == -1:
+		c.Prefetch = 0
+	}
 	if c.Sleep == 0 {
 		c.Sleep = time.Second
 	}
@@ -128,6 +140,8 @@ func (c *WorkerConfig) validate() error {
 	switch {
 	case c.Concurrency < 1:
 		return bad("Concurrency (%d) must be at least 1", c.Concurrency)
+	case c.Prefetch < 0:
+		return bad("Prefetch (%d) must be -1 (off) or more", c.Prefetch)
 	case c.Sleep < time.Millisecond:
 		return bad("Sleep (%v) must be at least 1ms", c.Sleep)
 	case c.Rest < 0:

@@ -11,7 +11,7 @@ const maxBatch = 1000
 
 // batchLimit is the most jobs the next reserve may take.
 func (w *Worker) batchLimit() int {
-	n := min(w.cfg.Concurrency, maxBatch)
+	n := min(w.cfg.Concurrency+w.cfg.Prefetch, maxBatch)
 	if w.cfg.Once {
 		n = 1
 	}
@@ -35,8 +35,71 @@ func (w *Worker) grabSlots(n int) int {
 	return got
 }
 
-// running is the number of jobs holding a slot.
-func (w *Worker) running() int { return w.cfg.Concurrency - len(w.slots) }
+// running is the number of jobs holding a slot: running or prefetched.
+func (w *Worker) running() int { return cap(w.slots) - len(w.slots) }
+
+// dispatch starts the reserved jobs in the order they were reserved, each
+// when a run slot is free. Prefetched jobs wait here, leased and
+// heartbeated. At a stop that ends taking work (a signal, a restart, max
+// time, memory) those not started are released at once; at a stop by
+// MaxJobs or Once they were reserved within the limit, and run.
+func (w *Worker) dispatch(base context.Context, start time.Time) {
+	var waiting []Ref
+	for res := range w.queued {
+		if !w.startable() {
+			w.untrack(res.Ref)
+			waiting = append(waiting, res.Ref)
+			continue
+		}
+		select {
+		case <-w.runSlots:
+		case <-w.stopCh:
+			if !w.startable() {
+				w.untrack(res.Ref)
+				waiting = append(waiting, res.Ref)
+				continue
+			}
+			<-w.runSlots
+		}
+		if reason := w.resourceLimit(start); reason != "" {
+			w.stop(reason) // reached while this job waited
+			if !w.startable() {
+				w.runSlots <- struct{}{}
+				w.untrack(res.Ref)
+				waiting = append(waiting, res.Ref)
+				continue
+			}
+		}
+		go func() {
+			w.process(base, res)
+			w.runSlots <- struct{}{}
+		}()
+	}
+	if len(waiting) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.e.Release(ctx, ReleaseOpts{}, waiting...); err != nil {
+		w.log.Error("releasing prefetched jobs at stop", "jobs", len(waiting), "err", err)
+	}
+	for range waiting {
+		w.slots <- struct{}{}
+		w.wg.Done()
+	}
+}
+
+// startable says whether a reserved job may still start.
+func (w *Worker) startable() bool {
+	if !w.stopping() {
+		return true
+	}
+	switch w.StopReason() {
+	case "max jobs", "once", "empty":
+		return true
+	}
+	return false
+}
 
 func (w *Worker) pausedCh() chan struct{} {
 	w.mu.Lock()
@@ -61,6 +124,14 @@ func (w *Worker) limitReached(start time.Time) string {
 		return "once"
 	case w.cfg.MaxJobs > 0 && w.reserved >= w.cfg.MaxJobs:
 		return "max jobs"
+	}
+	return w.resourceLimit(start)
+}
+
+// resourceLimit names the limit on time or memory that holds, if any. It
+// is checked before each job starts, prefetched ones too.
+func (w *Worker) resourceLimit(start time.Time) string {
+	switch {
 	case w.cfg.MaxTime > 0 && time.Since(start) >= w.cfg.MaxTime:
 		return "max time"
 	case w.cfg.Memory > 0 && heapMB() >= uint64(w.cfg.Memory):
