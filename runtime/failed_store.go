@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -244,9 +245,17 @@ func (s *FailedStore) RetryAll(ctx context.Context, queue string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	total := 0
+	// Only jobs that had failed when the call began: with a worker
+	// running, retried jobs may fail again at once, and would be retried
+	// again and again.
+	newest, err := s.e.rdb.ZRevRangeWithScores(ctx, k[0], 0, 0).Result()
+	if err != nil || len(newest) == 0 {
+		return 0, err
+	}
+	cutoff := strconv.FormatFloat(newest[0].Score, 'f', -1, 64)
+	total, skipped := 0, 0
 	for {
-		ids, err := s.e.rdb.ZRange(ctx, k[0], 0, 999).Result()
+		ids, err := s.e.rdb.ZRangeByScore(ctx, k[0], &redis.ZRangeBy{Min: "-inf", Max: cutoff, Offset: int64(skipped), Count: 1000}).Result()
 		if err != nil {
 			return total, fmt.Errorf("retry failed jobs of %q: %w", queue, err)
 		}
@@ -258,10 +267,8 @@ func (s *FailedStore) RetryAll(ctx context.Context, queue string) (int, error) {
 		if err != nil {
 			return total, err
 		}
-		if len(done) == 0 {
-			// Every ID left is live on the queue again; leave them.
-			return total, nil
-		}
+		// IDs live on the queue again are left where they are.
+		skipped += len(ids) - len(done)
 	}
 }
 

@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -465,5 +466,26 @@ func TestFailUndecodedJob(t *testing.T) {
 		require.Equal(t, []string{"poison"}, done)
 		j = mustReserve(t, b, "default", 1).Jobs[0]
 		require.Equal(t, raw, j.Payload)
+	})
+}
+
+func TestRetryAllStopsAtWhatHadFailed(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
+			return runtime.FailJob(errors.New("still broken"))
+		})
+		for i := range 50 {
+			b.dispatch(t, job(i, runtime.JobOptions{}))
+		}
+		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true, Concurrency: 4})
+		require.Len(t, b.failed(t, "default"), 50)
+		time.Sleep(5 * time.Millisecond)
+
+		// A worker fails every retried job again at once while RetryAll runs.
+		_, stop := b.start(t, runtime.WorkerConfig{Concurrency: 4})
+		n, err := b.engine.Failed().RetryAll(b.ctx, "default")
+		require.NoError(t, err)
+		require.Equal(t, 50, n, "each job that had failed is retried once")
+		stop()
 	})
 }
