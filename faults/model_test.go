@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -88,6 +89,7 @@ type mjob struct {
 	attempts, exceptions int
 	payload              []byte
 	order                int // when it last joined the ready list, for FIFO
+	scored               int // when its due time or lease deadline was set
 }
 
 type model struct {
@@ -139,7 +141,7 @@ func (m *model) add(rt *rapid.T) *runtime.Envelope {
 func (m *model) enqueue(env *runtime.Envelope, st jstate, due bool) {
 	b, _ := env.Encode()
 	m.clock++
-	m.jobs[env.ID] = &mjob{id: env.ID, state: st, due: due, payload: b, order: m.clock}
+	m.jobs[env.ID] = &mjob{id: env.ID, state: st, due: due, payload: b, order: m.clock, scored: m.clock}
 	m.ids = append(m.ids, env.ID)
 }
 
@@ -168,22 +170,33 @@ func (m *model) later(rt *rapid.T) {
 }
 
 // migrateModel does what a migrate does to the model, and returns how
-// many delayed and expired jobs moved.
+// many delayed and expired jobs moved. A migrate appends the due delayed
+// jobs, then the expired ones, each in score order, ties by ID. Every
+// short delay or lease is followed by a sleep, so scores set by
+// different steps differ and follow the steps' order.
 func (m *model) migrateModel() (delayed, expired int) {
-	for _, id := range m.ids {
-		j := m.jobs[id]
+	var due, exp []*mjob
+	for _, j := range m.jobs {
 		switch {
 		case j.state == sDelayed && j.due:
-			delayed++
+			due = append(due, j)
 		case j.state == sReserved && j.expired:
-			expired++
-		default:
-			continue
+			exp = append(exp, j)
 		}
+	}
+	byScore := func(a, b *mjob) int {
+		if a.scored != b.scored {
+			return a.scored - b.scored
+		}
+		return strings.Compare(a.id, b.id)
+	}
+	slices.SortFunc(due, byScore)
+	slices.SortFunc(exp, byScore)
+	for _, j := range append(due, exp...) {
 		m.clock++
 		j.state, j.due, j.expired, j.token, j.order = sReady, false, false, "", m.clock
 	}
-	return delayed, expired
+	return len(due), len(exp)
 }
 
 func (m *model) ready() []*mjob {
@@ -238,6 +251,10 @@ func (m *model) reserve(rt *rapid.T) {
 		m.refs = append(m.refs, r.Ref)
 	}
 	if !long {
+		m.clock++
+		for _, r := range batch.Jobs {
+			m.jobs[r.ID].scored = m.clock
+		}
 		runOut()
 	}
 }
@@ -287,7 +304,8 @@ func (m *model) release(rt *rapid.T) {
 		j.state, j.order = sReady, m.clock
 		return
 	}
-	j.state, j.due = sDelayed, delay == short
+	m.clock++
+	j.state, j.due, j.scored = sDelayed, delay == short, m.clock
 	if j.due {
 		runOut()
 	}
