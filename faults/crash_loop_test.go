@@ -23,9 +23,10 @@ func TestCrashLoop(t *testing.T) {
 	good := harness.Scale(300, 5000)
 	b := setup(t)
 	f := b.fleet(t, func(c *faultworker.Config) {
-		// One job at a time, so that a crash takes down no other job
-		// before it starts and every crashing attempt is counted.
-		c.Concurrency = 1
+		// One job at a time and none prefetched, so that a crash takes
+		// down no other job before it starts and every crashing attempt
+		// is counted.
+		c.Concurrency, c.Prefetch = 1, -1
 		c.RetryAfter, c.Timeout = time.Second, 900*time.Millisecond
 		c.Tries = 50
 	})

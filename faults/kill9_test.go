@@ -47,8 +47,8 @@ func TestKill9(t *testing.T) {
 	f.StopAll(10 * time.Second)
 
 	o := b.check(t, f)
-	t.Logf("figures: %d jobs, %d kills, %d jobs in flight at the kills, %d duplicates, drained %v after the last kill (bound %v)",
-		jobs, kills, inFlight, o.Duplicates, sinceKill.Round(100*time.Millisecond), retryAfter+15*time.Second)
+	t.Logf("figures: %d jobs, %d kills, %d jobs in flight at the kills, %d duplicates, %d attempts burned unstarted, drained %v after the last kill (bound %v)",
+		jobs, kills, inFlight, o.Duplicates, harness.GroupRuns(f.Records()).Unstarted(), sinceKill.Round(100*time.Millisecond), retryAfter+15*time.Second)
 	require.LessOrEqual(t, o.Duplicates, inFlight, "duplicates only of jobs a killed worker held")
 	require.Zero(t, o.Failed, "no job failed")
 	require.LessOrEqual(t, sinceKill, retryAfter+15*time.Second, "drained within RetryAfter + 15s of the last kill (drain wait %v)", drained)

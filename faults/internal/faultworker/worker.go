@@ -73,6 +73,7 @@ type Config struct {
 	Queues []string
 	// Worker settings, as in runtime.WorkerConfig.
 	Concurrency int
+	Prefetch    int
 	Tries       int
 	RetryAfter  time.Duration
 	Timeout     time.Duration
@@ -127,7 +128,7 @@ func run(cfg Config) error {
 	r := runtime.NewRouter()
 	runtime.Register(r, TaskName, func(ctx context.Context, t Task) error { return handle(ctx, ledger, t) })
 	wc := runtime.WorkerConfig{
-		Name: cfg.Name, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Tries: cfg.Tries,
+		Name: cfg.Name, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Prefetch: cfg.Prefetch, Tries: cfg.Tries,
 		RetryAfter: cfg.RetryAfter, Timeout: cfg.Timeout, Grace: cfg.Grace, Sleep: cfg.Sleep,
 		Logger: log,
 	}

@@ -81,6 +81,29 @@ func GroupRuns(recs []faultworker.Record) Runs {
 	return out
 }
 
+// Unstarted counts the attempts that were reserved but never started:
+// for each job, the attempt numbers below its highest started one that
+// have no start of their own. Such an attempt was burned by a worker that
+// died holding the job before running it (a prefetched job), or by a
+// reservation whose reply was lost.
+func (r Runs) Unstarted() int {
+	n := 0
+	for _, j := range r {
+		seen := map[int]bool{}
+		top := 0
+		for _, s := range j.Starts {
+			seen[s.Attempt] = true
+			top = max(top, s.Attempt)
+		}
+		for a := 1; a < top; a++ {
+			if !seen[a] {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // Check compares the acknowledged jobs (ID -> sequence number) with the
 // ledgers and with Redis, for the jobs of queue.
 func Check(ctx context.Context, e *runtime.Engine, queue string, acked map[string]int, recs []faultworker.Record) (Outcome, error) {
