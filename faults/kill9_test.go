@@ -79,3 +79,37 @@ func heldBy(t *testing.T, b bundle, p *harness.Proc) int {
 	}
 	return held
 }
+
+// TestKill9FailsOnlyStartedJobs kills a worker with SIGKILL while it
+// runs jobs and holds prefetched ones, with Tries 1. The jobs it was
+// running have had their one try and fail, as in Laravel; the ones it had
+// only prefetched never ran, and must run now rather than fail.
+func TestKill9FailsOnlyStartedJobs(t *testing.T) {
+	t.Parallel()
+	needsRuntime(t, "BUG: a worker killed while holding prefetched jobs burns an attempt of each; with tries=1 they go to the failed store (\"an earlier attempt did not finish\") without ever running; count the attempt when the job starts, or mark a start the next reservation can see")
+	b := setup(t)
+	f := b.fleet(t, func(c *faultworker.Config) {
+		c.Concurrency, c.Prefetch, c.Tries = 4, 4, 1
+		c.RetryAfter, c.Timeout = time.Second, 900*time.Millisecond
+	})
+	b.disp.PushN(b.ctx, 40, func(int) faultworker.Task { return faultworker.Task{Millis: 300} })
+	f.Start(1)
+	waitRecord(t, f.Proc(0).Ledger, 'S', 1)
+	time.Sleep(50 * time.Millisecond)
+	f.Kill(0)
+	f.Replace(0)
+	harness.Drain(t, b.engine, queue, 30*time.Second)
+	f.StopAll(10 * time.Second)
+	o := b.check(t, f)
+	runs := harness.GroupRuns(f.Records())
+	failed, err := harness.FailedIDs(b.ctx, b.engine, queue)
+	require.NoError(t, err)
+	unrun := 0
+	for id := range failed {
+		if runs[id] == nil {
+			unrun++
+		}
+	}
+	t.Logf("figures: %d failed after the kill, %d of them never ran", o.Failed, unrun)
+	require.Zero(t, unrun, "no job fails without having run")
+}
