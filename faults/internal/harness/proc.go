@@ -133,11 +133,14 @@ func (f *Fleet) launch(slot int) (*Proc, error) {
 		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	f.mu.Lock()
-	f.procs[slot] = p
 	if f.closed {
-		p.expected = true
+		f.mu.Unlock()
 		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		stderr.Close()
+		return nil, errClosed
 	}
+	f.procs[slot] = p
 	f.wg.Add(1)
 	f.mu.Unlock()
 	go func() {
