@@ -174,7 +174,8 @@ func (s *FailedStore) load(ctx context.Context, queue string, k, ids []string, z
 		return nil, nil
 	}
 	var payloads, infos *redis.SliceCmd
-	_, err := s.e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	// Not MULTI: past maxmemory Redis refuses to EXEC, even reads.
+	_, err := s.e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		payloads = p.HMGet(ctx, k[1], ids...)
 		infos = p.HMGet(ctx, k[2], ids...)
 		return nil

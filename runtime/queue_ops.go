@@ -21,7 +21,10 @@ type Sizes struct {
 func (s Sizes) Total() int64 { return s.Ready + s.Delayed + s.Reserved }
 
 // Sizes returns how many jobs of queue are in each state, read in one
-// transaction.
+// pipeline. The four counts are not one snapshot: a job that moves
+// between them meanwhile may be counted twice or not at all. A pipeline
+// rather than MULTI, so the counts can still be read when Redis is past
+// maxmemory, where it refuses to EXEC.
 func (e *Engine) Sizes(ctx context.Context, queue string) (Sizes, error) {
 	if err := ValidateQueueName(queue); err != nil {
 		return Sizes{}, err
@@ -31,7 +34,7 @@ func (e *Engine) Sizes(ctx context.Context, queue string) (Sizes, error) {
 	}
 	qk := e.keys.queue(queue)
 	var ready, delayed, reserved, failed *redis.IntCmd
-	_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		ready = p.LLen(ctx, qk.Ready)
 		delayed = p.ZCard(ctx, qk.Delayed)
 		reserved = p.ZCard(ctx, qk.Reserved)

@@ -122,15 +122,15 @@ func TestWorkerConfigValidation(t *testing.T) {
 	defer e.Close()
 	cases := map[string]runtime.WorkerConfig{
 		"Timeout (1m30s) must be shorter than RetryAfter (1m0s)": {Timeout: 90 * time.Second, RetryAfter: 60 * time.Second},
-		"Concurrency (-1)":                       {Concurrency: -1},
-		"Prefetch (-2) must be -1 (off) or more": {Prefetch: -2},
-		`Queues lists "a" twice`:                 {Queues: []string{"a", "a"}},
-		"Queues: ":                               {Queues: []string{"x{y}"}},
-		"Backoff and ExponentialBackoff":         {Backoff: []time.Duration{time.Second}, ExponentialBackoff: &runtime.ExponentialBackoff{Base: 1, Max: 2}},
-		"Backoff[1] (-1s)":                       {Backoff: []time.Duration{time.Second, -time.Second}},
-		"MaxJobs (-2)":                           {MaxJobs: -2},
-		"Memory (-1)":                            {Memory: -1},
-		"ExponentialBackoff (base 2s, max":       {ExponentialBackoff: &runtime.ExponentialBackoff{Base: 2 * time.Second, Max: time.Second}},
+		"Concurrency (-1)":                 {Concurrency: -1},
+		"Prefetch (-2) must be 0 or more":  {Prefetch: -2},
+		`Queues lists "a" twice`:           {Queues: []string{"a", "a"}},
+		"Queues: ":                         {Queues: []string{"x{y}"}},
+		"Backoff and ExponentialBackoff":   {Backoff: []time.Duration{time.Second}, ExponentialBackoff: &runtime.ExponentialBackoff{Base: 1, Max: 2}},
+		"Backoff[1] (-1s)":                 {Backoff: []time.Duration{time.Second, -time.Second}},
+		"MaxJobs (-2)":                     {MaxJobs: -2},
+		"Memory (-1)":                      {Memory: -1},
+		"ExponentialBackoff (base 2s, max": {ExponentialBackoff: &runtime.ExponentialBackoff{Base: 2 * time.Second, Max: time.Second}},
 	}
 	for want, cfg := range cases {
 		_, err := runtime.NewWorker(e, runtime.NewRouter(), cfg)
