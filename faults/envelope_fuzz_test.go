@@ -3,6 +3,7 @@ package faults_test
 import (
 	"bytes"
 	"errors"
+	goruntime "runtime"
 	"testing"
 	"time"
 
@@ -38,7 +39,13 @@ func FuzzDecodeEnvelope(f *testing.F) {
 	f.Add([]byte{0x81, 0xa2, 'b', 'o', 0xdd, 0xff, 0xff, 0xff, 0xff})
 
 	f.Fuzz(func(t *testing.T, payload []byte) {
+		var before, after goruntime.MemStats
+		goruntime.ReadMemStats(&before)
 		env, err := runtime.DecodeEnvelope(id, payload)
+		goruntime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; n > allocBound(len(payload)) {
+			t.Fatalf("decoding %d bytes allocated %d bytes", len(payload), n)
+		}
 		if err != nil {
 			var de *runtime.DecodeError
 			if !errors.As(err, &de) || de.ID != id || !errors.Is(err, runtime.ErrDecode) {
@@ -62,4 +69,32 @@ func FuzzDecodeEnvelope(f *testing.F) {
 			t.Fatalf("encode/decode is not stable:\n%x\n%x (%v)", b1, b2, err)
 		}
 	})
+}
+
+// allocBound is the most a decode of n bytes may allocate: a payload in
+// Redis that claims a huge length must not make a worker allocate it.
+func allocBound(n int) uint64 { return 1<<20 + 64*uint64(n) }
+
+// TestDecodeEnvelopeBoundedAlloc decodes payloads of a few dozen bytes
+// whose body claims a length of 4 GB (a msgpack bin32 or str32 header).
+// The decoder must fail without allocating the claimed length: a single
+// such payload in Redis would otherwise take a worker down for lack of
+// memory, and a pooled decoder could keep the buffer.
+func TestDecodeEnvelopeBoundedAlloc(t *testing.T) {
+	needsRuntime(t, "BUG: DecodeEnvelope allocates the length a payload claims: 40 bytes whose body is a bin32 or str32 header claiming 0xF0000000 bytes allocate 3.8 GB before failing with EOF (found by FuzzDecodeEnvelope); check claimed lengths against the bytes left")
+	const id = "01JOBGENFUZZ0000000000000A"
+	for name, claim := range map[string][]byte{"bin32": {0xc6, 0xf0, 0, 0, 0}, "str32": {0xdb, 0xf0, 0, 0, 0}} {
+		p := append([]byte{0x82, 0xa2, 'i', 'd', 0xda, 0x00, 26}, id...)
+		p = append(append(p, 0xa1, 'b'), claim...)
+		var before, after goruntime.MemStats
+		goruntime.ReadMemStats(&before)
+		_, err := runtime.DecodeEnvelope(id, p)
+		goruntime.ReadMemStats(&after)
+		if err == nil {
+			t.Errorf("%s: a truncated payload decodes", name)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > allocBound(len(p)) {
+			t.Errorf("%s: decoding %d bytes allocated %d MB", name, len(p), n>>20)
+		}
+	}
 }
