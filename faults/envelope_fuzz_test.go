@@ -81,7 +81,6 @@ func allocBound(n int) uint64 { return 1<<20 + 64*uint64(n) }
 // such payload in Redis would otherwise take a worker down for lack of
 // memory, and a pooled decoder could keep the buffer.
 func TestDecodeEnvelopeBoundedAlloc(t *testing.T) {
-	needsRuntime(t, "BUG: DecodeEnvelope allocates the length a payload claims: 40 bytes whose body is a bin32 or str32 header claiming 0xF0000000 bytes allocate 3.8 GB before failing with EOF (found by FuzzDecodeEnvelope); check claimed lengths against the bytes left")
 	const id = "01JOBGENFUZZ0000000000000A"
 	for name, claim := range map[string][]byte{"bin32": {0xc6, 0xf0, 0, 0, 0}, "str32": {0xdb, 0xf0, 0, 0, 0}} {
 		p := append([]byte{0x82, 0xa2, 'i', 'd', 0xda, 0x00, 26}, id...)

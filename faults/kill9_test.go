@@ -86,7 +86,7 @@ func heldBy(t *testing.T, b bundle, p *harness.Proc) int {
 // only prefetched never ran, and must run now rather than fail.
 func TestKill9FailsOnlyStartedJobs(t *testing.T) {
 	t.Parallel()
-	needsRuntime(t, "BUG: a worker killed while holding prefetched jobs burns an attempt of each; with tries=1 they go to the failed store (\"an earlier attempt did not finish\") without ever running; count the attempt when the job starts, or mark a start the next reservation can see")
+	needsRuntime(t, "opt-in Prefetch counts attempts at reserve, so a killed worker's prefetched jobs lose one (documented on WorkerConfig.Prefetch; off by default); to fix: count the attempt when the job starts, or mark a start the next reservation can see")
 	b := setup(t)
 	f := b.fleet(t, func(c *faultworker.Config) {
 		c.Concurrency, c.Prefetch, c.Tries = 4, 4, 1

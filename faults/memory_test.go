@@ -110,7 +110,6 @@ func sizes(t *testing.T, b bundle) runtime.Sizes {
 // just when an operator most needs them.
 func TestSizesUnderOOM(t *testing.T) {
 	t.Parallel()
-	needsRuntime(t, "BUG: Engine.Sizes, FailedStore.List/Get fail with EXECABORT when Redis is past maxmemory (they read inside MULTI); read with a no-writes script or a plain pipeline")
 	b := setup(t, "--maxmemory-policy", "noeviction")
 	_, err := b.disp.Push(b.ctx, faultworker.Task{})
 	require.NoError(t, err)

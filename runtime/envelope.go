@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -98,7 +99,8 @@ func decodeEnvelope(payload []byte) (env *Envelope, err error) {
 		}
 	}()
 	var e Envelope
-	if err := msgpack.Unmarshal(payload, &e); err != nil {
+	dec := msgpack.NewDecoder(bytes.NewReader(payload))
+	if err := e.decode(envDecoder{dec: dec, limit: len(payload)}); err != nil {
 		return nil, err
 	}
 	switch {

@@ -121,11 +121,48 @@ func (w *encWriter) int(k string, v int64) {
 	w.do(func() error { return w.enc.EncodeInt(v) })
 }
 
+// maxDecodedEnvelope bounds what one envelope read through DecodeMsgpack
+// may claim; DecodeEnvelope holds claims to the payload's own size.
+const maxDecodedEnvelope = 64 << 20
+
 // DecodeMsgpack reads a map written by EncodeMsgpack, or by reflection
 // from the struct tags. Unknown keys are skipped, so newer writers may
 // add fields.
 func (e *Envelope) DecodeMsgpack(dec *msgpack.Decoder) error {
-	n, err := dec.DecodeMapLen()
+	return e.decode(envDecoder{dec: dec, limit: maxDecodedEnvelope})
+}
+
+// envDecoder reads strings, bytes and arrays whose claimed length is at
+// most limit, the size of the payload: a garbage header claiming 4 GB
+// fails at once instead of allocating it.
+type envDecoder struct {
+	dec   *msgpack.Decoder
+	limit int
+}
+
+func (d envDecoder) length(n int, err error) (int, error) {
+	if err == nil && n > d.limit {
+		err = fmt.Errorf("a length of %d, more than the %d bytes of the payload", n, d.limit)
+	}
+	return n, err
+}
+
+func (d envDecoder) bytes() ([]byte, error) {
+	n, err := d.length(d.dec.DecodeBytesLen())
+	if err != nil || n < 0 {
+		return nil, err
+	}
+	b := make([]byte, n)
+	return b, d.dec.ReadFull(b)
+}
+
+func (d envDecoder) str() (string, error) {
+	b, err := d.bytes()
+	return string(b), err
+}
+
+func (e *Envelope) decode(d envDecoder) error {
+	n, err := d.length(d.dec.DecodeMapLen())
 	if err != nil {
 		return err
 	}
@@ -134,18 +171,19 @@ func (e *Envelope) DecodeMsgpack(dec *msgpack.Decoder) error {
 	}
 	*e = Envelope{}
 	for range n {
-		k, err := dec.DecodeString()
+		k, err := d.str()
 		if err != nil {
 			return fmt.Errorf("envelope key: %w", err)
 		}
-		if err := e.decodeField(dec, k); err != nil {
+		if err := e.decodeField(d, k); err != nil {
 			return fmt.Errorf("envelope field %q: %w", k, err)
 		}
 	}
 	return nil
 }
 
-func (e *Envelope) decodeField(dec *msgpack.Decoder, k string) error {
+func (e *Envelope) decodeField(d envDecoder, k string) error {
+	dec := d.dec
 	var err error
 	var i int64
 	switch k {
@@ -153,20 +191,20 @@ func (e *Envelope) decodeField(dec *msgpack.Decoder, k string) error {
 		i, err = dec.DecodeInt64()
 		e.Version = int(i)
 	case "id":
-		e.ID, err = dec.DecodeString()
+		e.ID, err = d.str()
 	case "n":
-		e.Name, err = dec.DecodeString()
+		e.Name, err = d.str()
 	case "q":
-		e.Queue, err = dec.DecodeString()
+		e.Queue, err = d.str()
 	case "c":
-		e.Connection, err = dec.DecodeString()
+		e.Connection, err = d.str()
 	case "b":
-		e.Body, err = dec.DecodeBytes()
+		e.Body, err = d.bytes()
 	case "t":
 		i, err = dec.DecodeInt64()
 		e.Tries = int(i)
 	case "bo":
-		e.Backoff, err = decodeArray(dec, func() (time.Duration, error) {
+		e.Backoff, err = decodeArray(d, func() (time.Duration, error) {
 			d, err := dec.DecodeInt64()
 			return time.Duration(d), err
 		})
@@ -181,19 +219,19 @@ func (e *Envelope) decodeField(dec *msgpack.Decoder, k string) error {
 	case "ft":
 		e.FailOnTimeout, err = dec.DecodeBool()
 	case "ch":
-		e.Chain, err = decodeArray(dec, dec.DecodeBytes)
+		e.Chain, err = decodeArray(d, d.bytes)
 	case "ba":
-		e.BatchID, err = dec.DecodeString()
+		e.BatchID, err = d.str()
 	case "uk":
-		e.UniqueKey, err = dec.DecodeString()
+		e.UniqueKey, err = d.str()
 	case "tg":
-		e.Tags, err = decodeArray(dec, dec.DecodeString)
+		e.Tags, err = decodeArray(d, d.str)
 	case "up":
 		e.UniqueUntilProcessing, err = dec.DecodeBool()
 	case "en":
 		e.Encrypted, err = dec.DecodeBool()
 	case "cc":
-		e.Catch, err = dec.DecodeBytes()
+		e.Catch, err = d.bytes()
 	case "at":
 		e.DispatchedAt, err = dec.DecodeInt64()
 	default:
@@ -202,13 +240,10 @@ func (e *Envelope) decodeField(dec *msgpack.Decoder, k string) error {
 	return err
 }
 
-func decodeArray[T any](dec *msgpack.Decoder, one func() (T, error)) ([]T, error) {
-	n, err := dec.DecodeArrayLen()
+func decodeArray[T any](d envDecoder, one func() (T, error)) ([]T, error) {
+	n, err := d.length(d.dec.DecodeArrayLen())
 	if err != nil || n <= 0 {
 		return nil, err
-	}
-	if n > 1<<20 {
-		return nil, fmt.Errorf("array of %d elements", n)
 	}
 	out := make([]T, n)
 	for i := range out {
