@@ -482,7 +482,9 @@ func TestRetryAllStopsAtWhatHadFailed(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 
 		// A worker fails every retried job again at once while RetryAll runs.
+		loops := len(b.log.of(runtime.Looping))
 		_, stop := b.start(t, runtime.WorkerConfig{Concurrency: 4})
+		eventually(t, func() bool { return len(b.log.of(runtime.Looping)) > loops }, "the worker is running")
 		n, err := b.engine.Failed().RetryAll(b.ctx, "default")
 		require.NoError(t, err)
 		require.Equal(t, 50, n, "each job that had failed is retried once")
