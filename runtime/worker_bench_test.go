@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -96,29 +97,33 @@ func BenchmarkWorkerDelayedLatency(b *testing.B) {
 }
 
 // BenchmarkWorkerDrain pushes b.N jobs, then times one worker with 100
-// slots running them with an empty handler until the queue is empty. One
-// op is one job.
+// slots running them with an empty handler until the queue is empty,
+// without and with prefetch. One op is one job.
 func BenchmarkWorkerDrain(b *testing.B) {
-	ctx, e := benchEngine(b)
-	n := max(b.N, 1000)
-	out := make([]runtime.Outgoing, 0, n)
-	for range n {
-		env := benchEnv()
-		env.Body, _ = runtime.Encode(benchJob{})
-		out = append(out, runtime.Outgoing{Envelope: env})
-	}
-	require.NoError(b, e.PushBulk(ctx, out))
-	r := runtime.NewRouter()
-	runtime.Register(r, "bench.Job", func(context.Context, benchJob) error { return nil })
-	w, err := runtime.NewWorker(e, r, runtime.WorkerConfig{Queues: []string{benchQueue}, Concurrency: 100, StopWhenEmpty: true, Logger: quiet})
-	require.NoError(b, err)
-	b.ResetTimer()
-	require.NoError(b, w.Run(ctx))
-	b.StopTimer()
-	s, err := e.Sizes(ctx, benchQueue)
-	require.NoError(b, err)
-	require.Zero(b, s.Total(), "every job ran")
-	if sec := b.Elapsed().Seconds(); sec > 0 {
-		b.ReportMetric(float64(n)/sec, "jobs/s")
+	for _, prefetch := range []int{0, 100} {
+		b.Run(fmt.Sprintf("prefetch=%d", prefetch), func(b *testing.B) {
+			ctx, e := benchEngine(b)
+			n := max(b.N, 1000)
+			out := make([]runtime.Outgoing, 0, n)
+			for range n {
+				env := benchEnv()
+				env.Body, _ = runtime.Encode(benchJob{})
+				out = append(out, runtime.Outgoing{Envelope: env})
+			}
+			require.NoError(b, e.PushBulk(ctx, out))
+			r := runtime.NewRouter()
+			runtime.Register(r, "bench.Job", func(context.Context, benchJob) error { return nil })
+			w, err := runtime.NewWorker(e, r, runtime.WorkerConfig{Queues: []string{benchQueue}, Concurrency: 100, Prefetch: prefetch, StopWhenEmpty: true, Logger: quiet})
+			require.NoError(b, err)
+			b.ResetTimer()
+			require.NoError(b, w.Run(ctx))
+			b.StopTimer()
+			s, err := e.Sizes(ctx, benchQueue)
+			require.NoError(b, err)
+			require.Zero(b, s.Total(), "every job ran")
+			if sec := b.Elapsed().Seconds(); sec > 0 {
+				b.ReportMetric(float64(n)/sec, "jobs/s")
+			}
+		})
 	}
 }
