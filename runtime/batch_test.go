@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/internal/redistest"
@@ -246,55 +245,6 @@ func TestBatchErrors(t *testing.T) {
 		require.ErrorIs(t, err, runtime.ErrInvalid, "a dispatcher that cannot take batches")
 		require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "default"))
 	})
-}
-
-// dropScripts is a go-redis hook that swallows the calls of some scripts,
-// as if the worker died after the handler ran and before they reached
-// Redis.
-type dropScripts struct {
-	shas map[string]bool
-	mu   sync.Mutex
-	n    int
-}
-
-func (h *dropScripts) match(cmd redis.Cmder) bool {
-	args := cmd.Args()
-	if len(args) < 2 || fmt.Sprint(args[0]) != "evalsha" || !h.shas[fmt.Sprint(args[1])] {
-		return false
-	}
-	h.mu.Lock()
-	h.n++
-	h.mu.Unlock()
-	return true
-}
-
-func (h *dropScripts) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *dropScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if h.match(cmd) {
-			cmd.SetErr(errCrash)
-			return errCrash
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (h *dropScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		keep := cmds[:0:0]
-		for _, c := range cmds {
-			if h.match(c) {
-				c.SetErr(errCrash)
-			} else {
-				keep = append(keep, c)
-			}
-		}
-		if len(keep) == 0 {
-			return errCrash
-		}
-		return next(ctx, keep)
-	}
 }
 
 // TestBatchCountersExactAfterRedelivery: a worker runs every job of a

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -222,68 +221,6 @@ func TestChainUnknownCallback(t *testing.T) {
 	require.ErrorContains(t, r.Err(), "empty name")
 }
 
-// dropAcks is a go-redis hook that swallows every ack of one job, as if
-// its worker died after finishing it and before the ack reached Redis.
-type dropAcks struct {
-	ackSHA string
-	id     string
-	mu     sync.Mutex
-	n      int
-}
-
-func (h *dropAcks) match(cmd redis.Cmder) bool {
-	args := cmd.Args()
-	if len(args) < 2 || fmt.Sprint(args[0]) != "evalsha" || fmt.Sprint(args[1]) != h.ackSHA {
-		return false
-	}
-	for _, a := range args[2:] {
-		if fmt.Sprint(a) == h.id {
-			h.mu.Lock()
-			h.n++
-			h.mu.Unlock()
-			return true
-		}
-	}
-	return false
-}
-
-func (h *dropAcks) dropped() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.n
-}
-
-var errCrash = errors.New("simulated crash: the ack never reached Redis")
-
-func (h *dropAcks) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (h *dropAcks) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		if h.match(cmd) {
-			cmd.SetErr(errCrash)
-			return errCrash
-		}
-		return next(ctx, cmd)
-	}
-}
-
-func (h *dropAcks) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		keep := cmds[:0:0]
-		for _, c := range cmds {
-			if h.match(c) {
-				c.SetErr(errCrash)
-			} else {
-				keep = append(keep, c)
-			}
-		}
-		if len(keep) == 0 {
-			return errCrash
-		}
-		return next(ctx, keep)
-	}
-}
-
 // TestChainCrashBeforeAck: a worker finishes link a, pushes link b, and
 // dies before its ack of a reaches Redis. b runs and is acked; then a's
 // lease runs out and another worker reserves a again. Link b must not run
@@ -304,7 +241,7 @@ func TestChainCrashBeforeAck(t *testing.T) {
 
 				// The first worker's engine loses every ack of a.
 				crashing := b.open(t, be, runtime.EngineConfig{})
-				hook := &dropAcks{ackSHA: runtime.ScriptSHA("ack"), id: idA}
+				hook := &dropScripts{shas: map[string]bool{runtime.ScriptSHA("ack"): true}, id: idA}
 				crashing.Client().AddHook(hook)
 				crashing.Subscribe(b.log.add)
 				cfg := runtime.WorkerConfig{
