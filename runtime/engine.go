@@ -162,8 +162,12 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 		delay int64
 		args  []any
 	}
+	type groupKey struct {
+		queue string
+		delay int64
+	}
 	var groups []*group
-	index := map[[2]string]*group{}
+	index := map[groupKey]*group{}
 	now := time.Now().UnixMilli()
 	for _, j := range jobs {
 		env := j.Envelope
@@ -188,7 +192,7 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 		}
 		ms := j.Delay.Milliseconds()
 		q := e.pushQueue(env.Queue)
-		k := [2]string{q, strconv.FormatInt(ms, 10)}
+		k := groupKey{q, ms}
 		g := index[k]
 		if g == nil || len(g.args) >= 2*pushChunk {
 			g = &group{queue: q, delay: ms}
