@@ -112,8 +112,11 @@ func (e *Engine) lockUnique(ctx context.Context, env *Envelope, ttl time.Duratio
 	}
 	k := e.keys.unique(env.UniqueKey)
 	reply, err := call{scriptLock, []string{k}, []any{env.ID, max(ttl.Milliseconds(), 1)}}.run(ctx, e.rdb).Slice()
-	if err != nil || len(reply) != 2 {
-		return nil, fmt.Errorf("dispatch %s: take unique lock %q: %v", env.Name, env.UniqueKey, err)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("dispatch %s: take unique lock %q: %w", env.Name, env.UniqueKey, err)
+	case len(reply) != 2:
+		return nil, fmt.Errorf("dispatch %s: take unique lock %q: unexpected reply %v", env.Name, env.UniqueKey, reply)
 	}
 	if asInt(reply[0]) != 1 {
 		holder, _ := reply[1].(string)

@@ -173,8 +173,20 @@ func (w *Worker) release(ctx context.Context, res Reservation, ev Event, delay t
 	ev.Delay, ev.Err = delay, cause
 	w.emit(ev, JobReleased)
 	if err := w.e.Release(ctx, ReleaseOpts{Delay: delay, Exception: exception}, res.Ref); err != nil {
-		w.log.Error("release failed; the job returns when its lease runs out", "queue", res.Queue, "job", ev.Name, "id", res.ID, "err", err)
+		w.settleError("release", err, "queue", res.Queue, "job", ev.Name, "id", res.ID)
 	}
+}
+
+// settleError logs a release or fail that did not happen. A lost lease
+// is expected (the job is another worker's now) and is a warning; any
+// other error means the job returns when its lease runs out.
+func (w *Worker) settleError(what string, err error, attrs ...any) {
+	attrs = append(attrs, "err", err)
+	if errors.Is(err, ErrLeaseLost) {
+		w.log.Warn(what+" refused: the job's lease was lost; another worker holds it", attrs...)
+		return
+	}
+	w.log.Error(what+" failed; the job returns when its lease runs out", attrs...)
 }
 
 // fail moves the job to the failed store, runs its failed hook and emits
@@ -187,7 +199,7 @@ func (w *Worker) fail(ctx context.Context, res Reservation, env *Envelope, cause
 	}
 	err := w.e.Fail(ctx, Failure{Ref: res.Ref, Name: name, Err: cause, Attempts: res.Attempts})
 	if err != nil {
-		w.log.Error("moving a job to the failed store failed", "queue", res.Queue, "job", name, "id", res.ID, "cause", cause, "err", err)
+		w.settleError("moving to the failed store", err, "queue", res.Queue, "job", name, "id", res.ID, "cause", cause)
 		return
 	}
 	w.log.Warn("job failed", "queue", res.Queue, "job", name, "id", res.ID, "attempt", res.Attempts, "err", cause)
