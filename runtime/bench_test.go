@@ -211,3 +211,29 @@ func BenchmarkReserveAckParallel(b *testing.B) {
 	b.StopTimer()
 	reportJobsPerSecond(b, 100*b.N)
 }
+
+// BenchmarkReserveParallel reserves ready jobs 100 at a time from several
+// callers at once, as a pool of workers does against one Redis. One op is
+// one Reserve of 100 jobs; jobs/s counts all callers together.
+func BenchmarkReserveParallel(b *testing.B) {
+	ctx, e := benchEngine(b)
+	prePush(b, ctx, e, 100*b.N)
+	b.SetParallelism(2) // 2 x GOMAXPROCS callers
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			batch, err := e.Reserve(ctx, benchQueue, 100, time.Hour)
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if len(batch.Jobs) != 100 {
+				b.Errorf("reserved %d jobs, want 100", len(batch.Jobs))
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	reportJobsPerSecond(b, 100*b.N)
+}
