@@ -20,11 +20,9 @@ type Sizes struct {
 // Total is every job not yet finished: ready, delayed and reserved.
 func (s Sizes) Total() int64 { return s.Ready + s.Delayed + s.Reserved }
 
-// Sizes returns how many jobs of queue are in each state, read in one
-// pipeline. The four counts are not one snapshot: a job that moves
-// between them meanwhile may be counted twice or not at all. A pipeline
-// rather than MULTI, so the counts can still be read when Redis is past
-// maxmemory, where it refuses to EXEC.
+// Sizes returns how many jobs of queue are in each state, counted in one
+// script call, so the four counts are one snapshot. It only reads, so it
+// works when Redis is past maxmemory.
 func (e *Engine) Sizes(ctx context.Context, queue string) (Sizes, error) {
 	if err := ValidateQueueName(queue); err != nil {
 		return Sizes{}, err
@@ -33,18 +31,14 @@ func (e *Engine) Sizes(ctx context.Context, queue string) (Sizes, error) {
 		return s, err
 	}
 	qk := e.keys.queue(queue)
-	var ready, delayed, reserved, failed *redis.IntCmd
-	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		ready = p.LLen(ctx, qk.Ready)
-		delayed = p.ZCard(ctx, qk.Delayed)
-		reserved = p.ZCard(ctx, qk.Reserved)
-		failed = p.ZCard(ctx, qk.Failed)
-		return nil
-	})
+	v, err := call{scriptSizes, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed}, nil}.run(ctx, e.rdb).Int64Slice()
+	if err == nil && len(v) != 4 {
+		err = fmt.Errorf("unexpected reply %v", v)
+	}
 	if err != nil {
 		return Sizes{}, fmt.Errorf("sizes of %q: %w", queue, err)
 	}
-	return Sizes{Ready: ready.Val(), Delayed: delayed.Val(), Reserved: reserved.Val(), Failed: failed.Val()}, nil
+	return Sizes{Ready: v[0], Delayed: v[1], Reserved: v[2], Failed: v[3]}, nil
 }
 
 // Clear deletes every ready, delayed and reserved job of queue and returns

@@ -42,6 +42,7 @@ var (
 	scriptForget  = mustScript("forget")
 	scriptPrune   = mustScript("prune")
 	scriptClear   = mustScript("clear")
+	scriptSizes   = mustScript("sizes")
 
 	// Chains, batches, unique jobs and job middleware.
 	scriptChainPush   = mustScript("chain_push")

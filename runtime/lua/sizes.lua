@@ -1,0 +1,19 @@
+-- sizes: count a queue's jobs by state, in one snapshot.
+--
+-- KEYS[1] -> ready list
+-- KEYS[2] -> delayed zset
+-- KEYS[3] -> reserved zset
+-- KEYS[4] -> failed zset
+--
+-- Returns: {ready, delayed, reserved, failed}.
+--
+-- A script, so a job moving between states meanwhile is counted once: a
+-- pipeline of the four reads lets a release or a migrate slip between
+-- them. It only reads, so it runs even when Redis is past maxmemory.
+
+return {
+  redis.call('LLEN', KEYS[1]),
+  redis.call('ZCARD', KEYS[2]),
+  redis.call('ZCARD', KEYS[3]),
+  redis.call('ZCARD', KEYS[4]),
+}
