@@ -336,23 +336,37 @@ func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Du
 	if lease < time.Millisecond {
 		return Batch{}, fmt.Errorf("%w: reserve with lease %v: lease must be at least 1ms", ErrInvalid, lease)
 	}
+	rc, token := e.reserveCall(queue, n, lease)
+	cmds, err := runAll(ctx, e.rdb, []call{e.migrateCall(queue), rc})
+	if err != nil {
+		return Batch{}, fmt.Errorf("reserve from %q: %w", queue, err)
+	}
+	b, err := parseReserve(queue, token, cmds[0], cmds[1])
+	if err != nil {
+		return Batch{}, fmt.Errorf("reserve from %q: %w", queue, err)
+	}
+	return b, nil
+}
+
+// reserveCall is the reserve script call for up to n jobs of queue, and
+// the fresh token it reserves them under.
+func (e *Engine) reserveCall(queue string, n int, lease time.Duration) (call, string) {
 	qk := e.keys.queue(queue)
 	token := newToken()
-	cmds, err := runAll(ctx, e.rdb, []call{
-		e.migrateCall(queue),
-		{scriptReserve, []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused},
-			[]any{n, lease.Milliseconds(), token}},
-	})
+	return call{scriptReserve, []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused},
+		[]any{n, lease.Milliseconds(), token}}, token
+}
+
+// parseReserve reads the replies of a migrate call and the reserve call
+// that ran after it.
+func parseReserve(queue, token string, migrated, reserved *redis.Cmd) (Batch, error) {
+	m, err := parseMigration(migrated)
 	if err != nil {
-		return Batch{}, fmt.Errorf("reserve from %q: %w", queue, err)
+		return Batch{}, err
 	}
-	m, err := parseMigration(cmds[0])
-	if err != nil {
-		return Batch{}, fmt.Errorf("reserve from %q: %w", queue, err)
-	}
-	reply, err := cmds[1].Slice()
+	reply, err := reserved.Slice()
 	if err != nil || len(reply) < 2 || (len(reply)-2)%4 != 0 {
-		return Batch{}, fmt.Errorf("reserve from %q: unexpected reply (%v)", queue, err)
+		return Batch{}, fmt.Errorf("unexpected reply (%v)", err)
 	}
 	b := Batch{Now: msTime(asInt(reply[0])), NextDue: m.NextDue, NextExpiry: m.NextExpiry}
 	until := msTime(asInt(reply[1]))
@@ -512,6 +526,21 @@ func (e *Engine) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) err
 	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
 	if err != nil {
 		return fmt.Errorf("release: %w", err)
+	}
+	return lostError(lost)
+}
+
+// unreserve gives back reserved jobs that never started: they go back to
+// the front of their ready lists in the order of refs, and lose the
+// attempt their reserve counted. Stale refs are reported as in Ack.
+func (e *Engine) unreserve(ctx context.Context, refs ...Ref) error {
+	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
+		qk := e.keys.queue(q)
+		return call{scriptUnreserve, []string{qk.Ready, qk.Reserved, qk.State, qk.Notify}, args}
+	})
+	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
+	if err != nil {
+		return fmt.Errorf("give back jobs: %w", err)
 	}
 	return lostError(lost)
 }

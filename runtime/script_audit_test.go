@@ -67,7 +67,12 @@ func TestScriptKeyAudit(t *testing.T) {
 			continue
 		}
 		require.True(t, ok, "a call with this test's keys ran a script that is not in runtime/lua/: %s", c)
-		require.NotEmpty(t, c.inner, "MONITOR showed no command of script %s: the audit would see nothing", name)
+		if len(c.inner) == 0 {
+			// An EVALSHA refused with NOSCRIPT, after another test's
+			// SCRIPT FLUSH, ran nothing; its retry as EVAL is audited. A
+			// script whose calls all show nothing is caught below as not run.
+			continue
+		}
 		ran[name]++
 		for _, p := range auditor.check(t, b.ctx, c) {
 			t.Errorf("KEY AUDIT: script %s: %s\n  call: %s", name, p, c)
@@ -95,7 +100,16 @@ func exerciseScripts(t *testing.T, b bundle) {
 	time.Sleep(5 * time.Millisecond)
 	_, err := e.Migrate(ctx, "audit")
 	require.NoError(t, err)
+	_, err = e.Sizes(ctx, "audit")
+	require.NoError(t, err)
 	jobs := mustReserve(t, b, "audit", 10).Jobs
+	require.Len(t, jobs, 3)
+	// unreserve, and the reserve pipelined behind a doorbell's BLPOP
+	require.NoError(t, e.Unreserve(ctx, jobs[0].Ref, jobs[1].Ref, jobs[2].Ref))
+	_, batch, ok, err := e.WaitReserve(ctx, []string{"audit"}, 100*time.Millisecond, 10, time.Minute)
+	require.NoError(t, err)
+	require.True(t, ok)
+	jobs = batch.Jobs
 	require.Len(t, jobs, 3)
 	// extend, ack, release, fail
 	lost, err := e.Extend(ctx, time.Minute, jobs[0].Ref, jobs[1].Ref)

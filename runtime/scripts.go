@@ -30,19 +30,20 @@ func mustScript(name string) *script {
 }
 
 var (
-	scriptPush    = mustScript("push")
-	scriptLater   = mustScript("later")
-	scriptMigrate = mustScript("migrate")
-	scriptReserve = mustScript("reserve")
-	scriptExtend  = mustScript("extend")
-	scriptAck     = mustScript("ack")
-	scriptRelease = mustScript("release")
-	scriptFail    = mustScript("fail")
-	scriptRetry   = mustScript("retry")
-	scriptForget  = mustScript("forget")
-	scriptPrune   = mustScript("prune")
-	scriptClear   = mustScript("clear")
-	scriptSizes   = mustScript("sizes")
+	scriptPush      = mustScript("push")
+	scriptLater     = mustScript("later")
+	scriptMigrate   = mustScript("migrate")
+	scriptReserve   = mustScript("reserve")
+	scriptExtend    = mustScript("extend")
+	scriptAck       = mustScript("ack")
+	scriptRelease   = mustScript("release")
+	scriptFail      = mustScript("fail")
+	scriptRetry     = mustScript("retry")
+	scriptForget    = mustScript("forget")
+	scriptPrune     = mustScript("prune")
+	scriptClear     = mustScript("clear")
+	scriptSizes     = mustScript("sizes")
+	scriptUnreserve = mustScript("unreserve")
 
 	// Chains, batches, unique jobs and job middleware.
 	scriptChainPush   = mustScript("chain_push")

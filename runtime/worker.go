@@ -21,7 +21,6 @@ type Worker struct {
 	log    *slog.Logger
 	events listeners
 
-	bell     *bell
 	slots    chan struct{} // one token per job the worker may hold: running or prefetched
 	runSlots chan struct{} // one token per job that may run now (Concurrency)
 	queued   chan Reservation
@@ -78,7 +77,6 @@ func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
 	for range cfg.Concurrency {
 		w.runSlots <- struct{}{}
 	}
-	w.bell = newBell(w)
 	return w, nil
 }
 
@@ -162,7 +160,6 @@ func (w *Worker) Run(ctx context.Context) error {
 	sideWG.Add(3)
 	go func() { defer sideWG.Done(); w.heartbeat(side) }()
 	go func() { defer sideWG.Done(); w.watch(ctx, side, generation) }()
-	go w.bell.run(side) // may outlive Run by one BLPOP (bellPoll)
 	go func() { defer sideWG.Done(); w.acker(base) }()
 
 	w.log.Debug("worker starting", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency)
@@ -236,15 +233,7 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 		n := 1 + w.grabSlots(w.batchLimit()-1)
 		settled := w.processed.Load()
 		jobs, next, err := w.reserve(ctx, n)
-		for range n - len(jobs) {
-			w.slots <- struct{}{}
-		}
-		w.reserved += len(jobs)
-		for _, j := range jobs {
-			w.wg.Add(1)
-			w.track(j.Ref, func(error) {}) // leased while it waits; process tracks it anew
-			w.queued <- j
-		}
+		w.accept(jobs, n)
 		if err != nil {
 			if ctx.Err() != nil {
 				continue
@@ -278,7 +267,27 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 		if w.cfg.StopWhenEmpty {
 			wait = min(wait, 20*time.Millisecond)
 		}
-		w.bell.wait(wait, w.stopCh)
+		jobs, n, err = w.idle(base, wait)
+		w.accept(jobs, n)
 		w.waited = true
+		if err != nil && !w.stopping() {
+			w.log.Error("waiting for jobs failed; retrying", "err", err, "in", errDelay)
+			w.sleep(errDelay)
+			errDelay = min(2*errDelay, w.cfg.Sleep)
+		}
+	}
+}
+
+// accept hands reserved jobs to the dispatcher and returns the slots of
+// the n taken that the jobs do not use.
+func (w *Worker) accept(jobs []Reservation, n int) {
+	for range n - len(jobs) {
+		w.slots <- struct{}{}
+	}
+	w.reserved += len(jobs)
+	for _, j := range jobs {
+		w.wg.Add(1)
+		w.track(j.Ref, func(error) {}) // leased while it waits; process tracks it anew
+		w.queued <- j
 	}
 }

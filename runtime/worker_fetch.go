@@ -80,8 +80,8 @@ func (w *Worker) dispatch(base context.Context, start time.Time) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := w.e.Release(ctx, ReleaseOpts{}, waiting...); err != nil {
-		w.log.Error("releasing prefetched jobs at stop", "jobs", len(waiting), "err", err)
+	if err := w.e.unreserve(ctx, waiting...); err != nil {
+		w.log.Error("giving back jobs not started at stop", "jobs", len(waiting), "err", err)
 	}
 	for range waiting {
 		w.slots <- struct{}{}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/runtime"
@@ -354,8 +355,11 @@ func TestLostLeaseCancelsHandler(t *testing.T) {
 		b.dispatch(t, job(1, runtime.JobOptions{Timeout: 10 * time.Second}))
 		_, stop := b.start(t, runtime.WorkerConfig{RetryAfter: 300 * time.Millisecond, Timeout: 200 * time.Millisecond})
 		eventually(t, func() bool { return len(b.log.of(runtime.JobProcessing)) == 1 }, "job starts")
-		// Another party takes the reservation: its token changes.
-		require.NoError(t, b.rdb.HSet(b.ctx, b.prefix+":{default}:state", b.log.of(runtime.JobProcessing)[0].ID, "1:0:someone-else").Err())
+		// Another party takes the reservation: its token changes, under a
+		// lease of its own.
+		id := b.log.of(runtime.JobProcessing)[0].ID
+		require.NoError(t, b.rdb.HSet(b.ctx, b.prefix+":{default}:state", id, "1:0:someone-else").Err())
+		require.NoError(t, b.rdb.ZAddXX(b.ctx, b.prefix+":{default}:reserved", redis.Z{Score: float64(time.Now().Add(time.Hour).UnixMilli()), Member: id}).Err())
 		select {
 		case err := <-cause:
 			require.ErrorIs(t, err, runtime.ErrLeaseLost)

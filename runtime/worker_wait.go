@@ -2,92 +2,92 @@ package runtime
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 )
 
-// bellPoll is the longest single BLPOP of a worker's doorbell listener;
-// it bounds how long the listener outlives its worker.
+// bellPoll is the longest single BLPOP of an idle worker. Stopping waits
+// for the worker's BLPOP in flight, so it bounds how long a stop takes
+// on an idle worker (plus up to one tick of Redis's hz, which ends
+// blocking timeouts).
 const bellPoll = 250 * time.Millisecond
 
-// bell lets the fetch loop wait for a doorbell and a local timer at once.
-// Redis ends a BLPOP's timeout only at its hz tick (every 100ms by
-// default), far too coarse for a delayed job due in 20ms, so the BLPOP
-// runs in a listener goroutine while the fetch loop keeps its own timer.
+// idleWait is what one wait for work brought.
+type idleWait struct {
+	rang string        // the queue whose doorbell rang, or ""
+	jobs []Reservation // reserved behind the BLPOP
+	err  error
+}
+
+// idle waits for work after a reserve found none. It holds up to
+// batchLimit free slots and sends one pipeline that blocks on the queues'
+// doorbells and reserves for those slots the moment a doorbell rings
+// (Engine.waitReserve): a push wakes an idle worker with its job in one
+// round trip.
 //
-// The two sides hand over with waiting: whoever turns it from true to
-// false owns the wake-up. A doorbell the listener takes after the fetch
-// loop stopped waiting is rung again, so another worker can have it.
-type bell struct {
-	w       *Worker
-	req     chan struct{} // the fetch loop asks the listener to listen
-	rang    chan struct{} // the listener wakes the fetch loop
-	waiting atomic.Bool   // the fetch loop is in wait
-	pending atomic.Bool   // the listener is listening
-}
+// Redis ends a BLPOP's timeout only at its hz tick (every 100ms by
+// default), far too coarse for a delayed job due in 20ms, so the worker
+// keeps its own timer: after wait, it migrates its queues, which moves the
+// due jobs and rings their doorbells, and that wakes the BLPOP in flight
+// (or another worker's). idle returns when the pipeline does, which is
+// within bellPoll; n is the number of slots it took, and the caller
+// returns those the jobs do not use.
+func (w *Worker) idle(ctx context.Context, wait time.Duration) (jobs []Reservation, n int, err error) {
+	if w.cfg.StopWhenEmpty {
+		// Polls every few ms until the running jobs are done.
+		w.sleep(wait)
+		return nil, 0, nil
+	}
+	n = w.grabSlots(w.batchLimit())
+	done := make(chan idleWait, 1)
+	go func() {
+		var r idleWait
+		var ok bool
+		if n > 0 {
+			var b Batch
+			r.rang, b, ok, r.err = w.e.waitReserve(ctx, w.cfg.Queues, bellPoll, n, w.cfg.RetryAfter)
+			r.jobs = b.Jobs
+		}
+		if !ok && r.err == nil {
+			r.rang, r.err = w.e.Wait(ctx, w.cfg.Queues, bellPoll)
+		}
+		done <- r
+	}()
 
-func newBell(w *Worker) *bell {
-	return &bell{w: w, req: make(chan struct{}, 1), rang: make(chan struct{}, 1)}
-}
-
-// run is the listener goroutine.
-func (b *bell) run(ctx context.Context) {
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	timer, stop := t.C, w.stopCh
 	for {
 		select {
-		case <-b.req:
-			b.listen(ctx)
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-func (b *bell) listen(ctx context.Context) {
-	for {
-		q, err := b.w.e.Wait(ctx, b.w.cfg.Queues, bellPoll)
-		if ctx.Err() != nil {
-			return
-		}
-		switch {
-		case q != "":
-			if b.waiting.CompareAndSwap(true, false) {
-				b.rang <- struct{}{}
-			} else if err := b.w.e.ring(ctx, q); err != nil {
-				b.w.log.Error("passing on a doorbell", "queue", q, "err", err)
+		case r := <-done:
+			if len(r.jobs) > 0 && w.pausedCh() != nil {
+				// Paused while waiting: the jobs go back untouched.
+				refs := make([]Ref, len(r.jobs))
+				for i, j := range r.jobs {
+					refs[i] = j.Ref
+				}
+				if err := w.e.unreserve(ctx, refs...); err != nil {
+					w.log.Error("giving back jobs taken while pausing", "jobs", len(refs), "err", err)
+				}
+				r.jobs = nil
 			}
-		case err != nil:
-			b.w.log.Error("waiting for jobs", "err", err)
-			time.Sleep(50 * time.Millisecond)
-			if b.waiting.CompareAndSwap(true, false) {
-				b.rang <- struct{}{} // let the fetch loop try, and back off
+			if r.rang != "" && len(r.jobs) == 0 && w.stopping() {
+				// Pass on a doorbell this worker will not answer.
+				if err := w.e.ring(ctx, r.rang); err != nil {
+					w.log.Error("passing on a doorbell", "queue", r.rang, "err", err)
+				}
 			}
-		case b.waiting.Load():
-			continue
+			return r.jobs, n, r.err
+		case <-timer:
+			timer = nil
+			for _, q := range w.cfg.Queues {
+				if _, err := w.e.Migrate(ctx, q); err != nil {
+					w.log.Error("moving due jobs", "queue", q, "err", err)
+				}
+			}
+		case <-stop:
+			// The pipeline in flight ends within bellPoll; a stopping
+			// worker moves no more jobs.
+			stop, timer = nil, nil
 		}
-		b.pending.Store(false)
-		// The fetch loop may have started waiting again meanwhile.
-		if !b.waiting.Load() || !b.pending.CompareAndSwap(false, true) {
-			return
-		}
-	}
-}
-
-// wait returns when a doorbell of the worker's queues rings, d passes or
-// the worker stops.
-func (b *bell) wait(d time.Duration, stop <-chan struct{}) {
-	b.waiting.Store(true)
-	if b.pending.CompareAndSwap(false, true) {
-		b.req <- struct{}{}
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-b.rang:
-		return
-	case <-t.C:
-	case <-stop:
-	}
-	if !b.waiting.CompareAndSwap(true, false) {
-		<-b.rang // the bell rang as the timer fired
 	}
 }

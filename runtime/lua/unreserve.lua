@@ -1,0 +1,43 @@
+-- unreserve: give back reserved jobs that never started, as if they had
+-- not been reserved: each goes back to the front of the ready list, in
+-- the order given, and its attempt count drops by the one reserve added.
+--
+-- KEYS[1] -> ready list
+-- KEYS[2] -> reserved zset
+-- KEYS[3] -> state hash (job ID -> "attempts:exceptions:token")
+-- KEYS[4] -> notify list (doorbell)
+-- ARGV[1..] -> pairs: job ID, reservation token (at most 1000 pairs)
+--
+-- Returns: per pair, 1 if given back or 0 if the token is stale. A stale
+-- pair changes nothing. The doorbell rings when a job was given back.
+
+local ids = {}
+for i = 1, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
+local states = redis.call('HMGET', KEYS[3], unpack(ids))
+
+local out, done, sargs = {}, {}, {}
+for j = 1, #ids do
+  local st = states[j]
+  local a, x, tok
+  if st then a, x, tok = string.match(st, '^(%d+):(%d+):(.+)$') end
+  if tok and tok == ARGV[2 * j] then
+    done[#done + 1] = ids[j]
+    sargs[#sargs + 1] = ids[j]
+    sargs[#sargs + 1] = math.max(tonumber(a) - 1, 0) .. ':' .. x .. ':'
+    out[j] = 1
+  else
+    out[j] = 0
+  end
+end
+if #done > 0 then
+  redis.call('ZREM', KEYS[2], unpack(done))
+  redis.call('HSET', KEYS[3], unpack(sargs))
+  -- LPUSH puts its last argument first: push in reverse to keep the order.
+  local rev = {}
+  for j = #done, 1, -1 do rev[#rev + 1] = done[j] end
+  redis.call('LPUSH', KEYS[1], unpack(rev))
+  if redis.call('LLEN', KEYS[4]) == 0 then
+    redis.call('RPUSH', KEYS[4], '1')
+  end
+end
+return out

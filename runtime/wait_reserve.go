@@ -1,0 +1,78 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// waitReserve waits up to timeout for a doorbell of queues, then migrates
+// and reserves up to n jobs of queues[0], all in one round trip: the two
+// scripts are pipelined behind the BLPOP on the same connection, so Redis
+// runs them the moment the BLPOP returns, whether a doorbell rang or the
+// timeout passed. An idle worker thus picks up a new job one round trip
+// after its push, not two.
+//
+// rang is the queue whose doorbell rang, or "". ok is false, and nothing
+// is sent, when the queues cannot be waited on this way: partitioned
+// queues, or several queues on a cluster (their doorbells are in different
+// slots). Jobs are returned even when the BLPOP itself failed.
+func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.Duration, n int, lease time.Duration) (rang string, b Batch, ok bool, err error) {
+	if len(queues) == 0 || n < 1 || lease < time.Millisecond || timeout < time.Millisecond {
+		return "", Batch{}, false, nil
+	}
+	if len(e.cfg.Partitions) > 0 && len(e.waitKeys(ctx, queues)) != len(queues) {
+		return "", Batch{}, false, nil
+	}
+	if _, cluster := e.rdb.(*redis.ClusterClient); cluster && len(queues) > 1 {
+		return "", Batch{}, false, nil
+	}
+	q := queues[0]
+	args := make([]any, 0, len(queues)+2)
+	args = append(args, "BLPOP")
+	byKey := make(map[string]string, len(queues))
+	for _, name := range queues {
+		k := e.keys.queue(name).Notify
+		byKey[k] = name
+		args = append(args, k)
+	}
+	args = append(args, fmt.Sprintf("%.3f", timeout.Seconds()))
+	rc, token := e.reserveCall(q, n, lease)
+	calls := []call{e.migrateCall(q), rc}
+
+	var bell *redis.Cmd
+	cmds := make([]*redis.Cmd, len(calls))
+	_, _ = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		bell = p.Do(ctx, args...)
+		for i, c := range calls {
+			cmds[i] = p.EvalSha(ctx, c.s.sha, c.keys, c.args...)
+		}
+		return nil
+	})
+	if isNoScript(cmds[0].Err()) || isNoScript(cmds[1].Err()) {
+		// The scripts were flushed: run them again, loading them.
+		cmds, err = runAll(ctx, e.rdb, calls)
+	} else {
+		for _, c := range cmds {
+			if err = c.Err(); err != nil {
+				break
+			}
+		}
+	}
+	if err == nil {
+		b, err = parseReserve(q, token, cmds[0], cmds[1])
+	}
+	if err != nil {
+		return "", Batch{}, true, fmt.Errorf("reserve from %q: %w", q, err)
+	}
+	switch reply, berr := bell.StringSlice(); {
+	case berr == redis.Nil:
+	case berr != nil:
+		return "", b, true, fmt.Errorf("wait on %v: %w", queues, berr)
+	case len(reply) == 2:
+		rang = byKey[reply[0]]
+	}
+	return rang, b, true, nil
+}

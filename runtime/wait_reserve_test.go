@@ -1,0 +1,103 @@
+package runtime_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// TestWaitReserve: the reserve pipelined behind the doorbell's BLPOP runs
+// when the BLPOP returns, whether a push rang the doorbell or the wait
+// timed out, and takes the jobs for its caller.
+func TestWaitReserve(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		queues := []string{"high", "low"}
+		if b.backend == "cluster" {
+			// Doorbells in different slots cannot share one BLPOP.
+			_, _, ok, err := b.engine.WaitReserve(b.ctx, queues, 100*time.Millisecond, 10, time.Minute)
+			require.NoError(t, err)
+			require.False(t, ok, "nothing is sent")
+			queues = queues[:1]
+		}
+		rang, batch, ok, err := b.engine.WaitReserve(b.ctx, queues, 100*time.Millisecond, 10, time.Minute)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Empty(t, rang, "nothing rang")
+		require.Empty(t, batch.Jobs)
+		require.False(t, batch.Now.IsZero(), "the reserve ran after the timeout")
+
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rang, batch, ok, err = b.engine.WaitReserve(b.ctx, queues, 5*time.Second, 10, time.Minute)
+		}()
+		time.Sleep(50 * time.Millisecond)
+		start := time.Now()
+		require.NoError(t, b.engine.Push(b.ctx, env("high", "app.Job", "1")))
+		wg.Wait()
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Less(t, time.Since(start), 4*time.Second, "woken by the push, not the timeout")
+		require.Equal(t, "high", rang)
+		require.Len(t, batch.Jobs, 1, "the woken wait took the pushed job")
+		require.Equal(t, 1, batch.Jobs[0].Attempts)
+		require.Equal(t, runtime.Sizes{Reserved: 1}, sizes(t, b, "high"))
+		require.NoError(t, b.engine.Ack(b.ctx, batch.Jobs[0].Ref))
+
+		if len(queues) == 1 {
+			return
+		}
+		// A doorbell of a lower queue wakes the wait, which reserves only
+		// from the first queue: the caller reserves the rest itself.
+		require.NoError(t, b.engine.Push(b.ctx, env("low", "app.Job", "2")))
+		rang, batch, _, err = b.engine.WaitReserve(b.ctx, queues, 5*time.Second, 10, time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, "low", rang)
+		require.Empty(t, batch.Jobs)
+		require.Equal(t, runtime.Sizes{Ready: 1}, sizes(t, b, "low"))
+	})
+}
+
+// TestWaitReserveAfterScriptFlush: the pipelined reserve recovers from
+// NOSCRIPT, and the jobs it then takes reach the caller.
+func TestWaitReserveAfterScriptFlush(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "1")))
+		require.NoError(t, b.rdb.ScriptFlush(b.ctx).Err())
+		_, batch, ok, err := b.engine.WaitReserve(b.ctx, []string{"default"}, time.Second, 10, time.Minute)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Len(t, batch.Jobs, 1)
+		require.Equal(t, runtime.Sizes{Reserved: 1}, sizes(t, b, "default"))
+	})
+}
+
+// TestUnreserve: jobs given back go to the front of the ready list in
+// their order, without the attempt their reserve counted; a stale token
+// changes nothing.
+func TestUnreserve(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		for _, body := range []string{"1", "2", "3"} {
+			require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", body)))
+		}
+		first := mustReserve(t, b, "default", 2).Jobs
+		require.Len(t, first, 2)
+		require.NoError(t, b.engine.Unreserve(b.ctx, first[0].Ref, first[1].Ref))
+		require.Equal(t, runtime.Sizes{Ready: 3}, sizes(t, b, "default"))
+
+		again := mustReserve(t, b, "default", 3).Jobs
+		require.Len(t, again, 3)
+		for i, j := range again[:2] {
+			require.Equal(t, first[i].ID, j.ID, "given back in order, at the front")
+			require.Equal(t, 1, j.Attempts, "the reserve given back does not count")
+		}
+		err := b.engine.Unreserve(b.ctx, first[0].Ref)
+		require.ErrorIs(t, err, runtime.ErrLeaseLost, "a stale token is refused")
+		require.Equal(t, runtime.Sizes{Reserved: 3}, sizes(t, b, "default"))
+	})
+}
