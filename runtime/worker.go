@@ -135,8 +135,11 @@ func (w *Worker) stopping() bool {
 // Run processes jobs until ctx is done or a stop condition holds, then
 // stops gracefully: it takes no new job, lets running handlers finish
 // within Grace, releases the jobs of handlers still running after that,
-// and flushes its acks. A Redis outage while running is logged and
-// retried, not returned. Run may be called once.
+// and flushes its acks. It returns nil for every such stop, a ctx done
+// before Run was called included (it then takes no job). It returns an
+// error only if it cannot start: Redis unreachable at start. A Redis
+// outage while running is logged and retried, not returned. Run may be
+// called once.
 func (w *Worker) Run(ctx context.Context) error {
 	w.mu.Lock()
 	if w.started {
@@ -146,8 +149,18 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.started = true
 	w.mu.Unlock()
 
+	if ctx.Err() != nil {
+		w.stop("context done")
+		w.stopped()
+		return nil
+	}
 	generation, err := w.e.restartGeneration(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			w.stop("context done")
+			w.stopped()
+			return nil
+		}
 		return fmt.Errorf("worker %s: start: %w", w.cfg.Name, err)
 	}
 	w.warnIfEvicting(ctx)
@@ -173,9 +186,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	<-w.ackDone
 	stopSide()
 	sideWG.Wait()
+	w.stopped()
+	return nil
+}
+
+// stopped reports the end of Run.
+func (w *Worker) stopped() {
 	w.events.emit(Event{Kind: WorkerStopping, Worker: w.cfg.Name, Reason: w.StopReason()})
 	w.log.Info("worker stopped", "reason", w.StopReason(), "processed", w.processed.Load())
-	return nil
 }
 
 // watch turns ctx's end and restart broadcasts into stops.

@@ -192,6 +192,29 @@ func TestWorkerEventsInOrder(t *testing.T) {
 	})
 }
 
+// A context that is done before Run starts is a stop like any other: Run
+// returns nil, as it does when the context ends later, and takes no job.
+func TestRunWithContextDone(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var runs atomic.Int32
+		runtime.Register(b.router, "test.Job", func(context.Context, testJob) error { runs.Add(1); return nil })
+		b.dispatch(t, job(1, runtime.JobOptions{}))
+
+		cancelled, cancel := context.WithCancel(b.ctx)
+		cancel()
+		expired, cancel := context.WithDeadline(b.ctx, time.Now().Add(-time.Second))
+		defer cancel()
+		for _, ctx := range []context.Context{cancelled, expired} {
+			w := b.worker(t, runtime.WorkerConfig{})
+			require.NoError(t, w.Run(ctx))
+			require.Equal(t, "context done", w.StopReason())
+		}
+		require.Len(t, b.log.of(runtime.WorkerStopping), 2)
+		require.Zero(t, runs.Load())
+		require.Equal(t, int64(1), sizes(t, b.bundle, "default").Ready)
+	})
+}
+
 func TestRestartBroadcast(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 		w1, _ := b.start(t, runtime.WorkerConfig{Name: "a"})
