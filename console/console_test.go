@@ -103,6 +103,10 @@ func TestUsageErrorsAreOneLine(t *testing.T) {
 		{[]string{"queue:work", "--backoff", "1s,-2s"}, `negative delay -2s`},
 		{[]string{"queue:restart", "now"}, `app queue:restart: unexpected argument "now" (see app queue:restart --help)`},
 		{[]string{"queue:work", "default"}, `app queue:work: unexpected argument "default"`},
+		{[]string{"queue:work", "--queue", "high,a#b"}, `app queue:work: invalid value "high,a#b" for flag --queue: queue name "a#b" contains "#", which is kept for the names of partitions (queue#1) (see app queue:work --help)`},
+		{[]string{"queue:work", "--queue", "a{b}"}, `app queue:work: invalid value "a{b}" for flag --queue: queue name "a{b}" contains "{", which would break its cluster hash tag`},
+		{[]string{"queue:failed", "--queue", "a#b"}, `app queue:failed: invalid value "a#b" for flag --queue: queue name "a#b" contains "#"`},
+		{[]string{"queue:size", "--partitions", "a#b=2"}, `app queue:size: invalid value "a#b=2" for flag --partitions: queue name "a#b" contains "#"`},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := runNoRedis(&console.Command{Router: runtime.NewRouter()}, tt.args...)

@@ -40,7 +40,7 @@ func TestFailed(t *testing.T) {
 		require.Contains(t, oneLine(t, stderr), "--limit (0) must be at least 1")
 		code, _, stderr = b.run(t, "queue:failed", "--queue", "a{b}")
 		require.Equal(t, 2, code)
-		require.Contains(t, oneLine(t, stderr), `queue name "a{b}" contains { or }`)
+		require.Contains(t, oneLine(t, stderr), `invalid value "a{b}" for flag --queue: queue name "a{b}" contains "{", which would break its cluster hash tag`)
 	})
 }
 

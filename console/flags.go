@@ -101,7 +101,7 @@ func (fs *flags) durationVar(p *time.Duration, name, usage, runtimeDefault strin
 }
 
 func (fs *flags) queuesVar(p *[]string, usage, runtimeDefault string) {
-	fs.Var(&listValue{p: p}, "queue", usage)
+	fs.Var(&listValue{p: p, check: validQueue}, "queue", usage)
 	fs.add("queue", runtimeDefault)
 	fs.meta["queue"] = "NAME[,NAME]"
 }
@@ -228,10 +228,11 @@ func (v durationValue) String() string {
 }
 
 // listValue is a comma-separated list flag that may also be repeated; the
-// first use replaces the default.
+// first use replaces the default. check, if set, vets each item.
 type listValue struct {
-	p   *[]string
-	set bool
+	p     *[]string
+	set   bool
+	check func(string) error
 }
 
 func (v *listValue) Set(s string) error {
@@ -239,9 +240,24 @@ func (v *listValue) Set(s string) error {
 		*v.p, v.set = nil, true
 	}
 	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			*v.p = append(*v.p, item)
+		if item = strings.TrimSpace(item); item == "" {
+			continue
 		}
+		if v.check != nil {
+			if err := v.check(item); err != nil {
+				return err
+			}
+		}
+		*v.p = append(*v.p, item)
+	}
+	return nil
+}
+
+// validQueue is runtime.ValidateQueueName for a flag's value, whose error
+// already says the input is invalid.
+func validQueue(name string) error {
+	if err := runtime.ValidateQueueName(name); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), runtime.ErrInvalid.Error()+": "))
 	}
 	return nil
 }
@@ -318,6 +334,9 @@ func (v partitionsValue) Set(s string) error {
 		n, err := strconv.Atoi(count)
 		if !ok || name == "" || err != nil {
 			return fmt.Errorf("%q: want NAME=N, such as emails=3", item)
+		}
+		if err := validQueue(name); err != nil {
+			return err
 		}
 		(*v.p)[name] = n
 	}

@@ -114,6 +114,13 @@ func TestSize(t *testing.T) {
 			{"mail", "2", "1", "0", "0", "no"},
 			{"new", "0", "0", "0", "0", "no"},
 		}, rows(b.ok(t, "queue:size", "mail", "new")))
+
+		for _, args := range [][]string{{"queue:size", "a#b"}, {"queue:pause", "a#b"}, {"queue:clear", "mail", "a#b"}} {
+			code, _, stderr := b.run(t, args...)
+			require.Equal(t, 2, code, args)
+			require.Contains(t, oneLine(t, stderr), `invalid input: queue name "a#b" contains "#", which is kept for the names of partitions`, args)
+		}
+		require.Equal(t, int64(2), b.sizes(t, "mail").Ready, "nothing was cleared")
 	})
 }
 

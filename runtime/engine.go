@@ -295,7 +295,7 @@ func (e *Engine) migrateCall(queue string) call {
 // Migrate moves due delayed jobs and expired reservations of queue back
 // to ready: at most MigrateLimit of each per call.
 func (e *Engine) Migrate(ctx context.Context, queue string) (Migration, error) {
-	if err := ValidateQueueName(queue); err != nil {
+	if err := validateQueueOrPartition(queue); err != nil {
 		return Migration{}, err
 	}
 	if m, ok, err := e.migratePartitioned(ctx, queue); ok {
@@ -324,7 +324,7 @@ func parseMigration(cmd *redis.Cmd) (Migration, error) {
 // a lease, in one round trip. Each reservation gets a fresh random token.
 // A paused queue yields no jobs.
 func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Duration) (Batch, error) {
-	if err := ValidateQueueName(queue); err != nil {
+	if err := validateQueueOrPartition(queue); err != nil {
 		return Batch{}, err
 	}
 	if b, ok, err := e.reservePartitioned(ctx, queue, n, lease); ok {
@@ -547,7 +547,7 @@ func (e *Engine) unreserve(ctx context.Context, refs ...Ref) error {
 
 // Pause stops workers from reserving jobs of queue until Resume.
 func (e *Engine) Pause(ctx context.Context, queue string) error {
-	if err := ValidateQueueName(queue); err != nil {
+	if err := validateQueueOrPartition(queue); err != nil {
 		return err
 	}
 	if _, ok, err := e.eachPartition(ctx, queue, func(ctx context.Context, p string) (int64, error) { return 0, e.Pause(ctx, p) }); ok {
@@ -558,7 +558,7 @@ func (e *Engine) Pause(ctx context.Context, queue string) error {
 
 // Resume undoes Pause, and wakes a waiting worker.
 func (e *Engine) Resume(ctx context.Context, queue string) error {
-	if err := ValidateQueueName(queue); err != nil {
+	if err := validateQueueOrPartition(queue); err != nil {
 		return err
 	}
 	if _, ok, err := e.eachPartition(ctx, queue, func(ctx context.Context, p string) (int64, error) { return 0, e.Resume(ctx, p) }); ok {

@@ -99,7 +99,7 @@ type FailedStore struct {
 }
 
 func (s *FailedStore) keysFor(queue string) ([]string, error) {
-	if err := ValidateQueueName(queue); err != nil {
+	if err := validateQueueOrPartition(queue); err != nil {
 		return nil, err
 	}
 	qk := s.e.keys.queue(queue)

@@ -113,15 +113,21 @@ func (k keys) throttle(key string) string { return k.prefix + ":throttle:" + key
 
 // ValidateQueueName reports why name cannot be used as a queue name: it
 // must be 1 to 200 bytes with no { or }, which would break its cluster
-// hash tag.
+// hash tag, and no #, which joins a partitioned queue's name to the
+// number of a partition (see PartitionNames). The error names the queue
+// and the character, and wraps ErrInvalid.
 func ValidateQueueName(name string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("%w: queue name is empty", ErrInvalid)
 	case len(name) > 200:
 		return fmt.Errorf("%w: queue name %.20q... is longer than 200 bytes", ErrInvalid, name)
-	case strings.ContainsAny(name, "{}"):
-		return fmt.Errorf("%w: queue name %q contains { or }, which would break its cluster hash tag", ErrInvalid, name)
+	}
+	if i := strings.IndexAny(name, "{}"); i >= 0 {
+		return fmt.Errorf("%w: queue name %q contains %q, which would break its cluster hash tag", ErrInvalid, name, name[i:i+1])
+	}
+	if strings.Contains(name, partitionSep) {
+		return fmt.Errorf("%w: queue name %q contains %q, which is kept for the names of partitions (queue#1)", ErrInvalid, name, partitionSep)
 	}
 	return nil
 }

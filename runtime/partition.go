@@ -52,9 +52,30 @@ import (
 // maxPartitions bounds EngineConfig.Partitions values.
 const maxPartitions = 64
 
-// partitionSep joins a queue name and a partition number. Queue names
-// with it are left to partitions.
+// partitionSep joins a queue name and a partition number.
+// ValidateQueueName rejects it, so a queue name never passes for a
+// partition.
 const partitionSep = "#"
+
+// validateQueueOrPartition is ValidateQueueName for the Engine methods
+// that also take the name of a partition, "queue#i" or "queue#i.k" as
+// partitionNames makes them.
+func validateQueueOrPartition(name string) error {
+	queue, part, ok := strings.Cut(name, partitionSep)
+	if !ok || ValidateQueueName(queue) != nil || !isPartitionNumber(part) {
+		return ValidateQueueName(name)
+	}
+	return nil
+}
+
+// isPartitionNumber reports whether s is "i" or "i.k", decimal numbers.
+func isPartitionNumber(s string) bool {
+	i, k, dotted := strings.Cut(s, ".")
+	digits := func(s string) bool {
+		return s != "" && strings.Trim(s, "0123456789") == ""
+	}
+	return digits(i) && (!dotted || digits(k))
+}
 
 func validatePartitions(p map[string]int) error {
 	for q, n := range p {

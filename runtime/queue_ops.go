@@ -24,7 +24,7 @@ func (s Sizes) Total() int64 { return s.Ready + s.Delayed + s.Reserved }
 // script call, so the four counts are one snapshot. It only reads, so it
 // works when Redis is past maxmemory.
 func (e *Engine) Sizes(ctx context.Context, queue string) (Sizes, error) {
-	if err := ValidateQueueName(queue); err != nil {
+	if err := validateQueueOrPartition(queue); err != nil {
 		return Sizes{}, err
 	}
 	if s, ok, err := e.sizesPartitioned(ctx, queue); ok {
@@ -45,7 +45,7 @@ func (e *Engine) Sizes(ctx context.Context, queue string) (Sizes, error) {
 // how many there were. Failed jobs and the paused flag are kept. Workers
 // holding a cleared job get ErrLeaseLost when they ack it.
 func (e *Engine) Clear(ctx context.Context, queue string) (int64, error) {
-	if err := ValidateQueueName(queue); err != nil {
+	if err := validateQueueOrPartition(queue); err != nil {
 		return 0, err
 	}
 	if n, ok, err := e.eachPartition(ctx, queue, e.Clear); ok {

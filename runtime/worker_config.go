@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 )
 
@@ -131,7 +132,7 @@ func (c *WorkerConfig) validate() error {
 	seen := map[string]bool{}
 	for _, q := range c.Queues {
 		if err := ValidateQueueName(q); err != nil {
-			return bad("Queues: %v", err)
+			return bad("Queues: %s", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
 		}
 		if seen[q] {
 			return bad("Queues lists %q twice", q)

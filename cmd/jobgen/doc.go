@@ -21,7 +21,7 @@
 // fill runtime.JobOptions:
 //
 //	name=emails.send          stable wire name; default <package name>.<TypeName>
-//	queue=emails              queue to push to; default runtime's "default"
+//	queue=emails              queue to push to; default runtime's "default"; no #, { or }
 //	connection=secondary      dispatcher to use (runtime.SetConnection)
 //	tries=5                   attempts allowed
 //	backoff=10s,1m            delays between attempts; the last one repeats

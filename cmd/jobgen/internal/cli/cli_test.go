@@ -212,7 +212,9 @@ func TestMakeJobErrors(t *testing.T) {
 		{[]string{"make:job", "Register"}, 1, `job name "Register" is declared by the generated jobs_gen.go; pick another`},
 		{[]string{"make:job", "Taken", "--dir", "mail"}, 1, "existing.go:3:6: Taken is declared already"},
 		{[]string{"make:job", "Existing", "--dir", "mail"}, 1, "existing.go exists already; not overwriting it"},
-		{[]string{"make:job", "A", "--queue", "a b"}, 1, `queue "a b" must not contain spaces, { or }`},
+		{[]string{"make:job", "A", "--queue", "a b"}, 1, `queue "a b" must not contain spaces`},
+		{[]string{"make:job", "A", "--queue", "a{b}"}, 1, `queue name "a{b}" contains "{", which would break its cluster hash tag`},
+		{[]string{"make:job", "A", "--queue", "a#b"}, 1, `queue name "a#b" contains "#", which is kept for the names of partitions (queue#1)`},
 	}
 	for _, tt := range tests {
 		code, _, stderr := b.run(t, "", tt.args...)

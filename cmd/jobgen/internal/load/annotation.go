@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/cmd/jobgen/internal/model"
+	"github.com/jobgen/jobgen/runtime"
 )
 
 // prefix starts an annotation line. It is a directive comment, so
@@ -126,11 +127,11 @@ func (a *annotation) set(key, value string, hasValue bool) string {
 		}
 		a.name = value
 	case "queue":
-		switch {
-		case value == "":
+		if value == "" {
 			return bad("the queue name is empty")
-		case strings.ContainsAny(value, "{}"):
-			return bad("a queue name must not contain { or }")
+		}
+		if err := runtime.ValidateQueueName(value); err != nil {
+			return bad("%s", strings.TrimPrefix(err.Error(), runtime.ErrInvalid.Error()+": "))
 		}
 		o.Queue = value
 	case "connection":

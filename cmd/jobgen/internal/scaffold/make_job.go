@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"github.com/jobgen/jobgen/cmd/jobgen/internal/model"
+	"github.com/jobgen/jobgen/runtime"
 	"github.com/jobgen/jobgen/templates"
 )
 
@@ -50,8 +51,13 @@ func MakeJob(cfg JobConfig) (string, error) {
 		return "", fmt.Errorf("job name %q must be an exported Go identifier, such as SendEmail", cfg.Name)
 	case slices.Contains(model.PackageNames, cfg.Name):
 		return "", fmt.Errorf("job name %q is declared by the generated %s; pick another", cfg.Name, model.OutputFile)
-	case strings.ContainsAny(cfg.Queue, " \t{}"):
-		return "", fmt.Errorf("queue %q must not contain spaces, { or }", cfg.Queue)
+	case strings.ContainsAny(cfg.Queue, " \t"):
+		return "", fmt.Errorf("queue %q must not contain spaces", cfg.Queue)
+	}
+	if cfg.Queue != "" {
+		if err := runtime.ValidateQueueName(cfg.Queue); err != nil {
+			return "", errors.New(strings.TrimPrefix(err.Error(), runtime.ErrInvalid.Error()+": "))
+		}
 	}
 	if cfg.Dir == "" {
 		cfg.Dir = "."
