@@ -61,7 +61,7 @@ func workerFlags(c *Command, fs *flags) (cfg *runtime.WorkerConfig, quiet *bool)
 	fs.intVar(&cfg.Memory, "memory", cfg.Memory, "stop when the Go heap passes this many MB", "")
 	fs.meta["memory"] = "MB"
 	fs.boolVar(&cfg.Once, "once", cfg.Once, "process a single job, then stop")
-	fs.boolVar(&cfg.StopWhenEmpty, "stop-when-empty", cfg.StopWhenEmpty, "stop once the queues have no ready job and nothing is running")
+	fs.boolVar(&cfg.StopWhenEmpty, "stop-when-empty", cfg.StopWhenEmpty, "stop once the queues have no ready job and the worker's jobs have finished; delayed jobs are not waited for")
 	fs.stringVar(&cfg.Name, "name", cfg.Name, "the worker's name in logs and output", `"worker"`)
 	fs.meta["name"] = "NAME"
 	fs.durationVar(&cfg.Grace, "grace", "how long running jobs may finish after a stop before they are cancelled and released", "30s")

@@ -67,8 +67,15 @@ type WorkerConfig struct {
 	Memory int
 	// Once processes a single job, then stops.
 	Once bool
-	// StopWhenEmpty stops the worker once its queues have no ready job
-	// and nothing is running.
+	// StopWhenEmpty stops the worker once a reserve finds no ready job in
+	// its queues and none of its own jobs is running or prefetched: its
+	// jobs finish, and are acked, before Run returns, and a job one of
+	// them makes ready (the next link of a chain, a retry with no
+	// backoff) runs too. As with Laravel's --stop-when-empty, which stops
+	// when a pop finds nothing, only ready jobs count: a delayed job runs
+	// if it is due by then, but the worker does not wait for delayed jobs,
+	// retries waiting out a backoff, jobs of paused queues or jobs
+	// reserved by other workers.
 	StopWhenEmpty bool
 	// Middleware wraps every job the worker runs, the first outermost,
 	// outside the job type's own (JobMiddleware).

@@ -103,6 +103,40 @@ func TestWorkerOptions(t *testing.T) {
 			require.Equal(t, int32(4), peak.Load())
 		})
 	})
+	t.Run("stop when empty: after its own jobs, not waiting for delayed ones", func(t *testing.T) {
+		forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+			var rec recorder
+			runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
+				info, _ := runtime.JobInfoFrom(ctx)
+				rec.add(ctx, fmt.Sprintf("%s#%d", j.Tag, info.Attempt))
+				switch {
+				case j.Tag == "slow":
+					time.Sleep(300 * time.Millisecond)
+				case j.Tag == "flaky" && info.Attempt == 1, j.Tag == "backoff":
+					return errors.New("not yet")
+				}
+				return nil
+			})
+			_, err := runtime.NewPendingDispatch(tagged(1, "later", runtime.JobOptions{})).Delay(time.Minute).Dispatch(b.ctx)
+			require.NoError(t, err)
+			_, err = runtime.NewPendingDispatch(tagged(2, "due", runtime.JobOptions{})).Delay(20 * time.Millisecond).Dispatch(b.ctx)
+			require.NoError(t, err)
+			b.dispatch(t,
+				tagged(3, "slow", runtime.JobOptions{}),
+				tagged(4, "flaky", runtime.JobOptions{Tries: 2}),
+				tagged(5, "backoff", runtime.JobOptions{Tries: 2, Backoff: []time.Duration{time.Minute}}))
+			time.Sleep(50 * time.Millisecond) // "due" is due
+
+			start := time.Now()
+			w := b.runToEnd(t, runtime.WorkerConfig{Concurrency: 2, Prefetch: 2, StopWhenEmpty: true})
+			require.Equal(t, "empty", w.StopReason())
+			require.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "the slow job finished first")
+			require.ElementsMatch(t, []string{"due#1", "slow#1", "flaky#1", "flaky#2", "backoff#1"}, rec.list(),
+				"a retry with no backoff is ready, so it runs; one with a backoff is delayed, so it does not")
+			require.Equal(t, runtime.Sizes{Delayed: 2}, sizes(t, b.bundle, "default"),
+				"every job it reserved was settled and acked; the delayed ones wait")
+		})
+	})
 	t.Run("rest", func(t *testing.T) {
 		forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 			var rec recorder
