@@ -2,8 +2,11 @@ package runtime
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"time"
 )
 
 // PendingChain is a chain of jobs to dispatch: each runs only after the
@@ -14,6 +17,10 @@ import (
 //		OnQueue("imports").
 //		Catch(importFailed.With(u)).
 //		Dispatch(ctx)
+//
+// A link with a delay, its own (Job{}.Delay(d)) or its annotation's, is
+// pushed delayed by it once the link before it succeeds, as Laravel does;
+// the chain's first job waits for its delay from dispatch, as any job.
 //
 // Each link keeps the ID it is given at dispatch, and is pushed, once,
 // by the worker that finishes the link before it: a link that runs
@@ -164,7 +171,8 @@ func underlying(j Job) Job {
 
 // encodeChain encodes p's chain into env: each link gets its ID now, its
 // queue and connection (its own, else the chain's, else its annotation's),
-// the chain's catch callback and batch, and is sealed if encrypted.
+// its delay (its own, else its annotation's), the chain's catch callback
+// and batch, and is sealed if encrypted.
 func (p *PendingDispatch) encodeChain(env *Envelope, seal func(*Envelope) error) error {
 	if p.catch != nil {
 		b, err := p.catch.encode()
@@ -188,6 +196,10 @@ func (p *PendingDispatch) encodeChain(env *Envelope, seal func(*Envelope) error)
 		if err := ValidateQueueName(queue); err != nil {
 			return fmt.Errorf("chain of %s: link %d (%s): %w", p.job.JobName(), i+1, lp.JobName(), err)
 		}
+		delay := lp.DelayDuration()
+		if delay < 0 {
+			return fmt.Errorf("%w: chain of %s: link %d (%s): negative delay %v", ErrInvalid, p.job.JobName(), i+1, lp.JobName(), delay)
+		}
 		link, err := newEnvelope(lp.job, queue, conn)
 		if err != nil {
 			return fmt.Errorf("chain of %s: %w", p.job.JobName(), err)
@@ -202,19 +214,53 @@ func (p *PendingDispatch) encodeChain(env *Envelope, seal func(*Envelope) error)
 		if err != nil {
 			return err
 		}
-		env.Chain = append(env.Chain, b)
+		env.Chain = append(env.Chain, encodeLink(b, delay))
 	}
 	return nil
 }
 
-// nextLink decodes the first link of env's chain, carrying the rest.
-func nextLink(env *Envelope) (*Envelope, error) {
-	next, err := decodeEnvelope(env.Chain[0])
+// linkDelayed starts a chain entry whose link has a delay: the delay in
+// ms follows as a uvarint, then the link's encoded envelope. No msgpack
+// value starts with this byte, so an entry without a delay is the
+// envelope alone, as entries were before links had delays.
+const linkDelayed = 0xc1
+
+// encodeLink returns the chain entry of a link's encoded envelope.
+func encodeLink(payload []byte, delay time.Duration) []byte {
+	ms := delay.Milliseconds()
+	if ms <= 0 {
+		return payload
+	}
+	b := binary.AppendUvarint([]byte{linkDelayed}, uint64(ms))
+	return append(b, payload...)
+}
+
+// decodeLink splits a chain entry into the link's encoded envelope and
+// its delay.
+func decodeLink(entry []byte) ([]byte, time.Duration, error) {
+	if len(entry) == 0 || entry[0] != linkDelayed {
+		return entry, 0, nil
+	}
+	ms, n := binary.Uvarint(entry[1:])
+	if n <= 0 || ms > uint64(time.Duration(1<<63-1)/time.Millisecond) {
+		return nil, 0, errors.New("bad delay")
+	}
+	return entry[1+n:], time.Duration(ms) * time.Millisecond, nil
+}
+
+// nextLink decodes the first link of env's chain, carrying the rest, and
+// returns the delay to push it with.
+func nextLink(env *Envelope) (*Envelope, time.Duration, error) {
+	payload, delay, err := decodeLink(env.Chain[0])
+	var next *Envelope
+	if err == nil {
+		next, err = decodeEnvelope(payload)
+	}
 	if err != nil {
-		return nil, &DecodeError{ID: env.ID, Err: fmt.Errorf("next job of its chain: %w", err)}
+		return nil, 0, &DecodeError{ID: env.ID, Err: fmt.Errorf("next job of its chain: %w", err)}
 	}
 	next.Chain = env.Chain[1:]
-	return next, nil
+	return next, delay, nil
 }
 
 // linkEngine returns the engine that next goes to: the worker's own for
@@ -243,7 +289,7 @@ func (w *Worker) dispatchNext(ctx context.Context, env *Envelope) error {
 	if len(env.Chain) == 0 {
 		return nil
 	}
-	next, err := nextLink(env)
+	next, delay, err := nextLink(env)
 	if err != nil {
 		return err
 	}
@@ -251,11 +297,12 @@ func (w *Worker) dispatchNext(ctx context.Context, env *Envelope) error {
 	if err != nil {
 		return err
 	}
-	return e.pushLink(ctx, next)
+	return e.pushLink(ctx, next, delay)
 }
 
-// pushLink pushes a chain link unless it was pushed before.
-func (e *Engine) pushLink(ctx context.Context, next *Envelope) error {
+// pushLink pushes a chain link, delayed by delay, unless it was pushed
+// before.
+func (e *Engine) pushLink(ctx context.Context, next *Envelope, delay time.Duration) error {
 	if err := ValidateQueueName(next.Queue); err != nil {
 		return err
 	}
@@ -268,13 +315,13 @@ func (e *Engine) pushLink(ctx context.Context, next *Envelope) error {
 	}
 	q := e.linkQueue(next.Queue, next.ID)
 	qk := e.keys.queue(q)
-	n, err := call{scriptChainPush, []string{qk.Ready, qk.Payloads, qk.Notify, e.keys.chained(q, next.ID)},
-		[]any{e.cfg.StateRetention.Milliseconds(), next.ID, payload}}.run(ctx, e.rdb).Int64()
+	n, err := call{scriptChainPush, []string{qk.Ready, qk.Payloads, qk.Notify, e.keys.chained(q, next.ID), qk.Delayed},
+		[]any{e.cfg.StateRetention.Milliseconds(), next.ID, payload, delay.Milliseconds()}}.run(ctx, e.rdb).Int64()
 	if err != nil {
 		return fmt.Errorf("push next job %s (%s) of a chain: %w", next.ID, next.Name, err)
 	}
 	if n == 1 && !e.events.empty() {
-		e.events.emit(Event{Kind: JobQueued, Queue: next.Queue, Name: next.Name, ID: next.ID})
+		e.events.emit(Event{Kind: JobQueued, Queue: next.Queue, Name: next.Name, ID: next.ID, Delay: delay})
 	}
 	return nil
 }
@@ -301,7 +348,7 @@ func (w *Worker) chainDone(ctx context.Context, res Reservation, env *Envelope) 
 	if len(env.Chain) == 0 || res.Attempts < 2 {
 		return false, nil
 	}
-	next, err := nextLink(env)
+	next, _, err := nextLink(env)
 	if err != nil {
 		return false, nil // the push reports it
 	}

@@ -95,6 +95,49 @@ func TestChainQueuesAndOverrides(t *testing.T) {
 	})
 }
 
+// A link with a delay of its own, set on the link or by its annotation,
+// is pushed delayed by it when the link before it completes, as Laravel
+// does; a link without one is pushed ready.
+func TestChainLinkDelay(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		const delay = 400 * time.Millisecond
+		var rec recorder
+		runtime.Register(b.router, "test.Step", func(ctx context.Context, j stepJob) error {
+			rec.add(ctx, j.Step)
+			return nil
+		})
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
+			rec.add(ctx, j.Tag)
+			return nil
+		})
+		b.start(t, runtime.WorkerConfig{Sleep: 20 * time.Millisecond})
+		_, err := stepJob{Step: "a"}.withChain(
+			runtime.NewPendingDispatch(stepJob{Step: "b"}).Delay(delay),
+			stepJob{Step: "c"},
+			tagged(1, "d", runtime.JobOptions{Delay: delay}), // the annotation's delay
+		).Dispatch(b.ctx)
+		require.NoError(t, err)
+
+		eventually(t, func() bool { return len(rec.list()) >= 1 }, "a runs")
+		eventually(t, func() bool { return sizes(t, b.bundle, "default").Delayed == 1 }, "b is pushed delayed")
+		require.Equal(t, []string{"a"}, rec.list(), "b is not ready before its delay")
+		eventually(t, func() bool { return len(rec.list()) == 4 }, "the chain runs to its end")
+		require.Equal(t, []string{"a", "b", "c", "d"}, rec.list())
+		require.GreaterOrEqual(t, rec.at[1].Sub(rec.at[0]), delay, "b waited for its delay after a")
+		require.GreaterOrEqual(t, rec.at[3].Sub(rec.at[2]), delay, "d waited for its annotated delay after c")
+
+		var delays []time.Duration
+		for _, ev := range b.log.of(runtime.JobQueued) {
+			delays = append(delays, ev.Delay)
+		}
+		require.Equal(t, []time.Duration{0, delay, 0, delay}, delays, "JobQueued carries each link's delay")
+
+		_, err = stepJob{Step: "x"}.withChain(runtime.NewPendingDispatch(stepJob{Step: "y"}).Delay(-time.Second)).Dispatch(b.ctx)
+		require.ErrorIs(t, err, runtime.ErrInvalid)
+		require.ErrorContains(t, err, "link 1 (test.Step): negative delay -1s")
+	})
+}
+
 func (j stepJob) withChain(jobs ...runtime.Job) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).WithChain(jobs...)
 }

@@ -146,7 +146,8 @@ func (p *PendingDispatch) OnConnection(c string) *PendingDispatch {
 }
 
 // WithChain makes jobs run one after another once this job succeeds; each
-// runs only if the one before it succeeded.
+// runs only if the one before it succeeded, and a job with a delay
+// (such as U{}.Delay(d)) is pushed delayed by it then.
 func (p *PendingDispatch) WithChain(jobs ...Job) *PendingDispatch {
 	p.chain = append(p.chain, jobs...)
 	return p

@@ -110,7 +110,7 @@
 //	runtime.Chain(Fetch{URL: u}, Parse{}, Store{}).Catch(importFailed.With(u)).Dispatch(ctx)
 //
 // Each link is pushed once, by the worker that finishes the link before
-// it. A catch is a Callback, named with NewCallback and registered on the
+// it, delayed by the link's own delay if it has one. A catch is a Callback, named with NewCallback and registered on the
 // workers' routers with RegisterCallback, that runs when a link fails for
 // good; the links after it are dropped.
 //

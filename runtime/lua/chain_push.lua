@@ -1,4 +1,5 @@
--- chain_push: push the next link of a chain onto another queue, once.
+-- chain_push: push the next link of a chain onto another queue, once,
+-- ready or, if it has a delay of its own, delayed by it.
 -- The finished link is acked by a separate call afterwards; if its
 -- worker dies in between, the link runs again, and this call, made
 -- again, finds the marker and pushes nothing.
@@ -7,17 +8,35 @@
 -- KEYS[2] -> payloads hash of that queue
 -- KEYS[3] -> notify list (doorbell) of that queue
 -- KEYS[4] -> the next link's marker string (same slot as the queue)
+-- KEYS[5] -> delayed zset of that queue
 -- ARGV[1] -> marker lifetime in ms
 -- ARGV[2] -> next job ID
 -- ARGV[3] -> next job's encoded envelope
+-- ARGV[4] -> delay in ms; 0 pushes the link ready
 --
 -- Returns: 1 if pushed; 0 if the link was pushed before (the marker is
 -- set, or the ID is queued), in which case nothing changes.
+--
+-- A delayed link rings the doorbell only when it falls due before every
+-- job already delayed, as later does.
 
 if redis.call('EXISTS', KEYS[4]) == 1 then return 0 end
 if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then return 0 end
 redis.call('SET', KEYS[4], '1', 'PX', tonumber(ARGV[1]))
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+
+local delay = tonumber(ARGV[4])
+if delay > 0 then
+  local t = redis.call('TIME')
+  local due = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + delay
+  local head = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
+  redis.call('ZADD', KEYS[5], string.format('%d', due), ARGV[2])
+  if (head[2] == nil or due < tonumber(head[2])) and redis.call('LLEN', KEYS[3]) == 0 then
+    redis.call('RPUSH', KEYS[3], '1')
+  end
+  return 1
+end
+
 redis.call('RPUSH', KEYS[1], ARGV[2])
 if redis.call('LLEN', KEYS[3]) == 0 then
   redis.call('RPUSH', KEYS[3], '1')
