@@ -21,5 +21,5 @@ func (e *Engine) Unreserve(ctx context.Context, refs ...Ref) error { return e.un
 
 // WaitReserve is Engine.waitReserve, for tests.
 func (e *Engine) WaitReserve(ctx context.Context, queues []string, timeout time.Duration, n int, lease time.Duration) (string, Batch, bool, error) {
-	return e.waitReserve(ctx, queues, timeout, n, lease)
+	return e.waitReserve(ctx, queues, timeout, n, lease, "")
 }

@@ -51,6 +51,14 @@ func (k keys) queue(name string) queueKeys {
 	}
 }
 
+// wake is a LIST that worker id's doorbell BLPOP waits on beside the
+// doorbells of its queues, in the slot of queue, the first it waits on:
+// a push to it ends the BLPOP when the worker stops. It expires a second
+// after the push if the BLPOP had ended already.
+func (k keys) wake(queue, id string) string {
+	return k.prefix + ":{" + queue + "}:wake:" + id
+}
+
 // queues is a SET of every queue name that has been pushed to. It lives
 // outside any queue's slot and is never touched by a script.
 func (k keys) queues() string { return k.prefix + ":queues" }

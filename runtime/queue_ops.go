@@ -82,6 +82,13 @@ func (e *Engine) Queues(ctx context.Context) ([]string, error) {
 // for waits that must end on time. A cancelled ctx does not interrupt the
 // BLPOP: keep timeouts short.
 func (e *Engine) Wait(ctx context.Context, queues []string, timeout time.Duration) (string, error) {
+	return e.wait(ctx, queues, timeout, "")
+}
+
+// wait is Wait that, if id is not "", also ends, returning "", when wake
+// is called with the same queues and id: a stopping worker ends its own
+// wait, and only its own, at once.
+func (e *Engine) wait(ctx context.Context, queues []string, timeout time.Duration, id string) (string, error) {
 	if len(queues) == 0 || timeout <= 0 {
 		return "", nil
 	}
@@ -94,7 +101,11 @@ func (e *Engine) Wait(ctx context.Context, queues []string, timeout time.Duratio
 	}
 	if cc, ok := e.rdb.(*redis.ClusterClient); ok && len(keys) > 1 {
 		// A multi-key BLPOP must stay in one slot; each queue has its own.
+		// These BLPOPs end when ctx does (CLIENT UNBLOCK).
 		return e.waitCluster(ctx, cc, keys, byKey, timeout)
+	}
+	if id != "" {
+		keys = append(keys, e.keys.wake(queues[0], id)) // not in byKey: it returns ""
 	}
 	var reply []string
 	var err error
@@ -122,6 +133,18 @@ func (e *Engine) Wait(ctx context.Context, queues []string, timeout time.Duratio
 		return "", fmt.Errorf("wait on %v: unexpected reply %v", queues, reply)
 	}
 	return byKey[reply[0]], nil
+}
+
+// wake ends the wait of id on queues under way, or the next one if it
+// starts within a second.
+func (e *Engine) wake(ctx context.Context, queues []string, id string) error {
+	k := e.keys.wake(e.waitKeys(ctx, queues)[0], id)
+	_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.RPush(ctx, k, "1")
+		p.PExpire(ctx, k, time.Second)
+		return nil
+	})
+	return err
 }
 
 // ring rings queue's doorbell, which holds at most one element.

@@ -19,7 +19,11 @@ import (
 // is sent, when the queues cannot be waited on this way: partitioned
 // queues, or several queues on a cluster (their doorbells are in different
 // slots). Jobs are returned even when the BLPOP itself failed.
-func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.Duration, n int, lease time.Duration) (rang string, b Batch, ok bool, err error) {
+//
+// If wakeID is not "", the BLPOP also waits on that worker's wake list, so
+// Engine.wake ends it at once when the worker stops; the scripts still
+// run then.
+func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.Duration, n int, lease time.Duration, wakeID string) (rang string, b Batch, ok bool, err error) {
 	if len(queues) == 0 || n < 1 || lease < time.Millisecond || timeout < time.Millisecond {
 		return "", Batch{}, false, nil
 	}
@@ -37,6 +41,9 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 		k := e.keys.queue(name).Notify
 		byKey[k] = name
 		args = append(args, k)
+	}
+	if wakeID != "" {
+		args = append(args, e.keys.wake(q, wakeID)) // not in byKey: it returns ""
 	}
 	args = append(args, fmt.Sprintf("%.3f", timeout.Seconds()))
 	rc, token := e.reserveCall(q, n, lease)

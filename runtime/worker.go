@@ -38,6 +38,7 @@ type Worker struct {
 	stopCh     chan struct{}
 	stopReason atomic.Value // string
 
+	wakeID    string       // names the worker's wake list (Engine.wake)
 	reserved  int          // jobs reserved so far; fetch loop only
 	waited    bool         // the fetch loop has waited for jobs; fetch loop only
 	processed atomic.Int64 // jobs finished, whatever the outcome
@@ -70,6 +71,7 @@ func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
 		ackDone:  make(chan struct{}),
 		active:   map[Ref]*activeJob{},
 		stopCh:   make(chan struct{}),
+		wakeID:   NewID(),
 	}
 	for range cfg.Concurrency + cfg.Prefetch {
 		w.slots <- struct{}{}
@@ -138,8 +140,9 @@ func (w *Worker) stopping() bool {
 // and flushes its acks. It returns nil for every such stop, a ctx done
 // before Run was called included (it then takes no job). It returns an
 // error only if it cannot start: Redis unreachable at start. A Redis
-// outage while running is logged and retried, not returned. Run may be
-// called once.
+// outage while running is logged and retried, not returned. When Run
+// returns, no Redis call of the worker is in flight, so the engine may be
+// closed at once. Run may be called once.
 func (w *Worker) Run(ctx context.Context) error {
 	w.mu.Lock()
 	if w.started {

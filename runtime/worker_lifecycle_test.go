@@ -249,6 +249,37 @@ func TestRunWithContextDone(t *testing.T) {
 	})
 }
 
+// Run returns only once its own Redis calls have ended, the BLPOP of its
+// doorbell included, so the engine can be closed right after it without
+// a call in flight (go-redis then logs "conn state changed by hook to
+// CLOSED").
+func TestRunEndsItsRedisCalls(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		for _, queues := range [][]string{{"default"}, {"high", "default"}} {
+			w := b.worker(t, runtime.WorkerConfig{Queues: queues, Sleep: 5 * time.Second})
+			looping := make(chan struct{}, 1)
+			w.Subscribe(func(ev runtime.Event) {
+				if ev.Kind == runtime.Looping {
+					select {
+					case looping <- struct{}{}:
+					default:
+					}
+				}
+			})
+			ctx, cancel := context.WithCancel(b.ctx)
+			done := make(chan error, 1)
+			go func() { done <- w.Run(ctx) }()
+			<-looping
+			time.Sleep(100 * time.Millisecond) // the queues are empty: the worker waits on its doorbell
+			cancel()
+			require.NoError(t, <-done)
+			st := b.rdb.PoolStats()
+			require.Equal(t, st.IdleConns, st.TotalConns, "a connection is still in use after Run returned")
+		}
+		require.NoError(t, b.engine.Close())
+	})
+}
+
 func TestRestartBroadcast(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 		w1, _ := b.start(t, runtime.WorkerConfig{Name: "a"})

@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// bellPoll is the longest single BLPOP of an idle worker. Stopping waits
-// for the worker's BLPOP in flight, so it bounds how long a stop takes
-// on an idle worker (plus up to one tick of Redis's hz, which ends
-// blocking timeouts).
+// bellPoll is the longest single BLPOP of an idle worker. A stopping
+// worker ends its BLPOP at once through its wake list (Engine.wake); if
+// it cannot, this bounds how long Run waits for it (plus up to one tick
+// of Redis's hz, which ends blocking timeouts).
 const bellPoll = 250 * time.Millisecond
 
 // idleWait is what one wait for work brought.
@@ -39,16 +39,20 @@ func (w *Worker) idle(ctx context.Context, wait time.Duration) (jobs []Reservati
 	}
 	n = w.grabSlots(w.batchLimit())
 	done := make(chan idleWait, 1)
+	// Cancelled at a stop, for the plain wait's cluster BLPOPs; the
+	// pipeline does not get it, so a reserve's reply is never dropped.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	go func() {
 		var r idleWait
 		var ok bool
 		if n > 0 {
 			var b Batch
-			r.rang, b, ok, r.err = w.e.waitReserve(ctx, w.cfg.Queues, bellPoll, n, w.cfg.RetryAfter)
+			r.rang, b, ok, r.err = w.e.waitReserve(ctx, w.cfg.Queues, bellPoll, n, w.cfg.RetryAfter, w.wakeID)
 			r.jobs = b.Jobs
 		}
 		if !ok && r.err == nil {
-			r.rang, r.err = w.e.Wait(ctx, w.cfg.Queues, bellPoll)
+			r.rang, r.err = w.e.wait(wctx, w.cfg.Queues, bellPoll, w.wakeID)
 		}
 		done <- r
 	}()
@@ -85,9 +89,14 @@ func (w *Worker) idle(ctx context.Context, wait time.Duration) (jobs []Reservati
 				}
 			}
 		case <-stop:
-			// The pipeline in flight ends within bellPoll; a stopping
-			// worker moves no more jobs.
+			// End the BLPOP in flight now rather than at its timeout, so
+			// that Run returns with no call of the worker in flight. A
+			// stopping worker moves no more jobs.
 			stop, timer = nil, nil
+			cancel()
+			if err := w.e.wake(context.WithoutCancel(ctx), w.cfg.Queues, w.wakeID); err != nil {
+				w.log.Warn("ending the wait for jobs; stopping when it times out", "err", err)
+			}
 		}
 	}
 }
