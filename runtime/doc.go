@@ -71,7 +71,9 @@
 // RetryAfter, MaxJobs, MaxTime, Memory, Once, StopWhenEmpty, Name and
 // Grace. RunWithSignals stops gracefully on SIGTERM or SIGINT (no new
 // jobs; running ones get Grace to finish, then are cancelled and
-// released), pauses on SIGUSR2 and resumes on SIGCONT. Engine.Restart
+// released), pauses on SIGUSR2 and resumes on SIGCONT. Run stops so when
+// its context is done, and returns nil for every stop once none of the
+// worker's Redis calls is in flight. Engine.Restart
 // (queue:restart) stops every worker under the prefix within a second.
 // Subscribe receives the worker's events, named after Laravel's:
 // JobProcessing, JobProcessed, JobExceptionOccurred, JobReleased,
