@@ -154,6 +154,10 @@ func exerciseScripts(t *testing.T, b bundle) {
 	wctx := runtime.WithDispatcher(ctx, e)
 	_, err = runtime.NewPendingDispatch(onQueue(1, "audit-chain")).WithChain(onQueue(2, "audit-next")).Dispatch(wctx)
 	require.NoError(t, err)
+	// A chain whose next link has a delay: it goes to the delayed set.
+	_, err = runtime.NewPendingDispatch(onQueue(7, "audit-chain")).
+		WithChain(runtime.NewPendingDispatch(onQueue(8, "audit-next")).Delay(20 * time.Millisecond)).Dispatch(wctx)
+	require.NoError(t, err)
 	// A unique job: its lock is taken at dispatch and released when it
 	// succeeds.
 	_, err = runtime.Dispatch(wctx, job(3, runtime.JobOptions{Queue: "audit-chain", UniqueFor: time.Minute}))
@@ -181,13 +185,13 @@ func exerciseScripts(t *testing.T, b bundle) {
 	eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(seen) == 7
-	}, "the worker runs the chain, the unique job, the batch and the flaky job twice")
+		return len(seen) == 9
+	}, "the worker runs the chains, the unique job, the batch and the flaky job twice")
 	cancel()
 	require.NoError(t, <-done)
 	mu.Lock()
 	defer mu.Unlock()
-	require.ElementsMatch(t, []int{1, 2, 3, 4, 5, 6, 6}, seen)
+	require.ElementsMatch(t, []int{1, 2, 3, 4, 5, 6, 6, 7, 8}, seen)
 }
 
 // luaScripts maps the SHA1 of each file in lua/ to its name.
