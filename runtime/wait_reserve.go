@@ -33,8 +33,9 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 	if _, cluster := e.rdb.(*redis.ClusterClient); cluster && len(queues) > 1 {
 		return "", Batch{}, false, nil
 	}
+	timeout = e.blockFor(timeout)
 	q := queues[0]
-	args := make([]any, 0, len(queues)+2)
+	args := make([]any, 0, len(queues)+3)
 	args = append(args, "BLPOP")
 	byKey := make(map[string]string, len(queues))
 	for _, name := range queues {
@@ -82,4 +83,23 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 		rang = byKey[reply[0]]
 	}
 	return rang, b, true, nil
+}
+
+// blockFor shortens a BLPOP timeout that, with Redis's hz tick on top,
+// could outlast the client's read timeout: the pipeline would fail and
+// the reply of the reserve behind the BLPOP would be lost, leaving its
+// jobs reserved by no one until their leases run out.
+func (e *Engine) blockFor(timeout time.Duration) time.Duration {
+	var read time.Duration
+	switch c := e.rdb.(type) {
+	case *redis.Client:
+		read = c.Options().ReadTimeout
+	case *redis.ClusterClient:
+		read = c.Options().ReadTimeout
+	}
+	if read > 0 {
+		// The tick is 100ms at the default hz of 10.
+		timeout = min(timeout, (read-200*time.Millisecond)/2)
+	}
+	return max(timeout, time.Millisecond)
 }

@@ -1,12 +1,15 @@
 package runtime_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobgen/jobgen/internal/redistest"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -100,4 +103,22 @@ func TestUnreserve(t *testing.T) {
 		require.ErrorIs(t, err, runtime.ErrLeaseLost, "a stale token is refused")
 		require.Equal(t, runtime.Sizes{Reserved: 3}, sizes(t, b, "default"))
 	})
+}
+
+// TestWaitReserveShortReadTimeout: with a client whose read timeout is
+// shorter than the wait asked for, the BLPOP is shortened so that the
+// pipeline's replies still arrive, and the jobs of the reserve behind it
+// are not left reserved by no one.
+func TestWaitReserveShortReadTimeout(t *testing.T) {
+	ctx := context.Background()
+	rdb := redis.NewClient(&redis.Options{Addr: redistest.Addr(t), ReadTimeout: 300 * time.Millisecond})
+	t.Cleanup(func() { _ = rdb.Close() })
+	e, err := runtime.NewEngine(ctx, rdb, runtime.EngineConfig{Prefix: redistest.Prefix(t)})
+	require.NoError(t, err)
+	start := time.Now()
+	_, batch, ok, err := e.WaitReserve(ctx, []string{"default"}, time.Second, 10, time.Minute)
+	require.NoError(t, err, "the wait ends before the read timeout")
+	require.True(t, ok)
+	require.Empty(t, batch.Jobs)
+	require.Less(t, time.Since(start), 300*time.Millisecond, "the BLPOP was shortened")
 }
