@@ -84,10 +84,21 @@ func TestEnvelopeCodec(t *testing.T) {
 	}
 }
 
+func BenchmarkEnvelopeEncode(b *testing.B) {
+	env := &runtime.Envelope{ID: "01J", Name: "app.Job", Queue: "q", Body: make([]byte, 128), Tries: 3, DispatchedAt: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := env.Encode(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkEnvelopeDecode(b *testing.B) {
 	env := &runtime.Envelope{ID: "01J", Name: "app.Job", Queue: "q", Body: make([]byte, 128), Tries: 3, DispatchedAt: 1}
 	payload, err := env.Encode()
 	require.NoError(b, err)
+	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := runtime.DecodeEnvelope("01J", payload); err != nil {
 			b.Fatal(err)
