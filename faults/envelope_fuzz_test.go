@@ -41,7 +41,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		var before, after goruntime.MemStats
 		goruntime.ReadMemStats(&before)
-		env, err := runtime.DecodeEnvelope(id, payload)
+		env, err := runtime.DecodeEnvelope("default", id, payload)
 		goruntime.ReadMemStats(&after)
 		if n := after.TotalAlloc - before.TotalAlloc; n > allocBound(len(payload)) {
 			t.Fatalf("decoding %d bytes allocated %d bytes", len(payload), n)
@@ -60,7 +60,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		if err != nil {
 			t.Fatalf("an accepted envelope does not encode: %v", err)
 		}
-		env2, err := runtime.DecodeEnvelope(id, b1)
+		env2, err := runtime.DecodeEnvelope("default", id, b1)
 		if err != nil {
 			t.Fatalf("an accepted envelope, encoded again, does not decode: %v", err)
 		}
@@ -87,7 +87,7 @@ func TestDecodeEnvelopeBoundedAlloc(t *testing.T) {
 		p = append(append(p, 0xa1, 'b'), claim...)
 		var before, after goruntime.MemStats
 		goruntime.ReadMemStats(&before)
-		_, err := runtime.DecodeEnvelope(id, p)
+		_, err := runtime.DecodeEnvelope("default", id, p)
 		goruntime.ReadMemStats(&after)
 		if err == nil {
 			t.Errorf("%s: a truncated payload decodes", name)

@@ -254,7 +254,11 @@ func nextLink(env *Envelope) (*Envelope, time.Duration, error) {
 	payload, delay, err := decodeLink(env.Chain[0])
 	var next *Envelope
 	if err == nil {
-		next, err = decodeEnvelope(payload)
+		var c carried
+		next, c, err = decodeEnvelope(payload)
+		if err == nil && (!c.id || !c.queue) {
+			err = errors.New("the link carries no ID or queue")
+		}
 	}
 	if err != nil {
 		return nil, 0, &DecodeError{ID: env.ID, Err: fmt.Errorf("next job of its chain: %w", err)}
@@ -306,14 +310,14 @@ func (e *Engine) pushLink(ctx context.Context, next *Envelope, delay time.Durati
 	if err := ValidateQueueName(next.Queue); err != nil {
 		return err
 	}
-	payload, err := next.Encode()
-	if err != nil {
-		return err
-	}
 	if err := e.remember(ctx, next.Queue); err != nil {
 		return err
 	}
 	q := e.linkQueue(next.Queue, next.ID)
+	payload, err := next.encodeStored(q)
+	if err != nil {
+		return err
+	}
 	qk := e.keys.queue(q)
 	n, err := call{scriptChainPush, []string{qk.Ready, qk.Payloads, qk.Notify, e.keys.chained(q, next.ID), qk.Delayed},
 		[]any{e.cfg.StateRetention.Milliseconds(), next.ID, payload, delay.Milliseconds()}}.run(ctx, e.rdb).Int64()

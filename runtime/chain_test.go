@@ -167,7 +167,7 @@ func TestChainConnections(t *testing.T) {
 	require.Len(t, env.Chain, 2)
 	var conns, queues []string
 	for _, b := range env.Chain {
-		link, err := runtime.DecodeEnvelope(idOf(t, b), b)
+		link, err := runtime.DecodeEnvelope("", idOf(t, b), b)
 		require.NoError(t, err)
 		conns, queues = append(conns, link.Connection), append(queues, link.Queue)
 	}

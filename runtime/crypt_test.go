@@ -145,7 +145,7 @@ func TestEncryptedJobs(t *testing.T) {
 
 		stored := payloadOf(t, b, "default", ids[0])
 		require.False(t, bytes.Contains(stored, []byte("4111")), "the card number is not stored in the clear")
-		env, err := runtime.DecodeEnvelope(ids[0], stored)
+		env, err := runtime.DecodeEnvelope("default", ids[0], stored)
 		require.NoError(t, err)
 		require.True(t, env.Encrypted)
 
@@ -180,7 +180,7 @@ func TestTamperedPayloadFails(t *testing.T) {
 			return nil
 		})
 		id := b.dispatch(t, secretJob{Card: "4111"})[0]
-		env, err := runtime.DecodeEnvelope(id, payloadOf(t, b, "default", id))
+		env, err := runtime.DecodeEnvelope("default", id, payloadOf(t, b, "default", id))
 		require.NoError(t, err)
 		env.Body[len(env.Body)-3] ^= 1
 		tampered, err := env.Encode()

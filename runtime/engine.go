@@ -183,7 +183,8 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 		if env.DispatchedAt == 0 {
 			env.DispatchedAt = now
 		}
-		b, err := env.Encode()
+		q := e.pushQueue(env.Queue)
+		b, err := env.encodeStored(q)
 		if err != nil {
 			return err
 		}
@@ -191,7 +192,6 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 			return &PayloadTooLargeError{Name: env.Name, Size: len(b), Cap: e.cfg.MaxPayload}
 		}
 		ms := j.Delay.Milliseconds()
-		q := e.pushQueue(env.Queue)
 		k := groupKey{q, ms}
 		g := index[k]
 		if g == nil || len(g.args) >= 2*pushChunk {
@@ -260,7 +260,8 @@ type Reservation struct {
 	Attempts int
 	// Exceptions counts earlier attempts that ended in an exception.
 	Exceptions int
-	// Payload is the encoded envelope; decode it with DecodeEnvelope.
+	// Payload is the encoded envelope as stored, without its ID and
+	// perhaps its queue; decode it with DecodeEnvelope(Queue, ID, Payload).
 	Payload []byte
 	// LeaseUntil is when the lease runs out (Redis clock) unless extended.
 	LeaseUntil time.Time

@@ -31,7 +31,7 @@ func TestPushReserveAck(t *testing.T) {
 			require.Equal(t, 0, j.Exceptions)
 			require.NotEmpty(t, j.Token)
 			require.WithinDuration(t, batch.Now.Add(time.Minute), j.LeaseUntil, time.Millisecond)
-			got, err := runtime.DecodeEnvelope(j.ID, j.Payload)
+			got, err := runtime.DecodeEnvelope(j.Queue, j.ID, j.Payload)
 			require.NoError(t, err)
 			require.Equal(t, fmt.Sprint(i), string(got.Body))
 			require.Equal(t, "app.Job", got.Name)
@@ -122,7 +122,7 @@ func TestDuplicateIDIsRefused(t *testing.T) {
 
 		batch := mustReserve(t, b, "default", 10)
 		require.Len(t, batch.Jobs, 2)
-		got, err := runtime.DecodeEnvelope(batch.Jobs[0].ID, batch.Jobs[0].Payload)
+		got, err := runtime.DecodeEnvelope(batch.Jobs[0].Queue, batch.Jobs[0].ID, batch.Jobs[0].Payload)
 		require.NoError(t, err)
 		require.Equal(t, "first", string(got.Body))
 	})
@@ -395,7 +395,7 @@ func TestMalformedPayloads(t *testing.T) {
 		batch := mustReserve(t, b, "poison", 100)
 		require.Len(t, batch.Jobs, len(cases))
 		for _, j := range batch.Jobs {
-			_, err := runtime.DecodeEnvelope(j.ID, j.Payload)
+			_, err := runtime.DecodeEnvelope(j.Queue, j.ID, j.Payload)
 			require.ErrorIs(t, err, runtime.ErrDecode, j.ID)
 			var de *runtime.DecodeError
 			require.ErrorAs(t, err, &de)
@@ -403,9 +403,9 @@ func TestMalformedPayloads(t *testing.T) {
 			require.ErrorContains(t, err, j.ID)
 		}
 	})
-	_, err = runtime.DecodeEnvelope("ID1", good)
+	_, err = runtime.DecodeEnvelope("q", "ID1", good)
 	require.NoError(t, err)
-	_, err = runtime.DecodeEnvelope("OTHER", good)
+	_, err = runtime.DecodeEnvelope("q", "OTHER", good)
 	require.ErrorIs(t, err, runtime.ErrDecode, "an envelope under another job's ID is refused")
 }
 

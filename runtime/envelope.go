@@ -10,22 +10,28 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// envelopeVersion is written into every envelope. A payload with another
-// version, or none, is foreign and fails to decode.
-const envelopeVersion = 1
+// envelopeVersion is written into every envelope. Version 1 envelopes
+// always carry their ID and queue; version 2 ones stored under a queue
+// leave them out where the keys tell them (see storedEnvelope). Both
+// decode. A payload with another version, or none, is foreign and
+// fails to decode.
+const envelopeVersion = 2
 
 // Envelope is what travels through Redis for one job: the job's encoded
 // body and the options it was dispatched with. It is encoded with
 // msgpack. Attempt and exception counts are not part of it; they live in
 // Redis beside the job, so no script ever decodes a payload.
 type Envelope struct {
-	// Version is envelopeVersion.
+	// Version is envelopeVersion, or the version a payload was decoded
+	// from.
 	Version int `msgpack:"v"`
-	// ID is unique per job. IDs sort by dispatch time.
+	// ID is unique per job. IDs sort by dispatch time. A stored payload
+	// leaves it out: its hash field is the ID.
 	ID string `msgpack:"id"`
 	// Name is the job's stable wire name, used by the router.
 	Name string `msgpack:"n"`
-	// Queue is the queue the job was pushed to.
+	// Queue is the queue the job was pushed to. A stored payload leaves it
+	// out when the queue that holds it is this one.
 	Queue string `msgpack:"q"`
 	// Connection is the name of the connection the job was dispatched on;
 	// empty for the default.
@@ -68,7 +74,9 @@ type Envelope struct {
 	DispatchedAt int64 `msgpack:"at"`
 }
 
-// Encode returns the envelope's msgpack encoding.
+// Encode returns the envelope's msgpack encoding, complete in itself:
+// it carries the ID and queue, as a link of a chain must. A push stores
+// less (see encodeStored).
 func (e *Envelope) Encode() ([]byte, error) {
 	e.Version = envelopeVersion
 	b, err := msgpack.Marshal(e)
@@ -78,21 +86,58 @@ func (e *Envelope) Encode() ([]byte, error) {
 	return b, nil
 }
 
-// DecodeEnvelope decodes the payload of job id. A truncated, foreign or
-// unknown-version payload, or one carrying another ID, returns a
-// *DecodeError carrying id; it never panics.
-func DecodeEnvelope(id string, payload []byte) (*Envelope, error) {
-	e, err := decodeEnvelope(payload)
+// storedEnvelope encodes env as it is stored under its ID in the
+// payloads hash of queue: without the ID, and without the queue when
+// that is queue itself. A partition past the first is named apart from
+// its queue, so the payloads it holds name the queue.
+type storedEnvelope struct {
+	env   *Envelope
+	queue string
+}
+
+func (s storedEnvelope) EncodeMsgpack(enc *msgpack.Encoder) error {
+	return s.env.encode(enc, true, s.env.Queue != s.queue)
+}
+
+// encodeStored returns the payload to store for e in queue's keys.
+func (e *Envelope) encodeStored(queue string) ([]byte, error) {
+	e.Version = envelopeVersion
+	b, err := msgpack.Marshal(storedEnvelope{env: e, queue: queue})
+	if err != nil {
+		return nil, fmt.Errorf("encode job %s (%s): %w", e.ID, e.Name, err)
+	}
+	return b, nil
+}
+
+// DecodeEnvelope decodes the payload of job id, read from queue (for a
+// partitioned queue, the partition's own name, as in Reservation.Queue).
+// The envelope's ID is id and its queue is queue unless the payload names
+// another. A truncated, foreign or unknown-version payload, or one
+// carrying another ID, returns a *DecodeError carrying id; it never
+// panics. Payloads written before version 2 carry their ID and queue and
+// decode all the same.
+func DecodeEnvelope(queue, id string, payload []byte) (*Envelope, error) {
+	e, carried, err := decodeEnvelope(payload)
 	switch {
 	case err != nil:
 		return nil, &DecodeError{ID: id, Err: err}
-	case e.ID != id:
+	case carried.id && e.ID != id:
 		return nil, &DecodeError{ID: id, Err: fmt.Errorf("envelope carries job ID %q", e.ID)}
+	case !carried.id && e.Version < 2:
+		return nil, &DecodeError{ID: id, Err: fmt.Errorf("version %d envelope carries no job ID", e.Version)}
+	}
+	e.ID = id
+	if !carried.queue {
+		e.Queue = queue
 	}
 	return e, nil
 }
 
-func decodeEnvelope(payload []byte) (env *Envelope, err error) {
+// carried records which of the fields that a version 2 payload may leave
+// out it did hold.
+type carried struct{ id, queue bool }
+
+func decodeEnvelope(payload []byte) (env *Envelope, c carried, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			env, err = nil, fmt.Errorf("panic in decoder: %v", r)
@@ -100,16 +145,17 @@ func decodeEnvelope(payload []byte) (env *Envelope, err error) {
 	}()
 	var e Envelope
 	dec := msgpack.NewDecoder(bytes.NewReader(payload))
-	if err := e.decode(envDecoder{dec: dec, limit: len(payload)}); err != nil {
-		return nil, err
+	c, err = e.decode(envDecoder{dec: dec, limit: len(payload)})
+	if err != nil {
+		return nil, c, err
 	}
 	switch {
-	case e.Version != envelopeVersion:
-		return nil, fmt.Errorf("envelope version %d, want %d (foreign payload?)", e.Version, envelopeVersion)
+	case e.Version != 1 && e.Version != envelopeVersion:
+		return nil, c, fmt.Errorf("envelope version %d, want 1 or %d (foreign payload?)", e.Version, envelopeVersion)
 	case e.Name == "":
-		return nil, errors.New("envelope has no job name")
+		return nil, c, errors.New("envelope has no job name")
 	}
-	return &e, nil
+	return &e, c, nil
 }
 
 // crockford is the alphabet of job IDs: sortable, no I, L, O or U.

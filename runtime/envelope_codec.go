@@ -8,20 +8,30 @@ import (
 )
 
 // The envelope is encoded by hand, as a msgpack map with the short keys
-// of its struct tags: the same bytes reflection would write, at a
-// fraction of the cost, since every job is decoded once per attempt.
+// of its struct tags, so reflection reads what it writes; at a fraction
+// of the cost, since every job is decoded once per attempt. Empty
+// optional fields are left out, and so are the ID and queue where the
+// reader can tell them from elsewhere: every byte of a stored payload is
+// kept in Redis for as long as the job waits.
 
 var _ msgpack.CustomEncoder = (*Envelope)(nil)
 var _ msgpack.CustomDecoder = (*Envelope)(nil)
 
 // EncodeMsgpack writes e as a map, leaving out empty optional fields.
 func (e *Envelope) EncodeMsgpack(enc *msgpack.Encoder) error {
-	n := 6 // v, id, n, q, b, at
+	return e.encode(enc, false, true)
+}
+
+// encode writes e as a map. A stored envelope leaves out its ID, and its
+// queue unless withQueue. Version is always envelopeVersion.
+func (e *Envelope) encode(enc *msgpack.Encoder, stored, withQueue bool) error {
 	opt := []bool{
 		e.Connection != "", e.Tries != 0, len(e.Backoff) > 0, e.Timeout != 0, e.RetryUntil != 0,
 		e.MaxExceptions != 0, e.FailOnTimeout, len(e.Chain) > 0, e.BatchID != "", e.UniqueKey != "", len(e.Tags) > 0,
 		e.UniqueUntilProcessing, e.Encrypted, len(e.Catch) > 0,
+		!stored, withQueue,
 	}
+	n := 4 // v, n, b, at
 	for _, set := range opt {
 		if set {
 			n++
@@ -29,10 +39,14 @@ func (e *Envelope) EncodeMsgpack(enc *msgpack.Encoder) error {
 	}
 	w := encWriter{enc: enc}
 	w.err = enc.EncodeMapLen(n)
-	w.int("v", int64(e.Version))
-	w.str("id", e.ID)
+	w.int("v", envelopeVersion)
+	if !stored {
+		w.str("id", e.ID)
+	}
 	w.str("n", e.Name)
-	w.str("q", e.Queue)
+	if withQueue {
+		w.str("q", e.Queue)
+	}
 	if opt[0] {
 		w.str("c", e.Connection)
 	}
@@ -127,9 +141,11 @@ const maxDecodedEnvelope = 64 << 20
 
 // DecodeMsgpack reads a map written by EncodeMsgpack, or by reflection
 // from the struct tags. Unknown keys are skipped, so newer writers may
-// add fields.
+// add fields. A stored payload, which leaves out its ID, decodes with
+// DecodeEnvelope.
 func (e *Envelope) DecodeMsgpack(dec *msgpack.Decoder) error {
-	return e.decode(envDecoder{dec: dec, limit: maxDecodedEnvelope})
+	_, err := e.decode(envDecoder{dec: dec, limit: maxDecodedEnvelope})
+	return err
 }
 
 // envDecoder reads strings, bytes and arrays whose claimed length is at
@@ -161,28 +177,29 @@ func (d envDecoder) str() (string, error) {
 	return string(b), err
 }
 
-func (e *Envelope) decode(d envDecoder) error {
+func (e *Envelope) decode(d envDecoder) (carried, error) {
+	var c carried
 	n, err := d.length(d.dec.DecodeMapLen())
 	if err != nil {
-		return err
+		return c, err
 	}
 	if n < 0 {
-		return fmt.Errorf("envelope is nil")
+		return c, fmt.Errorf("envelope is nil")
 	}
 	*e = Envelope{}
 	for range n {
 		k, err := d.str()
 		if err != nil {
-			return fmt.Errorf("envelope key: %w", err)
+			return c, fmt.Errorf("envelope key: %w", err)
 		}
-		if err := e.decodeField(d, k); err != nil {
-			return fmt.Errorf("envelope field %q: %w", k, err)
+		if err := e.decodeField(d, k, &c); err != nil {
+			return c, fmt.Errorf("envelope field %q: %w", k, err)
 		}
 	}
-	return nil
+	return c, nil
 }
 
-func (e *Envelope) decodeField(d envDecoder, k string) error {
+func (e *Envelope) decodeField(d envDecoder, k string, c *carried) error {
 	dec := d.dec
 	var err error
 	var i int64
@@ -192,10 +209,12 @@ func (e *Envelope) decodeField(d envDecoder, k string) error {
 		e.Version = int(i)
 	case "id":
 		e.ID, err = d.str()
+		c.id = true
 	case "n":
 		e.Name, err = d.str()
 	case "q":
 		e.Queue, err = d.str()
+		c.queue = true
 	case "c":
 		e.Connection, err = d.str()
 	case "b":

@@ -38,14 +38,14 @@ type mirror struct {
 
 func TestEnvelopeCodec(t *testing.T) {
 	full := runtime.Envelope{
-		Version: 1, ID: "01J", Name: "app.Job", Queue: "q", Connection: "c", Body: []byte{1, 2, 3},
+		Version: 2, ID: "01J", Name: "app.Job", Queue: "q", Connection: "c", Body: []byte{1, 2, 3},
 		Tries: 5, Backoff: []time.Duration{time.Second, time.Minute}, Timeout: 30 * time.Second,
 		RetryUntil: 1_800_000_000_000, MaxExceptions: 3, FailOnTimeout: true,
 		Chain: [][]byte{{9}, {8, 7}}, BatchID: "b1", UniqueKey: "u1", Tags: []string{"a", "b"},
 		UniqueUntilProcessing: true, Encrypted: true, Catch: []byte{5, 6},
 		DispatchedAt: 1_700_000_000_000,
 	}
-	minimal := runtime.Envelope{Version: 1, ID: "01K", Name: "app.Job", Queue: "q", DispatchedAt: 1}
+	minimal := runtime.Envelope{Version: 2, ID: "01K", Name: "app.Job", Queue: "q", DispatchedAt: 1}
 	for name, env := range map[string]runtime.Envelope{"full": full, "minimal": minimal} {
 		t.Run(name, func(t *testing.T) {
 			b, err := msgpack.Marshal(&env)
@@ -100,7 +100,7 @@ func BenchmarkEnvelopeDecode(b *testing.B) {
 	require.NoError(b, err)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := runtime.DecodeEnvelope("01J", payload); err != nil {
+		if _, err := runtime.DecodeEnvelope("q", "01J", payload); err != nil {
 			b.Fatal(err)
 		}
 	}

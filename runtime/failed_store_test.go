@@ -87,7 +87,7 @@ func TestFailMovesJobToStore(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		e := env("default", "app.SendMail", "to: a@example.com")
 		require.NoError(t, b.engine.Push(b.ctx, e))
-		encoded, err := e.Encode()
+		encoded, err := b.rdb.HGet(b.ctx, b.prefix+":{default}:payloads", e.ID).Bytes()
 		require.NoError(t, err)
 
 		// A second attempt, so the stored count is not just the default.
@@ -110,7 +110,10 @@ func TestFailMovesJobToStore(t *testing.T) {
 		require.Equal(t, e.ID, got.ID)
 		require.Equal(t, "default", got.Queue)
 		require.Equal(t, "app.SendMail", got.Name)
-		require.Equal(t, encoded, got.Payload, "the payload is the original encoded envelope")
+		require.Equal(t, encoded, got.Payload, "the payload is the one pushed")
+		back, err := runtime.DecodeEnvelope(got.Queue, got.ID, got.Payload)
+		require.NoError(t, err)
+		require.Equal(t, e, back)
 		require.Equal(t, "send mail: connection reset", got.Error)
 		require.Equal(t, 2, got.Attempts)
 		require.WithinDuration(t, time.Now(), got.FailedAt, 2*time.Second)
@@ -448,7 +451,7 @@ func TestFailUndecodedJob(t *testing.T) {
 		require.NoError(t, b.rdb.RPush(b.ctx, qk+"ready", "poison").Err())
 
 		j := mustReserve(t, b, "default", 1).Jobs[0]
-		_, decErr := runtime.DecodeEnvelope(j.ID, j.Payload)
+		_, decErr := runtime.DecodeEnvelope(j.Queue, j.ID, j.Payload)
 		require.ErrorIs(t, decErr, runtime.ErrDecode)
 		require.NoError(t, b.engine.Fail(b.ctx, runtime.Failure{Ref: j.Ref, Err: decErr, Attempts: j.Attempts}))
 

@@ -19,7 +19,7 @@ func (w *Worker) process(base context.Context, res Reservation) {
 		w.slots <- struct{}{}
 	}()
 
-	env, err := DecodeEnvelope(res.ID, res.Payload)
+	env, err := DecodeEnvelope(res.Queue, res.ID, res.Payload)
 	if err != nil {
 		w.fail(base, res, nil, err)
 		return
