@@ -10,12 +10,14 @@ import (
 	"github.com/jobgen/jobgen/runtime"
 )
 
-// FuzzDecodeEnvelope feeds runtime.DecodeEnvelope arbitrary payloads. It
+// FuzzDecodeEnvelope feeds runtime.DecodeEnvelope arbitrary payloads,
+// under an ID that tells no time and under one from NewID, which does. It
 // must never panic; it fails only with a *DecodeError for the right job;
 // and what it accepts encodes back to bytes that decode to the same
 // envelope.
 func FuzzDecodeEnvelope(f *testing.F) {
 	const id = "01JOBGENFUZZ0000000000000A"
+	timed := runtime.NewID()
 	seeds := []*runtime.Envelope{
 		{ID: id, Name: "a.Job", Queue: "default", Body: []byte{0x80}, DispatchedAt: 1},
 		{ID: id, Name: "mail.Send", Queue: "emails", Connection: "other", Body: []byte("x"), Tries: 5,
@@ -23,6 +25,12 @@ func FuzzDecodeEnvelope(f *testing.F) {
 			MaxExceptions: 3, FailOnTimeout: true, Chain: [][]byte{{1, 2}, {3}}, BatchID: "b", UniqueKey: "u",
 			Tags: []string{"t1", "t2"}, DispatchedAt: 1700000000000},
 	}
+	// An envelope with no "at", which the ID tells.
+	untimed, err := runtime.DecodeEnvelope("default", timed, []byte{0x82, 0xa1, 'v', 2, 0xa1, 'n', 0xa1, 'x'})
+	if err != nil {
+		f.Fatal(err)
+	}
+	seeds = append(seeds, untimed)
 	for _, env := range seeds {
 		b, err := env.Encode()
 		if err != nil {
@@ -39,36 +47,43 @@ func FuzzDecodeEnvelope(f *testing.F) {
 	f.Add([]byte{0x81, 0xa2, 'b', 'o', 0xdd, 0xff, 0xff, 0xff, 0xff})
 
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		var before, after goruntime.MemStats
-		goruntime.ReadMemStats(&before)
-		env, err := runtime.DecodeEnvelope("default", id, payload)
-		goruntime.ReadMemStats(&after)
-		if n := after.TotalAlloc - before.TotalAlloc; n > allocBound(len(payload)) {
-			t.Fatalf("decoding %d bytes allocated %d bytes", len(payload), n)
-		}
-		if err != nil {
-			var de *runtime.DecodeError
-			if !errors.As(err, &de) || de.ID != id || !errors.Is(err, runtime.ErrDecode) {
-				t.Fatalf("error is not a *DecodeError for %s: %v", id, err)
-			}
-			return
-		}
-		if env.ID != id || env.Name == "" {
-			t.Fatalf("accepted an envelope with ID %q and name %q", env.ID, env.Name)
-		}
-		b1, err := env.Encode()
-		if err != nil {
-			t.Fatalf("an accepted envelope does not encode: %v", err)
-		}
-		env2, err := runtime.DecodeEnvelope("default", id, b1)
-		if err != nil {
-			t.Fatalf("an accepted envelope, encoded again, does not decode: %v", err)
-		}
-		b2, err := env2.Encode()
-		if err != nil || !bytes.Equal(b1, b2) {
-			t.Fatalf("encode/decode is not stable:\n%x\n%x (%v)", b1, b2, err)
+		for _, id := range []string{id, timed} {
+			checkDecode(t, id, payload)
 		}
 	})
+}
+
+func checkDecode(t *testing.T, id string, payload []byte) {
+	t.Helper()
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	env, err := runtime.DecodeEnvelope("default", id, payload)
+	goruntime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > allocBound(len(payload)) {
+		t.Fatalf("decoding %d bytes allocated %d bytes", len(payload), n)
+	}
+	if err != nil {
+		var de *runtime.DecodeError
+		if !errors.As(err, &de) || de.ID != id || !errors.Is(err, runtime.ErrDecode) {
+			t.Fatalf("error is not a *DecodeError for %s: %v", id, err)
+		}
+		return
+	}
+	if env.ID != id || env.Name == "" {
+		t.Fatalf("accepted an envelope with ID %q and name %q", env.ID, env.Name)
+	}
+	b1, err := env.Encode()
+	if err != nil {
+		t.Fatalf("an accepted envelope does not encode: %v", err)
+	}
+	env2, err := runtime.DecodeEnvelope("default", id, b1)
+	if err != nil {
+		t.Fatalf("an accepted envelope, encoded again, does not decode: %v", err)
+	}
+	b2, err := env2.Encode()
+	if err != nil || !bytes.Equal(b1, b2) {
+		t.Fatalf("encode/decode is not stable:\n%x\n%x (%v)", b1, b2, err)
+	}
 }
 
 // allocBound is the most a decode of n bytes may allocate: a payload in

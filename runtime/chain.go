@@ -263,6 +263,7 @@ func nextLink(env *Envelope) (*Envelope, time.Duration, error) {
 	if err != nil {
 		return nil, 0, &DecodeError{ID: env.ID, Err: fmt.Errorf("next job of its chain: %w", err)}
 	}
+	next.impliedTime(c)
 	next.Chain = env.Chain[1:]
 	return next, delay, nil
 }

@@ -226,7 +226,7 @@ func newEnvelope(job Job, queue, connection string) (*Envelope, error) {
 	o := job.JobOptions()
 	now := time.Now()
 	env := &Envelope{
-		ID:            NewID(),
+		ID:            newIDAt(now.UnixMilli()), // its time is DispatchedAt, so the encoding leaves that out
 		Name:          job.JobName(),
 		Queue:         queue,
 		Connection:    connection,

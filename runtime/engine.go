@@ -178,7 +178,7 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 			return fmt.Errorf("push %s: %w: negative delay %v", env.Name, ErrInvalid, j.Delay)
 		}
 		if env.ID == "" {
-			env.ID = NewID()
+			env.ID = newIDAt(now)
 		}
 		if env.DispatchedAt == 0 {
 			env.DispatchedAt = now

@@ -5,16 +5,18 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
 
 // envelopeVersion is written into every envelope. Version 1 envelopes
-// always carry their ID and queue; version 2 ones stored under a queue
-// leave them out where the keys tell them (see storedEnvelope). Both
-// decode. A payload with another version, or none, is foreign and
-// fails to decode.
+// always carry their ID, queue and dispatch time. Version 2 ones stored
+// under a queue leave out the ID and queue where the keys tell them (see
+// storedEnvelope), and any version 2 envelope leaves out a dispatch time
+// that its ID tells (see idTime). Both decode. A payload with another
+// version, or none, is foreign and fails to decode.
 const envelopeVersion = 2
 
 // Envelope is what travels through Redis for one job: the job's encoded
@@ -70,7 +72,9 @@ type Envelope struct {
 	Catch []byte `msgpack:"cc,omitempty"`
 	// Tags are free-form labels for monitoring.
 	Tags []string `msgpack:"tg,omitempty"`
-	// DispatchedAt is when the job was dispatched (unix ms, dispatcher's clock).
+	// DispatchedAt is when the job was dispatched (unix ms, dispatcher's
+	// clock). It is left out of the encoding when the ID tells it: an ID
+	// from NewID begins with its time.
 	DispatchedAt int64 `msgpack:"at"`
 }
 
@@ -130,12 +134,21 @@ func DecodeEnvelope(queue, id string, payload []byte) (*Envelope, error) {
 	if !carried.queue {
 		e.Queue = queue
 	}
+	e.impliedTime(carried)
 	return e, nil
 }
 
 // carried records which of the fields that a version 2 payload may leave
 // out it did hold.
-type carried struct{ id, queue bool }
+type carried struct{ id, queue, at bool }
+
+// impliedTime sets DispatchedAt from the ID when a version 2 payload left
+// it out.
+func (e *Envelope) impliedTime(c carried) {
+	if !c.at && e.Version >= 2 {
+		e.DispatchedAt, _ = idTime(e.ID)
+	}
+}
 
 func decodeEnvelope(payload []byte) (env *Envelope, c carried, err error) {
 	defer func() {
@@ -163,9 +176,11 @@ const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 // NewID returns a new job ID: 26 characters, 48 bits of unix ms then 80
 // random bits, so IDs sort by creation time.
-func NewID() string {
+func NewID() string { return newIDAt(time.Now().UnixMilli()) }
+
+// newIDAt returns a new job ID made at unix ms.
+func newIDAt(ms int64) string {
 	var b [16]byte
-	ms := uint64(time.Now().UnixMilli())
 	for i := 5; i >= 0; i-- {
 		b[i] = byte(ms)
 		ms >>= 8
@@ -181,6 +196,23 @@ func NewID() string {
 		hi >>= 5
 	}
 	return string(out[:])
+}
+
+// idTime returns the unix ms an ID from NewID begins with: its first ten
+// digits, of which the first is at most 7 (128 bits in 130). ok is false
+// for a string that cannot be such an ID.
+func idTime(id string) (ms int64, ok bool) {
+	if len(id) != 26 {
+		return 0, false
+	}
+	for i := range 10 {
+		d := strings.IndexByte(crockford, id[i])
+		if d < 0 || i == 0 && d > 7 {
+			return 0, false
+		}
+		ms = ms<<5 | int64(d)
+	}
+	return ms, true
 }
 
 // newToken returns a random reservation token.

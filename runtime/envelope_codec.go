@@ -10,14 +10,15 @@ import (
 // The envelope is encoded by hand, as a msgpack map with the short keys
 // of its struct tags, so reflection reads what it writes; at a fraction
 // of the cost, since every job is decoded once per attempt. Empty
-// optional fields are left out, and so are the ID and queue where the
-// reader can tell them from elsewhere: every byte of a stored payload is
-// kept in Redis for as long as the job waits.
+// optional fields are left out, and so are the ID, queue and dispatch
+// time where the reader can tell them from elsewhere: every byte of a
+// stored payload is kept in Redis for as long as the job waits.
 
 var _ msgpack.CustomEncoder = (*Envelope)(nil)
 var _ msgpack.CustomDecoder = (*Envelope)(nil)
 
-// EncodeMsgpack writes e as a map, leaving out empty optional fields.
+// EncodeMsgpack writes e as a map, leaving out empty optional fields,
+// and the dispatch time when the ID tells it.
 func (e *Envelope) EncodeMsgpack(enc *msgpack.Encoder) error {
 	return e.encode(enc, false, true)
 }
@@ -25,13 +26,15 @@ func (e *Envelope) EncodeMsgpack(enc *msgpack.Encoder) error {
 // encode writes e as a map. A stored envelope leaves out its ID, and its
 // queue unless withQueue. Version is always envelopeVersion.
 func (e *Envelope) encode(enc *msgpack.Encoder, stored, withQueue bool) error {
+	at, ok := idTime(e.ID)
+	withAt := !ok || at != e.DispatchedAt
 	opt := []bool{
 		e.Connection != "", e.Tries != 0, len(e.Backoff) > 0, e.Timeout != 0, e.RetryUntil != 0,
 		e.MaxExceptions != 0, e.FailOnTimeout, len(e.Chain) > 0, e.BatchID != "", e.UniqueKey != "", len(e.Tags) > 0,
 		e.UniqueUntilProcessing, e.Encrypted, len(e.Catch) > 0,
-		!stored, withQueue,
+		!stored, withQueue, withAt,
 	}
-	n := 4 // v, n, b, at
+	n := 3 // v, n, b
 	for _, set := range opt {
 		if set {
 			n++
@@ -107,7 +110,9 @@ func (e *Envelope) encode(enc *msgpack.Encoder, stored, withQueue bool) error {
 		w.key("cc")
 		w.do(func() error { return enc.EncodeBytes(e.Catch) })
 	}
-	w.int("at", e.DispatchedAt)
+	if withAt {
+		w.int("at", e.DispatchedAt)
+	}
 	return w.err
 }
 
@@ -144,7 +149,10 @@ const maxDecodedEnvelope = 64 << 20
 // add fields. A stored payload, which leaves out its ID, decodes with
 // DecodeEnvelope.
 func (e *Envelope) DecodeMsgpack(dec *msgpack.Decoder) error {
-	_, err := e.decode(envDecoder{dec: dec, limit: maxDecodedEnvelope})
+	c, err := e.decode(envDecoder{dec: dec, limit: maxDecodedEnvelope})
+	if err == nil {
+		e.impliedTime(c)
+	}
 	return err
 }
 
@@ -253,6 +261,7 @@ func (e *Envelope) decodeField(d envDecoder, k string, c *carried) error {
 		e.Catch, err = d.bytes()
 	case "at":
 		e.DispatchedAt, err = dec.DecodeInt64()
+		c.at = true
 	default:
 		err = dec.Skip()
 	}

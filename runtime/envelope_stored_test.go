@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
@@ -19,7 +20,8 @@ func storedKeys(t *testing.T, payload []byte) map[string]any {
 }
 
 // TestStoredPayloadLeavesOutWhatItsPlaceTells: a pushed payload holds
-// neither its ID (the hash field) nor its queue (the key); decoding from
+// neither its ID (the hash field) nor its queue (the key) nor, for an ID
+// from NewID, its dispatch time (the ID's first digits); decoding from
 // where it was read gives the envelope that was pushed.
 func TestStoredPayloadLeavesOutWhatItsPlaceTells(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
@@ -31,7 +33,7 @@ func TestStoredPayloadLeavesOutWhatItsPlaceTells(t *testing.T) {
 		require.NoError(t, b.engine.PushBulk(b.ctx, []runtime.Outgoing{{Envelope: plain}, {Envelope: dated}, {Envelope: named}}))
 
 		wantKeys := map[string][]string{
-			plain.ID: {"v", "n", "b", "at"},
+			plain.ID: {"v", "n", "b"},
 			dated.ID: {"v", "n", "b", "at"},
 			named.ID: {"v", "n", "b", "at"},
 		}
@@ -162,4 +164,28 @@ func TestDecodeEnvelopeIDs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestDispatchTimeFromID: a dispatched job's ID begins with its dispatch
+// time, so no envelope of it writes the time, whole or stored, and every
+// decode reads it back from the ID.
+func TestDispatchTimeFromID(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		id, err := runtime.Chain(onQueue(1, "default"), onQueue(2, "next")).Dispatch(runtime.WithDispatcher(b.ctx, b.engine))
+		require.NoError(t, err)
+
+		j := mustReserve(t, b, "default", 1).Jobs[0]
+		require.Equal(t, id, j.ID)
+		require.NotContains(t, storedKeys(t, j.Payload), "at")
+		got, err := runtime.DecodeEnvelope(j.Queue, j.ID, j.Payload)
+		require.NoError(t, err)
+		require.WithinDuration(t, time.Now(), time.UnixMilli(got.DispatchedAt), 5*time.Second)
+
+		require.Len(t, got.Chain, 1)
+		link := got.Chain[0]
+		require.NotContains(t, storedKeys(t, link), "at")
+		next, err := runtime.DecodeEnvelope("", idOf(t, link), link)
+		require.NoError(t, err)
+		require.Equal(t, got.DispatchedAt, next.DispatchedAt, "the chain's links are made at its dispatch")
+	})
 }
