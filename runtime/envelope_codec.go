@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
 // The envelope is encoded by hand, as a msgpack map with the short keys
@@ -263,9 +264,71 @@ func (e *Envelope) decodeField(d envDecoder, k string, c *carried) error {
 		e.DispatchedAt, err = dec.DecodeInt64()
 		c.at = true
 	default:
-		err = dec.Skip()
+		err = d.skip(0)
 	}
 	return err
+}
+
+// maxSkipDepth bounds the nesting of an unknown field's value.
+const maxSkipDepth = 32
+
+// skip skips the value of an unknown key. Every length the value claims
+// is held to the payload's size before anything is read: the decoder's
+// own Skip reads a claimed length in chunks of up to a megabyte, which
+// a few garbage bytes can make it allocate.
+func (d envDecoder) skip(depth int) error {
+	if depth > maxSkipDepth {
+		return fmt.Errorf("a value nested more than %d deep", maxSkipDepth)
+	}
+	c, err := d.dec.PeekCode()
+	if err != nil {
+		return err
+	}
+	var n int
+	switch {
+	case msgpcode.IsString(c) || msgpcode.IsBin(c):
+		if n, err = d.length(d.dec.DecodeBytesLen()); err == nil {
+			err = d.discard(n)
+		}
+	case msgpcode.IsExt(c) || msgpcode.IsFixedExt(c):
+		if _, n, err = d.dec.DecodeExtHeader(); err == nil {
+			if _, err = d.length(n, nil); err == nil {
+				err = d.discard(n)
+			}
+		}
+	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
+		if n, err = d.length(d.dec.DecodeArrayLen()); err == nil {
+			for range n {
+				if err = d.skip(depth + 1); err != nil {
+					break
+				}
+			}
+		}
+	case msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32:
+		if n, err = d.length(d.dec.DecodeMapLen()); err == nil {
+			for range 2 * n {
+				if err = d.skip(depth + 1); err != nil {
+					break
+				}
+			}
+		}
+	default: // nil, bool, numbers: a few bytes at most
+		err = d.dec.Skip()
+	}
+	return err
+}
+
+// discard reads and drops n bytes, n at most the payload's size.
+func (d envDecoder) discard(n int) error {
+	var buf [256]byte
+	for n > 0 {
+		k := min(n, len(buf))
+		if err := d.dec.ReadFull(buf[:k]); err != nil {
+			return err
+		}
+		n -= k
+	}
+	return nil
 }
 
 func decodeArray[T any](d envDecoder, one func() (T, error)) ([]T, error) {

@@ -105,3 +105,38 @@ func BenchmarkEnvelopeDecode(b *testing.B) {
 		}
 	}
 }
+
+// TestDecodeSkipsUnknownFields: a newer writer's fields, of any type, are
+// skipped; one that claims more bytes than the payload has, or nests too
+// deep, fails the decode.
+func TestDecodeSkipsUnknownFields(t *testing.T) {
+	deep := any("x")
+	for range 40 {
+		deep = []any{deep}
+	}
+	for name, tc := range map[string]struct {
+		value any
+		ok    bool
+	}{
+		"string": {"a newer field", true},
+		"bytes":  {[]byte{1, 2, 3}, true},
+		"nested": {map[string]any{"a": []any{1, "b", []byte{2}, map[string]any{"c": nil}}, "d": 1.5}, true},
+		"time":   {time.UnixMilli(1_700_000_000_000), true}, // an ext value
+		"deep":   {deep, false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			payload := mustMsgpack(t, map[string]any{"v": 2, "n": "app.Job", "b": []byte{7}, "zz": tc.value})
+			env, err := runtime.DecodeEnvelope("q", "A", payload)
+			if !tc.ok {
+				require.ErrorIs(t, err, runtime.ErrDecode)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, []byte{7}, env.Body)
+		})
+	}
+	// An unknown field whose ext header claims 800 MB, in 9 bytes.
+	_, err := runtime.DecodeEnvelope("q", "A", []byte("\x86\xa10\xc90000\x01"))
+	require.ErrorIs(t, err, runtime.ErrDecode)
+	require.ErrorContains(t, err, "more than the 9 bytes of the payload")
+}
