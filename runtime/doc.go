@@ -104,6 +104,11 @@
 // (ErrDecode), an encrypted body that does not open (ErrDecrypt), and a
 // job name no handler is registered for (ErrUnknownJob).
 //
+// Envelopes carry a version, and a worker decodes every version up to
+// its own. Upgrade workers before the processes that dispatch: a worker
+// of an older release fails an envelope of a newer one as a poison
+// payload, which the failed store can retry once the worker is upgraded.
+//
 // # Chains
 //
 // WithChain, or Chain, runs jobs one after another, each only once the
