@@ -32,9 +32,11 @@ type failedInfo struct {
 
 // FailedJob is one entry of the failed store.
 type FailedJob struct {
-	ID       string
-	Queue    string
-	Name     string
+	ID    string
+	Queue string
+	Name  string
+	// Payload is the envelope as it was stored, without its ID and
+	// perhaps its queue; decode it with DecodeEnvelope(Queue, ID, Payload).
 	Payload  []byte
 	Error    string
 	Attempts int
