@@ -140,3 +140,34 @@ func TestDecodeSkipsUnknownFields(t *testing.T) {
 	require.ErrorIs(t, err, runtime.ErrDecode)
 	require.ErrorContains(t, err, "more than the 9 bytes of the payload")
 }
+
+// storedEnvelope is a dispatched job's envelope with a 128-byte body, and
+// its payload as a push to its queue stores it.
+func storedEnvelope(b *testing.B) (*runtime.Envelope, []byte) {
+	env, err := runtime.NewPendingDispatch(job(1, runtime.JobOptions{Queue: "q", Tries: 3})).Envelope()
+	require.NoError(b, err)
+	env.Body = make([]byte, 128)
+	payload, err := env.EncodeStored("q")
+	require.NoError(b, err)
+	return env, payload
+}
+
+func BenchmarkEnvelopeEncodeStored(b *testing.B) {
+	env, _ := storedEnvelope(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := env.EncodeStored("q"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEnvelopeDecodeStored(b *testing.B) {
+	env, payload := storedEnvelope(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := runtime.DecodeEnvelope("q", env.ID, payload); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
