@@ -253,8 +253,8 @@ func decodeLink(entry []byte) ([]byte, time.Duration, error) {
 func nextLink(env *Envelope) (*Envelope, time.Duration, error) {
 	payload, delay, err := decodeLink(env.Chain[0])
 	var next *Envelope
+	var c carried
 	if err == nil {
-		var c carried
 		next, c, err = decodeEnvelope(payload)
 		if err == nil && (!c.id || !c.queue) {
 			err = errors.New("the link carries no ID or queue")
