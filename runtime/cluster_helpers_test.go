@@ -2,8 +2,10 @@ package runtime_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -30,5 +32,23 @@ func keysMatching(t *testing.T, b bundle, pattern string) []string {
 		return err
 	})
 	require.NoError(t, err)
+	return keys
+}
+
+// jobKeys returns the keys that match pattern, less the records of push
+// and reserve calls (EngineConfig.RetryWindow), after checking that each
+// of those expires within window.
+func jobKeys(t *testing.T, b bundle, pattern string, window time.Duration) []string {
+	t.Helper()
+	var keys []string
+	for _, k := range keysMatching(t, b, pattern) {
+		if !strings.Contains(k, ":reservation:") && !strings.Contains(k, ":pushed:") {
+			keys = append(keys, k)
+			continue
+		}
+		ttl, err := b.rdb.PTTL(b.ctx, k).Result()
+		require.NoError(t, err)
+		require.True(t, ttl > 0 && ttl <= window, "record %s expires in %v, want within %v", k, ttl, window)
+	}
 	return keys
 }

@@ -214,6 +214,8 @@ func TestEngineConfigValidation(t *testing.T) {
 		{runtime.EngineConfig{MaxPayload: -1}, "MaxPayload"},
 		{runtime.EngineConfig{MigrateLimit: -1}, "MigrateLimit"},
 		{runtime.EngineConfig{MigrateLimit: 10_001}, "MigrateLimit"},
+		{runtime.EngineConfig{RetryWindow: time.Millisecond}, "RetryWindow"},
+		{runtime.EngineConfig{RetryWindow: 2 * time.Hour}, "RetryWindow"},
 	}
 	for _, be := range redistest.Backends(t) {
 		t.Run(be.Name, func(t *testing.T) {
@@ -239,6 +241,7 @@ func TestEngineConfigValidation(t *testing.T) {
 			require.Equal(t, 10_000, got.FailedMaxCount)
 			require.Equal(t, 7*24*time.Hour, got.FailedMaxAge)
 			require.Equal(t, 1000, got.MigrateLimit)
+			require.Equal(t, time.Minute, got.RetryWindow)
 		})
 	}
 }

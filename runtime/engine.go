@@ -40,6 +40,19 @@ type EngineConfig struct {
 	// Replication makes pushes wait for replicas (Redis WAIT), so that an
 	// acknowledged dispatch survives a failover; see ReplicationConfig.
 	Replication ReplicationConfig
+	// RetryWindow is how long Redis remembers each reserve call, so that
+	// a retry of the call by the Redis client itself (go-redis sends a
+	// command again, up to MaxRetries times, when the connection broke
+	// before its reply came) is recognised and does not run twice: a
+	// retried reserve would take more jobs, the first ones going to no
+	// worker. It must outlast the client's retries; at worst those take
+	// ReadTimeout + MaxRetries × (MaxRetryBackoff + DialTimeout +
+	// WriteTimeout + ReadTimeout) after the call first ran, under 50s with
+	// go-redis's defaults. Each call is remembered in about 100 bytes (a
+	// reserve that took nothing in none, and one for no longer than its
+	// lease). Default 1 minute; negative turns it off, for a client that
+	// never retries (go-redis MaxRetries -1).
+	RetryWindow time.Duration
 	// Partitions splits the queues named into that many partitions, each
 	// with a hash tag of its own, so that on a Redis Cluster a busy queue
 	// spreads over several masters (see partition.go). Producers and
@@ -66,6 +79,9 @@ func (c *EngineConfig) setDefaults() {
 	if c.StateRetention == 0 {
 		c.StateRetention = 7 * 24 * time.Hour
 	}
+	if c.RetryWindow == 0 {
+		c.RetryWindow = time.Minute
+	}
 	c.Replication.setDefaults()
 }
 
@@ -79,6 +95,8 @@ func (c *EngineConfig) validate() error {
 		return fmt.Errorf("%w: EngineConfig.MigrateLimit (%d) must be between 1 and 10000", ErrInvalid, c.MigrateLimit)
 	case c.StateRetention < time.Second:
 		return fmt.Errorf("%w: EngineConfig.StateRetention (%v) must be at least 1s", ErrInvalid, c.StateRetention)
+	case c.RetryWindow > 0 && (c.RetryWindow < time.Second || c.RetryWindow > time.Hour):
+		return fmt.Errorf("%w: EngineConfig.RetryWindow (%v) must be between 1s and 1h, or negative to turn it off", ErrInvalid, c.RetryWindow)
 	}
 	if err := validatePartitions(c.Partitions); err != nil {
 		return err
@@ -122,6 +140,10 @@ func (e *Engine) Client() redis.UniversalClient { return e.rdb }
 
 // Config returns the engine's configuration, with defaults filled in.
 func (e *Engine) Config() EngineConfig { return e.cfg }
+
+// retryWindow is EngineConfig.RetryWindow in ms for the scripts, 0 when
+// it is off.
+func (e *Engine) retryWindow() int64 { return max(e.cfg.RetryWindow.Milliseconds(), 0) }
 
 // Close closes what the engine opened itself (through Open); an engine
 // from NewEngine leaves its client open.
@@ -354,8 +376,11 @@ func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Du
 func (e *Engine) reserveCall(queue string, n int, lease time.Duration) (call, string) {
 	qk := e.keys.queue(queue)
 	token := newToken()
-	return call{scriptReserve, []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused},
-		[]any{n, lease.Milliseconds(), token}}, token
+	// The record of the call need not outlive the lease: by then the
+	// leases of its jobs have run out.
+	keep := min(lease.Milliseconds(), e.retryWindow())
+	return call{scriptReserve, []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.reservation(queue, token)},
+		[]any{n, lease.Milliseconds(), token, keep}}, token
 }
 
 // parseReserve reads the replies of a migrate call and the reserve call

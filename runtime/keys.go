@@ -73,6 +73,15 @@ func (k keys) chained(queue, id string) string {
 	return k.prefix + ":{" + queue + "}:chained:" + id
 }
 
+// reservation is a STRING holding the lease deadline (unix ms) of the
+// reserve call made with token, set when that call took jobs, with a
+// lifetime of the lease or EngineConfig.RetryWindow, whichever is
+// shorter. A retry of the call by the Redis client finds it and hands
+// back the same jobs instead of taking more (reserve.lua).
+func (k keys) reservation(queue, token string) string {
+	return k.prefix + ":{" + queue + "}:reservation:" + token
+}
+
 // unique is a STRING holding the ID of the job that holds unique lock
 // key, with a lifetime of the job's UniqueFor (unique.go). Only single-key
 // commands touch it, so its slot does not matter.

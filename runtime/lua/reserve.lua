@@ -6,18 +6,61 @@
 -- KEYS[4] -> state hash (job ID -> "attempts:exceptions:token")
 -- KEYS[5] -> notify list (doorbell)
 -- KEYS[6] -> paused flag
+-- KEYS[7] -> reservation record of this token (string: lease deadline ms)
 -- ARGV[1] -> N, the most jobs to take
 -- ARGV[2] -> lease in ms
 -- ARGV[3] -> reservation token (random, from the caller)
+-- ARGV[4] -> lifetime of the reservation record in ms (0: keep none)
 --
 -- Returns: {now ms, lease deadline ms, then per job: id, attempts,
 --           exceptions, payload}. Nothing is taken while the queue is paused.
 --
 -- IDs in the ready list with no payload (removed jobs) are dropped. The
 -- doorbell rings again if jobs remain, so the next waiting worker wakes.
+--
+-- A call is made again with the same token when the Redis client retries
+-- it after losing its reply; the jobs the first run took reached no
+-- worker. So a run that takes jobs records its deadline under its token,
+-- and a run that finds the record takes nothing new: it returns, with
+-- that deadline, the jobs the first run took that are still held under
+-- the token (all of them, unless their lease ran out meanwhile), in
+-- reserved-set order rather than queue order. The record costs one GET
+-- and one SET per call.
+--
+-- Not allow-oom: the reserved set and the state hash grow by every job
+-- taken. Past maxmemory Redis still runs it, because its first write,
+-- LPOP, is not a deny-oom command and a script that has written may go
+-- on; so workers drain a full Redis.
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local token = ARGV[3]
+
+local prev = redis.call('GET', KEYS[7])
+if prev then
+  local out = {now, tonumber(prev)}
+  local ids = redis.call('ZRANGEBYSCORE', KEYS[2], prev, prev)
+  for s = 1, #ids, 1000 do
+    local e = math.min(s + 999, #ids)
+    local states = redis.call('HMGET', KEYS[4], unpack(ids, s, e))
+    local payloads = redis.call('HMGET', KEYS[3], unpack(ids, s, e))
+    for i = s, e do
+      local st = states[i - s + 1]
+      local p = payloads[i - s + 1]
+      if st and p then
+        local a, x, tok = string.match(st, '^(%d+):(%d+):(.*)$')
+        if tok == token then
+          out[#out + 1] = ids[i]
+          out[#out + 1] = tonumber(a)
+          out[#out + 1] = tonumber(x)
+          out[#out + 1] = p
+        end
+      end
+    end
+  end
+  return out
+end
+
 local deadline = now + tonumber(ARGV[2])
 local out = {now, deadline}
 
@@ -26,9 +69,9 @@ if redis.call('EXISTS', KEYS[6]) == 1 then return out end
 local popped = redis.call('LPOP', KEYS[1], tonumber(ARGV[1]))
 if not popped then return out end
 
-local token = ARGV[3]
 local dl = string.format('%d', deadline)
 local seen = {}
+local taken = 0
 for s = 1, #popped, 1000 do
   local e = math.min(s + 999, #popped)
   local payloads = redis.call('HMGET', KEYS[3], unpack(popped, s, e))
@@ -63,8 +106,13 @@ for s = 1, #popped, 1000 do
     redis.call('ZADD', KEYS[2], unpack(zargs, z, ze))
     redis.call('HSET', KEYS[4], unpack(sargs, z, ze))
   end
+  taken = taken + #zargs
 end
 
+local keep = tonumber(ARGV[4])
+if taken > 0 and keep > 0 then
+  redis.call('SET', KEYS[7], dl, 'PX', keep)
+end
 if redis.call('LLEN', KEYS[1]) > 0 and redis.call('LLEN', KEYS[5]) == 0 then
   redis.call('RPUSH', KEYS[5], '1')
 end

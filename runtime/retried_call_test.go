@@ -1,0 +1,138 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// replayScripts is a go-redis hook that runs the first call of one script
+// twice, as the Redis client does when the connection breaks after Redis
+// ran a command and before its reply came: the first reply is lost, the
+// second is the caller's. A pipeline holding the call is run twice whole,
+// as go-redis retries it. between, if set, runs between the two.
+type replayScripts struct {
+	sha     string
+	between func()
+	mu      sync.Mutex
+	n       int
+}
+
+// replays counts the calls run twice so far.
+func (h *replayScripts) replays() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n
+}
+
+func (h *replayScripts) take(cmds ...redis.Cmder) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.n > 0 {
+		return false
+	}
+	for _, c := range cmds {
+		if args := c.Args(); len(args) > 1 && fmt.Sprint(args[0]) == "evalsha" && fmt.Sprint(args[1]) == h.sha {
+			h.n++
+			return true
+		}
+	}
+	return false
+}
+
+func (h *replayScripts) twice(run func() error) error {
+	_ = run()
+	if h.between != nil {
+		h.between()
+	}
+	return run()
+}
+
+func (h *replayScripts) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *replayScripts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !h.take(cmd) {
+			return next(ctx, cmd)
+		}
+		return h.twice(func() error { return next(ctx, cmd) })
+	}
+}
+
+func (h *replayScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if !h.take(cmds...) {
+			return next(ctx, cmds)
+		}
+		return h.twice(func() error { return next(ctx, cmds) })
+	}
+}
+
+func TestRetriedReserveHandsBackItsJobs(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		var ids []string
+		for i := range 3 {
+			e := env("default", "app.Job", fmt.Sprint(i))
+			require.NoError(t, b.engine.Push(b.ctx, e))
+			ids = append(ids, e.ID)
+		}
+		hook := &replayScripts{sha: runtime.ScriptSHA("reserve")}
+		b.rdb.AddHook(hook)
+		batch := mustReserve(t, b, "default", 2)
+		require.Equal(t, 1, hook.replays())
+
+		got := make([]string, len(batch.Jobs))
+		for i, j := range batch.Jobs {
+			got[i] = j.ID
+			require.Equal(t, 1, j.Attempts, "the retry is not an attempt")
+			require.WithinDuration(t, batch.Now.Add(time.Minute), j.LeaseUntil, time.Second)
+		}
+		require.ElementsMatch(t, ids[:2], got, "the retry hands back the jobs the lost reply held")
+		require.Equal(t, runtime.Sizes{Ready: 1, Reserved: 2}, sizes(t, b, "default"))
+
+		// The record of the call lasts no longer than the lease.
+		ttl, err := b.rdb.PTTL(b.ctx, b.prefix+":{default}:reservation:"+batch.Jobs[0].Token).Result()
+		require.NoError(t, err)
+		require.Greater(t, ttl, time.Duration(0))
+		require.LessOrEqual(t, ttl, time.Minute)
+
+		refs := []runtime.Ref{batch.Jobs[0].Ref, batch.Jobs[1].Ref}
+		require.NoError(t, b.engine.Ack(b.ctx, refs...))
+		require.Equal(t, runtime.Sizes{Ready: 1}, sizes(t, b, "default"))
+	})
+}
+
+func TestRetriedReserveWithWindowOff(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{RetryWindow: -1}, func(t *testing.T, b bundle) {
+		for i := range 4 {
+			require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", fmt.Sprint(i))))
+		}
+		b.rdb.AddHook(&replayScripts{sha: runtime.ScriptSHA("reserve")})
+		batch := mustReserve(t, b, "default", 2)
+		require.Len(t, batch.Jobs, 2)
+		require.Equal(t, runtime.Sizes{Reserved: 4}, sizes(t, b, "default"),
+			"with no record of the call, the retry takes more jobs")
+		keys := keysMatching(t, b, b.prefix+":{default}:reservation:*")
+		require.Empty(t, keys)
+	})
+}
+
+func TestRetriedReserveOfAPausedQueue(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "")))
+		hook := &replayScripts{sha: runtime.ScriptSHA("reserve"), between: func() {
+			require.NoError(t, b.engine.Pause(b.ctx, "default"))
+		}}
+		b.rdb.AddHook(hook)
+		batch := mustReserve(t, b, "default", 5)
+		require.Len(t, batch.Jobs, 1, "a queue paused after the first run still hands back its jobs")
+		require.Equal(t, runtime.Sizes{Reserved: 1}, sizes(t, b, "default"))
+	})
+}
