@@ -102,8 +102,13 @@ func exerciseScripts(t *testing.T, b bundle) {
 	require.NoError(t, err)
 	_, err = e.Sizes(ctx, "audit")
 	require.NoError(t, err)
+	// The reserve runs twice, as when the Redis client retries it: the
+	// second run hands back what the first took.
+	reserveTwice := &replayScripts{sha: runtime.ScriptSHA("reserve")}
+	b.rdb.AddHook(reserveTwice)
 	jobs := mustReserve(t, b, "audit", 10).Jobs
 	require.Len(t, jobs, 3)
+	require.Equal(t, 1, reserveTwice.replays())
 	// unreserve, and the reserve pipelined behind a doorbell's BLPOP
 	require.NoError(t, e.Unreserve(ctx, jobs[0].Ref, jobs[1].Ref, jobs[2].Ref))
 	_, batch, ok, err := e.WaitReserve(ctx, []string{"audit"}, 100*time.Millisecond, 10, time.Minute)
