@@ -42,7 +42,7 @@ func jobKeys(t *testing.T, b bundle, pattern string, window time.Duration) []str
 	t.Helper()
 	var keys []string
 	for _, k := range keysMatching(t, b, pattern) {
-		if !strings.Contains(k, ":reservation:") && !strings.Contains(k, ":pushed:") {
+		if !strings.Contains(k, ":reservation:") && !strings.Contains(k, ":calls:") {
 			keys = append(keys, k)
 			continue
 		}

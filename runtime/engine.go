@@ -40,18 +40,20 @@ type EngineConfig struct {
 	// Replication makes pushes wait for replicas (Redis WAIT), so that an
 	// acknowledged dispatch survives a failover; see ReplicationConfig.
 	Replication ReplicationConfig
-	// RetryWindow is how long Redis remembers each reserve call, so that
-	// a retry of the call by the Redis client itself (go-redis sends a
-	// command again, up to MaxRetries times, when the connection broke
-	// before its reply came) is recognised and does not run twice: a
-	// retried reserve would take more jobs, the first ones going to no
-	// worker. It must outlast the client's retries; at worst those take
-	// ReadTimeout + MaxRetries × (MaxRetryBackoff + DialTimeout +
-	// WriteTimeout + ReadTimeout) after the call first ran, under 50s with
-	// go-redis's defaults. Each call is remembered in about 100 bytes (a
-	// reserve that took nothing in none, and one for no longer than its
-	// lease). Default 1 minute; negative turns it off, for a client that
-	// never retries (go-redis MaxRetries -1).
+	// RetryWindow is how long Redis remembers each push and reserve
+	// call, so that a retry of the call by the Redis client itself
+	// (go-redis sends a command again, up to MaxRetries times, when the
+	// connection broke before its reply came) is recognised and does not
+	// run twice: a retried push would queue jobs again that have run
+	// meanwhile, and a retried reserve would take more jobs, the first ones
+	// going to no worker. It must outlast the client's retries; at worst
+	// those take ReadTimeout + MaxRetries × (MaxRetryBackoff + DialTimeout
+	// + WriteTimeout + ReadTimeout) after the call first ran, under 50s
+	// with go-redis's defaults. A push call (up to 500 jobs of one queue)
+	// is remembered in about 80 bytes; a reserve call that took jobs in
+	// about 100, for no longer than its lease. Default 1 minute; negative
+	// turns it off, for a client that never retries (go-redis MaxRetries
+	// -1).
 	RetryWindow time.Duration
 	// Partitions splits the queues named into that many partitions, each
 	// with a hash tag of its own, so that on a Redis Cluster a busy queue
@@ -182,7 +184,8 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 	type group struct {
 		queue string
 		delay int64
-		args  []any
+		jobs  int
+		args  []any // the script's arguments: its head, then a pair per job
 	}
 	type groupKey struct {
 		queue string
@@ -191,6 +194,7 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 	var groups []*group
 	index := map[groupKey]*group{}
 	now := time.Now().UnixMilli()
+	keep := e.retryWindow()
 	for _, j := range jobs {
 		env := j.Envelope
 		if err := ValidateQueueName(env.Queue); err != nil {
@@ -216,12 +220,19 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 		ms := j.Delay.Milliseconds()
 		k := groupKey{q, ms}
 		g := index[k]
-		if g == nil || len(g.args) >= 2*pushChunk {
+		if g == nil || g.jobs == pushChunk {
+			// Each call records a nonce of its own, so that a retry of it
+			// by the Redis client is not pushed again (push.lua).
 			g = &group{queue: q, delay: ms}
+			if ms > 0 {
+				g.args = append(g.args, ms)
+			}
+			g.args = append(g.args, keep, newToken())
 			index[k] = g
 			groups = append(groups, g)
 		}
 		g.args = append(g.args, env.ID, b)
+		g.jobs++
 	}
 	calls := make([]call, 0, len(groups))
 	for _, g := range groups {
@@ -229,10 +240,11 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 			return err
 		}
 		qk := e.keys.queue(g.queue)
+		record := e.keys.calls(g.queue, now/1000)
 		if g.delay > 0 {
-			calls = append(calls, call{scriptLater, []string{qk.Delayed, qk.Payloads, qk.Notify}, append([]any{g.delay}, g.args...)})
+			calls = append(calls, call{scriptLater, []string{qk.Delayed, qk.Payloads, qk.Notify, record}, g.args})
 		} else {
-			calls = append(calls, call{scriptPush, []string{qk.Ready, qk.Payloads, qk.Notify}, g.args})
+			calls = append(calls, call{scriptPush, []string{qk.Ready, qk.Payloads, qk.Notify, record}, g.args})
 		}
 	}
 	if len(calls) == 0 {

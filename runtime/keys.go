@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -80,6 +81,16 @@ func (k keys) chained(queue, id string) string {
 // back the same jobs instead of taking more (reserve.lua).
 func (k keys) reservation(queue, token string) string {
 	return k.prefix + ":{" + queue + "}:reservation:" + token
+}
+
+// calls is a HASH of the push calls made to queue in one second (unix
+// seconds, by the caller's clock): nonce -> "1". It is kept for
+// EngineConfig.RetryWindow after its last write. A retry of a call by
+// the Redis client names the same hash, finds its nonce and adds nothing
+// (push.lua, later.lua). One hash per second rather than a key per call
+// costs Redis less, in time and memory, and expires as one key.
+func (k keys) calls(queue string, second int64) string {
+	return k.prefix + ":{" + queue + "}:calls:" + strconv.FormatInt(second, 10)
 }
 
 // unique is a STRING holding the ID of the job that holds unique lock

@@ -109,7 +109,7 @@ func TestRetriedReserveHandsBackItsJobs(t *testing.T) {
 	})
 }
 
-func TestRetriedReserveWithWindowOff(t *testing.T) {
+func TestRetriedCallsWithWindowOff(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{RetryWindow: -1}, func(t *testing.T, b bundle) {
 		for i := range 4 {
 			require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", fmt.Sprint(i))))
@@ -119,8 +119,8 @@ func TestRetriedReserveWithWindowOff(t *testing.T) {
 		require.Len(t, batch.Jobs, 2)
 		require.Equal(t, runtime.Sizes{Reserved: 4}, sizes(t, b, "default"),
 			"with no record of the call, the retry takes more jobs")
-		keys := keysMatching(t, b, b.prefix+":{default}:reservation:*")
-		require.Empty(t, keys)
+		require.Empty(t, keysMatching(t, b, b.prefix+":{default}:reservation:*"))
+		require.Empty(t, keysMatching(t, b, b.prefix+":{default}:calls:*"))
 	})
 }
 
@@ -134,5 +134,63 @@ func TestRetriedReserveOfAPausedQueue(t *testing.T) {
 		batch := mustReserve(t, b, "default", 5)
 		require.Len(t, batch.Jobs, 1, "a queue paused after the first run still hands back its jobs")
 		require.Equal(t, runtime.Sizes{Reserved: 1}, sizes(t, b, "default"))
+	})
+}
+
+func TestRetriedPushAfterTheJobRan(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		hook := &replayScripts{sha: runtime.ScriptSHA("push"), between: func() {
+			batch := mustReserve(t, b, "default", 10)
+			require.Len(t, batch.Jobs, 1)
+			require.NoError(t, b.engine.Ack(b.ctx, batch.Jobs[0].Ref))
+		}}
+		b.rdb.AddHook(hook)
+		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "")))
+		require.Equal(t, 1, hook.replays())
+		require.Equal(t, runtime.Sizes{}, sizes(t, b, "default"), "the finished job is not queued again")
+
+		// The record of the call lasts RetryWindow.
+		keys := keysMatching(t, b, b.prefix+":{default}:calls:*")
+		require.Len(t, keys, 1)
+		ttl, err := b.rdb.PTTL(b.ctx, keys[0]).Result()
+		require.NoError(t, err)
+		require.Greater(t, ttl, 50*time.Second)
+		require.LessOrEqual(t, ttl, time.Minute)
+	})
+}
+
+func TestRetriedPushBulkAfterTheJobsRan(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		// Two queues, so two script calls in one pipeline, sent again whole.
+		hook := &replayScripts{sha: runtime.ScriptSHA("push"), between: func() {
+			for _, q := range []string{"a", "b"} {
+				batch := mustReserve(t, b, q, 10)
+				require.Len(t, batch.Jobs, 2)
+				require.NoError(t, b.engine.Ack(b.ctx, batch.Jobs[0].Ref, batch.Jobs[1].Ref))
+			}
+		}}
+		b.rdb.AddHook(hook)
+		var out []runtime.Outgoing
+		for i := range 4 {
+			out = append(out, runtime.Outgoing{Envelope: env([]string{"a", "b"}[i%2], "app.Job", fmt.Sprint(i))})
+		}
+		require.NoError(t, b.engine.PushBulk(b.ctx, out))
+		require.Equal(t, 1, hook.replays())
+		require.Equal(t, runtime.Sizes{}, sizes(t, b, "a"))
+		require.Equal(t, runtime.Sizes{}, sizes(t, b, "b"))
+	})
+}
+
+func TestRetriedLaterAfterTheJobWentAway(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		hook := &replayScripts{sha: runtime.ScriptSHA("later"), between: func() {
+			n, err := b.engine.Clear(b.ctx, "default")
+			require.NoError(t, err)
+			require.Equal(t, int64(1), n)
+		}}
+		b.rdb.AddHook(hook)
+		require.NoError(t, b.engine.Later(b.ctx, env("default", "app.Job", ""), time.Hour))
+		require.Equal(t, 1, hook.replays())
+		require.Equal(t, runtime.Sizes{}, sizes(t, b, "default"), "the cleared job is not added again")
 	})
 }

@@ -91,9 +91,18 @@ func TestScriptKeyAudit(t *testing.T) {
 // at least once on the cluster.
 func exerciseScripts(t *testing.T, b bundle) {
 	ctx, e := b.ctx, b.engine
-	// push, later, migrate, reserve
+	// push, later, migrate, reserve; the first push and later run twice,
+	// as when the Redis client retries them, and the second run finds the
+	// record of the first.
+	twice := []*replayScripts{{sha: runtime.ScriptSHA("push")}, {sha: runtime.ScriptSHA("later")}}
+	for _, h := range twice {
+		b.rdb.AddHook(h)
+	}
 	require.NoError(t, e.Push(ctx, env("audit", "app.Job", "1")))
 	require.NoError(t, e.Later(ctx, env("audit", "app.Job", "2"), time.Millisecond))
+	for _, h := range twice {
+		require.Equal(t, 1, h.replays())
+	}
 	require.NoError(t, e.PushBulk(ctx, []runtime.Outgoing{
 		{Envelope: env("audit", "app.Job", "3")}, {Envelope: env("audit-b", "app.Job", "4")},
 	}))

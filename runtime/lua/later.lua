@@ -3,16 +3,33 @@
 -- KEYS[1] -> delayed zset
 -- KEYS[2] -> payloads hash
 -- KEYS[3] -> notify list (doorbell)
+-- KEYS[4] -> calls hash of the second the call was made in (nonce or
+--            token -> what the call did)
 -- ARGV[1] -> delay in ms
--- ARGV[2..] -> pairs: job ID, encoded envelope
+-- ARGV[2] -> how long to keep the calls hash after this call, in ms
+--            (0: record nothing)
+-- ARGV[3] -> nonce of this call (random, from the caller)
+-- ARGV[4..] -> pairs: job ID, encoded envelope
 --
 -- Returns: the number of jobs added.
 -- Errors: "DUPLICATE <id>" if a job ID exists already with another
 -- payload; nothing is added then. A job that exists with the same
--- payload is skipped: that is this very call, retried by the client.
+-- payload is skipped: that is this very call, made again.
 --
 -- The doorbell rings when the new jobs fall due before every job already
 -- delayed, so a waiting worker shortens its wait.
+--
+-- A call made again by the Redis client, after its reply was lost, finds
+-- its nonce recorded and adds nothing, as in push.lua.
+
+local keep = tonumber(ARGV[2])
+local nonce = ARGV[3]
+if keep > 0 then
+  if redis.call('HSETNX', KEYS[4], nonce, '1') == 0 then return 0 end
+  if redis.call('PTTL', KEYS[4]) < keep then
+    redis.call('PEXPIRE', KEYS[4], keep)
+  end
+end
 
 local t = redis.call('TIME')
 local due = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
@@ -20,7 +37,7 @@ local dues = string.format('%d', due)
 
 -- Pairs are read 500 at a time, so unpack never passes 1000 values.
 local chunks = {}
-for s = 2, #ARGV, 1000 do
+for s = 4, #ARGV, 1000 do
   local ids = {}
   for i = s, math.min(s + 999, #ARGV), 2 do ids[#ids + 1] = ARGV[i] end
   local found = redis.call('HMGET', KEYS[2], unpack(ids))
@@ -33,6 +50,8 @@ for s = 2, #ARGV, 1000 do
       members[#members + 1] = dues
       members[#members + 1] = ids[j]
     elseif found[j] ~= payload then
+      -- Nothing is added, so a retry must be refused as well.
+      if keep > 0 then redis.call('HDEL', KEYS[4], nonce) end
       return redis.error_reply('DUPLICATE ' .. ids[j])
     end
   end

@@ -3,16 +3,35 @@
 -- KEYS[1] -> ready list
 -- KEYS[2] -> payloads hash
 -- KEYS[3] -> notify list (doorbell)
--- ARGV[1..] -> pairs: job ID, encoded envelope
+-- KEYS[4] -> calls hash of the second the call was made in (nonce or
+--            token -> what the call did)
+-- ARGV[1] -> how long to keep the calls hash after this call, in ms
+--            (0: record nothing)
+-- ARGV[2] -> nonce of this call (random, from the caller)
+-- ARGV[3..] -> pairs: job ID, encoded envelope
 --
 -- Returns: the number of jobs pushed.
 -- Errors: "DUPLICATE <id>" if a job ID exists already with another
 -- payload; nothing is pushed then. A job that exists with the same
--- payload is skipped: that is this very push, retried by the client.
+-- payload is skipped: that is this very push, made again.
+--
+-- The Redis client sends a call again when the connection broke before
+-- its reply came. By then the jobs of the first run may have run and been
+-- acked, so that their IDs are free again: the call records its nonce
+-- first, and a run that finds it there pushes nothing and returns 0.
+
+local keep = tonumber(ARGV[1])
+local nonce = ARGV[2]
+if keep > 0 then
+  if redis.call('HSETNX', KEYS[4], nonce, '1') == 0 then return 0 end
+  if redis.call('PTTL', KEYS[4]) < keep then
+    redis.call('PEXPIRE', KEYS[4], keep)
+  end
+end
 
 -- Pairs are read 500 at a time, so unpack never passes 1000 values.
 local chunks = {}
-for s = 1, #ARGV, 1000 do
+for s = 3, #ARGV, 1000 do
   local ids = {}
   for i = s, math.min(s + 999, #ARGV), 2 do ids[#ids + 1] = ARGV[i] end
   local found = redis.call('HMGET', KEYS[2], unpack(ids))
@@ -24,6 +43,8 @@ for s = 1, #ARGV, 1000 do
       args[#args + 1] = payload
       fresh[#fresh + 1] = ids[j]
     elseif found[j] ~= payload then
+      -- Nothing is pushed, so a retry must be refused as well.
+      if keep > 0 then redis.call('HDEL', KEYS[4], nonce) end
       return redis.error_reply('DUPLICATE ' .. ids[j])
     end
   end
