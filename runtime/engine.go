@@ -49,11 +49,11 @@ type EngineConfig struct {
 	// going to no worker. It must outlast the client's retries; at worst
 	// those take ReadTimeout + MaxRetries × (MaxRetryBackoff + DialTimeout
 	// + WriteTimeout + ReadTimeout) after the call first ran, under 50s
-	// with go-redis's defaults. A push call (up to 500 jobs of one queue)
-	// is remembered in about 80 bytes; a reserve call that took jobs in
-	// about 100, for no longer than its lease. Default 1 minute; negative
-	// turns it off, for a client that never retries (go-redis MaxRetries
-	// -1).
+	// with go-redis's defaults. Each push call (up to 500 jobs of one
+	// queue) and each reserve call that took jobs is remembered in about
+	// 80 bytes, in a hash per queue and second that expires as a whole.
+	// Default 1 minute; negative turns it off, for a client that never
+	// retries (go-redis MaxRetries -1).
 	RetryWindow time.Duration
 	// Partitions splits the queues named into that many partitions, each
 	// with a hash tag of its own, so that on a Redis Cluster a busy queue
@@ -388,11 +388,8 @@ func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Du
 func (e *Engine) reserveCall(queue string, n int, lease time.Duration) (call, string) {
 	qk := e.keys.queue(queue)
 	token := newToken()
-	// The record of the call need not outlive the lease: by then the
-	// leases of its jobs have run out.
-	keep := min(lease.Milliseconds(), e.retryWindow())
-	return call{scriptReserve, []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.reservation(queue, token)},
-		[]any{n, lease.Milliseconds(), token, keep}}, token
+	return call{scriptReserve, []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.calls(queue, time.Now().Unix())},
+		[]any{n, lease.Milliseconds(), token, e.retryWindow()}}, token
 }
 
 // parseReserve reads the replies of a migrate call and the reserve call

@@ -74,21 +74,15 @@ func (k keys) chained(queue, id string) string {
 	return k.prefix + ":{" + queue + "}:chained:" + id
 }
 
-// reservation is a STRING holding the lease deadline (unix ms) of the
-// reserve call made with token, set when that call took jobs, with a
-// lifetime of the lease or EngineConfig.RetryWindow, whichever is
-// shorter. A retry of the call by the Redis client finds it and hands
-// back the same jobs instead of taking more (reserve.lua).
-func (k keys) reservation(queue, token string) string {
-	return k.prefix + ":{" + queue + "}:reservation:" + token
-}
-
-// calls is a HASH of the push calls made to queue in one second (unix
-// seconds, by the caller's clock): nonce -> "1". It is kept for
-// EngineConfig.RetryWindow after its last write. A retry of a call by
-// the Redis client names the same hash, finds its nonce and adds nothing
-// (push.lua, later.lua). One hash per second rather than a key per call
-// costs Redis less, in time and memory, and expires as one key.
+// calls is a HASH of the push and reserve calls made to queue in one
+// second (unix seconds, by the caller's clock): for a push or later call,
+// its nonce -> "1"; for a reserve call that took jobs, its token -> their
+// lease deadline (unix ms). It is kept for EngineConfig.RetryWindow after
+// its last write. A retry of a call by the Redis client names the same
+// hash and finds the call there: a push adds nothing, a reserve hands back
+// the jobs it took (push.lua, later.lua, reserve.lua). One hash per second
+// rather than a key per call costs Redis less, in time and memory, and
+// expires as one key.
 func (k keys) calls(queue string, second int64) string {
 	return k.prefix + ":{" + queue + "}:calls:" + strconv.FormatInt(second, 10)
 }

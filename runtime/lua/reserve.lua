@@ -6,11 +6,13 @@
 -- KEYS[4] -> state hash (job ID -> "attempts:exceptions:token")
 -- KEYS[5] -> notify list (doorbell)
 -- KEYS[6] -> paused flag
--- KEYS[7] -> reservation record of this token (string: lease deadline ms)
+-- KEYS[7] -> calls hash of the second the call was made in (nonce or
+--            token -> what the call did)
 -- ARGV[1] -> N, the most jobs to take
 -- ARGV[2] -> lease in ms
 -- ARGV[3] -> reservation token (random, from the caller)
--- ARGV[4] -> lifetime of the reservation record in ms (0: keep none)
+-- ARGV[4] -> how long to keep the calls hash after this call, in ms
+--            (0: record nothing)
 --
 -- Returns: {now ms, lease deadline ms, then per job: id, attempts,
 --           exceptions, payload}. Nothing is taken while the queue is paused.
@@ -24,8 +26,9 @@
 -- and a run that finds the record takes nothing new: it returns, with
 -- that deadline, the jobs the first run took that are still held under
 -- the token (all of them, unless their lease ran out meanwhile), in
--- reserved-set order rather than queue order. The record costs one GET
--- and one SET per call.
+-- reserved-set order rather than queue order. The record costs one HGET
+-- per call, and one HSET and PTTL (and at most one PEXPIRE) per call that
+-- takes jobs.
 --
 -- Not allow-oom: the reserved set and the state hash grow by every job
 -- taken. Past maxmemory Redis still runs it, because its first write,
@@ -35,8 +38,9 @@
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local token = ARGV[3]
+local keep = tonumber(ARGV[4])
 
-local prev = redis.call('GET', KEYS[7])
+local prev = keep > 0 and redis.call('HGET', KEYS[7], token)
 if prev then
   local out = {now, tonumber(prev)}
   local ids = redis.call('ZRANGEBYSCORE', KEYS[2], prev, prev)
@@ -109,9 +113,11 @@ for s = 1, #popped, 1000 do
   taken = taken + #zargs
 end
 
-local keep = tonumber(ARGV[4])
 if taken > 0 and keep > 0 then
-  redis.call('SET', KEYS[7], dl, 'PX', keep)
+  redis.call('HSET', KEYS[7], token, dl)
+  if redis.call('PTTL', KEYS[7]) < keep then
+    redis.call('PEXPIRE', KEYS[7], keep)
+  end
 end
 if redis.call('LLEN', KEYS[1]) > 0 and redis.call('LLEN', KEYS[5]) == 0 then
   redis.call('RPUSH', KEYS[5], '1')
