@@ -206,3 +206,21 @@ func TestRetriedLaterAfterTheJobWentAway(t *testing.T) {
 		require.Equal(t, runtime.Sizes{}, sizes(t, b, "default"), "the cleared job is not added again")
 	})
 }
+
+func TestRetriedReserveAfterTheLease(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{MigrateLimit: 1}, func(t *testing.T, b bundle) {
+		for i := range 3 {
+			require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", fmt.Sprint(i))))
+		}
+		// The retry comes after the lease, and the migrate before it
+		// moves only one of the two expired jobs back.
+		b.rdb.AddHook(&replayScripts{sha: runtime.ScriptSHA("reserve"), between: func() { time.Sleep(150 * time.Millisecond) }})
+		batch, err := b.engine.Reserve(b.ctx, "default", 2, 100*time.Millisecond)
+		require.NoError(t, err)
+		require.Empty(t, batch.Jobs, "jobs whose lease has run out are not handed back")
+		require.Equal(t, runtime.Sizes{Ready: 2, Reserved: 1}, sizes(t, b, "default"))
+		_, err = b.engine.Migrate(b.ctx, "default")
+		require.NoError(t, err)
+		require.Equal(t, runtime.Sizes{Ready: 3}, sizes(t, b, "default"))
+	})
+}

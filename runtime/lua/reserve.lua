@@ -25,7 +25,7 @@
 -- worker. So a run that takes jobs records its deadline under its token,
 -- and a run that finds the record takes nothing new: it returns, with
 -- that deadline, the jobs the first run took that are still held under
--- the token (all of them, unless their lease ran out meanwhile), in
+-- the token (all of them, unless the lease has run out, then none), in
 -- reserved-set order rather than queue order. The record costs one HGET
 -- per call, and one HSET and PTTL (and at most one PEXPIRE) per call that
 -- takes jobs.
@@ -43,6 +43,9 @@ local keep = tonumber(ARGV[4])
 local prev = keep > 0 and redis.call('HGET', KEYS[7], token)
 if prev then
   local out = {now, tonumber(prev)}
+  -- Jobs whose lease has run out are not handed back: migrate may move
+  -- them to ready at any moment.
+  if tonumber(prev) <= now then return out end
   local ids = redis.call('ZRANGEBYSCORE', KEYS[2], prev, prev)
   for s = 1, #ids, 1000 do
     local e = math.min(s + 999, #ids)
