@@ -170,6 +170,7 @@ func openEmbedded(name string) (redis.UniversalClient, func() error, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("start embedded server: %w", err)
 		}
+		acceptShebangs(srv.Server())
 		s = &embeddedServer{srv: srv, stop: make(chan struct{})}
 		embedded.servers[name] = s
 		go expireEmbedded(srv, s.stop)

@@ -1,0 +1,91 @@
+package runtime
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/internal/redistest"
+)
+
+func TestWithoutShebang(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ src, want string }{
+		{"#!lua flags=allow-oom\n-- a\nreturn 1\n", "\n-- a\nreturn 1\n"},
+		{"#!lua\nreturn 1", "\nreturn 1"},
+		{"#!lua flags=allow-oom", ""},
+		{"-- a\nreturn 1\n", "-- a\nreturn 1\n"},
+		{"return '#!lua'", "return '#!lua'"},
+		{"", ""},
+	} {
+		require.Equal(t, c.want, withoutShebang(c.src), "%q", c.src)
+	}
+}
+
+// TestShebangScripts runs scripts that start with a shebang on every
+// backend, the embedded server also through a second client that reaches
+// it by address, as another process would: by EVAL (NOSCRIPT recovery),
+// by EVALSHA of the whole text, loaded by SCRIPT LOAD, and in a pipeline.
+func TestShebangScripts(t *testing.T) {
+	t.Parallel()
+	s := &script{name: "shebang", src: "#!lua flags=allow-oom\nreturn {KEYS[1], ARGV[1]}\n"}
+	s.sha = sha1Hex(s.src)
+	loaded := &script{name: "loaded", src: "#!lua flags=allow-oom\nreturn 'loaded'\n"}
+	loaded.sha = sha1Hex(loaded.src)
+	broken := "#!lua flags=allow-oom\nlocal a = 1\nreturn )\n"
+
+	for _, be := range redistest.Backends(t) {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			rdb, closeClient, err := openClient(be.URL)
+			require.NoError(t, err)
+			defer func() { _ = closeClient() }()
+			clients := []redis.UniversalClient{rdb}
+			if be.Name == "embedded" {
+				byAddr := redis.NewClient(&redis.Options{Addr: rdb.(*redis.Client).Options().Addr})
+				defer func() { _ = byAddr.Close() }()
+				clients = append(clients, byAddr)
+			}
+			for _, c := range clients {
+				key := redistest.Prefix(t) + ":k"
+				for range 2 { // by text (NOSCRIPT), then by SHA
+					got, err := call{s, []string{key}, []any{"a"}}.run(ctx, c).Slice()
+					require.NoError(t, err)
+					require.Equal(t, []any{key, "a"}, got)
+				}
+				cmds, err := runAll(ctx, c, []call{{s, []string{key}, []any{"b"}}, {s, []string{key}, []any{"c"}}})
+				require.NoError(t, err)
+				require.Equal(t, []any{key, "c"}, cmds[1].Val())
+
+				require.NoError(t, c.ScriptLoad(ctx, loaded.src).Err())
+				got, err := c.EvalSha(ctx, loaded.sha, []string{key}).Result()
+				require.NoError(t, err)
+				require.Equal(t, "loaded", got)
+
+				// A syntax error is reported on the line of the text sent.
+				err = c.Eval(ctx, broken, []string{key}).Err()
+				require.Error(t, err)
+				require.Regexp(t, `(:3:|line:3\()`, err.Error())
+			}
+		})
+	}
+}
+
+// TestScriptShebangs checks the shebangs of the scripts in lua/: only
+// flags, which the embedded server ignores.
+func TestScriptShebangs(t *testing.T) {
+	t.Parallel()
+	var flagged []string
+	for _, s := range allScripts {
+		first, _, _ := strings.Cut(s.src, "\n")
+		if strings.HasPrefix(first, "#!") {
+			require.True(t, strings.HasPrefix(first, "#!lua flags="), "%s: shebang %q", s.name, first)
+			flagged = append(flagged, s.name+" ("+strings.TrimPrefix(first, "#!lua flags=")+")")
+		}
+	}
+	t.Logf("scripts with flags: %v", flagged)
+}
