@@ -2,6 +2,8 @@ package faults_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -152,7 +154,6 @@ func TestEvictionPolicyWarning(t *testing.T) {
 // takes no new memory, so the heartbeat must go on and the job run once.
 func TestHeartbeatUnderOOM(t *testing.T) {
 	t.Parallel()
-	needsRuntime(t, "BUG: past maxmemory the extend script is refused (its first write, ZADD XX, is a deny-oom command), so the heartbeat fails and a job longer than RetryAfter is run again; declare the scripts that take no new memory (extend, ack, release, fail, migrate, reserve) with #!lua flags=allow-oom")
 	b := setup(t, "--maxmemory-policy", "noeviction")
 	const retryAfter = time.Second
 	f := b.fleet(t, func(c *faultworker.Config) { c.RetryAfter, c.Timeout = retryAfter, 900*time.Millisecond })
@@ -167,4 +168,50 @@ func TestHeartbeatUnderOOM(t *testing.T) {
 	f.StopAll(10 * time.Second)
 	o := b.check(t, f)
 	require.Equal(t, 1, o.Runs, "the job runs once: %v", f.LogLines("heartbeat"))
+}
+
+// TestSettleUnderOOM makes every call a worker makes on a Redis past its
+// maxmemory, under noeviction. Extend, ack, release and migrate take no
+// new memory and are declared allow-oom; reserve and fail take some but
+// start with a write that Redis allows there (see their Lua headers). All
+// succeed; a push is refused.
+func TestSettleUnderOOM(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "--maxmemory-policy", "noeviction")
+	for range 6 {
+		_, err := b.disp.Push(b.ctx, faultworker.Task{})
+		require.NoError(t, err)
+	}
+	rdb := b.redis.Client()
+	require.NoError(t, rdb.ConfigSet(b.ctx, "maxmemory", "1").Err())
+	t.Cleanup(func() { _ = rdb.ConfigSet(context.Background(), "maxmemory", "0").Err() })
+	_, err := b.disp.Push(b.ctx, faultworker.Task{})
+	require.ErrorContains(t, err, "OOM", "Redis is past maxmemory")
+
+	e := b.engine
+	batch, err := e.Reserve(b.ctx, queue, 5, time.Minute)
+	require.NoError(t, err, "reserve")
+	require.Len(t, batch.Jobs, 5)
+	refs := make([]runtime.Ref, len(batch.Jobs))
+	for i, j := range batch.Jobs {
+		refs[i] = j.Ref
+	}
+	lost, err := e.Extend(b.ctx, time.Minute, refs...)
+	require.NoError(t, err, "extend")
+	require.Empty(t, lost)
+	require.NoError(t, e.Ack(b.ctx, refs[0]), "ack")
+	require.NoError(t, e.Release(b.ctx, runtime.ReleaseOpts{}, refs[1]), "release")
+	require.NoError(t, e.Release(b.ctx, runtime.ReleaseOpts{Delay: time.Millisecond, Exception: true}, refs[2]), "release with a delay")
+	require.NoError(t, e.Fail(b.ctx, runtime.Failure{Ref: refs[3], Err: errors.New("failed past maxmemory")}), "fail")
+
+	short, err := e.Reserve(b.ctx, queue, 1, 50*time.Millisecond)
+	require.NoError(t, err)
+	require.Len(t, short.Jobs, 1)
+	time.Sleep(100 * time.Millisecond)
+	// The delayed job may have been moved already, by the migrate that
+	// runs with each reserve; the expired one is moved here.
+	m, err := e.Migrate(b.ctx, queue)
+	require.NoError(t, err, "migrate")
+	require.Equal(t, 1, m.Expired)
+	require.Equal(t, runtime.Sizes{Ready: 3, Reserved: 1, Failed: 1}, sizes(t, b))
 }

@@ -26,7 +26,9 @@
 // Every queue operation is one Lua script (the lua directory), which
 // acts on a reservation only if its random token is still current and
 // reads times from the Redis clock. All keys of a queue share the
-// cluster hash tag {queue}.
+// cluster hash tag {queue}. Redis must be 7.0 or later: the scripts
+// that take no new memory declare the allow-oom flag, so that workers
+// go on renewing, finishing and releasing jobs past maxmemory.
 //
 // # Jobs and dispatch
 //

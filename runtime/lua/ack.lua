@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- ack: delete finished jobs (also used to delete a job from its handler).
 --
 -- KEYS[1] -> reserved zset
@@ -7,6 +8,9 @@
 --
 -- Returns: per pair, 1 if deleted or 0 if the token is stale. A stale pair
 -- changes nothing.
+--
+-- allow-oom: it only deletes, and past maxmemory finishing jobs is what
+-- frees memory.
 
 local ids = {}
 for i = 1, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- extend: renew the leases of reserved jobs (the heartbeat).
 --
 -- KEYS[1] -> reserved zset
@@ -7,6 +8,11 @@
 --
 -- Returns: {new deadline ms, then per pair 1 if renewed or 0 if the token
 --           is stale}. A stale pair changes nothing.
+--
+-- allow-oom: it only moves the scores of members that exist (ZADD XX),
+-- so it takes no new memory, and past maxmemory the heartbeat must go on,
+-- or every running job longer than its lease would be run again. Without
+-- the flag Redis refuses it there: ZADD is a deny-oom command.
 
 local t = redis.call('TIME')
 local deadline = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])

@@ -14,6 +14,11 @@
 --
 -- Returns: per triple, 1 if failed or 0 if the token is stale. A stale
 -- triple changes nothing. At most 1000 old entries are trimmed per call.
+--
+-- Not allow-oom: the failure info it stores is new memory, of any size.
+-- With no flags Redis judges a script command by command: past maxmemory
+-- it refuses a deny-oom command only as the script's first write, and
+-- this script's first write is a ZREM, so a job can still be failed.
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

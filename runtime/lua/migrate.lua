@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- migrate: move due delayed jobs and expired reservations back to ready.
 --
 -- KEYS[1] -> ready list
@@ -12,6 +13,9 @@
 --
 -- An expired job's token is cleared, so the worker that held it can no
 -- longer ack, release, extend or fail it. Its counts are kept.
+--
+-- allow-oom: it takes no new memory. Jobs move from the delayed and
+-- reserved sets to the ready list, and expired ones lose their token.
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- release: put reserved jobs back, ready now or after a delay.
 --
 -- KEYS[1] -> ready list
@@ -11,6 +12,9 @@
 --
 -- Returns: per pair, 1 if released or 0 if the token is stale. A stale
 -- pair changes nothing. The attempt count is kept; the token is cleared.
+--
+-- allow-oom: it takes no new memory. Each job moves from the reserved set
+-- to the delayed set or the ready list, and its state loses its token.
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
