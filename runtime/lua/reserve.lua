@@ -31,9 +31,10 @@
 -- takes jobs.
 --
 -- Not allow-oom: the reserved set and the state hash grow by every job
--- taken. Past maxmemory Redis still runs it, because its first write,
--- LPOP, is not a deny-oom command and a script that has written may go
--- on; so workers drain a full Redis.
+-- taken, and the calls hash by the call. It has no shebang, so Redis
+-- judges it command by command: past maxmemory it refuses a deny-oom
+-- command only as a script's first write, and this script's first write
+-- is LPOP, which is not one; so workers drain a full Redis.
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
