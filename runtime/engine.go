@@ -46,14 +46,14 @@ type EngineConfig struct {
 	// connection broke before its reply came) is recognised and does not
 	// run twice: a retried push would queue jobs again that have run
 	// meanwhile, and a retried reserve would take more jobs, the first ones
-	// going to no worker. It must outlast the client's retries; at worst
-	// those take ReadTimeout + MaxRetries × (MaxRetryBackoff + DialTimeout
-	// + WriteTimeout + ReadTimeout) after the call first ran, under 50s
-	// with go-redis's defaults. Each push call (up to 500 jobs of one
-	// queue) and each reserve call that took jobs is remembered in about
-	// 80 bytes, in a hash per queue and second that expires as a whole.
-	// Default 1 minute; negative turns it off, for a client that never
-	// retries (go-redis MaxRetries -1).
+	// going to no worker. It must outlast the client's retries, which end
+	// at most ReadTimeout + MaxRetries × (MaxRetryBackoff + DialTimeout +
+	// WriteTimeout + ReadTimeout) after the call first ran: 53s with
+	// go-redis's defaults (5s timeouts, 3 retries, 1s backoff). Each push
+	// call (up to 500 jobs of one queue) and each reserve call that took
+	// jobs is remembered in about 80 bytes, in a hash per queue and second
+	// that expires as a whole. Default 1 minute; negative turns it off, for
+	// a client that never retries (go-redis MaxRetries -1).
 	RetryWindow time.Duration
 	// Partitions splits the queues named into that many partitions, each
 	// with a hash tag of its own, so that on a Redis Cluster a busy queue
