@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 -- unreserve: give back reserved jobs that never started, as if they had
 -- not been reserved: each goes back to the front of the ready list, in
 -- the order given, and its attempt count drops by the one reserve added.
@@ -10,6 +11,10 @@
 --
 -- Returns: per pair, 1 if given back or 0 if the token is stale. A stale
 -- pair changes nothing. The doorbell rings when a job was given back.
+--
+-- allow-oom: it takes no new memory. Each job moves from the reserved set
+-- back to the ready list, and its state entry is rewritten in place; a
+-- worker must be able to give its jobs back when Redis is full.
 
 local ids = {}
 for i = 1, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
