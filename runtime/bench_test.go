@@ -2,6 +2,8 @@ package runtime_test
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -78,6 +80,33 @@ func BenchmarkPush(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	b.StopTimer()
+	reportJobsPerSecond(b, b.N)
+}
+
+// pushProducers is the number of goroutines BenchmarkPushParallel pushes
+// from, as the bench/ harness's producers do.
+const pushProducers = 8
+
+// BenchmarkPushParallel pushes one job per call from 8 goroutines at once
+// on one engine: one op is one job; jobs/s counts all callers together.
+func BenchmarkPushParallel(b *testing.B) {
+	ctx, e := benchEngine(b)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range pushProducers {
+		wg.Go(func() {
+			for next.Add(1) <= int64(b.N) {
+				if err := e.Push(ctx, benchEnv()); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 	b.StopTimer()
 	reportJobsPerSecond(b, b.N)
 }
