@@ -250,12 +250,8 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 	if len(calls) == 0 {
 		return nil
 	}
-	err := e.runPush(ctx, calls)
-	if err != nil {
-		if redis.HasErrorPrefix(err, "DUPLICATE") {
-			return fmt.Errorf("push: %w: %s", ErrDuplicateID, strings.TrimPrefix(err.Error(), "DUPLICATE "))
-		}
-		return fmt.Errorf("push: %w", err)
+	if err := firstPushErr(e.runPush(ctx, calls)); err != nil {
+		return pushError(err)
 	}
 	if !e.events.empty() {
 		for _, j := range jobs {
@@ -263,6 +259,15 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 		}
 	}
 	return nil
+}
+
+// pushError wraps the error of a push call; a DUPLICATE reply becomes
+// ErrDuplicateID.
+func pushError(err error) error {
+	if redis.HasErrorPrefix(err, "DUPLICATE") {
+		return fmt.Errorf("push: %w: %s", ErrDuplicateID, strings.TrimPrefix(err.Error(), "DUPLICATE "))
+	}
+	return fmt.Errorf("push: %w", err)
 }
 
 // remember adds queue to the set of known queues, once per engine.

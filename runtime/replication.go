@@ -65,12 +65,17 @@ func (c *ReplicationConfig) validate() error {
 }
 
 // runPush runs the script calls of a push, followed by WAIT if the
-// engine waits for replicas.
-func (e *Engine) runPush(ctx context.Context, calls []call) error {
+// engine waits for replicas. It returns nil if every call went well, and
+// otherwise one error per call: the call's own, or else that of the WAIT
+// that covers it.
+func (e *Engine) runPush(ctx context.Context, calls []call) []error {
 	r := e.cfg.Replication
 	if r.Replicas == 0 {
-		_, err := runAll(ctx, e.rdb, calls)
-		return err
+		cmds, err := runAll(ctx, e.rdb, calls)
+		if err == nil {
+			return nil
+		}
+		return cmdErrs(cmds)
 	}
 	cc, ok := e.rdb.(*redis.ClusterClient)
 	if !ok {
@@ -79,38 +84,83 @@ func (e *Engine) runPush(ctx context.Context, calls []call) error {
 	// WAIT counts the replicas of the master it is sent to, for the
 	// writes of its connection: each master gets a pipeline of its own
 	// calls and a WAIT.
-	byNode := map[*redis.Client][]call{}
+	var errs []error
+	fail := func(i int, err error) {
+		if errs == nil {
+			errs = make([]error, len(calls))
+		}
+		errs[i] = err
+	}
+	byNode := map[*redis.Client][]int{}
 	var order []*redis.Client
-	for _, c := range calls {
+	for i, c := range calls {
 		node, err := cc.MasterForKey(ctx, c.keys[0])
 		if err != nil {
-			return err
+			fail(i, err)
+			continue
 		}
 		if _, seen := byNode[node]; !seen {
 			order = append(order, node)
 		}
-		byNode[node] = append(byNode[node], c)
+		byNode[node] = append(byNode[node], i)
 	}
 	for _, node := range order {
-		if err := runWaited(ctx, node, byNode[node], r); err != nil {
-			return err
+		idx := byNode[node]
+		sub := make([]call, len(idx))
+		for j, i := range idx {
+			sub[j] = calls[i]
+		}
+		for j, err := range runWaited(ctx, node, sub, r) {
+			if err != nil {
+				fail(idx[j], err)
+			}
 		}
 	}
-	return nil
+	return errs
+}
+
+// cmdErrs returns the error of each command; redis.Nil is no error.
+func cmdErrs(cmds []*redis.Cmd) []error {
+	errs := make([]error, len(cmds))
+	for i, cmd := range cmds {
+		if err := cmd.Err(); err != nil && err != redis.Nil {
+			errs[i] = err
+		}
+	}
+	return errs
+}
+
+// firstPushErr is the error a push reports for errs from runPush: the
+// first call's own error, else the first WAIT error, else nil.
+func firstPushErr(errs []error) error {
+	var waitErr error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case !errors.Is(err, ErrNotReplicated):
+			return err
+		case waitErr == nil:
+			waitErr = err
+		}
+	}
+	return waitErr
 }
 
 // runWaited runs calls and WAIT in one pipeline, which go-redis sends on
 // one connection, so WAIT covers exactly these writes. Calls that fail
 // with NOSCRIPT did nothing and go again by source, with a WAIT of their
-// own.
-func runWaited(ctx context.Context, rdb redis.Cmdable, calls []call, r ReplicationConfig) error {
+// own. It returns errors as runPush does.
+func runWaited(ctx context.Context, rdb redis.Cmdable, calls []call, r ReplicationConfig) []error {
 	cmds := make([]*redis.Cmd, len(calls))
-	var waits []*redis.Cmd
+	waitOf := make([]*redis.Cmd, len(calls))
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, c := range calls {
 			cmds[i] = p.EvalSha(ctx, c.s.sha, c.keys, c.args...)
 		}
-		waits = append(waits, p.Do(ctx, "WAIT", r.Replicas, r.Timeout.Milliseconds()))
+		w := p.Do(ctx, "WAIT", r.Replicas, r.Timeout.Milliseconds())
+		for i := range waitOf {
+			waitOf[i] = w
+		}
 		return nil
 	})
 	var again []int
@@ -125,23 +175,37 @@ func runWaited(ctx context.Context, rdb redis.Cmdable, calls []call, r Replicati
 				c := calls[i]
 				cmds[i] = p.Eval(ctx, c.s.src, c.keys, c.args...)
 			}
-			waits = append(waits, p.Do(ctx, "WAIT", r.Replicas, r.Timeout.Milliseconds()))
+			w := p.Do(ctx, "WAIT", r.Replicas, r.Timeout.Milliseconds())
+			for _, i := range again {
+				waitOf[i] = w
+			}
 			return nil
 		})
 	}
-	for _, cmd := range cmds {
-		if err := cmd.Err(); err != nil && err != redis.Nil {
-			return err
+	var errs []error
+	for i, cmd := range cmds {
+		err := cmd.Err()
+		if err == nil || err == redis.Nil {
+			err = waitErr(waitOf[i], r)
+		}
+		if err != nil {
+			if errs == nil {
+				errs = make([]error, len(calls))
+			}
+			errs[i] = err
 		}
 	}
-	for _, w := range waits {
-		n, err := w.Int64()
-		if err != nil {
-			return fmt.Errorf("%w: WAIT: %v", ErrNotReplicated, err)
-		}
-		if n < int64(r.Replicas) {
-			return fmt.Errorf("%w: %d of %d replicas within %v", ErrNotReplicated, n, r.Replicas, r.Timeout)
-		}
+	return errs
+}
+
+// waitErr reads the reply of a WAIT.
+func waitErr(w *redis.Cmd, r ReplicationConfig) error {
+	n, err := w.Int64()
+	if err != nil {
+		return fmt.Errorf("%w: WAIT: %v", ErrNotReplicated, err)
+	}
+	if n < int64(r.Replicas) {
+		return fmt.Errorf("%w: %d of %d replicas within %v", ErrNotReplicated, n, r.Replicas, r.Timeout)
 	}
 	return nil
 }
