@@ -109,6 +109,24 @@ func (c *EngineConfig) validate() error {
 // Engine is the Redis queue: it pushes, reserves, acks, releases and
 // fails jobs with one Lua script per operation. It is safe for
 // concurrent use.
+//
+// Pushes made at the same time from several goroutines share script
+// calls (group commit): a push whose jobs all go to one queue with one
+// delay (every Dispatch, Push and Later) goes out at once if no push is
+// in flight, and otherwise waits for the one in flight to land and goes
+// out with the others waiting, up to 500 jobs in one round trip. A
+// caller pushing alone never waits. Each push still gets its own answer:
+// a duplicate ID or payload too large fails only its own push, and an
+// error reply from Redis to a shared call sends its pushes again, one
+// call each. An error that leaves the outcome unknown (a broken
+// connection, too few replicas in time) is the answer of every push of
+// the call, each of which may be retried with the same envelope.
+//
+// A push whose context ends while it waits for a flight returns an error
+// wrapping the context's error, and nothing of it was sent. Once sent,
+// it waits for Redis's answer, as a push sent alone does: a context that
+// ends then does not cut the wait short, and the answer says whether the
+// job was pushed.
 type Engine struct {
 	rdb    redis.UniversalClient
 	cfg    EngineConfig
@@ -117,6 +135,8 @@ type Engine struct {
 	events listeners
 	closer func() error
 	parts  partitionState
+	// flights sends concurrent single-group pushes together (flight.go).
+	flights pushFlights
 }
 
 // Subscribe calls fn with a JobQueued event after every job this engine
@@ -147,9 +167,12 @@ func (e *Engine) Config() EngineConfig { return e.cfg }
 // it is off.
 func (e *Engine) retryWindow() int64 { return max(e.cfg.RetryWindow.Milliseconds(), 0) }
 
-// Close closes what the engine opened itself (through Open); an engine
-// from NewEngine leaves its client open.
+// Close waits for the pushes the engine has queued to be sent and
+// answered, then closes what the engine opened itself (through Open); an
+// engine from NewEngine leaves its client open. Pushes that start after
+// Close are sent on their own, on the engine's client.
 func (e *Engine) Close() error {
+	e.flights.close()
 	if e.closer == nil {
 		return nil
 	}
@@ -175,26 +198,53 @@ func (e *Engine) Later(ctx context.Context, env *Envelope, delay time.Duration) 
 // pushChunk is the most jobs sent in one script call.
 const pushChunk = 500
 
+// pushGroup is the jobs of one push that go to one (physical) queue with
+// one delay: one script call.
+type pushGroup struct {
+	queue string
+	delay int64 // ms; 0 pushes to the ready list
+	args  []any // pairs: job ID, encoded envelope
+}
+
+// jobs is the number of jobs in g.
+func (g *pushGroup) jobs() int { return len(g.args) / 2 }
+
+// pushCall is the script call that pushes pairs (job ID, encoded
+// envelope) to queue with delay ms. Each call records a nonce of its own,
+// so that a retry of it by the Redis client is not pushed again
+// (push.lua, later.lua).
+func (e *Engine) pushCall(queue string, delay int64, pairs []any) call {
+	qk := e.keys.queue(queue)
+	record := e.keys.calls(queue, time.Now().Unix())
+	args := make([]any, 0, len(pairs)+3)
+	if delay > 0 {
+		args = append(args, delay)
+	}
+	args = append(args, e.retryWindow(), newToken())
+	args = append(args, pairs...)
+	if delay > 0 {
+		return call{scriptLater, []string{qk.Delayed, qk.Payloads, qk.Notify, record}, args}
+	}
+	return call{scriptPush, []string{qk.Ready, qk.Payloads, qk.Notify, record}, args}
+}
+
 // PushBulk pushes many jobs, to any queues, in one pipeline of script
 // calls of up to 500 jobs each. Each envelope gets an ID and dispatch time
 // if it has none. Every job is checked against the payload cap before
 // anything is sent. Jobs of one queue and delay are pushed atomically per
 // chunk; the call as a whole is not atomic.
+//
+// A push whose jobs all go to one queue with one delay (every Push, Later
+// and Dispatch) may be sent together with other such pushes on the same
+// engine; see Engine for what that changes.
 func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
-	type group struct {
-		queue string
-		delay int64
-		jobs  int
-		args  []any // the script's arguments: its head, then a pair per job
-	}
 	type groupKey struct {
 		queue string
 		delay int64
 	}
-	var groups []*group
-	index := map[groupKey]*group{}
+	var groups []*pushGroup
+	index := map[groupKey]*pushGroup{}
 	now := time.Now().UnixMilli()
-	keep := e.retryWindow()
 	for _, j := range jobs {
 		env := j.Envelope
 		if err := ValidateQueueName(env.Queue); err != nil {
@@ -220,38 +270,35 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 		ms := j.Delay.Milliseconds()
 		k := groupKey{q, ms}
 		g := index[k]
-		if g == nil || g.jobs == pushChunk {
-			// Each call records a nonce of its own, so that a retry of it
-			// by the Redis client is not pushed again (push.lua).
-			g = &group{queue: q, delay: ms}
-			if ms > 0 {
-				g.args = append(g.args, ms)
-			}
-			g.args = append(g.args, keep, newToken())
+		if g == nil || g.jobs() >= pushChunk {
+			g = &pushGroup{queue: q, delay: ms}
 			index[k] = g
 			groups = append(groups, g)
 		}
 		g.args = append(g.args, env.ID, b)
-		g.jobs++
 	}
-	calls := make([]call, 0, len(groups))
+	if len(groups) == 0 {
+		return nil
+	}
 	for _, g := range groups {
 		if err := e.remember(ctx, g.queue); err != nil {
 			return err
 		}
-		qk := e.keys.queue(g.queue)
-		record := e.keys.calls(g.queue, now/1000)
-		if g.delay > 0 {
-			calls = append(calls, call{scriptLater, []string{qk.Delayed, qk.Payloads, qk.Notify, record}, g.args})
-		} else {
-			calls = append(calls, call{scriptPush, []string{qk.Ready, qk.Payloads, qk.Notify, record}, g.args})
+	}
+	var err error
+	if len(groups) == 1 {
+		err = e.flights.push(ctx, e, groups[0])
+	} else {
+		calls := make([]call, len(groups))
+		for i, g := range groups {
+			calls[i] = e.pushCall(g.queue, g.delay, g.args)
+		}
+		if err = firstPushErr(e.runPush(ctx, calls)); err != nil {
+			err = pushError(err)
 		}
 	}
-	if len(calls) == 0 {
-		return nil
-	}
-	if err := firstPushErr(e.runPush(ctx, calls)); err != nil {
-		return pushError(err)
+	if err != nil {
+		return err
 	}
 	if !e.events.empty() {
 		for _, j := range jobs {

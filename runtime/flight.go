@@ -1,0 +1,300 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	goruntime "runtime"
+	"slices"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Group commit of pushes.
+//
+// A push script call costs Redis, and the client, far more per call
+// than per job: each call is a round trip, with its system calls and
+// wake-ups on both sides. So the pushes of an engine whose jobs all go
+// to one queue with one delay (every Push, Later and Dispatch) share
+// calls when they come in together.
+//
+// A push that finds no flight in flight goes out at once, alone, in its
+// caller's goroutine: a caller pushing alone never waits. A push that
+// finds one in flight waits. When a flight lands, the first push waiting
+// flies the next one, with every push waiting then (up to pushChunk
+// jobs): one script call per queue and delay, in one pipeline. A
+// flight's goroutine is always the goroutine of one of its pushes, so
+// the engine starts no goroutines of its own.
+//
+// A flight that carried several pushes answers them, then yields the
+// processor once before the next flight leaves, so that the callers just
+// answered, if they push again at once (a loop of Dispatch calls), can
+// join it rather than go in the flight after it. A second flight leaves
+// without waiting for the first to land only when a full flight's worth
+// of jobs waits.
+//
+// Each push gets its own answer. A shared call that fails with an error
+// reply from Redis (DUPLICATE, say) did nothing, so its pushes go again
+// one call each and each gets the answer of its own call. Any other
+// error (the connection broke, WAIT timed out) is every push's of that
+// call: it may or may not have pushed them, as for a push sent alone.
+
+// maxPushFlights is the most flights of pushes in flight at once per
+// engine.
+const maxPushFlights = 2
+
+// pushFlights is an engine's group commit of pushes.
+type pushFlights struct {
+	mu      sync.Mutex
+	flying  int
+	waiting []*pushReq
+	queued  int // jobs of the pushes waiting
+	closed  bool
+	idle    chan struct{} // closed when flying drops to zero after close
+}
+
+// pushReq is one push: a group of jobs for one queue and delay.
+type pushReq struct {
+	*pushGroup
+	// done receives once: when err is set, or, if lead is set, when this
+	// push's goroutine is to fly the next flight, which begins with it.
+	done  chan struct{}
+	err   error
+	lead  bool
+	taken bool // in a flight, so no longer withdrawn; guarded by mu
+}
+
+// push pushes g, with other pushes if some are waiting, and returns its
+// own outcome. A push whose ctx ends while it waits is withdrawn: it
+// returns ctx's error, and nothing of it was sent. Once its flight has
+// gone out, it waits for the answer, as a push sent alone waits for its
+// reply.
+func (f *pushFlights) push(ctx context.Context, e *Engine, g *pushGroup) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("push: %w", err)
+	}
+	r := &pushReq{pushGroup: g}
+	f.mu.Lock()
+	switch {
+	case f.closed:
+		f.mu.Unlock()
+		return e.pushAlone(ctx, g)
+	case f.flying == 0:
+		f.flying++
+		f.mu.Unlock()
+		f.fly(ctx, e, []*pushReq{r})
+		return r.err
+	}
+	r.done = make(chan struct{}, 1)
+	f.waiting = append(f.waiting, r)
+	f.queued += r.jobs()
+	var lead *pushReq
+	if f.flying < maxPushFlights && f.queued >= pushChunk {
+		f.flying++
+		lead = f.leader()
+	}
+	f.mu.Unlock()
+	if lead != nil {
+		lead.done <- struct{}{}
+	}
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		f.mu.Lock()
+		if !r.taken {
+			f.waiting = slices.DeleteFunc(f.waiting, func(w *pushReq) bool { return w == r })
+			f.queued -= r.jobs()
+			f.mu.Unlock()
+			return fmt.Errorf("push: %w", ctx.Err())
+		}
+		f.mu.Unlock()
+		<-r.done
+	}
+	if r.lead {
+		f.mu.Lock()
+		batch := append([]*pushReq{r}, f.take(pushChunk-r.jobs())...)
+		f.mu.Unlock()
+		f.fly(context.WithoutCancel(ctx), e, batch)
+	}
+	return r.err
+}
+
+// fly sends batch, whose first push is the caller's, and answers the
+// others. Then it hands its place to the pushes waiting, if any: the
+// first of them flies them.
+func (f *pushFlights) fly(ctx context.Context, e *Engine, batch []*pushReq) {
+	e.sendFlight(ctx, batch)
+	for _, r := range batch[1:] {
+		r.done <- struct{}{}
+	}
+	if len(batch) > 1 {
+		goruntime.Gosched()
+	}
+	f.mu.Lock()
+	next := f.leader()
+	if next == nil {
+		f.flying--
+		if f.flying == 0 && f.idle != nil {
+			close(f.idle)
+			f.idle = nil
+		}
+	}
+	f.mu.Unlock()
+	if next != nil {
+		next.done <- struct{}{}
+	}
+}
+
+// leader takes the oldest push waiting, if any, to fly the next flight;
+// the caller signals it once it has let go of mu.
+func (f *pushFlights) leader() *pushReq {
+	if len(f.waiting) == 0 {
+		return nil
+	}
+	r := f.waiting[0]
+	r.lead, r.taken = true, true
+	f.queued -= r.jobs()
+	f.waiting = slices.Delete(f.waiting, 0, 1)
+	return r
+}
+
+// take removes the oldest waiting pushes, up to room jobs, for a
+// flight. The caller holds mu.
+func (f *pushFlights) take(room int) []*pushReq {
+	n := 0
+	for n < len(f.waiting) && f.waiting[n].jobs() <= room {
+		room -= f.waiting[n].jobs()
+		f.queued -= f.waiting[n].jobs()
+		f.waiting[n].taken = true
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	batch := slices.Clone(f.waiting[:n])
+	rest := copy(f.waiting, f.waiting[n:])
+	clear(f.waiting[rest:])
+	f.waiting = f.waiting[:rest]
+	return batch
+}
+
+// close waits until no flight is in flight, and so none waits; pushes
+// after it are sent alone.
+func (f *pushFlights) close() {
+	f.mu.Lock()
+	f.closed = true
+	if f.flying == 0 {
+		f.mu.Unlock()
+		return
+	}
+	if f.idle == nil {
+		f.idle = make(chan struct{})
+	}
+	idle := f.idle
+	f.mu.Unlock()
+	<-idle
+}
+
+// pushAlone pushes g in a call of its own.
+func (e *Engine) pushAlone(ctx context.Context, g *pushGroup) error {
+	if err := firstPushErr(e.runPush(ctx, []call{e.pushCall(g.queue, g.delay, g.args)})); err != nil {
+		return pushError(err)
+	}
+	return nil
+}
+
+// sendFlight pushes batch with one script call per queue and delay, in
+// one pipeline, and sets the error of each push. A job ID that two
+// pushes of one call share starts a new call for the later push, which
+// then finds the first one's job, as two pushes sent one after the
+// other would.
+func (e *Engine) sendFlight(ctx context.Context, batch []*pushReq) {
+	if len(batch) == 1 {
+		batch[0].err = e.pushAlone(ctx, batch[0].pushGroup)
+		return
+	}
+	type groupKey struct {
+		queue string
+		delay int64
+	}
+	var members [][]*pushReq // the pushes of each call
+	open := map[groupKey]int{}
+	in := map[any]int{} // job ID -> the call it is in
+	for _, r := range batch {
+		k := groupKey{r.queue, r.delay}
+		i, ok := open[k]
+		if ok {
+			for j := 0; j < len(r.args); j += 2 {
+				if c, seen := in[r.args[j]]; seen && c == i {
+					ok = false
+					break
+				}
+			}
+		}
+		if !ok {
+			i = len(members)
+			open[k] = i
+			members = append(members, nil)
+		}
+		members[i] = append(members[i], r)
+		for j := 0; j < len(r.args); j += 2 {
+			in[r.args[j]] = i
+		}
+	}
+	calls := make([]call, len(members))
+	for i, rs := range members {
+		pairs := rs[0].args
+		if len(rs) > 1 {
+			n := 0
+			for _, r := range rs {
+				n += len(r.args)
+			}
+			pairs = make([]any, 0, n)
+			for _, r := range rs {
+				pairs = append(pairs, r.args...)
+			}
+		}
+		calls[i] = e.pushCall(rs[0].queue, rs[0].delay, pairs)
+	}
+	errs := e.runPush(ctx, calls)
+	var again []*pushReq
+	for i, rs := range members {
+		var err error
+		if errs != nil {
+			err = errs[i]
+		}
+		if err != nil && len(rs) > 1 && isReplyError(err) {
+			again = append(again, rs...)
+			continue
+		}
+		if err != nil {
+			err = pushError(err)
+		}
+		for _, r := range rs {
+			r.err = err
+		}
+	}
+	if len(again) == 0 {
+		return
+	}
+	// A call Redis refused did nothing: each of its pushes goes again in
+	// a call of its own, for an answer of its own.
+	calls = calls[:0]
+	for _, r := range again {
+		calls = append(calls, e.pushCall(r.queue, r.delay, r.args))
+	}
+	errs = e.runPush(ctx, calls)
+	for i, r := range again {
+		if errs != nil && errs[i] != nil {
+			r.err = pushError(errs[i])
+		}
+	}
+}
+
+// isReplyError reports whether err is an error reply from Redis, rather
+// than a failure to get a reply.
+func isReplyError(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && err != redis.Nil
+}

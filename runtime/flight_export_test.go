@@ -1,0 +1,8 @@
+package runtime
+
+// WaitingPushes returns the number of e's pushes waiting for a flight.
+func WaitingPushes(e *Engine) int {
+	e.flights.mu.Lock()
+	defer e.flights.mu.Unlock()
+	return len(e.flights.waiting)
+}

@@ -1,0 +1,453 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/internal/redistest"
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// pushGate is a go-redis hook that holds push script calls while shut,
+// and records how many jobs each push call carried.
+type pushGate struct {
+	mu    sync.Mutex
+	shut  chan struct{} // nil when open
+	held  int
+	calls []int // jobs per push call, in the order sent
+}
+
+func (g *pushGate) close() {
+	g.mu.Lock()
+	g.shut = make(chan struct{})
+	g.mu.Unlock()
+}
+
+func (g *pushGate) open() {
+	g.mu.Lock()
+	if g.shut != nil {
+		close(g.shut)
+		g.shut = nil
+	}
+	g.mu.Unlock()
+}
+
+// holding returns the number of calls held so far.
+func (g *pushGate) holding() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held
+}
+
+// sent returns the jobs of each push call sent so far.
+func (g *pushGate) sent() []int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.calls)
+}
+
+// pass records cmds' push calls and waits while the gate is shut, if any
+// is one.
+func (g *pushGate) pass(cmds ...redis.Cmder) {
+	var wait chan struct{}
+	g.mu.Lock()
+	for _, c := range cmds {
+		args := c.Args()
+		if len(args) < 6 || fmt.Sprint(args[0]) != "evalsha" {
+			continue
+		}
+		switch fmt.Sprint(args[1]) {
+		case runtime.ScriptSHA("push"):
+			g.calls = append(g.calls, (len(args)-6)/2)
+		case runtime.ScriptSHA("later"):
+			g.calls = append(g.calls, (len(args)-7)/2)
+		default:
+			continue
+		}
+		if g.shut != nil && wait == nil {
+			wait = g.shut
+			g.held++
+		}
+	}
+	g.mu.Unlock()
+	if wait != nil {
+		<-wait
+	}
+}
+
+func (g *pushGate) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (g *pushGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		g.pass(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (g *pushGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		g.pass(cmds...)
+		return next(ctx, cmds)
+	}
+}
+
+// flightBundle is an engine whose pushes pass a gate.
+type flightBundle struct {
+	bundle
+	gate *pushGate
+}
+
+func forEachFlightBackend(t *testing.T, cfg runtime.EngineConfig, fn func(t *testing.T, b flightBundle)) {
+	forEachBackend(t, cfg, func(t *testing.T, b bundle) {
+		g := &pushGate{}
+		b.rdb.AddHook(g)
+		t.Cleanup(g.open)
+		fn(t, flightBundle{bundle: b, gate: g})
+	})
+}
+
+// fill shuts the gate and starts a push, which it holds, so that the
+// pushes after it wait.
+func (b flightBundle) fill(t *testing.T, e *runtime.Engine, queue string) (done func() error) {
+	t.Helper()
+	b.gate.close()
+	out := make(chan error, 1)
+	go func() { out <- e.Push(b.ctx, env(queue, "app.Held", "held")) }()
+	require.Eventually(t, func() bool { return b.gate.holding() == 1 }, 10*time.Second, time.Millisecond)
+	return func() error { return <-out }
+}
+
+// queued starts push in a goroutine and waits until it waits for a
+// flight, as the n-th push waiting.
+func queued(t *testing.T, e *runtime.Engine, n int, push func() error) <-chan error {
+	t.Helper()
+	out := make(chan error, 1)
+	go func() { out <- push() }()
+	require.Eventually(t, func() bool { return runtime.WaitingPushes(e) == n }, 10*time.Second, time.Millisecond)
+	return out
+}
+
+// readyIDs reserves every ready job of queue and returns their IDs.
+func readyIDs(t *testing.T, b bundle, queue string) []string {
+	t.Helper()
+	var ids []string
+	for _, j := range mustReserve(t, b, queue, 10_000).Jobs {
+		ids = append(ids, j.ID)
+	}
+	return ids
+}
+
+func TestPushesWaitingShareCalls(t *testing.T) {
+	forEachFlightBackend(t, runtime.EngineConfig{}, func(t *testing.T, b flightBundle) {
+		held := b.fill(t, b.engine, "default")
+		const n = 40
+		var outs []<-chan error
+		var want []string
+		for i := range n {
+			e := env("default", "app.Job", fmt.Sprint(i))
+			e.ID = fmt.Sprintf("job-%02d", i)
+			want = append(want, e.ID)
+			outs = append(outs, queued(t, b.engine, i+1, func() error { return b.engine.Push(b.ctx, e) }))
+		}
+		b.gate.open()
+		require.NoError(t, held())
+		for _, out := range outs {
+			require.NoError(t, <-out)
+		}
+		require.Equal(t, []int{1, n}, b.gate.sent(), "the pushes that waited went out in one call")
+
+		ids := readyIDs(t, b.bundle, "default")
+		require.Len(t, ids, n+1)
+		ids = slices.DeleteFunc(ids, func(id string) bool { return !strings.HasPrefix(id, "job-") })
+		require.Equal(t, want, ids, "each job once, in the order pushed")
+	})
+}
+
+func TestFullFlightLeavesAtOnce(t *testing.T) {
+	forEachFlightBackend(t, runtime.EngineConfig{}, func(t *testing.T, b flightBundle) {
+		held := b.fill(t, b.engine, "default")
+		bulk := func(i int) func() error {
+			out := make([]runtime.Outgoing, 100)
+			for k := range out {
+				out[k] = runtime.Outgoing{Envelope: env("default", "app.Job", fmt.Sprint(i, "/", k))}
+			}
+			return func() error { return b.engine.PushBulk(b.ctx, out) }
+		}
+		var outs []<-chan error
+		for i := range 4 {
+			outs = append(outs, queued(t, b.engine, i+1, bulk(i)))
+		}
+		// The fifth makes a full flight: it leaves without waiting for the
+		// one held, and the sixth waits.
+		fifth := make(chan error, 1)
+		go func() { fifth <- bulk(4)() }()
+		require.Eventually(t, func() bool { return b.gate.holding() == 2 }, 10*time.Second, time.Millisecond)
+		outs = append(outs, fifth, queued(t, b.engine, 1, bulk(5)))
+
+		b.gate.open()
+		require.NoError(t, held())
+		for _, out := range outs {
+			require.NoError(t, <-out)
+		}
+		require.Equal(t, []int{1, 500, 100}, b.gate.sent())
+		require.Equal(t, int64(601), sizes(t, b.bundle, "default").Ready)
+	})
+}
+
+func TestPushesWaitingToManyQueues(t *testing.T) {
+	cfg := runtime.EngineConfig{Partitions: map[string]int{"parts": 3}}
+	forEachFlightBackend(t, cfg, func(t *testing.T, b flightBundle) {
+		held := b.fill(t, b.engine, "default")
+		type push struct {
+			queue string
+			delay time.Duration
+		}
+		pushes := []push{{"a", 0}, {"b", 0}, {"a", time.Hour}, {"parts", 0}, {"a", 0}, {"parts", 0}, {"b", time.Hour}, {"parts", 0}, {"a", time.Hour}}
+		var outs []<-chan error
+		for i, p := range pushes {
+			e := env(p.queue, "app.Job", fmt.Sprint(i))
+			outs = append(outs, queued(t, b.engine, i+1, func() error { return b.engine.Later(b.ctx, e, p.delay) }))
+		}
+		b.gate.open()
+		require.NoError(t, held())
+		for _, out := range outs {
+			require.NoError(t, <-out)
+		}
+		require.Equal(t, runtime.Sizes{Ready: 2, Delayed: 2}, sizes(t, b.bundle, "a"))
+		require.Equal(t, runtime.Sizes{Ready: 1, Delayed: 1}, sizes(t, b.bundle, "b"))
+		require.Equal(t, runtime.Sizes{Ready: 3}, sizes(t, b.bundle, "parts"))
+		sent := b.gate.sent()
+		require.Len(t, sent, 1+7, "one call per queue, partition and delay: a, b, a later, parts#0..2, b later")
+	})
+}
+
+func TestPushWaitingFailsAlone(t *testing.T) {
+	forEachFlightBackend(t, runtime.EngineConfig{MaxPayload: 1000}, func(t *testing.T, b flightBundle) {
+		first := env("default", "app.Job", "first")
+		first.ID = "taken"
+		require.NoError(t, b.engine.Push(b.ctx, first))
+		again := *first // the same job pushed again: a retry, which adds nothing
+
+		held := b.fill(t, b.engine, "default")
+		clash := env("default", "app.Job", "another payload")
+		clash.ID = "taken"
+		twin := env("default", "app.Job", "twin")
+		twin.ID = "twin"
+		twin.DispatchedAt = time.Now().UnixMilli()
+		twinClash := env("default", "app.Job", "twin's rival")
+		twinClash.ID = "twin"
+		twinAgain := *twin
+		pushes := []*runtime.Envelope{
+			env("default", "app.Job", "0"), clash, env("default", "app.Job", "1"), &again,
+			twin, env("default", "app.Job", "2"), twinClash, &twinAgain, env("default", "app.Job", "3"),
+		}
+		var outs []<-chan error
+		for i, e := range pushes {
+			outs = append(outs, queued(t, b.engine, i+1, func() error { return b.engine.Push(b.ctx, e) }))
+		}
+		// Too large: refused before it waits, and no other push knows.
+		err := b.engine.Push(b.ctx, env("default", "app.Job", strings.Repeat("x", 1000)))
+		require.ErrorIs(t, err, runtime.ErrPayloadTooLarge)
+		b.gate.open()
+		require.NoError(t, held())
+
+		for i, out := range outs {
+			err := <-out
+			switch pushes[i] {
+			case clash, twinClash:
+				require.ErrorIs(t, err, runtime.ErrDuplicateID, "push %d", i)
+			default:
+				require.NoError(t, err, "push %d", i)
+			}
+		}
+		ids := readyIDs(t, b.bundle, "default")
+		require.Len(t, ids, 1+1+5, "first, the one held, four new jobs and twin, each once")
+		require.Equal(t, 1, countOf(ids, "taken"))
+		require.Equal(t, 1, countOf(ids, "twin"))
+		for id, body := range map[string]string{"taken": "first", "twin": "twin"} {
+			payload, err := b.rdb.HGet(b.ctx, b.prefix+":{default}:payloads", id).Result()
+			require.NoError(t, err)
+			got, err := runtime.DecodeEnvelope("default", id, []byte(payload))
+			require.NoError(t, err)
+			require.Equal(t, body, string(got.Body), "the first push of an ID wins")
+		}
+	})
+}
+
+func countOf(ids []string, id string) int {
+	n := 0
+	for _, x := range ids {
+		if x == id {
+			n++
+		}
+	}
+	return n
+}
+
+func TestPushWaitingCancelled(t *testing.T) {
+	forEachFlightBackend(t, runtime.EngineConfig{}, func(t *testing.T, b flightBundle) {
+		held := b.fill(t, b.engine, "default")
+		ctx, cancel := context.WithCancel(b.ctx)
+		gone := env("default", "app.Job", "gone")
+		out := queued(t, b.engine, 1, func() error { return b.engine.Push(ctx, gone) })
+		kept := env("default", "app.Job", "kept")
+		keptOut := queued(t, b.engine, 2, func() error { return b.engine.Push(b.ctx, kept) })
+
+		cancel()
+		select {
+		case err := <-out:
+			require.ErrorIs(t, err, context.Canceled)
+		case <-time.After(10 * time.Second):
+			t.Fatal("a push cancelled while it waits must return at once")
+		}
+		require.Equal(t, 1, runtime.WaitingPushes(b.engine))
+		b.gate.open()
+		require.NoError(t, held())
+		require.NoError(t, <-keptOut)
+
+		ids := readyIDs(t, b.bundle, "default")
+		require.Len(t, ids, 2)
+		require.Contains(t, ids, kept.ID)
+		require.NotContains(t, ids, gone.ID, "a withdrawn push sends nothing")
+
+		// A context done before the push is refused at once.
+		err := b.engine.Push(ctx, env("default", "app.Job", "late"))
+		require.ErrorIs(t, err, context.Canceled)
+		require.Equal(t, runtime.Sizes{Reserved: 2}, sizes(t, b.bundle, "default"))
+	})
+}
+
+func TestCloseSendsWaitingPushes(t *testing.T) {
+	forEachFlightBackend(t, runtime.EngineConfig{}, func(t *testing.T, b flightBundle) {
+		// An engine on the bundle's client, which its Close leaves open.
+		e, err := runtime.NewEngine(b.ctx, b.rdb, b.engine.Config())
+		require.NoError(t, err)
+		held := b.fill(t, e, "default")
+		var outs []<-chan error
+		for i := range 5 {
+			j := env("default", "app.Job", fmt.Sprint(i))
+			outs = append(outs, queued(t, e, i+1, func() error { return e.Push(b.ctx, j) }))
+		}
+		closed := make(chan error, 1)
+		go func() { closed <- e.Close() }()
+		select {
+		case <-closed:
+			t.Fatal("Close returned with pushes in flight")
+		case <-time.After(50 * time.Millisecond):
+		}
+		b.gate.open()
+		require.NoError(t, <-closed)
+		require.Equal(t, int64(6), sizes(t, b.bundle, "default").Ready, "Close returns once every push waiting was sent")
+		require.NoError(t, held())
+		for _, out := range outs {
+			require.NoError(t, <-out)
+		}
+
+		// After Close, a push goes out alone on the client.
+		require.NoError(t, e.Push(b.ctx, env("default", "app.Job", "after")))
+		require.Equal(t, int64(7), sizes(t, b.bundle, "default").Ready)
+	})
+}
+
+func TestConcurrentPushesLandOnce(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{Partitions: map[string]int{"parts": 2}}, func(t *testing.T, b bundle) {
+		const producers, each = 8, 100
+		queues := []string{"default", "parts", "other"}
+		var wg sync.WaitGroup
+		errs := make(chan error, producers*each)
+		for p := range producers {
+			wg.Go(func() {
+				for i := range each {
+					e := env(queues[(p+i)%len(queues)], "app.Job", fmt.Sprint(p, "/", i))
+					e.ID = fmt.Sprintf("p%d-%03d", p, i)
+					var delay time.Duration
+					if i%5 == 0 {
+						delay = time.Hour
+					}
+					errs <- b.engine.Later(b.ctx, e, delay)
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		seen := map[string]int{}
+		total := runtime.Sizes{}
+		for _, q := range queues {
+			s := sizes(t, b, q)
+			total.Ready += s.Ready
+			total.Delayed += s.Delayed
+			for _, id := range readyIDs(t, b, q) {
+				seen[id]++
+			}
+		}
+		require.Equal(t, runtime.Sizes{Ready: producers * each * 4 / 5, Delayed: producers * each / 5}, total)
+		require.Len(t, seen, producers*each*4/5)
+		for id, n := range seen {
+			require.Equal(t, 1, n, "job %s", id)
+		}
+	})
+}
+
+// TestConcurrentPushesWaitForReplicas pushes from several goroutines to a
+// master with one replica: every push waits for it, and one that asks for
+// more replicas than there are fails with ErrNotReplicated, though its
+// job was pushed.
+func TestConcurrentPushesWaitForReplicas(t *testing.T) {
+	t.Parallel() // its servers are its own
+	ctx := context.Background()
+	master := redistest.StartServer(t)
+	replica := redistest.StartReplica(t, master.Addr)
+	rc := redis.NewClient(&redis.Options{Addr: replica.Addr})
+	defer rc.Close()
+	require.Eventually(t, func() bool {
+		info, err := rc.Info(ctx, "replication").Result()
+		return err == nil && strings.Contains(info, "master_link_status:up")
+	}, 10*time.Second, 20*time.Millisecond, "the replica syncs")
+
+	for _, tc := range []struct {
+		replicas int
+		timeout  time.Duration
+		wantErr  error
+	}{{1, 5 * time.Second, nil}, {2, 20 * time.Millisecond, runtime.ErrNotReplicated}} {
+		t.Run(fmt.Sprint(tc.replicas, " replicas"), func(t *testing.T) {
+			prefix := redistest.Prefix(t)
+			e, err := runtime.Open(ctx, "redis://"+master.Addr+"/0", runtime.EngineConfig{Prefix: prefix,
+				Replication: runtime.ReplicationConfig{Replicas: tc.replicas, Timeout: tc.timeout}})
+			require.NoError(t, err)
+			defer e.Close()
+			const producers, each = 8, 10
+			var wg sync.WaitGroup
+			errs := make(chan error, producers*each)
+			for p := range producers {
+				wg.Go(func() {
+					for i := range each {
+						errs <- e.Push(ctx, env("replicated", "app.Job", fmt.Sprint(p, "/", i)))
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				if tc.wantErr == nil {
+					require.NoError(t, err)
+				} else {
+					require.ErrorIs(t, err, tc.wantErr)
+				}
+			}
+			s, err := e.Sizes(ctx, "replicated")
+			require.NoError(t, err)
+			require.Equal(t, int64(producers*each), s.Ready)
+		})
+	}
+}
