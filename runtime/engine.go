@@ -243,7 +243,7 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 		delay int64
 	}
 	var groups []*pushGroup
-	index := map[groupKey]*pushGroup{}
+	var index map[groupKey]*pushGroup // once jobs go to several groups
 	now := time.Now().UnixMilli()
 	for _, j := range jobs {
 		env := j.Envelope
@@ -269,10 +269,27 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 		}
 		ms := j.Delay.Milliseconds()
 		k := groupKey{q, ms}
-		g := index[k]
+		var g *pushGroup
+		switch {
+		case index != nil:
+			g = index[k]
+		case len(groups) == 0:
+		case groups[len(groups)-1].queue == q && groups[len(groups)-1].delay == ms:
+			g = groups[len(groups)-1]
+		default:
+			index = make(map[groupKey]*pushGroup, len(groups)+1)
+			for _, o := range groups {
+				index[groupKey{o.queue, o.delay}] = o
+			}
+		}
 		if g == nil || g.jobs() >= pushChunk {
 			g = &pushGroup{queue: q, delay: ms}
-			index[k] = g
+			if len(groups) == 0 {
+				g.args = make([]any, 0, 2*min(len(jobs), pushChunk))
+			}
+			if index != nil {
+				index[k] = g
+			}
 			groups = append(groups, g)
 		}
 		g.args = append(g.args, env.ID, b)

@@ -218,44 +218,54 @@ func (e *Engine) sendFlight(ctx context.Context, batch []*pushReq) {
 		queue string
 		delay int64
 	}
-	var members [][]*pushReq // the pushes of each call
-	open := map[groupKey]int{}
-	in := map[any]int{} // job ID -> the call it is in
+	var plans []*flightCall
+	var open map[groupKey]*flightCall // the call taking pushes, once there are many calls
 	for _, r := range batch {
 		k := groupKey{r.queue, r.delay}
-		i, ok := open[k]
-		if ok {
-			for j := 0; j < len(r.args); j += 2 {
-				if c, seen := in[r.args[j]]; seen && c == i {
-					ok = false
+		var p *flightCall
+		if open != nil {
+			p = open[k]
+		} else {
+			for _, q := range plans {
+				if q.open && q.queue == r.queue && q.delay == r.delay {
+					p = q
 					break
 				}
 			}
 		}
-		if !ok {
-			i = len(members)
-			open[k] = i
-			members = append(members, nil)
+		if p != nil && p.hasAny(r) {
+			p.open = false
+			p = nil
 		}
-		members[i] = append(members[i], r)
-		for j := 0; j < len(r.args); j += 2 {
-			in[r.args[j]] = i
-		}
-	}
-	calls := make([]call, len(members))
-	for i, rs := range members {
-		pairs := rs[0].args
-		if len(rs) > 1 {
-			n := 0
-			for _, r := range rs {
-				n += len(r.args)
+		if p == nil {
+			p = &flightCall{queue: r.queue, delay: r.delay, open: true}
+			plans = append(plans, p)
+			switch {
+			case open != nil:
+				open[k] = p
+			case len(plans) > 8:
+				open = make(map[groupKey]*flightCall, 2*len(plans))
+				for _, q := range plans {
+					if q.open {
+						open[groupKey{q.queue, q.delay}] = q
+					}
+				}
 			}
-			pairs = make([]any, 0, n)
-			for _, r := range rs {
+		}
+		p.add(r)
+	}
+	calls := make([]call, len(plans))
+	members := make([][]*pushReq, len(plans))
+	for i, p := range plans {
+		pairs := p.rs[0].args
+		if len(p.rs) > 1 {
+			pairs = make([]any, 0, 2*p.jobs)
+			for _, r := range p.rs {
 				pairs = append(pairs, r.args...)
 			}
 		}
-		calls[i] = e.pushCall(rs[0].queue, rs[0].delay, pairs)
+		calls[i] = e.pushCall(p.queue, p.delay, pairs)
+		members[i] = p.rs
 	}
 	errs := e.runPush(ctx, calls)
 	var again []*pushReq
@@ -290,6 +300,62 @@ func (e *Engine) sendFlight(ctx context.Context, batch []*pushReq) {
 			r.err = pushError(errs[i])
 		}
 	}
+}
+
+// flightCall is the plan of one script call of a flight: pushes of one
+// queue and delay, no two of which share a job ID.
+type flightCall struct {
+	queue string
+	delay int64
+	open  bool // takes more pushes
+	rs    []*pushReq
+	jobs  int
+	ids   map[any]struct{} // the job IDs of rs, once there are many
+}
+
+// manyIDs is the number of jobs past which a flightCall keeps its job IDs
+// in a map rather than looking through its pushes.
+const manyIDs = 32
+
+func (p *flightCall) add(r *pushReq) {
+	p.rs = append(p.rs, r)
+	p.jobs += r.jobs()
+	switch {
+	case p.ids != nil:
+		addIDs(p.ids, r)
+	case p.jobs > manyIDs:
+		p.ids = make(map[any]struct{}, 2*p.jobs)
+		for _, r := range p.rs {
+			addIDs(p.ids, r)
+		}
+	}
+}
+
+func addIDs(ids map[any]struct{}, r *pushReq) {
+	for j := 0; j < len(r.args); j += 2 {
+		ids[r.args[j]] = struct{}{}
+	}
+}
+
+// hasAny reports whether a job ID of r is in p already.
+func (p *flightCall) hasAny(r *pushReq) bool {
+	for j := 0; j < len(r.args); j += 2 {
+		id := r.args[j]
+		if p.ids != nil {
+			if _, ok := p.ids[id]; ok {
+				return true
+			}
+			continue
+		}
+		for _, o := range p.rs {
+			for k := 0; k < len(o.args); k += 2 {
+				if o.args[k] == id {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // isReplyError reports whether err is an error reply from Redis, rather

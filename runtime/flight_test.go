@@ -25,9 +25,11 @@ type pushGate struct {
 	calls []int // jobs per push call, in the order sent
 }
 
+// close shuts the gate, and starts its counts afresh.
 func (g *pushGate) close() {
 	g.mu.Lock()
 	g.shut = make(chan struct{})
+	g.held, g.calls = 0, nil
 	g.mu.Unlock()
 }
 
@@ -210,7 +212,8 @@ func TestPushesWaitingToManyQueues(t *testing.T) {
 			queue string
 			delay time.Duration
 		}
-		pushes := []push{{"a", 0}, {"b", 0}, {"a", time.Hour}, {"parts", 0}, {"a", 0}, {"parts", 0}, {"b", time.Hour}, {"parts", 0}, {"a", time.Hour}}
+		pushes := []push{{"a", 0}, {"b", 0}, {"a", time.Hour}, {"parts", 0}, {"a", 0}, {"parts", 0}, {"b", time.Hour},
+			{"parts", 0}, {"a", time.Hour}, {"c", 0}, {"d", 0}, {"c", 0}, {"a", 0}}
 		var outs []<-chan error
 		for i, p := range pushes {
 			e := env(p.queue, "app.Job", fmt.Sprint(i))
@@ -221,65 +224,87 @@ func TestPushesWaitingToManyQueues(t *testing.T) {
 		for _, out := range outs {
 			require.NoError(t, <-out)
 		}
-		require.Equal(t, runtime.Sizes{Ready: 2, Delayed: 2}, sizes(t, b.bundle, "a"))
+		require.Equal(t, runtime.Sizes{Ready: 3, Delayed: 2}, sizes(t, b.bundle, "a"))
 		require.Equal(t, runtime.Sizes{Ready: 1, Delayed: 1}, sizes(t, b.bundle, "b"))
+		require.Equal(t, runtime.Sizes{Ready: 2}, sizes(t, b.bundle, "c"))
+		require.Equal(t, runtime.Sizes{Ready: 1}, sizes(t, b.bundle, "d"))
 		require.Equal(t, runtime.Sizes{Ready: 3}, sizes(t, b.bundle, "parts"))
-		sent := b.gate.sent()
-		require.Len(t, sent, 1+7, "one call per queue, partition and delay: a, b, a later, parts#0..2, b later")
+		require.Equal(t, []int{1, 3, 1, 2, 1, 1, 1, 1, 2, 1}, b.gate.sent(),
+			"the one held, then one call per queue, partition and delay: a, b, a later, parts#0..2, b later, c, d")
 	})
 }
 
 func TestPushWaitingFailsAlone(t *testing.T) {
 	forEachFlightBackend(t, runtime.EngineConfig{MaxPayload: 1000}, func(t *testing.T, b flightBundle) {
-		first := env("default", "app.Job", "first")
-		first.ID = "taken"
-		require.NoError(t, b.engine.Push(b.ctx, first))
-		again := *first // the same job pushed again: a retry, which adds nothing
-
-		held := b.fill(t, b.engine, "default")
-		clash := env("default", "app.Job", "another payload")
-		clash.ID = "taken"
-		twin := env("default", "app.Job", "twin")
-		twin.ID = "twin"
-		twin.DispatchedAt = time.Now().UnixMilli()
-		twinClash := env("default", "app.Job", "twin's rival")
-		twinClash.ID = "twin"
-		twinAgain := *twin
-		pushes := []*runtime.Envelope{
-			env("default", "app.Job", "0"), clash, env("default", "app.Job", "1"), &again,
-			twin, env("default", "app.Job", "2"), twinClash, &twinAgain, env("default", "app.Job", "3"),
-		}
-		var outs []<-chan error
-		for i, e := range pushes {
-			outs = append(outs, queued(t, b.engine, i+1, func() error { return b.engine.Push(b.ctx, e) }))
-		}
-		// Too large: refused before it waits, and no other push knows.
-		err := b.engine.Push(b.ctx, env("default", "app.Job", strings.Repeat("x", 1000)))
-		require.ErrorIs(t, err, runtime.ErrPayloadTooLarge)
-		b.gate.open()
-		require.NoError(t, held())
-
-		for i, out := range outs {
-			err := <-out
-			switch pushes[i] {
-			case clash, twinClash:
-				require.ErrorIs(t, err, runtime.ErrDuplicateID, "push %d", i)
-			default:
-				require.NoError(t, err, "push %d", i)
-			}
-		}
-		ids := readyIDs(t, b.bundle, "default")
-		require.Len(t, ids, 1+1+5, "first, the one held, four new jobs and twin, each once")
-		require.Equal(t, 1, countOf(ids, "taken"))
-		require.Equal(t, 1, countOf(ids, "twin"))
-		for id, body := range map[string]string{"taken": "first", "twin": "twin"} {
-			payload, err := b.rdb.HGet(b.ctx, b.prefix+":{default}:payloads", id).Result()
-			require.NoError(t, err)
-			got, err := runtime.DecodeEnvelope("default", id, []byte(payload))
-			require.NoError(t, err)
-			require.Equal(t, body, string(got.Body), "the first push of an ID wins")
+		// With 40 jobs more in the flight, its call keeps its job IDs in a
+		// map rather than looking through its pushes.
+		for _, more := range []int{0, 40} {
+			t.Run(fmt.Sprint(more, " more"), func(t *testing.T) { pushWaitingFailsAlone(t, b, more) })
 		}
 	})
+}
+
+func pushWaitingFailsAlone(t *testing.T, b flightBundle, more int) {
+	q := fmt.Sprint("q", more)
+	first := env(q, "app.Job", "first")
+	first.ID = "taken"
+	require.NoError(t, b.engine.Push(b.ctx, first))
+	again := *first // the same job pushed again: a retry, which adds nothing
+
+	held := b.fill(t, b.engine, q)
+	var outs []<-chan error
+	if more > 0 {
+		bulk := make([]runtime.Outgoing, more)
+		for i := range bulk {
+			bulk[i] = runtime.Outgoing{Envelope: env(q, "app.Job", fmt.Sprint("more ", i))}
+		}
+		outs = append(outs, queued(t, b.engine, 1, func() error { return b.engine.PushBulk(b.ctx, bulk) }))
+	}
+	clash := env(q, "app.Job", "another payload")
+	clash.ID = "taken"
+	twin := env(q, "app.Job", "twin")
+	twin.ID = "twin"
+	twin.DispatchedAt = time.Now().UnixMilli()
+	twinClash := env(q, "app.Job", "twin's rival")
+	twinClash.ID = "twin"
+	twinAgain := *twin
+	pushes := []*runtime.Envelope{
+		env(q, "app.Job", "0"), clash, env(q, "app.Job", "1"), &again,
+		twin, env(q, "app.Job", "2"), twinClash, &twinAgain, env(q, "app.Job", "3"),
+	}
+	for _, e := range pushes {
+		outs = append(outs, queued(t, b.engine, len(outs)+1, func() error { return b.engine.Push(b.ctx, e) }))
+	}
+	// Too large: refused before it waits, and no other push knows.
+	err := b.engine.Push(b.ctx, env(q, "app.Job", strings.Repeat("x", 1000)))
+	require.ErrorIs(t, err, runtime.ErrPayloadTooLarge)
+	b.gate.open()
+	require.NoError(t, held())
+
+	if more > 0 {
+		require.NoError(t, <-outs[0])
+		outs = outs[1:]
+	}
+	for i, out := range outs {
+		err := <-out
+		switch pushes[i] {
+		case clash, twinClash:
+			require.ErrorIs(t, err, runtime.ErrDuplicateID, "push %d", i)
+		default:
+			require.NoError(t, err, "push %d", i)
+		}
+	}
+	ids := readyIDs(t, b.bundle, q)
+	require.Len(t, ids, 1+1+5+more, "first, the one held, four new jobs, twin and the more, each once")
+	require.Equal(t, 1, countOf(ids, "taken"))
+	require.Equal(t, 1, countOf(ids, "twin"))
+	for id, body := range map[string]string{"taken": "first", "twin": "twin"} {
+		payload, err := b.rdb.HGet(b.ctx, b.prefix+":{"+q+"}:payloads", id).Result()
+		require.NoError(t, err)
+		got, err := runtime.DecodeEnvelope("default", id, []byte(payload))
+		require.NoError(t, err)
+		require.Equal(t, body, string(got.Body), "the first push of an ID wins")
+	}
 }
 
 func countOf(ids []string, id string) int {
