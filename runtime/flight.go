@@ -74,7 +74,6 @@ func (f *pushFlights) push(ctx context.Context, e *Engine, g *pushGroup) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("push: %w", err)
 	}
-	r := &pushReq{pushGroup: g}
 	f.mu.Lock()
 	switch {
 	case f.closed:
@@ -83,10 +82,11 @@ func (f *pushFlights) push(ctx context.Context, e *Engine, g *pushGroup) error {
 	case f.flying == 0:
 		f.flying++
 		f.mu.Unlock()
-		f.fly(ctx, e, []*pushReq{r})
-		return r.err
+		err := e.pushAlone(ctx, g)
+		f.land(nil)
+		return err
 	}
-	r.done = make(chan struct{}, 1)
+	r := &pushReq{pushGroup: g, done: make(chan struct{}, 1)}
 	f.waiting = append(f.waiting, r)
 	f.queued += r.jobs()
 	var lead *pushReq
@@ -120,15 +120,20 @@ func (f *pushFlights) push(ctx context.Context, e *Engine, g *pushGroup) error {
 	return r.err
 }
 
-// fly sends batch, whose first push is the caller's, and answers the
-// others. Then it hands its place to the pushes waiting, if any: the
-// first of them flies them.
+// fly sends batch, whose first push is the caller's, then lands.
 func (f *pushFlights) fly(ctx context.Context, e *Engine, batch []*pushReq) {
 	e.sendFlight(ctx, batch)
-	for _, r := range batch[1:] {
+	f.land(batch[1:])
+}
+
+// land ends a flight: it answers others, the pushes of the flight other
+// than the caller's, whose errors are set. Then it hands its place to
+// the pushes waiting, if any: the first of them flies them.
+func (f *pushFlights) land(others []*pushReq) {
+	for _, r := range others {
 		r.done <- struct{}{}
 	}
-	if len(batch) > 1 {
+	if len(others) > 0 {
 		goruntime.Gosched()
 	}
 	f.mu.Lock()
