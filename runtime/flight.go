@@ -82,9 +82,8 @@ func (f *pushFlights) push(ctx context.Context, e *Engine, g *pushGroup) error {
 	case f.flying == 0:
 		f.flying++
 		f.mu.Unlock()
-		err := e.pushAlone(ctx, g)
-		f.land(nil)
-		return err
+		defer f.land(nil)
+		return e.pushAlone(ctx, g)
 	}
 	r := &pushReq{pushGroup: g, done: make(chan struct{}, 1)}
 	f.waiting = append(f.waiting, r)
@@ -120,10 +119,18 @@ func (f *pushFlights) push(ctx context.Context, e *Engine, g *pushGroup) error {
 	return r.err
 }
 
+// errNoAnswer is the answer of the pushes of a flight whose sending
+// panicked (in a go-redis hook, say): the panic goes on in the flight's
+// goroutine, and the engine goes on pushing.
+var errNoAnswer = errors.New("push: no answer: sending the calls panicked")
+
 // fly sends batch, whose first push is the caller's, then lands.
 func (f *pushFlights) fly(ctx context.Context, e *Engine, batch []*pushReq) {
+	for _, r := range batch {
+		r.err = errNoAnswer
+	}
+	defer f.land(batch[1:])
 	e.sendFlight(ctx, batch)
-	f.land(batch[1:])
 }
 
 // land ends a flight: it answers others, the pushes of the flight other
@@ -301,6 +308,7 @@ func (e *Engine) sendFlight(ctx context.Context, batch []*pushReq) {
 	}
 	errs = e.runPush(ctx, calls)
 	for i, r := range again {
+		r.err = nil
 		if errs != nil && errs[i] != nil {
 			r.err = pushError(errs[i])
 		}

@@ -23,6 +23,9 @@ type pushGate struct {
 	shut  chan struct{} // nil when open
 	held  int
 	calls []int // jobs per push call, in the order sent
+	// panics, if set, counts down the push calls to pass; the one that
+	// brings it to zero panics.
+	panics int
 }
 
 // close shuts the gate, and starts its counts afresh.
@@ -60,6 +63,7 @@ func (g *pushGate) sent() []int {
 // is one.
 func (g *pushGate) pass(cmds ...redis.Cmder) {
 	var wait chan struct{}
+	var panics bool
 	g.mu.Lock()
 	for _, c := range cmds {
 		args := c.Args()
@@ -78,10 +82,17 @@ func (g *pushGate) pass(cmds ...redis.Cmder) {
 			wait = g.shut
 			g.held++
 		}
+		if g.panics > 0 {
+			g.panics--
+			panics = g.panics == 0
+		}
 	}
 	g.mu.Unlock()
 	if wait != nil {
 		<-wait
+	}
+	if panics {
+		panic("push gate: a hook panics")
 	}
 }
 
@@ -475,4 +486,32 @@ func TestConcurrentPushesWaitForReplicas(t *testing.T) {
 			require.Equal(t, int64(producers*each), s.Ready)
 		})
 	}
+}
+
+func TestPushFlightPanics(t *testing.T) {
+	forEachFlightBackend(t, runtime.EngineConfig{}, func(t *testing.T, b flightBundle) {
+		held := b.fill(t, b.engine, "default")
+		b.gate.mu.Lock()
+		b.gate.panics = 1 // the held push passed already: the shared call panics
+		b.gate.mu.Unlock()
+		push := func() (err error) {
+			defer func() {
+				if p := recover(); p != nil {
+					err = fmt.Errorf("recovered: %v", p)
+				}
+			}()
+			return b.engine.Push(b.ctx, env("default", "app.Job", "x"))
+		}
+		var outs []<-chan error
+		for i := range 3 {
+			outs = append(outs, queued(t, b.engine, i+1, push))
+		}
+		b.gate.open()
+		require.NoError(t, held())
+		require.ErrorContains(t, <-outs[0], "recovered: push gate: a hook panics", "the panic goes on in the flight's goroutine")
+		for _, out := range outs[1:] {
+			require.ErrorContains(t, <-out, "no answer", "the others of the flight get an error")
+		}
+		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "after")), "the engine goes on pushing")
+	})
 }
