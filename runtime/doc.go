@@ -47,6 +47,12 @@
 // DispatchSync runs the handler in place through the router of
 // WithRouter or SetDefaultRouter.
 //
+// Dispatches made at the same time from several goroutines share round
+// trips: while one push is in flight, the others wait for it to land
+// and then go out together, one script call per queue and delay (see
+// Engine). A dispatch made alone goes out at once. Each still gets its
+// own ID and error.
+//
 // A job whose options set UniqueFor is unique: while one is queued or
 // running, a second dispatch with the same UniqueKey pushes nothing and
 // returns a *DuplicateError (ResultOf reads it as a result instead). A
