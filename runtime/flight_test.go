@@ -67,14 +67,15 @@ func (g *pushGate) pass(cmds ...redis.Cmder) {
 	g.mu.Lock()
 	for _, c := range cmds {
 		args := c.Args()
-		if len(args) < 6 || fmt.Sprint(args[0]) != "evalsha" {
+		if len(args) < 9 || fmt.Sprint(args[0]) != "evalsha" {
 			continue
 		}
 		switch fmt.Sprint(args[1]) {
+		// evalsha, sha, 4, the 4 keys, [delay], keep and nonce, then pairs
 		case runtime.ScriptSHA("push"):
-			g.calls = append(g.calls, (len(args)-6)/2)
+			g.calls = append(g.calls, (len(args)-9)/2)
 		case runtime.ScriptSHA("later"):
-			g.calls = append(g.calls, (len(args)-7)/2)
+			g.calls = append(g.calls, (len(args)-10)/2)
 		default:
 			continue
 		}
