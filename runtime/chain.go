@@ -227,7 +227,7 @@ const linkDelayed = 0xc1
 
 // encodeLink returns the chain entry of a link's encoded envelope.
 func encodeLink(payload []byte, delay time.Duration) []byte {
-	ms := delay.Milliseconds()
+	ms := delayMillis(delay)
 	if ms <= 0 {
 		return payload
 	}
@@ -321,7 +321,7 @@ func (e *Engine) pushLink(ctx context.Context, next *Envelope, delay time.Durati
 	}
 	qk := e.keys.queue(q)
 	n, err := call{scriptChainPush, []string{qk.Ready, qk.Payloads, qk.Notify, e.keys.chained(q, next.ID), qk.Delayed},
-		[]any{e.cfg.StateRetention.Milliseconds(), next.ID, payload, delay.Milliseconds()}}.run(ctx, e.rdb).Int64()
+		[]any{e.cfg.StateRetention.Milliseconds(), next.ID, payload, delayMillis(delay)}}.run(ctx, e.rdb).Int64()
 	if err != nil {
 		return fmt.Errorf("push next job %s (%s) of a chain: %w", next.ID, next.Name, err)
 	}

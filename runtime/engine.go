@@ -163,6 +163,12 @@ func (e *Engine) Client() redis.UniversalClient { return e.rdb }
 // Config returns the engine's configuration, with defaults filled in.
 func (e *Engine) Config() EngineConfig { return e.cfg }
 
+// delayMillis is a delay in whole ms for the scripts, rounded up, so that
+// no job falls due before its delay has passed.
+func delayMillis(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
 // retryWindow is EngineConfig.RetryWindow in ms for the scripts, 0 when
 // it is off.
 func (e *Engine) retryWindow() int64 { return max(e.cfg.RetryWindow.Milliseconds(), 0) }
@@ -267,7 +273,7 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 		if len(b) > e.cfg.MaxPayload {
 			return &PayloadTooLargeError{Name: env.Name, Size: len(b), Cap: e.cfg.MaxPayload}
 		}
-		ms := j.Delay.Milliseconds()
+		ms := delayMillis(j.Delay)
 		k := groupKey{q, ms}
 		var g *pushGroup
 		switch {
@@ -625,7 +631,7 @@ func (e *Engine) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) err
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
 		qk := e.keys.queue(q)
 		return call{scriptRelease, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify},
-			append([]any{opts.Delay.Milliseconds(), exc}, args...)}
+			append([]any{delayMillis(opts.Delay), exc}, args...)}
 	})
 	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
 	if err != nil {

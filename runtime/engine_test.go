@@ -129,6 +129,22 @@ func TestDuplicateIDIsRefused(t *testing.T) {
 	})
 }
 
+// TestLaterNeverEarly: a delay with a fraction of a millisecond, pushed at
+// any point of Redis's millisecond, never makes the job ready before the
+// delay has passed since the push began.
+func TestLaterNeverEarly(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		for i := range 20 {
+			delay := 3*time.Millisecond + time.Duration(i)*97*time.Microsecond
+			start := time.Now()
+			require.NoError(t, b.engine.Later(b.ctx, env("default", "app.Job", ""), delay))
+			for len(mustReserve(t, b, "default", 1).Jobs) == 0 {
+			}
+			require.GreaterOrEqual(t, time.Since(start), delay, "ready %v after a push delayed %v", time.Since(start), delay)
+		}
+	})
+}
+
 func TestLaterBecomesReadyWhenDue(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		const delay = 300 * time.Millisecond

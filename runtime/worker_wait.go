@@ -83,10 +83,21 @@ func (w *Worker) idle(ctx context.Context, wait time.Duration) (jobs []Reservati
 			return r.jobs, n, r.err
 		case <-timer:
 			timer = nil
+			var next upcoming
 			for _, q := range w.cfg.Queues {
-				if _, err := w.e.Migrate(ctx, q); err != nil {
+				m, err := w.e.Migrate(ctx, q)
+				if err != nil {
 					w.log.Error("moving due jobs", "queue", q, "err", err)
+					continue
 				}
+				next.now = m.Now
+				next.due = earliest(next.due, m.NextDue)
+			}
+			if !next.due.IsZero() {
+				// Nothing was due yet, or more falls due soon: migrate again
+				// then, unless the BLPOP in flight returns first.
+				t.Reset(max(next.due.Sub(next.now)+time.Millisecond, time.Millisecond))
+				timer = t.C
 			}
 		case <-stop:
 			// End the BLPOP in flight now rather than at its timeout, so

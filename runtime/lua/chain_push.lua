@@ -28,7 +28,7 @@ redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 local delay = tonumber(ARGV[4])
 if delay > 0 then
   local t = redis.call('TIME')
-  local due = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + delay
+  local due = tonumber(t[1]) * 1000 + math.ceil(tonumber(t[2]) / 1000) + delay
   local head = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
   redis.call('ZADD', KEYS[5], string.format('%d', due), ARGV[2])
   if (head[2] == nil or due < tonumber(head[2])) and redis.call('LLEN', KEYS[3]) == 0 then
