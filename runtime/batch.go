@@ -164,7 +164,7 @@ func (e *Engine) DispatchBatch(ctx context.Context, b *PendingBatch) (string, er
 		return "", err
 	}
 	bk := e.keys.batch(id)
-	args := append([]any{"create", n, e.cfg.StateRetention.Milliseconds()}, fields...)
+	args := append([]any{"create", n, e.cfg.StateRetention.Milliseconds(), newToken()}, fields...)
 	if err := (call{scriptBatchAdd, bk.all(), args}).run(ctx, e.rdb).Err(); err != nil {
 		return "", fmt.Errorf("dispatch batch: %w", err)
 	}

@@ -107,7 +107,7 @@ func (s *BatchStore) Add(ctx context.Context, id string, jobs ...Job) error {
 		return fmt.Errorf("add to batch %s: %w", id, err)
 	}
 	count := func(n int) error {
-		return call{scriptBatchAdd, bk.all(), []any{"add", n, s.e.cfg.StateRetention.Milliseconds()}}.run(ctx, s.e.rdb).Err()
+		return call{scriptBatchAdd, bk.all(), []any{"add", n, s.e.cfg.StateRetention.Milliseconds(), newToken()}}.run(ctx, s.e.rdb).Err()
 	}
 	switch err := count(n); {
 	case err == nil:

@@ -224,3 +224,27 @@ func TestRetriedReserveAfterTheLease(t *testing.T) {
 		require.Equal(t, runtime.Sizes{Ready: 3}, sizes(t, b, "default"))
 	})
 }
+
+// TestRetriedBatchAdd: a batch create or add that the Redis client sends
+// again after losing its reply counts its jobs once, and the create is
+// not refused as a batch that exists already.
+func TestRetriedBatchAdd(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		create := &replayScripts{sha: runtime.ScriptSHA("batch_add")}
+		b.rdb.AddHook(create)
+		id, err := runtime.NewBatch(itemJob{N: 1}, itemJob{N: 2}).Dispatch(runtime.WithDispatcher(b.ctx, b.engine))
+		require.NoError(t, err, "the create made again is not refused")
+		require.Equal(t, 1, create.replays())
+
+		add := &replayScripts{sha: runtime.ScriptSHA("batch_add")}
+		b.rdb.AddHook(add)
+		require.NoError(t, b.engine.Batches().Add(b.ctx, id, itemJob{N: 3}))
+		require.Equal(t, 1, add.replays())
+
+		s, ok, err := b.engine.Batches().Find(b.ctx, id)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, 3, s.Total, "each job counted once")
+		require.Equal(t, 3, s.Pending)
+	})
+}

@@ -10,23 +10,39 @@
 -- ARGV[2] -> jobs added, each link of a chain counted; for "add", a
 --            negative count takes back an add whose push failed
 -- ARGV[3] -> lifetime of the batch's keys in ms, from now
--- ARGV[4..] -> for "create": field, value pairs of the batch's options
+-- ARGV[4] -> nonce of this call (random, from the caller)
+-- ARGV[5..] -> for "create": field, value pairs of the batch's options
 --
 -- Returns: {total, pending}.
 -- Errors: "BATCH_EXISTS" (create), "NO_BATCH" (add to a batch that is
 -- unknown or expired), "BATCH_FINISHED" (add to a batch whose jobs have
 -- all succeeded). An error changes nothing.
+--
+-- The Redis client sends a call again when the connection broke before
+-- its reply came. Each call records its nonce in the state hash (field
+-- "call:<nonce>"), and a run that finds it there changes nothing and
+-- returns the counts: a create made again is not refused as existing,
+-- and an add made again does not count its jobs twice.
 
 local t = redis.call('TIME')
 local now = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
 local n = tonumber(ARGV[2])
+local nonce = 'call:' .. ARGV[4]
 
+local function counts()
+  local c = redis.call('HMGET', KEYS[1], 'total', 'pending')
+  return {tonumber(c[1]), tonumber(c[2])}
+end
+
+if redis.call('HEXISTS', KEYS[1], nonce) == 1 then
+  return counts()
+end
 if ARGV[1] == 'create' then
   if redis.call('EXISTS', KEYS[1]) == 1 then
     return redis.error_reply('BATCH_EXISTS batch exists already')
   end
   redis.call('HSET', KEYS[1], 'total', ARGV[2], 'pending', ARGV[2], 'failed', 0, 'blocked', 0, 'created_at', now)
-  for i = 4, #ARGV, 2 do
+  for i = 5, #ARGV, 2 do
     redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
   end
 else
@@ -39,9 +55,9 @@ else
   redis.call('HINCRBY', KEYS[1], 'total', n)
   redis.call('HINCRBY', KEYS[1], 'pending', n)
 end
+redis.call('HSET', KEYS[1], nonce, '1')
 
 for k = 1, 4 do
   redis.call('PEXPIRE', KEYS[k], tonumber(ARGV[3]))
 end
-local counts = redis.call('HMGET', KEYS[1], 'total', 'pending')
-return {tonumber(counts[1]), tonumber(counts[2])}
+return counts()
