@@ -231,38 +231,14 @@ func (e *Engine) sendFlight(ctx context.Context, batch []*pushReq) {
 		delay int64
 	}
 	var plans []*flightCall
-	var open map[groupKey]*flightCall // the call taking pushes, once there are many calls
+	open := make(map[groupKey]*flightCall) // the call taking pushes, per queue and delay
 	for _, r := range batch {
 		k := groupKey{r.queue, r.delay}
-		var p *flightCall
-		if open != nil {
-			p = open[k]
-		} else {
-			for _, q := range plans {
-				if q.open && q.queue == r.queue && q.delay == r.delay {
-					p = q
-					break
-				}
-			}
-		}
-		if p != nil && p.hasAny(r) {
-			p.open = false
-			p = nil
-		}
-		if p == nil {
-			p = &flightCall{queue: r.queue, delay: r.delay, open: true}
+		p := open[k]
+		if p == nil || p.hasAny(r) {
+			p = &flightCall{queue: r.queue, delay: r.delay, ids: make(map[any]struct{})}
 			plans = append(plans, p)
-			switch {
-			case open != nil:
-				open[k] = p
-			case len(plans) > 8:
-				open = make(map[groupKey]*flightCall, 2*len(plans))
-				for _, q := range plans {
-					if q.open {
-						open[groupKey{q.queue, q.delay}] = q
-					}
-				}
-			}
+			open[k] = p
 		}
 		p.add(r)
 	}
@@ -320,52 +296,24 @@ func (e *Engine) sendFlight(ctx context.Context, batch []*pushReq) {
 type flightCall struct {
 	queue string
 	delay int64
-	open  bool // takes more pushes
 	rs    []*pushReq
 	jobs  int
-	ids   map[any]struct{} // the job IDs of rs, once there are many
+	ids   map[any]struct{} // the job IDs of rs
 }
-
-// manyIDs is the number of jobs past which a flightCall keeps its job IDs
-// in a map rather than looking through its pushes.
-const manyIDs = 32
 
 func (p *flightCall) add(r *pushReq) {
 	p.rs = append(p.rs, r)
 	p.jobs += r.jobs()
-	switch {
-	case p.ids != nil:
-		addIDs(p.ids, r)
-	case p.jobs > manyIDs:
-		p.ids = make(map[any]struct{}, 2*p.jobs)
-		for _, r := range p.rs {
-			addIDs(p.ids, r)
-		}
-	}
-}
-
-func addIDs(ids map[any]struct{}, r *pushReq) {
 	for j := 0; j < len(r.args); j += 2 {
-		ids[r.args[j]] = struct{}{}
+		p.ids[r.args[j]] = struct{}{}
 	}
 }
 
 // hasAny reports whether a job ID of r is in p already.
 func (p *flightCall) hasAny(r *pushReq) bool {
 	for j := 0; j < len(r.args); j += 2 {
-		id := r.args[j]
-		if p.ids != nil {
-			if _, ok := p.ids[id]; ok {
-				return true
-			}
-			continue
-		}
-		for _, o := range p.rs {
-			for k := 0; k < len(o.args); k += 2 {
-				if o.args[k] == id {
-					return true
-				}
-			}
+		if _, ok := p.ids[r.args[j]]; ok {
+			return true
 		}
 	}
 	return false
