@@ -27,8 +27,10 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 	if len(queues) == 0 || n < 1 || lease < time.Millisecond || timeout < time.Millisecond {
 		return "", Batch{}, false, nil
 	}
-	if len(e.cfg.Partitions) > 0 && len(e.waitKeys(ctx, queues)) != len(queues) {
-		return "", Batch{}, false, nil
+	for _, q := range queues {
+		if e.partitionsOf(ctx, q) != nil {
+			return "", Batch{}, false, nil
+		}
 	}
 	if _, cluster := e.rdb.(*redis.ClusterClient); cluster && len(queues) > 1 {
 		return "", Batch{}, false, nil
