@@ -23,3 +23,11 @@ func (e *Engine) Unreserve(ctx context.Context, refs ...Ref) error { return e.un
 func (e *Engine) WaitReserve(ctx context.Context, queues []string, timeout time.Duration, n int, lease time.Duration) (string, Batch, bool, error) {
 	return e.waitReserve(ctx, queues, timeout, n, lease, "")
 }
+
+// Tracked is the number of jobs whose leases w's heartbeat keeps, for
+// tests.
+func (w *Worker) Tracked() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.active)
+}

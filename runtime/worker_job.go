@@ -12,6 +12,7 @@ import (
 func (w *Worker) process(base context.Context, res Reservation) {
 	defer w.wg.Done()
 	defer func() {
+		w.untrack(res.Ref) // a job settled before it ran was tracked from its reserve
 		w.processed.Add(1)
 		if w.cfg.Rest > 0 {
 			w.sleep(w.cfg.Rest)

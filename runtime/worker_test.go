@@ -299,8 +299,9 @@ func TestWorkerFailsPoisonJobsAndCarriesOn(t *testing.T) {
 		require.NoError(t, b.engine.Push(b.ctx, &runtime.Envelope{ID: "badbody", Name: "test.Job", Queue: "default", Body: []byte("not msgpack")}))
 		b.dispatch(t, job(42, runtime.JobOptions{}))
 
-		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true, Tries: 3})
+		w := b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true, Tries: 3})
 		require.Equal(t, []string{"42"}, rec.list())
+		require.Zero(t, w.Tracked(), "a job failed before it ran still had its lease kept")
 		got := map[string]string{}
 		for _, f := range b.failed(t, "default") {
 			got[f.ID] = f.Error
