@@ -61,19 +61,17 @@ func (w *Worker) process(base context.Context, res Reservation) {
 	if timeout <= 0 {
 		timeout = w.cfg.Timeout
 	}
-	jobCtx, cancelJob := context.WithCancelCause(base)
+	began := time.Now()
+	jobCtx, cancelJob := newJobContext(base, timeout, JobInfo{ID: res.ID, Name: env.Name, Queue: res.Queue, Attempt: res.Attempts, BatchID: env.BatchID})
 	defer cancelJob(nil)
 	w.track(res.Ref, cancelJob)
-	attemptCtx, cancelAttempt := context.WithTimeoutCause(jobCtx, timeout, ErrTimeout)
-	defer cancelAttempt()
-	attemptCtx = WithJobInfo(attemptCtx, JobInfo{ID: res.ID, Name: env.Name, Queue: res.Queue, Attempt: res.Attempts, BatchID: env.BatchID})
 
-	began := time.Now()
-	herr := w.attempt(attemptCtx, env)
+	herr := w.attempt(jobCtx, env)
 	ev.Duration = time.Since(began)
 	w.untrack(res.Ref)
 
-	switch cause := context.Cause(jobCtx); {
+	cause := context.Cause(jobCtx)
+	switch {
 	case errors.Is(cause, ErrLeaseLost):
 		w.log.Warn("job lease lost while running; its result is discarded", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", herr)
 		return
@@ -90,7 +88,7 @@ func (w *Worker) process(base context.Context, res Reservation) {
 		w.release(base, res, ev, rel.delay, false, nil)
 	case errors.As(herr, &failReq):
 		w.fail(base, res, env, failReq.err)
-	case errors.Is(context.Cause(attemptCtx), ErrTimeout):
+	case errors.Is(cause, ErrTimeout):
 		ev.Err = fmt.Errorf("%w after %v: %w", ErrTimeout, timeout, herr)
 		w.emit(ev, JobTimedOut)
 		if env.FailOnTimeout {
@@ -239,9 +237,16 @@ func (w *Worker) emit(ev Event, kind EventKind) {
 	w.events.emit(ev)
 }
 
+// track lets the heartbeat keep ref's lease and cancel with cancel. A
+// job is tracked from its reserve; when it starts, its entry takes the
+// job's cancel and keeps the lease it has.
 func (w *Worker) track(ref Ref, cancel context.CancelCauseFunc) {
 	w.mu.Lock()
-	w.active[ref] = &activeJob{cancel: cancel, leaseUntil: time.Now().Add(w.cfg.RetryAfter)}
+	if a := w.active[ref]; a != nil {
+		a.cancel = cancel
+	} else {
+		w.active[ref] = &activeJob{cancel: cancel, leaseUntil: time.Now().Add(w.cfg.RetryAfter)}
+	}
 	w.mu.Unlock()
 }
 

@@ -212,6 +212,47 @@ func TestWorkerTimeout(t *testing.T) {
 	})
 }
 
+// TestWorkerHandlerContext checks what a handler's context carries: the
+// attempt's deadline, the job's info, and an end with cause ErrTimeout
+// that reaches contexts derived from it.
+func TestWorkerHandlerContext(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		type seen struct {
+			left    time.Duration
+			hasDl   bool
+			info    runtime.JobInfo
+			hasInfo bool
+			cause   error
+			child   error
+		}
+		got := make(chan seen, 1)
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
+			var s seen
+			dl, ok := ctx.Deadline()
+			s.left, s.hasDl = time.Until(dl), ok
+			s.info, s.hasInfo = runtime.JobInfoFrom(ctx)
+			child, cancel := context.WithCancel(ctx)
+			defer cancel()
+			<-child.Done()
+			s.cause, s.child = context.Cause(ctx), context.Cause(child)
+			got <- s
+			return ctx.Err()
+		})
+		ids := b.dispatch(t, job(1, runtime.JobOptions{Timeout: 300 * time.Millisecond}))
+		b.runToEnd(t, runtime.WorkerConfig{MaxJobs: 1})
+
+		s := <-got
+		require.True(t, s.hasDl)
+		require.Greater(t, s.left, 200*time.Millisecond)
+		require.LessOrEqual(t, s.left, 300*time.Millisecond)
+		require.True(t, s.hasInfo)
+		require.Equal(t, runtime.JobInfo{ID: ids[0], Name: "test.Job", Queue: "default", Attempt: 1}, s.info)
+		require.ErrorIs(t, s.cause, runtime.ErrTimeout)
+		require.ErrorIs(t, s.child, runtime.ErrTimeout)
+		require.Len(t, b.log.of(runtime.JobTimedOut), 1)
+	})
+}
+
 func TestWorkerAbandonsHandlerThatIgnoresItsContext(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 		release := make(chan struct{})

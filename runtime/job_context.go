@@ -1,0 +1,45 @@
+package runtime
+
+import (
+	"context"
+	"time"
+)
+
+// jobContext is the context a handler runs with: cancelled with a cause
+// when the job times out (ErrTimeout), loses its lease or is stopped with
+// the worker; with the attempt's deadline and the job's JobInfo.
+//
+// It is one value over one cancelCtx and one timer. Built from the
+// standard contexts it took four (a cancel for the causes, a timer
+// context for the timeout below it, a value for the info), and the timer
+// context registered itself with its parent: a few microseconds a job.
+type jobContext struct {
+	context.Context // from context.WithCancelCause
+	deadline        time.Time
+	info            JobInfo
+}
+
+// newJobContext returns a job's context, derived from parent, that ends
+// with cause ErrTimeout after timeout, and its cancel. Cancelling it
+// stops the timer; the first cause given wins.
+func newJobContext(parent context.Context, timeout time.Duration, info JobInfo) (*jobContext, context.CancelCauseFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	c := &jobContext{Context: ctx, deadline: time.Now().Add(timeout), info: info}
+	if d, ok := parent.Deadline(); ok && d.Before(c.deadline) {
+		c.deadline = d
+	}
+	t := time.AfterFunc(timeout, func() { cancel(ErrTimeout) })
+	return c, func(cause error) {
+		t.Stop()
+		cancel(cause)
+	}
+}
+
+func (c *jobContext) Deadline() (time.Time, bool) { return c.deadline, true }
+
+func (c *jobContext) Value(key any) any {
+	if _, ok := key.(jobInfoKey); ok {
+		return c.info
+	}
+	return c.Context.Value(key)
+}
