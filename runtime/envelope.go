@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -157,8 +156,9 @@ func decodeEnvelope(payload []byte) (env *Envelope, c carried, err error) {
 		}
 	}()
 	var e Envelope
-	dec := msgpack.NewDecoder(bytes.NewReader(payload))
-	c, err = e.decode(envDecoder{dec: dec, limit: len(payload)})
+	d := getByteDecoder(payload)
+	c, err = e.decode(envDecoder{dec: d.dec, limit: len(payload)})
+	d.put() // not reached after a panic: that decoder is dropped
 	if err != nil {
 		return nil, c, err
 	}

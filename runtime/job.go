@@ -66,7 +66,10 @@ func Encode[T any](job T) ([]byte, error) {
 // Decode decodes a job's fields encoded by Encode.
 func Decode[T any](b []byte) (T, error) {
 	var job T
-	err := msgpack.Unmarshal(b, &job)
+	d := getByteDecoder(b)
+	d.dec.UsePreallocateValues(true) // as msgpack.Unmarshal
+	err := d.dec.Decode(&job)
+	d.put()
 	return job, err
 }
 
