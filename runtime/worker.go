@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -291,6 +292,12 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 		jobs, n, err = w.idle(base, wait)
 		w.accept(jobs, n)
 		w.waited = true
+		if len(jobs) > 0 {
+			// Let the dispatcher start them before this goroutine sends
+			// the next reserve: the jobs an idle worker was woken for are
+			// the ones someone is waiting on.
+			goruntime.Gosched()
+		}
 		if err != nil && !w.stopping() {
 			w.log.Error("waiting for jobs failed; retrying", "err", err, "in", errDelay)
 			w.sleep(errDelay)
