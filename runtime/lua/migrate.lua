@@ -21,7 +21,18 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local limit = tonumber(ARGV[1])
 
+local function head(key)
+  local h = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if h[2] == nil then return -1 end
+  return tonumber(h[2])
+end
+
+-- Moves the members of from due by now, up to limit, and returns how
+-- many moved and the score of from's head after (-1 if empty). The head
+-- is read first: most calls find nothing due, and end with that one read.
 local function move(from, drop_tokens)
+  local first = head(from)
+  if first == -1 or first > now then return 0, first end
   local ids = redis.call('ZRANGEBYSCORE', from, '-inf', now, 'LIMIT', 0, limit)
   for s = 1, #ids, 1000 do
     local e = math.min(s + 999, #ids)
@@ -42,18 +53,13 @@ local function move(from, drop_tokens)
     end
     redis.call('RPUSH', KEYS[1], unpack(ids, s, e))
   end
-  return #ids
+  return #ids, head(from)
 end
 
-local delayed = move(KEYS[2], false)
-local expired = move(KEYS[3], true)
+local delayed, next_due = move(KEYS[2], false)
+local expired, next_expiry = move(KEYS[3], true)
 if delayed + expired > 0 and redis.call('LLEN', KEYS[5]) == 0 then
   redis.call('RPUSH', KEYS[5], '1')
 end
 
-local function head(key)
-  local h = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-  if h[2] == nil then return -1 end
-  return tonumber(h[2])
-end
-return {now, delayed, expired, head(KEYS[2]), head(KEYS[3])}
+return {now, delayed, expired, next_due, next_expiry}
