@@ -56,6 +56,34 @@ func TestPushReserveAck(t *testing.T) {
 	})
 }
 
+// TestReserveRingsForWhatItLeaves checks the doorbell a reserve leaves:
+// rung when jobs remain for another worker, not when it took the last.
+func TestReserveRingsForWhatItLeaves(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		bell := b.prefix + ":{default}:notify"
+		for i := range 4 {
+			require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", fmt.Sprint(i))))
+		}
+		take := func() int64 { // what a waiting worker's BLPOP would take
+			n, err := b.rdb.Del(b.ctx, bell).Result()
+			require.NoError(t, err)
+			return n
+		}
+		require.Equal(t, int64(1), take(), "the pushes rang")
+
+		require.Len(t, mustReserve(t, b, "default", 2).Jobs, 2)
+		require.Equal(t, int64(1), take(), "2 jobs remain: rung again")
+
+		require.Len(t, mustReserve(t, b, "default", 2).Jobs, 2)
+		require.Equal(t, int64(0), take(), "it took the last jobs, asking for just as many")
+
+		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "4")))
+		take()
+		require.Len(t, mustReserve(t, b, "default", 5).Jobs, 1)
+		require.Equal(t, int64(0), take(), "it took the last job, asking for more")
+	})
+}
+
 func TestReserveBatches(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		out := make([]runtime.Outgoing, 2500)

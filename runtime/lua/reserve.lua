@@ -123,7 +123,9 @@ if taken > 0 and keep > 0 then
     redis.call('PEXPIRE', KEYS[7], keep)
   end
 end
-if redis.call('LLEN', KEYS[1]) > 0 and redis.call('LLEN', KEYS[5]) == 0 then
+-- Fewer popped than asked for means the list is empty now.
+if #popped == tonumber(ARGV[1]) and redis.call('LLEN', KEYS[1]) > 0
+    and redis.call('LLEN', KEYS[5]) == 0 then
   redis.call('RPUSH', KEYS[5], '1')
 end
 return out
