@@ -154,7 +154,7 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 	if err := loadScripts(ctx, rdb); err != nil {
 		return nil, fmt.Errorf("jobgen: start engine: %w", err)
 	}
-	return &Engine{rdb: rdb, cfg: cfg, keys: keys{prefix: cfg.Prefix}}, nil
+	return &Engine{rdb: rdb, cfg: cfg, keys: newKeys(cfg.Prefix)}, nil
 }
 
 // Client returns the engine's Redis client.

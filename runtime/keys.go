@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // DefaultPrefix is the key prefix used when EngineConfig.Prefix is empty.
@@ -16,7 +18,19 @@ const DefaultPrefix = "jobgen"
 // touches a single cluster slot.
 type keys struct {
 	prefix string
+	cache  *keyCache
 }
+
+// keyCache holds the keys of the first maxCachedQueues queue names an
+// engine uses.
+type keyCache struct {
+	byName sync.Map // queue name -> *queueKeys
+	n      atomic.Int64
+}
+
+const maxCachedQueues = 1024
+
+func newKeys(prefix string) keys { return keys{prefix: prefix, cache: &keyCache{}} }
 
 // queueKeys are the keys of one queue.
 type queueKeys struct {
@@ -36,7 +50,26 @@ type queueKeys struct {
 	FailedInfo     string // HASH job ID -> encoded FailedInfo
 }
 
+// queue returns the keys of queue name. They are built once per name and
+// engine, for the first maxCachedQueues names: every push and reserve
+// needs them, and building them takes ten allocations.
 func (k keys) queue(name string) queueKeys {
+	if k.cache == nil {
+		return k.build(name)
+	}
+	if qk, ok := k.cache.byName.Load(name); ok {
+		return *qk.(*queueKeys)
+	}
+	qk := k.build(name)
+	if k.cache.n.Load() < maxCachedQueues {
+		if _, had := k.cache.byName.LoadOrStore(name, &qk); !had {
+			k.cache.n.Add(1)
+		}
+	}
+	return qk
+}
+
+func (k keys) build(name string) queueKeys {
 	p := k.prefix + ":{" + name + "}:"
 	return queueKeys{
 		Ready:          p + "ready",
