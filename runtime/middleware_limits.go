@@ -193,16 +193,16 @@ func (x *ExceptionThrottle) Handle(ctx context.Context, next func(context.Contex
 		key = info.Name
 	}
 	k := e.keys.throttle(key)
-	var count *redis.StringCmd
+	var count *redis.IntCmd
 	var ttl *redis.DurationCmd
 	if _, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		count = p.Get(ctx, k)
+		count = p.SCard(ctx, k)
 		ttl = p.PTTL(ctx, k)
 		return nil
-	}); err != nil && !errors.Is(err, redis.Nil) {
+	}); err != nil {
 		return fmt.Errorf("throttle exceptions of %q: %w", key, err)
 	}
-	if n, _ := count.Int(); n >= x.max {
+	if count.Val() >= int64(x.max) {
 		return ReleaseJob(max(ttl.Val(), time.Millisecond))
 	}
 	herr := next(ctx)
@@ -215,7 +215,7 @@ func (x *ExceptionThrottle) Handle(ctx context.Context, next func(context.Contex
 	case isControl(herr) || (x.when != nil && !x.when(herr)):
 		return herr
 	}
-	if err := (call{scriptHits, []string{k}, []any{x.decay.Milliseconds()}}).run(ctx, e.rdb).Err(); err != nil {
+	if err := (call{scriptHits, []string{k}, []any{x.decay.Milliseconds(), newToken()}}).run(ctx, e.rdb).Err(); err != nil {
 		return fmt.Errorf("throttle exceptions of %q: count %v: %w", key, herr, err)
 	}
 	return ReleaseJob(x.backoff)

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -246,5 +247,32 @@ func TestRetriedBatchAdd(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, 3, s.Total, "each job counted once")
 		require.Equal(t, 3, s.Pending)
+	})
+}
+
+// TestRetriedExceptionCount: an exception that ThrottlesExceptions counts
+// with a call the Redis client sends again after losing its reply counts
+// once, so the throttle does not open before maxExceptions.
+func TestRetriedExceptionCount(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		var runs int
+		r := runtime.NewRouter()
+		runtime.Register(r, "test.Middleware", func(ctx context.Context, j mwJob) error {
+			runs++
+			return errors.New("service down")
+		})
+		ctx := runtime.WithRouter(runtime.WithDispatcher(b.ctx, b.engine), r)
+		job := mwJob{Mode: "throttle", Key: t.Name(), Limit: 2, PerMs: 60_000}
+
+		hook := &replayScripts{sha: runtime.ScriptSHA("hits")}
+		b.rdb.AddHook(hook)
+		require.Error(t, runtime.DispatchSync(ctx, job))
+		require.Equal(t, 1, hook.replays())
+		require.Equal(t, 1, runs)
+
+		require.Error(t, runtime.DispatchSync(ctx, job))
+		require.Equal(t, 2, runs, "one exception counted: the throttle is still closed")
+		require.Error(t, runtime.DispatchSync(ctx, job))
+		require.Equal(t, 2, runs, "two counted: the throttle is open")
 	})
 }

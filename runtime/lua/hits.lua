@@ -1,13 +1,18 @@
 -- hits: count a hit on a counter whose lifetime starts at its first hit.
 -- ThrottlesExceptions counts exceptions with it.
 --
--- KEYS[1] -> counter string
+-- KEYS[1] -> set of hits: one member per hit, its nonce
 -- ARGV[1] -> lifetime in ms, from the first hit
+-- ARGV[2] -> nonce of this hit (random, from the caller)
 --
 -- Returns: the count, this hit included.
+--
+-- The Redis client sends a call again when the connection broke before
+-- its reply came. A hit is a member of the set rather than an increment,
+-- so a hit sent again finds its nonce there and is not counted twice.
 
-local n = redis.call('INCR', KEYS[1])
-if n == 1 or redis.call('PTTL', KEYS[1]) < 0 then
+redis.call('SADD', KEYS[1], ARGV[2])
+if redis.call('PTTL', KEYS[1]) < 0 then
   redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]))
 end
-return n
+return redis.call('SCARD', KEYS[1])
