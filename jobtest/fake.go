@@ -36,6 +36,10 @@ type Dispatch struct {
 	Delay      time.Duration
 	// Chain lists the jobs chained after Job, unwrapped.
 	Chain []runtime.Job
+	// ChainDelays holds, for each job of Chain, the delay it is pushed
+	// with once the link before it succeeds: its own (Job{}.Delay(d)),
+	// else its annotation's, as the engine encodes it; 0 for none.
+	ChainDelays []time.Duration
 }
 
 // Dispatch records p and returns a new job ID; it implements
@@ -50,6 +54,9 @@ func (f *Fake) Dispatch(ctx context.Context, p *runtime.PendingDispatch) (string
 	}
 	for _, j := range p.Chain() {
 		d.Chain = append(d.Chain, unwrap(j))
+		// A *PendingDispatch's options carry its own delay in place of
+		// the annotated one.
+		d.ChainDelays = append(d.ChainDelays, j.JobOptions().Delay)
 	}
 	f.mu.Lock()
 	f.dispatches = append(f.dispatches, d)

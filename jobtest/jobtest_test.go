@@ -203,3 +203,29 @@ func TestFakeBatches(t *testing.T) {
 	require.Len(t, s.errs, 3)
 	require.Contains(t, s.errs[0], `"avatars" (3 jobs)`)
 }
+
+// later is a job whose annotation delays it.
+type later struct{ N int }
+
+func (later) JobName() string                { return "test.Later" }
+func (later) JobOptions() runtime.JobOptions { return runtime.JobOptions{Delay: time.Hour} }
+func (j later) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
+
+func TestFakeRecordsChainDelays(t *testing.T) {
+	t.Parallel()
+	fake := jobtest.NewFake()
+	ctx := fake.Context(context.Background())
+	_, err := runtime.Chain(
+		resize{UserID: 1},
+		runtime.NewPendingDispatch(notify{UserID: 1}).Delay(time.Minute),
+		notify{UserID: 2},
+		later{N: 1},
+		runtime.NewPendingDispatch(later{N: 2}).Delay(0),
+		runtime.NewPendingDispatch(later{N: 3}).OnQueue("x"),
+	).Dispatch(ctx)
+	require.NoError(t, err)
+	d := fake.Dispatches()[0]
+	require.Equal(t, []runtime.Job{notify{UserID: 1}, notify{UserID: 2}, later{N: 1}, later{N: 2}, later{N: 3}}, d.Chain)
+	require.Equal(t, []time.Duration{time.Minute, 0, time.Hour, 0, time.Hour}, d.ChainDelays,
+		"each link's own delay, else its annotation's")
+}
