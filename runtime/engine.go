@@ -240,6 +240,11 @@ func (e *Engine) pushCall(queue string, delay int64, pairs []any) call {
 // anything is sent. Jobs of one queue and delay are pushed atomically per
 // chunk; the call as a whole is not atomic.
 //
+// A job ID that exists already in its queue, or that jobs names twice,
+// is pushed once if the payloads are the same (a push made again), and
+// refused with ErrDuplicateID if not; the chunk holding the second one
+// then pushes nothing.
+//
 // A push whose jobs all go to one queue with one delay (every Push, Later
 // and Dispatch) may be sent together with other such pushes on the same
 // engine; see Engine for what that changes.

@@ -157,6 +157,51 @@ func TestDuplicateIDIsRefused(t *testing.T) {
 	})
 }
 
+// TestDuplicateIDWithinOnePush: a job ID that one push names twice follows
+// the rules of an ID pushed already: the same job again is pushed once, a
+// different one is refused and nothing of the push is added.
+func TestDuplicateIDWithinOnePush(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		for _, delay := range []time.Duration{0, time.Hour} {
+			queued := func(q string) int64 {
+				s := sizes(t, b, q)
+				if delay > 0 {
+					require.Zero(t, s.Ready)
+					return s.Delayed
+				}
+				require.Zero(t, s.Delayed)
+				return s.Ready
+			}
+
+			q := fmt.Sprint("same", delay)
+			twin := env(q, "app.Job", "twin")
+			twin.ID = "twin"
+			require.NoError(t, b.engine.PushBulk(b.ctx, []runtime.Outgoing{
+				{Envelope: twin, Delay: delay}, {Envelope: env(q, "app.Job", "other"), Delay: delay}, {Envelope: twin, Delay: delay},
+			}))
+			require.Equal(t, int64(2), queued(q), "delay %v: the twin is queued once", delay)
+			if delay == 0 {
+				ids := readyIDs(t, b, q)
+				require.Len(t, ids, 2)
+				require.Equal(t, 1, countOf(ids, "twin"))
+			}
+
+			q = fmt.Sprint("clash", delay)
+			first := env(q, "app.Job", "first")
+			first.ID = "taken"
+			rival := env(q, "app.Job", "rival")
+			rival.ID = "taken"
+			err := b.engine.PushBulk(b.ctx, []runtime.Outgoing{
+				{Envelope: first, Delay: delay}, {Envelope: env(q, "app.Job", "other"), Delay: delay}, {Envelope: rival, Delay: delay},
+			})
+			require.ErrorIs(t, err, runtime.ErrDuplicateID, "delay %v", delay)
+			require.ErrorContains(t, err, "taken")
+			require.Zero(t, queued(q), "delay %v: nothing is queued", delay)
+			require.Zero(t, b.rdb.Exists(b.ctx, b.prefix+":{"+q+"}:payloads").Val(), "delay %v: nothing is stored", delay)
+		}
+	})
+}
+
 // TestLaterNeverEarly: a delay with a fraction of a millisecond, pushed at
 // any point of Redis's millisecond, never makes the job ready before the
 // delay has passed since the push began.

@@ -14,7 +14,8 @@
 -- Returns: the number of jobs added.
 -- Errors: "DUPLICATE <id>" if a job ID exists already with another
 -- payload; nothing is added then. A job that exists with the same
--- payload is skipped: that is this very call, made again.
+-- payload is skipped: that is this very call, made again. A job ID named
+-- twice in this call is held to the same rules, against its first pair.
 --
 -- The doorbell rings when the new jobs fall due before every job already
 -- delayed, so a waiting worker shortens its wait.
@@ -38,7 +39,9 @@ local due = tonumber(t[1]) * 1000 + math.ceil(tonumber(t[2]) / 1000) + tonumber(
 local dues = string.format('%d', due)
 
 -- Pairs are read 500 at a time, so unpack never passes 1000 values.
-local chunks = {}
+-- seen holds the payload of each job ID this call adds: an ID it names
+-- twice meets the rules of an ID that exists already.
+local chunks, seen = {}, {}
 for s = 4, #ARGV, 1000 do
   local ids = {}
   for i = s, math.min(s + 999, #ARGV), 2 do ids[#ids + 1] = ARGV[i] end
@@ -46,12 +49,14 @@ for s = 4, #ARGV, 1000 do
   local args, members = {}, {}
   for j = 1, #ids do
     local payload = ARGV[s + 2 * j - 1]
-    if not found[j] then
+    local have = found[j] or seen[ids[j]]
+    if not have then
+      seen[ids[j]] = payload
       args[#args + 1] = ids[j]
       args[#args + 1] = payload
       members[#members + 1] = dues
       members[#members + 1] = ids[j]
-    elseif found[j] ~= payload then
+    elseif have ~= payload then
       -- Nothing is added, so a retry must be refused as well.
       if keep > 0 then redis.call('HDEL', KEYS[4], nonce) end
       return redis.error_reply('DUPLICATE ' .. ids[j])

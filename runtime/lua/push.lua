@@ -13,7 +13,8 @@
 -- Returns: the number of jobs pushed.
 -- Errors: "DUPLICATE <id>" if a job ID exists already with another
 -- payload; nothing is pushed then. A job that exists with the same
--- payload is skipped: that is this very push, made again.
+-- payload is skipped: that is this very push, made again. A job ID named
+-- twice in this call is held to the same rules, against its first pair.
 --
 -- The Redis client sends a call again when the connection broke before
 -- its reply came. By then the jobs of the first run may have run and been
@@ -30,7 +31,9 @@ if keep > 0 then
 end
 
 -- Pairs are read 500 at a time, so unpack never passes 1000 values.
-local chunks = {}
+-- seen holds the payload of each job ID this call adds: an ID it names
+-- twice meets the rules of an ID that exists already.
+local chunks, seen = {}, {}
 for s = 3, #ARGV, 1000 do
   local ids = {}
   for i = s, math.min(s + 999, #ARGV), 2 do ids[#ids + 1] = ARGV[i] end
@@ -38,11 +41,13 @@ for s = 3, #ARGV, 1000 do
   local args, fresh = {}, {}
   for j = 1, #ids do
     local payload = ARGV[s + 2 * j - 1]
-    if not found[j] then
+    local have = found[j] or seen[ids[j]]
+    if not have then
+      seen[ids[j]] = payload
       args[#args + 1] = ids[j]
       args[#args + 1] = payload
       fresh[#fresh + 1] = ids[j]
-    elseif found[j] ~= payload then
+    elseif have ~= payload then
       -- Nothing is pushed, so a retry must be refused as well.
       if keep > 0 then redis.call('HDEL', KEYS[4], nonce) end
       return redis.error_reply('DUPLICATE ' .. ids[j])
