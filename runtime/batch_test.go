@@ -302,3 +302,51 @@ func TestBatchCountersExactAfterRedelivery(t *testing.T) {
 		require.Equal(t, "finally", calls[1])
 	})
 }
+
+// TestBatchFinallyAfterCatch: when the last job of a batch ends while the
+// catch callback claimed by an earlier failure still runs, finally waits
+// for catch, and runs once, after it.
+func TestBatchFinallyAfterCatch(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		catching := make(chan struct{})
+		runtime.Register(b.router, "test.Item", func(ctx context.Context, j itemJob) error {
+			if j.Fail {
+				return fmt.Errorf("item %d failed", j.N)
+			}
+			select { // the other job ends while catch runs
+			case <-catching:
+			case <-time.After(10 * time.Second):
+			}
+			return nil
+		})
+		var mu sync.Mutex
+		var calls []string
+		cb := runtime.NewCallback("test.batch", func(ctx context.Context, kind string, o runtime.Outcome) error {
+			mu.Lock()
+			calls = append(calls, kind)
+			mu.Unlock()
+			if kind != "catch" {
+				return nil
+			}
+			close(catching)
+			// Wait for the other job to be acked: its worker has run
+			// whatever callbacks it claimed by then.
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				if s, err := b.engine.Sizes(ctx, "default"); err == nil && s == (runtime.Sizes{Reserved: 1}) {
+					break
+				}
+			}
+			mu.Lock()
+			calls = append(calls, "catch returned")
+			mu.Unlock()
+			return nil
+		})
+		runtime.RegisterCallback(b.router, cb)
+		_, err := withCallbacks(runtime.NewBatch(itemJob{N: 1, Fail: true}, itemJob{N: 2}).AllowFailures(), cb).Dispatch(b.ctx)
+		require.NoError(t, err)
+		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true, Concurrency: 2})
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, []string{"catch", "catch returned", "finally"}, calls)
+	})
+}

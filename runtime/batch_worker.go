@@ -73,6 +73,9 @@ var batchKinds = [3]string{"then", "catch", "finally"}
 
 // runBatchCallbacks runs the callbacks the batch script claimed for env
 // (due[1:4] for then, catch and finally), then marks each kind done.
+// Marking catch done claims finally for env if every job has run by then:
+// finally waits for a catch that another job claimed, so it never runs
+// before it.
 func (w *Worker) runBatchCallbacks(ctx context.Context, env *Envelope, bk batchKeys, due []int64, cause error) {
 	if len(due) != 4 {
 		return
@@ -103,15 +106,26 @@ func (w *Worker) runBatchCallbacks(ctx context.Context, env *Envelope, bk batchK
 		if err := msgpack.Unmarshal([]byte(raw), &refs); err != nil {
 			w.log.Error("batch callbacks do not decode", "batch", env.BatchID, "kind", kind, "err", err)
 		}
-		o := Outcome{JobID: env.ID, JobName: env.Name, Batch: &status}
+		batch := status
+		o := Outcome{JobID: env.ID, JobName: env.Name, Batch: &batch}
 		if kind == "catch" {
 			o.Err = cause
 		}
 		for _, ref := range refs {
 			w.runCallback(ctx, "batch "+kind, ref, o)
 		}
-		if err := w.e.rdb.HSet(ctx, bk.State, kind+":done", "1").Err(); err != nil {
+		finally, err := call{scriptBatchRan, bk.all(), []any{kind, env.ID, w.e.cfg.StateRetention.Milliseconds()}}.run(ctx, w.e.rdb).Int64()
+		if err != nil {
 			w.log.Error("marking batch callbacks as run failed; they may run again", "batch", env.BatchID, "kind", kind, "err", err)
+			continue
+		}
+		if kind == "catch" && finally == 1 && due[3] != 1 {
+			// Every job ran while catch did: finally is this job's now,
+			// with the batch as it is now.
+			due[3] = 1
+			if now, _, err := w.e.Batches().Find(ctx, env.BatchID); err == nil {
+				status = now
+			}
 		}
 	}
 }

@@ -177,8 +177,12 @@ func exerciseScripts(t *testing.T, b bundle) {
 	_, err = runtime.Dispatch(wctx, job(3, runtime.JobOptions{Queue: "audit-chain", UniqueFor: time.Minute}))
 	require.NoError(t, err)
 	// A batch, created and added to, with a job that succeeds and one that
-	// fails; and a batch that is cancelled.
-	bid, err := runtime.NewBatch(onQueue(4, "audit-batch")).AllowFailures().Dispatch(wctx)
+	// fails, whose callbacks run and are marked as run; and a batch that
+	// is cancelled.
+	cb := runtime.NewCallback("audit.batch", func(ctx context.Context, kind string, o runtime.Outcome) error { return nil })
+	runtime.RegisterCallback(r, cb)
+	bid, err := runtime.NewBatch(onQueue(4, "audit-batch")).AllowFailures().
+		Catch(cb.With("catch")).Finally(cb.With("finally")).Dispatch(wctx)
 	require.NoError(t, err)
 	require.NoError(t, e.Batches().Add(ctx, bid, tagged(5, "fail", runtime.JobOptions{Queue: "audit-batch"})))
 	other, err := runtime.NewBatch().Dispatch(wctx)

@@ -54,6 +54,7 @@ var (
 	scriptBatchAdd    = mustScript("batch_add")
 	scriptBatchDone   = mustScript("batch_done")
 	scriptBatchFail   = mustScript("batch_fail")
+	scriptBatchRan    = mustScript("batch_ran")
 	scriptBatchCancel = mustScript("batch_cancel")
 	scriptRateLimit   = mustScript("rate_limit")
 	scriptHits        = mustScript("hits")
@@ -62,7 +63,7 @@ var (
 		scriptPush, scriptLater, scriptMigrate, scriptReserve, scriptExtend, scriptAck,
 		scriptRelease, scriptFail, scriptRetry, scriptForget, scriptPrune, scriptClear,
 		scriptChainPush, scriptLock, scriptUnlock,
-		scriptBatchAdd, scriptBatchDone, scriptBatchFail, scriptBatchCancel,
+		scriptBatchAdd, scriptBatchDone, scriptBatchFail, scriptBatchRan, scriptBatchCancel,
 		scriptRateLimit, scriptHits,
 	}
 )

@@ -15,7 +15,9 @@
 -- that job alone, so that if its worker dies before running it, the job
 -- runs again and claims it again. then: every job succeeded and the
 -- batch is not cancelled. finally: every job has run once (succeeded,
--- failed for good, or is held behind a failed link of a chain).
+-- failed for good, or is held behind a failed link of a chain), and a
+-- catch claimed by another job has run, so that finally never runs
+-- before catch.
 --
 -- A job that succeeds after failing (a retry) leaves the failed hash and
 -- frees the chain links it held.
@@ -56,7 +58,18 @@ local function claim(kind, cond)
   if by == id then return 1 end
   return 0
 end
-local out = {counted, claim('then', pending <= 0 and not s[4]), 0, claim('finally', pending - failed - blocked <= 0)}
+-- finally waits while a catch claimed by another job has not run: that
+-- job claims it once its catch has run (batch_ran). A catch claimed by
+-- this job, which failed before and has succeeded now, will not run for
+-- it: the claim goes, so that it holds nothing back.
+if redis.call('HGET', KEYS[1], 'catch:by') == id and redis.call('HEXISTS', KEYS[1], 'catch:done') == 0 then
+  redis.call('HDEL', KEYS[1], 'catch:by')
+end
+local function catchWaits()
+  local by = redis.call('HGET', KEYS[1], 'catch:by')
+  return by and by ~= id and redis.call('HEXISTS', KEYS[1], 'catch:done') == 0
+end
+local out = {counted, claim('then', pending <= 0 and not s[4]), 0, claim('finally', pending - failed - blocked <= 0 and not catchWaits())}
 
 for k = 1, 4 do
   redis.call('PEXPIRE', KEYS[k], tonumber(ARGV[2]))

@@ -15,7 +15,8 @@
 -- Returns: {counted, 0, catch due, finally due}: counted is 1 the first
 -- time the job is counted, 0 after (or if it succeeded before), -1 if the
 -- batch is gone. Claims work as in batch_done. catch: a job failed (it
--- runs once, for the first failure). finally: every job has run once.
+-- runs once, for the first failure). finally: every job has run once,
+-- and a catch claimed by another job has run.
 -- The job stays pending: it may yet succeed on a retry.
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, 0, 0} end
@@ -52,7 +53,14 @@ local function claim(kind, cond)
   if by == id then return 1 end
   return 0
 end
-local out = {counted, 0, claim('catch', failed > 0), claim('finally', pending - failed - blocked <= 0)}
+-- finally waits while a catch claimed by another job has not run: that
+-- job claims it once its catch has run (batch_ran).
+local function catchWaits()
+  local by = redis.call('HGET', KEYS[1], 'catch:by')
+  return by and by ~= id and redis.call('HEXISTS', KEYS[1], 'catch:done') == 0
+end
+local catch = claim('catch', failed > 0)
+local out = {counted, 0, catch, claim('finally', pending - failed - blocked <= 0 and not catchWaits())}
 
 for k = 1, 4 do
   redis.call('PEXPIRE', KEYS[k], tonumber(ARGV[4]))
