@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/jobgen/jobgen/runtime"
 )
 
 var errCrash = errors.New("simulated crash: the call never reached Redis")
@@ -77,5 +80,61 @@ func (h *dropScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 			return errCrash
 		}
 		return next(ctx, keep)
+	}
+}
+
+// loseAck is a go-redis hook that loses every ack of job id, and only
+// that: in an ack call it replaces the job's reservation token with one
+// that is stale, so the call acks the other jobs it carries and reports
+// the job's lease as lost. The job stays reserved, as if its worker had
+// died before acking it. (Swallowing the whole call, as dropScripts
+// does, would lose with it the acks the worker sent in the same call.)
+type loseAck struct {
+	id string
+	mu sync.Mutex
+	n  int
+}
+
+func (h *loseAck) spoil(cmd redis.Cmder) {
+	args := cmd.Args()
+	if len(args) < 3 || fmt.Sprint(args[0]) != "evalsha" || fmt.Sprint(args[1]) != runtime.ScriptSHA("ack") {
+		return
+	}
+	nkeys, err := strconv.Atoi(fmt.Sprint(args[2]))
+	if err != nil {
+		return
+	}
+	for i := 3 + nkeys; i+1 < len(args); i += 2 { // pairs: job ID, token
+		if fmt.Sprint(args[i]) == h.id {
+			args[i+1] = "lost"
+			h.mu.Lock()
+			h.n++
+			h.mu.Unlock()
+		}
+	}
+}
+
+// lost counts the acks of the job lost so far.
+func (h *loseAck) lost() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.n
+}
+
+func (h *loseAck) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *loseAck) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.spoil(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *loseAck) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			h.spoil(c)
+		}
+		return next(ctx, cmds)
 	}
 }
