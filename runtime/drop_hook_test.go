@@ -15,11 +15,10 @@ import (
 var errCrash = errors.New("simulated crash: the call never reached Redis")
 
 // dropScripts is a go-redis hook that swallows the calls of some scripts,
-// and only those naming job id if id is set, as if the worker died after
-// the handler ran and before the calls reached Redis.
+// as if the worker died after the handler ran and before the calls
+// reached Redis.
 type dropScripts struct {
 	shas map[string]bool
-	id   string
 	mu   sync.Mutex
 	n    int
 }
@@ -29,22 +28,10 @@ func (h *dropScripts) match(cmd redis.Cmder) bool {
 	if len(args) < 2 || fmt.Sprint(args[0]) != "evalsha" || !h.shas[fmt.Sprint(args[1])] {
 		return false
 	}
-	if h.id != "" && !carries(args[2:], h.id) {
-		return false
-	}
 	h.mu.Lock()
 	h.n++
 	h.mu.Unlock()
 	return true
-}
-
-func carries(args []any, id string) bool {
-	for _, a := range args {
-		if fmt.Sprint(a) == id {
-			return true
-		}
-	}
-	return false
 }
 
 // dropped counts the calls swallowed so far.
