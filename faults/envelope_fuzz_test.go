@@ -40,6 +40,15 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		f.Add(b[:len(b)/2])
 		f.Add(append(bytes.Clone(b), 0))
 	}
+	// The stored form (version 3): name, optional map, body.
+	for _, b := range [][]byte{
+		[]byte("\xa5a.Job\xc4\x01\x80"),
+		[]byte("\xa5a.Job\x82\xa1t\x05\xa2ch\x91\xc4\x01\x01\xc4\x01x"),
+	} {
+		f.Add(b)
+		f.Add(b[:len(b)/2])
+		f.Add(append(bytes.Clone(b), 0))
+	}
 	f.Add([]byte{})
 	f.Add([]byte{0xc1})
 	f.Add([]byte(`{"uuid":"x","job":"Illuminate\\Queue\\CallQueuedHandler@call"}`))

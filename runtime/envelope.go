@@ -8,23 +8,32 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
-// envelopeVersion is written into every envelope. Version 1 envelopes
-// always carry their ID, queue and dispatch time. Version 2 ones stored
-// under a queue leave out the ID and queue where the keys tell them (see
-// storedEnvelope), and any version 2 envelope leaves out a dispatch time
-// that its ID tells (see idTime). Both decode. A payload with another
-// version, or none, is foreign and fails to decode.
+// envelopeVersion is written into every whole envelope (Encode). Version
+// 1 envelopes always carry their ID, queue and dispatch time. Version 2
+// ones leave out a dispatch time that their ID tells (see idTime), and
+// those that pushes stored under a queue before version 3 leave out the
+// ID and queue where the keys tell them. Version 3 is the stored form
+// that pushes write now (storedVersion, see envelope_codec.go): not a map
+// but the name, the optional fields and the body in a row, leaving out
+// the same. All three decode. A payload with another version, or none,
+// is foreign and fails to decode.
 const envelopeVersion = 2
+
+// storedVersion is the version of the stored form, which a push writes
+// under the job's ID in its queue's payloads hash.
+const storedVersion = 3
 
 // Envelope is what travels through Redis for one job: the job's encoded
 // body and the options it was dispatched with. It is encoded with
 // msgpack. Attempt and exception counts are not part of it; they live in
 // Redis beside the job, so no script ever decodes a payload.
 type Envelope struct {
-	// Version is envelopeVersion, or the version a payload was decoded
-	// from.
+	// Version is the version of the last encoding written (2 for a whole
+	// envelope, 3 for a stored payload), or the version a payload was
+	// decoded from.
 	Version int `msgpack:"v"`
 	// ID is unique per job. IDs sort by dispatch time. A stored payload
 	// leaves it out: its hash field is the ID.
@@ -99,12 +108,13 @@ type storedEnvelope struct {
 }
 
 func (s storedEnvelope) EncodeMsgpack(enc *msgpack.Encoder) error {
-	return s.env.encode(enc, true, s.env.Queue != s.queue)
+	return s.env.encodeStoredForm(enc, s.env.Queue != s.queue)
 }
 
-// encodeStored returns the payload to store for e in queue's keys.
+// encodeStored returns the payload to store for e in queue's keys, in
+// the stored form (version 3).
 func (e *Envelope) encodeStored(queue string) ([]byte, error) {
-	e.Version = envelopeVersion
+	e.Version = storedVersion
 	b, err := msgpack.Marshal(storedEnvelope{env: e, queue: queue})
 	if err != nil {
 		return nil, fmt.Errorf("encode job %s (%s): %w", e.ID, e.Name, err)
@@ -117,8 +127,8 @@ func (e *Envelope) encodeStored(queue string) ([]byte, error) {
 // The envelope's ID is id and its queue is queue unless the payload names
 // another. A truncated, foreign or unknown-version payload, or one
 // carrying another ID, returns a *DecodeError carrying id; it never
-// panics. Payloads written before version 2 carry their ID and queue and
-// decode all the same.
+// panics. Payloads written before version 3 (maps), and before version 2
+// (which carry their ID and queue), decode all the same.
 func DecodeEnvelope(queue, id string, payload []byte) (*Envelope, error) {
 	e, carried, err := decodeEnvelope(payload)
 	switch {
@@ -156,14 +166,26 @@ func decodeEnvelope(payload []byte) (env *Envelope, c carried, err error) {
 		}
 	}()
 	var e Envelope
-	d := getByteDecoder(payload)
-	c, err = e.decode(envDecoder{dec: d.dec, limit: len(payload)})
-	d.put() // not reached after a panic: that decoder is dropped
+	pd := getByteDecoder(payload)
+	d := envDecoder{dec: pd.dec, limit: len(payload)}
+	// A stored form starts with the name, a string; the others are maps.
+	stored := len(payload) > 0 && msgpcode.IsString(payload[0])
+	if stored {
+		c, err = e.decodeStoredForm(d)
+		if err == nil && pd.rd.Len() > 0 {
+			err = fmt.Errorf("%d bytes after the body", pd.rd.Len())
+		}
+	} else {
+		c, err = e.decode(d)
+	}
+	pd.put() // not reached after a panic: that decoder is dropped
 	if err != nil {
 		return nil, c, err
 	}
 	switch {
-	case e.Version != 1 && e.Version != envelopeVersion:
+	case stored && e.Version != storedVersion:
+		return nil, c, fmt.Errorf("stored envelope version %d, want %d", e.Version, storedVersion)
+	case !stored && e.Version != 1 && e.Version != envelopeVersion:
 		return nil, c, fmt.Errorf("envelope version %d, want 1 or %d (foreign payload?)", e.Version, envelopeVersion)
 	case e.Name == "":
 		return nil, c, errors.New("envelope has no job name")

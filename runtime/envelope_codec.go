@@ -11,110 +11,170 @@ import (
 // The envelope is encoded by hand, as a msgpack map with the short keys
 // of its struct tags, so reflection reads what it writes; at a fraction
 // of the cost, since every job is decoded once per attempt. Empty
-// optional fields are left out, and so are the ID, queue and dispatch
-// time where the reader can tell them from elsewhere: every byte of a
-// stored payload is kept in Redis for as long as the job waits.
+// optional fields are left out, and so is the dispatch time where the ID
+// tells it.
+//
+// A payload stored under a queue has a form of its own (version 3), as
+// short as it can be, since every byte of it is kept in Redis for as long
+// as the job waits: the job name as a msgpack string, then, only if any
+// is set, a map of the optional fields with the same short keys, then
+// the body as msgpack bin, ending the payload. It leaves out the ID,
+// which is its hash field, and the queue when that is the queue whose
+// keys hold it. A map starts every version 1 and 2 payload, and a string
+// starts every version 3 one, so the first byte tells them apart.
 
 var _ msgpack.CustomEncoder = (*Envelope)(nil)
 var _ msgpack.CustomDecoder = (*Envelope)(nil)
 
-// EncodeMsgpack writes e as a map, leaving out empty optional fields,
-// and the dispatch time when the ID tells it.
+// EncodeMsgpack writes e whole, as a version 2 map, leaving out empty
+// optional fields, and the dispatch time when the ID tells it.
 func (e *Envelope) EncodeMsgpack(enc *msgpack.Encoder) error {
-	return e.encode(enc, false, true)
+	o := e.optional(true)
+	w := encWriter{enc: enc}
+	w.err = enc.EncodeMapLen(4 + o.count()) // v, id, n, b
+	w.int("v", envelopeVersion)
+	w.str("id", e.ID)
+	w.str("n", e.Name)
+	e.encodeHead(&w, o)
+	w.key("b")
+	w.do(func() error { return enc.EncodeBytes(e.Body) })
+	e.encodeTail(&w, o)
+	return w.err
 }
 
-// encode writes e as a map. A stored envelope leaves out its ID, and its
-// queue unless withQueue. Version is always envelopeVersion.
-func (e *Envelope) encode(enc *msgpack.Encoder, stored, withQueue bool) error {
+// encodeStoredForm writes e in the stored form (version 3): its name, the
+// map of its optional fields if it has any, its body. The queue is among
+// the optional fields only if withQueue.
+func (e *Envelope) encodeStoredForm(enc *msgpack.Encoder, withQueue bool) error {
+	o := e.optional(withQueue)
+	w := encWriter{enc: enc}
+	w.err = enc.EncodeString(e.Name)
+	if n := o.count(); n > 0 {
+		w.do(func() error { return enc.EncodeMapLen(n) })
+		e.encodeHead(&w, o)
+		e.encodeTail(&w, o)
+	}
+	w.do(func() error { return enc.EncodeBytes(e.Body) })
+	return w.err
+}
+
+// optionals says which of the fields that an encoding may leave out
+// e writes.
+type optionals [16]bool
+
+// The fields of optionals, in the order they are written.
+const (
+	optQueue = iota
+	optConnection
+	optTries
+	optBackoff
+	optTimeout
+	optRetryUntil
+	optMaxExceptions
+	optFailOnTimeout
+	optChain
+	optBatch
+	optUnique
+	optTags
+	optUntilProcessing
+	optEncrypted
+	optCatch
+	optAt
+)
+
+func (e *Envelope) optional(withQueue bool) optionals {
 	at, ok := idTime(e.ID)
-	withAt := !ok || at != e.DispatchedAt
-	opt := []bool{
-		e.Connection != "", e.Tries != 0, len(e.Backoff) > 0, e.Timeout != 0, e.RetryUntil != 0,
+	return optionals{
+		withQueue, e.Connection != "", e.Tries != 0, len(e.Backoff) > 0, e.Timeout != 0, e.RetryUntil != 0,
 		e.MaxExceptions != 0, e.FailOnTimeout, len(e.Chain) > 0, e.BatchID != "", e.UniqueKey != "", len(e.Tags) > 0,
 		e.UniqueUntilProcessing, e.Encrypted, len(e.Catch) > 0,
-		!stored, withQueue, withAt,
+		!ok || at != e.DispatchedAt,
 	}
-	n := 3 // v, n, b
-	for _, set := range opt {
+}
+
+func (o optionals) count() int {
+	n := 0
+	for _, set := range o {
 		if set {
 			n++
 		}
 	}
-	w := encWriter{enc: enc}
-	w.err = enc.EncodeMapLen(n)
-	w.int("v", envelopeVersion)
-	if !stored {
-		w.str("id", e.ID)
-	}
-	w.str("n", e.Name)
-	if withQueue {
+	return n
+}
+
+// encodeHead writes the optional fields that come before the body in
+// the map form: queue and connection.
+func (e *Envelope) encodeHead(w *encWriter, o optionals) {
+	if o[optQueue] {
 		w.str("q", e.Queue)
 	}
-	if opt[0] {
+	if o[optConnection] {
 		w.str("c", e.Connection)
 	}
-	w.key("b")
-	w.do(func() error { return enc.EncodeBytes(e.Body) })
-	if opt[1] {
+}
+
+// encodeTail writes the optional fields that come after the body in the
+// map form.
+func (e *Envelope) encodeTail(w *encWriter, o optionals) {
+	enc := w.enc
+	if o[optTries] {
 		w.int("t", int64(e.Tries))
 	}
-	if opt[2] {
+	if o[optBackoff] {
 		w.key("bo")
 		w.do(func() error { return enc.EncodeArrayLen(len(e.Backoff)) })
 		for _, d := range e.Backoff {
 			w.do(func() error { return enc.EncodeInt(int64(d)) })
 		}
 	}
-	if opt[3] {
+	if o[optTimeout] {
 		w.int("to", int64(e.Timeout))
 	}
-	if opt[4] {
+	if o[optRetryUntil] {
 		w.int("ru", e.RetryUntil)
 	}
-	if opt[5] {
+	if o[optMaxExceptions] {
 		w.int("me", int64(e.MaxExceptions))
 	}
-	if opt[6] {
+	if o[optFailOnTimeout] {
 		w.key("ft")
 		w.do(func() error { return enc.EncodeBool(true) })
 	}
-	if opt[7] {
+	if o[optChain] {
 		w.key("ch")
 		w.do(func() error { return enc.EncodeArrayLen(len(e.Chain)) })
 		for _, link := range e.Chain {
 			w.do(func() error { return enc.EncodeBytes(link) })
 		}
 	}
-	if opt[8] {
+	if o[optBatch] {
 		w.str("ba", e.BatchID)
 	}
-	if opt[9] {
+	if o[optUnique] {
 		w.str("uk", e.UniqueKey)
 	}
-	if opt[10] {
+	if o[optTags] {
 		w.key("tg")
 		w.do(func() error { return enc.EncodeArrayLen(len(e.Tags)) })
 		for _, t := range e.Tags {
 			w.do(func() error { return enc.EncodeString(t) })
 		}
 	}
-	if opt[11] {
+	if o[optUntilProcessing] {
 		w.key("up")
 		w.do(func() error { return enc.EncodeBool(true) })
 	}
-	if opt[12] {
+	if o[optEncrypted] {
 		w.key("en")
 		w.do(func() error { return enc.EncodeBool(true) })
 	}
-	if opt[13] {
+	if o[optCatch] {
 		w.key("cc")
 		w.do(func() error { return enc.EncodeBytes(e.Catch) })
 	}
-	if withAt {
+	if o[optAt] {
 		w.int("at", e.DispatchedAt)
 	}
-	return w.err
 }
 
 // encWriter keeps the first error, so EncodeMsgpack reads straight.
@@ -196,16 +256,56 @@ func (e *Envelope) decode(d envDecoder) (carried, error) {
 		return c, fmt.Errorf("envelope is nil")
 	}
 	*e = Envelope{}
+	return c, e.decodeFields(d, n, &c)
+}
+
+// decodeStoredForm reads a payload in the stored form (version 3) up to
+// the end of its body.
+func (e *Envelope) decodeStoredForm(d envDecoder) (carried, error) {
+	var c carried
+	name, err := d.str()
+	if err != nil {
+		return c, fmt.Errorf("job name: %w", err)
+	}
+	*e = Envelope{}
+	code, err := d.dec.PeekCode()
+	if err != nil {
+		return c, fmt.Errorf("body: %w", err)
+	}
+	if msgpcode.IsFixedMap(code) || code == msgpcode.Map16 || code == msgpcode.Map32 {
+		n, err := d.length(d.dec.DecodeMapLen())
+		if err == nil {
+			err = e.decodeFields(d, n, &c)
+		}
+		if err != nil {
+			return c, err
+		}
+		if e.Name != "" || e.Body != nil {
+			return c, fmt.Errorf("the map of a stored envelope holds its name or body")
+		}
+	}
+	if e.Version == 0 {
+		e.Version = storedVersion
+	}
+	e.Name = name
+	if e.Body, err = d.bytes(); err != nil {
+		return c, fmt.Errorf("body: %w", err)
+	}
+	return c, nil
+}
+
+// decodeFields reads n keys and their values into e.
+func (e *Envelope) decodeFields(d envDecoder, n int, c *carried) error {
 	for range n {
 		k, err := d.str()
 		if err != nil {
-			return c, fmt.Errorf("envelope key: %w", err)
+			return fmt.Errorf("envelope key: %w", err)
 		}
-		if err := e.decodeField(d, k, &c); err != nil {
-			return c, fmt.Errorf("envelope field %q: %w", k, err)
+		if err := e.decodeField(d, k, c); err != nil {
+			return fmt.Errorf("envelope field %q: %w", k, err)
 		}
 	}
-	return c, nil
+	return nil
 }
 
 func (e *Envelope) decodeField(d envDecoder, k string, c *carried) error {

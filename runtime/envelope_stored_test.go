@@ -1,28 +1,51 @@
 package runtime_test
 
 import (
+	"bytes"
 	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 
 	"github.com/jobgen/jobgen/runtime"
 )
 
-// storedKeys returns the keys of the map a stored payload holds.
+// storedKeys returns the fields a payload holds: for a map (versions 1
+// and 2), its keys and values; for the stored form (version 3), "n" and
+// "b" for its name and body and the keys and values of the map of
+// optional fields between them, which must end the payload.
 func storedKeys(t *testing.T, payload []byte) map[string]any {
 	t.Helper()
-	var m map[string]any
-	require.NoError(t, msgpack.Unmarshal(payload, &m))
+	m := map[string]any{}
+	if len(payload) == 0 || !msgpcode.IsString(payload[0]) {
+		require.NoError(t, msgpack.Unmarshal(payload, &m))
+		return m
+	}
+	r := bytes.NewReader(payload)
+	dec := msgpack.NewDecoder(r)
+	name, err := dec.DecodeString()
+	require.NoError(t, err)
+	c, err := dec.PeekCode()
+	require.NoError(t, err)
+	if msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32 {
+		require.NoError(t, dec.Decode(&m))
+		require.NotEmpty(t, m, "a stored payload writes no empty map")
+	}
+	body, err := dec.DecodeBytes()
+	require.NoError(t, err)
+	require.Zero(t, r.Len(), "the body ends the payload")
+	m["n"], m["b"] = name, body
 	return m
 }
 
-// TestStoredPayloadLeavesOutWhatItsPlaceTells: a pushed payload holds
-// neither its ID (the hash field) nor its queue (the key) nor, for an ID
-// from NewID, its dispatch time (the ID's first digits); decoding from
-// where it was read gives the envelope that was pushed.
+// TestStoredPayloadLeavesOutWhatItsPlaceTells: a pushed payload is in the
+// stored form and holds neither its ID (the hash field) nor its queue (the
+// key) nor, for an ID from NewID, its dispatch time (the ID's first
+// digits); decoding from where it was read gives the envelope that was
+// pushed.
 func TestStoredPayloadLeavesOutWhatItsPlaceTells(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		plain := env("default", "app.Job", "plain")
@@ -33,17 +56,20 @@ func TestStoredPayloadLeavesOutWhatItsPlaceTells(t *testing.T) {
 		require.NoError(t, b.engine.PushBulk(b.ctx, []runtime.Outgoing{{Envelope: plain}, {Envelope: dated}, {Envelope: named}}))
 
 		wantKeys := map[string][]string{
-			plain.ID: {"v", "n", "b"},
-			dated.ID: {"v", "n", "b", "at"},
-			named.ID: {"v", "n", "b", "at"},
+			plain.ID: {"n", "b"},
+			dated.ID: {"n", "b", "at"},
+			named.ID: {"n", "b", "at"},
 		}
 		for id, want := range wantKeys {
 			p, err := b.rdb.HGet(b.ctx, b.prefix+":{default}:payloads", id).Bytes()
 			require.NoError(t, err)
 			m := storedKeys(t, p)
 			require.ElementsMatch(t, want, keysOf(m), id)
-			require.EqualValues(t, 2, m["v"])
+			require.Equal(t, "app.Job", m["n"])
 		}
+		p, err := b.rdb.HGet(b.ctx, b.prefix+":{default}:payloads", plain.ID).Bytes()
+		require.NoError(t, err)
+		require.Equal(t, []byte("\xa7app.Job\xc4\x05plain"), p, "name and body, with no other byte than their lengths")
 
 		batch := mustReserve(t, b, "default", 10)
 		require.Len(t, batch.Jobs, 3)
@@ -52,6 +78,7 @@ func TestStoredPayloadLeavesOutWhatItsPlaceTells(t *testing.T) {
 			got, err := runtime.DecodeEnvelope(j.Queue, j.ID, j.Payload)
 			require.NoError(t, err)
 			require.Equal(t, want, got)
+			require.Equal(t, 3, got.Version)
 		}
 	})
 }
@@ -115,6 +142,111 @@ func TestVersion1PayloadsStillRun(t *testing.T) {
 		require.Equal(t, "legacy", rec.infos()[0].Queue)
 		require.Empty(t, b.failed(t, "legacy"))
 	})
+}
+
+// TestVersion2PayloadsStillRun: payloads that pushes stored before
+// version 3 are maps that leave out the ID and queue; jobs left in Redis
+// across an upgrade decode and run.
+func TestVersion2PayloadsStillRun(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var rec recorder
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
+			rec.add(ctx, j.Tag)
+			return nil
+		})
+		body, err := runtime.Encode(testJob{Tag: "v2"})
+		require.NoError(t, err)
+		id := runtime.NewID()
+		// As version 2 wrote it: v, n, b, then the options set.
+		old := []byte("\x84\xa1v\x02\xa1n\xa8test.Job\xa1b\xc4")
+		old = append(old, byte(len(body)))
+		old = append(old, body...)
+		old = append(old, "\xa1t\x03"...)
+		qk := b.prefix + ":{legacy}:"
+		require.NoError(t, b.rdb.HSet(b.ctx, qk+"payloads", id, old).Err())
+		require.NoError(t, b.rdb.RPush(b.ctx, qk+"ready", id).Err())
+
+		got, err := runtime.DecodeEnvelope("legacy", id, old)
+		require.NoError(t, err)
+		at, err := time.Parse(time.RFC3339, "2000-01-01T00:00:00Z")
+		require.NoError(t, err)
+		require.Greater(t, got.DispatchedAt, at.UnixMilli(), "the dispatch time comes from the ID")
+		require.Equal(t, &runtime.Envelope{Version: 2, ID: id, Name: "test.Job", Queue: "legacy", Body: body, Tries: 3, DispatchedAt: got.DispatchedAt}, got)
+
+		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"legacy"}, StopWhenEmpty: true})
+		require.Equal(t, []string{"v2"}, rec.list())
+		require.Equal(t, id, rec.infos()[0].ID)
+		require.Empty(t, b.failed(t, "legacy"))
+	})
+}
+
+// TestStoredFormRoundTrip: every field of an envelope survives the stored
+// form, with the queue named or left out, and an envelope with nothing
+// optional is its name and body alone.
+func TestStoredFormRoundTrip(t *testing.T) {
+	full := &runtime.Envelope{
+		ID: runtime.NewID(), Name: "app.Job", Queue: "q", Connection: "c", Body: []byte{1, 2, 3},
+		Tries: 5, Backoff: []time.Duration{time.Second, time.Minute}, Timeout: 30 * time.Second,
+		RetryUntil: 1_800_000_000_000, MaxExceptions: 3, FailOnTimeout: true,
+		Chain: [][]byte{{9}, {8, 7}}, BatchID: "b1", UniqueKey: "u1", Tags: []string{"a", "b"},
+		UniqueUntilProcessing: true, Encrypted: true, Catch: []byte{5, 6},
+		DispatchedAt: 1_700_000_000_000,
+	}
+	minimal := &runtime.Envelope{ID: runtime.NewID(), Name: "app.Job", Queue: "q", Body: make([]byte, 128)}
+	minimal.DispatchedAt, _ = runtime.IDTime(minimal.ID)
+	for name, tc := range map[string]struct {
+		env       *runtime.Envelope
+		storedIn  string
+		wantQueue bool
+	}{
+		"full":                 {full, "q", false},
+		"full, other queue":    {full, "q#2", true},
+		"minimal":              {minimal, "q", false},
+		"minimal, other queue": {minimal, "q#2", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, err := tc.env.EncodeStored(tc.storedIn)
+			require.NoError(t, err)
+			_, named := storedKeys(t, p)["q"]
+			require.Equal(t, tc.wantQueue, named)
+			got, err := runtime.DecodeEnvelope(tc.storedIn, tc.env.ID, p)
+			require.NoError(t, err)
+			require.Equal(t, tc.env, got)
+			if tc.env == minimal && !tc.wantQueue {
+				require.Len(t, p, 1+len("app.Job")+2+128, "name and body, with no other byte than their lengths")
+			}
+		})
+	}
+}
+
+// TestStoredFormRefusals: a stored-form payload that is cut short, runs
+// on past its body, repeats its name or body in its map, has no name or
+// names another version fails to decode as the job whose ID it was read
+// under.
+func TestStoredFormRefusals(t *testing.T) {
+	good := []byte("\xa7app.Job\xc4\x03abc")
+	_, err := runtime.DecodeEnvelope("q", "A", good)
+	require.NoError(t, err)
+	for name, payload := range map[string][]byte{
+		"body cut short":      good[:len(good)-1],
+		"no body":             []byte("\xa7app.Job"),
+		"name cut short":      []byte("\xa7app"),
+		"a byte past":         append(bytes.Clone(good), 0),
+		"empty name":          []byte("\xa0\xc4\x01x"),
+		"name in the map":     []byte("\xa7app.Job\x81\xa1n\xa1x\xc4\x01x"),
+		"body in the map":     []byte("\xa7app.Job\x81\xa1b\xc4\x01y\xc4\x01x"),
+		"version 4":           []byte("\xa7app.Job\x81\xa1v\x04\xc4\x01x"),
+		"version 2":           []byte("\xa7app.Job\x81\xa1v\x02\xc4\x01x"),
+		"another ID":          []byte("\xa7app.Job\x81\xa2id\xa1B\xc4\x01x"),
+		"map claims too much": []byte("\xa7app.Job\xdf\xff\xff\xff\xff"),
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := runtime.DecodeEnvelope("q", "A", payload)
+			var de *runtime.DecodeError
+			require.ErrorAs(t, err, &de)
+			require.Equal(t, "A", de.ID)
+		})
+	}
 }
 
 // TestDecodeEnvelopeIDs: a payload that names an ID must name the one it
