@@ -51,8 +51,8 @@ type EngineConfig struct {
 	// WriteTimeout + ReadTimeout) after the call first ran: 53s with
 	// go-redis's defaults (5s timeouts, 3 retries, 1s backoff). Each push
 	// call (up to 500 jobs of one queue) and each reserve call that took
-	// jobs is remembered in about 80 bytes, in a hash per queue and second
-	// that expires as a whole. Default 1 minute; negative turns it off, for
+	// jobs is remembered in about 70 bytes (a push) or 110 (a reserve), in
+	// a hash per queue and second that expires as a whole. Default 1 minute; negative turns it off, for
 	// a client that never retries (go-redis MaxRetries -1).
 	RetryWindow time.Duration
 	// Partitions splits the queues named into that many partitions, each
@@ -226,7 +226,7 @@ func (e *Engine) pushCall(queue string, delay int64, pairs []any) call {
 	if delay > 0 {
 		args = append(args, delay)
 	}
-	args = append(args, e.retryWindow(), newToken())
+	args = append(args, e.retryWindow(), newNonce())
 	args = append(args, pairs...)
 	if delay > 0 {
 		return call{scriptLater, []string{qk.Delayed, qk.Payloads, qk.Notify, record}, args}

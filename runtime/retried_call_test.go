@@ -162,9 +162,20 @@ func TestRetriedPushAfterTheJobRan(t *testing.T) {
 		require.Equal(t, 1, hook.replays())
 		require.Equal(t, runtime.Sizes{}, sizes(t, b, "default"), "the finished job is not queued again")
 
-		// The record of the call lasts RetryWindow.
+		// The record of the call, its 12-byte nonce, lasts RetryWindow.
 		keys := keysMatching(t, b, b.prefix+":{default}:calls:*")
 		require.Len(t, keys, 1)
+		// (beside the token of the reserve that took the job).
+		record, err := b.rdb.HGetAll(b.ctx, keys[0]).Result()
+		require.NoError(t, err)
+		var pushes []string
+		for field, v := range record {
+			if v == "1" {
+				pushes = append(pushes, field)
+			}
+		}
+		require.Len(t, pushes, 1)
+		require.Len(t, pushes[0], 12)
 		ttl, err := b.rdb.PTTL(b.ctx, keys[0]).Result()
 		require.NoError(t, err)
 		require.Greater(t, ttl, 50*time.Second)
@@ -274,5 +285,29 @@ func TestRetriedExceptionCount(t *testing.T) {
 		require.Equal(t, 2, runs, "one exception counted: the throttle is still closed")
 		require.Error(t, runtime.DispatchSync(ctx, job))
 		require.Equal(t, 2, runs, "two counted: the throttle is open")
+	})
+}
+
+// TestPushCallsRecordTheirOwnNonces: every push and later call records a
+// nonce of its own, 12 bytes, so no call is taken for a retry of another
+// and every job is queued.
+func TestPushCallsRecordTheirOwnNonces(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		const n = 50
+		for i := range n {
+			require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", fmt.Sprint(i))))
+			require.NoError(t, b.engine.Later(b.ctx, env("default", "app.Job", fmt.Sprint(i)), time.Hour))
+		}
+		require.Equal(t, runtime.Sizes{Ready: n, Delayed: n}, sizes(t, b, "default"))
+		nonces := map[string]bool{}
+		for _, k := range keysMatching(t, b, b.prefix+":{default}:calls:*") {
+			fields, err := b.rdb.HKeys(b.ctx, k).Result()
+			require.NoError(t, err)
+			for _, f := range fields {
+				require.Len(t, f, 12)
+				nonces[f] = true
+			}
+		}
+		require.Len(t, nonces, 2*n, "one nonce per call, none twice")
 	})
 }
