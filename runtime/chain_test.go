@@ -126,9 +126,18 @@ func TestChainLinkDelay(t *testing.T) {
 		require.GreaterOrEqual(t, rec.at[1].Sub(rec.at[0]), delay, "b waited for its delay after a")
 		require.GreaterOrEqual(t, rec.at[3].Sub(rec.at[2]), delay, "d waited for its annotated delay after c")
 
-		var delays []time.Duration
+		// Each link's JobQueued is emitted by the job before it, once its
+		// push returned: the link may run first, and emit its own, so the
+		// events are matched to the jobs by ID, not by order.
+		queued := map[string]time.Duration{}
 		for _, ev := range b.log.of(runtime.JobQueued) {
-			delays = append(delays, ev.Delay)
+			queued[ev.ID] = ev.Delay
+		}
+		var delays []time.Duration
+		for _, info := range rec.infos() {
+			d, ok := queued[info.ID]
+			require.True(t, ok, "no JobQueued for %s", info.ID)
+			delays = append(delays, d)
 		}
 		require.Equal(t, []time.Duration{0, delay, 0, delay}, delays, "JobQueued carries each link's delay")
 
