@@ -2,6 +2,8 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -121,4 +123,82 @@ func TestWaitReserveShortReadTimeout(t *testing.T) {
 	require.True(t, ok)
 	require.Empty(t, batch.Jobs)
 	require.Less(t, time.Since(start), 300*time.Millisecond, "the BLPOP was shortened")
+}
+
+// reserveCounter is a go-redis hook that counts the reserve calls sent
+// in pipelines with a BLPOP (an idle worker's wait) and without.
+type reserveCounter struct {
+	mu              sync.Mutex
+	waited, reserve int
+}
+
+func (h *reserveCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *reserveCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+func (h *reserveCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.count(cmds...)
+		return next(ctx, cmds)
+	}
+}
+
+func (h *reserveCounter) count(cmds ...redis.Cmder) {
+	blpop := false
+	for _, c := range cmds {
+		blpop = blpop || strings.EqualFold(fmt.Sprint(c.Args()[0]), "blpop")
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, c := range cmds {
+		if args := c.Args(); len(args) > 1 && fmt.Sprint(args[0]) == "evalsha" && fmt.Sprint(args[1]) == runtime.ScriptSHA("reserve") {
+			if blpop {
+				h.waited++
+			} else {
+				h.reserve++
+			}
+		}
+	}
+}
+
+func (h *reserveCounter) counts() (waited, reserve int) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.waited, h.reserve
+}
+
+// TestIdleWorkerWaitsAgainAfterEmptyingItsQueue: a worker woken with the
+// last jobs of its queue waits on the doorbell again at once, rather than
+// first reserving from a queue it just emptied, and still picks up every
+// job, one round trip after its push.
+func TestIdleWorkerWaitsAgainAfterEmptyingItsQueue(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		ran := make(chan int, 1)
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
+			ran <- j.N
+			return nil
+		})
+		_, stop := b.start(t, runtime.WorkerConfig{Concurrency: 4})
+		defer stop()
+		time.Sleep(50 * time.Millisecond) // idle
+		hook := &reserveCounter{}
+		b.rdb.AddHook(hook)
+		const n = 20
+		for i := range n {
+			b.dispatch(t, job(i, runtime.JobOptions{}))
+			select {
+			case got := <-ran:
+				require.Equal(t, i, got)
+			case <-time.After(5 * time.Second):
+				t.Fatalf("job %d did not run", i)
+			}
+		}
+		waited, reserved := hook.counts()
+		// The first wait was sent before the hook was added.
+		require.GreaterOrEqual(t, waited, n-1, "each job was taken behind a wait")
+		require.Zero(t, reserved, "no reserve was sent outside a wait")
+	})
 }

@@ -42,6 +42,7 @@ type Worker struct {
 	wakeID    string       // names the worker's wake list (Engine.wake)
 	reserved  int          // jobs reserved so far; fetch loop only
 	waited    bool         // the fetch loop has waited for jobs; fetch loop only
+	emptied   *upcoming    // set when the reserve behind a wait emptied the queues; fetch loop only
 	processed atomic.Int64 // jobs finished, whatever the outcome
 }
 
@@ -234,6 +235,7 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 	for !w.stopping() {
 		w.events.emit(Event{Kind: Looping, Worker: w.cfg.Name})
 		if ch := w.pausedCh(); ch != nil {
+			w.emptied = nil
 			select {
 			case <-ch:
 			case <-w.stopCh:
@@ -254,7 +256,18 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 		}
 		n := 1 + w.grabSlots(w.batchLimit()-1)
 		settled := w.processed.Load()
-		jobs, next, err := w.reserve(ctx, n)
+		var jobs []Reservation
+		var next upcoming
+		var err error
+		if w.emptied != nil {
+			// The reserve behind the last wait took the last ready jobs: a
+			// reserve now would most likely find none, so wait again at
+			// once. A job pushed since rang the doorbell, and ends the wait
+			// with itself.
+			next, w.emptied = *w.emptied, nil
+		} else {
+			jobs, next, err = w.reserve(ctx, n)
+		}
 		w.accept(jobs, n)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -289,16 +302,21 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 		if w.cfg.StopWhenEmpty {
 			wait = min(wait, 20*time.Millisecond)
 		}
-		jobs, n, err = w.idle(base, wait)
-		w.accept(jobs, n)
+		r := w.idle(base, wait)
+		w.accept(r.jobs, r.n)
 		w.waited = true
-		if len(jobs) > 0 {
+		if len(r.jobs) > 0 {
 			// Let the dispatcher start them before this goroutine sends
-			// the next reserve: the jobs an idle worker was woken for are
-			// the ones someone is waiting on.
+			// the next call: the jobs an idle worker was woken for are the
+			// ones someone is waiting on.
 			goruntime.Gosched()
+			// Its reserve, of the worker's only queue, took fewer jobs than
+			// it asked for: it emptied the queue.
+			if r.reserved && len(r.jobs) < r.n && len(w.cfg.Queues) == 1 && !w.cfg.Once {
+				w.emptied = &r.next
+			}
 		}
-		if err != nil && !w.stopping() {
+		if err := r.err; err != nil && !w.stopping() {
 			w.log.Error("waiting for jobs failed; retrying", "err", err, "in", errDelay)
 			w.sleep(errDelay)
 			errDelay = min(2*errDelay, w.cfg.Sleep)

@@ -13,9 +13,12 @@ const bellPoll = 250 * time.Millisecond
 
 // idleWait is what one wait for work brought.
 type idleWait struct {
-	rang string        // the queue whose doorbell rang, or ""
-	jobs []Reservation // reserved behind the BLPOP
-	err  error
+	rang     string        // the queue whose doorbell rang, or ""
+	jobs     []Reservation // reserved behind the BLPOP
+	n        int           // the slots taken for them
+	reserved bool          // a reserve for n jobs ran behind the BLPOP
+	next     upcoming      // what the migrate behind the BLPOP learned, if reserved
+	err      error
 }
 
 // idle waits for work after a reserve found none. It holds up to
@@ -29,27 +32,29 @@ type idleWait struct {
 // keeps its own timer: after wait, it migrates its queues, which moves the
 // due jobs and rings their doorbells, and that wakes the BLPOP in flight
 // (or another worker's). idle returns when the pipeline does, which is
-// within bellPoll; n is the number of slots it took, and the caller
+// within bellPoll; its n is the number of slots it took, and the caller
 // returns those the jobs do not use.
-func (w *Worker) idle(ctx context.Context, wait time.Duration) (jobs []Reservation, n int, err error) {
+func (w *Worker) idle(ctx context.Context, wait time.Duration) idleWait {
 	if w.cfg.StopWhenEmpty {
 		// Polls every few ms until the running jobs are done.
 		w.sleep(wait)
-		return nil, 0, nil
+		return idleWait{}
 	}
-	n = w.grabSlots(w.batchLimit())
+	n := w.grabSlots(w.batchLimit())
 	done := make(chan idleWait, 1)
 	// Cancelled at a stop, for the plain wait's cluster BLPOPs; the
 	// pipeline does not get it, so a reserve's reply is never dropped.
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		var r idleWait
+		r := idleWait{n: n}
 		var ok bool
 		if n > 0 {
 			var b Batch
 			r.rang, b, ok, r.err = w.e.waitReserve(ctx, w.cfg.Queues, bellPoll, n, w.cfg.RetryAfter, w.wakeID)
 			r.jobs = b.Jobs
+			r.reserved = ok && r.err == nil
+			r.next = upcoming{now: b.Now, due: b.NextDue, expiry: b.NextExpiry}
 		}
 		if !ok && r.err == nil {
 			r.rang, r.err = w.e.wait(wctx, w.cfg.Queues, bellPoll, w.wakeID)
@@ -80,7 +85,7 @@ func (w *Worker) idle(ctx context.Context, wait time.Duration) (jobs []Reservati
 					w.log.Error("passing on a doorbell", "queue", r.rang, "err", err)
 				}
 			}
-			return r.jobs, n, r.err
+			return r
 		case <-timer:
 			timer = nil
 			var next upcoming
