@@ -295,7 +295,7 @@ func TestChainCrashBeforeAck(t *testing.T) {
 				// those: the acks of b and c may go in one call with a's.
 				crashing := b.open(t, be, runtime.EngineConfig{})
 				hook := &loseAck{id: idA}
-				crashing.Client().AddHook(hook)
+				crashing.Client().AddHook(beforeCalls(hook.spoil))
 				crashing.Subscribe(b.log.add)
 				cfg := runtime.WorkerConfig{
 					Queues: []string{"default", "second"}, RetryAfter: 600 * time.Millisecond, Timeout: 500 * time.Millisecond,

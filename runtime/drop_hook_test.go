@@ -70,19 +70,26 @@ func (h *dropScripts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 	}
 }
 
-// loseAck is a go-redis hook that loses every ack of job id, and only
-// that: in an ack call it replaces the job's reservation token with one
-// that is stale, so the call acks the other jobs it carries and reports
-// the job's lease as lost. The job stays reserved, as if its worker had
-// died before acking it. (Swallowing the whole call, as dropScripts
-// does, would lose with it the acks the worker sent in the same call.)
+// loseAck, through beforeCalls(spoil), loses every ack of job id, and
+// only that: in an ack call it replaces the job's reservation token with
+// one that is stale, so the call acks the other jobs it carries and
+// reports the job's lease as lost. The job stays reserved, as if its
+// worker had died before acking it. (Swallowing the whole call, as
+// dropScripts does, would lose with it the acks the worker sent in the
+// same call.)
 type loseAck struct {
 	id string
 	mu sync.Mutex
 	n  int
 }
 
-func (h *loseAck) spoil(cmd redis.Cmder) {
+func (h *loseAck) spoil(cmds ...redis.Cmder) {
+	for _, cmd := range cmds {
+		h.spoilOne(cmd)
+	}
+}
+
+func (h *loseAck) spoilOne(cmd redis.Cmder) {
 	args := cmd.Args()
 	if len(args) < 3 || fmt.Sprint(args[0]) != "evalsha" || fmt.Sprint(args[1]) != runtime.ScriptSHA("ack") {
 		return
@@ -108,20 +115,22 @@ func (h *loseAck) lost() int {
 	return h.n
 }
 
-func (h *loseAck) DialHook(next redis.DialHook) redis.DialHook { return next }
+// beforeCalls is a go-redis hook that calls fn with each command, or with
+// each pipeline's commands, before they are sent.
+type beforeCalls func(cmds ...redis.Cmder)
 
-func (h *loseAck) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+func (f beforeCalls) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (f beforeCalls) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.spoil(cmd)
+		f(cmd)
 		return next(ctx, cmd)
 	}
 }
 
-func (h *loseAck) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+func (f beforeCalls) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, c := range cmds {
-			h.spoil(c)
-		}
+		f(cmds...)
 		return next(ctx, cmds)
 	}
 }

@@ -16,8 +16,8 @@ import (
 	"github.com/jobgen/jobgen/runtime"
 )
 
-// pushGate is a go-redis hook that holds push script calls while shut,
-// and records how many jobs each push call carried.
+// pushGate, through beforeCalls(pass), holds push script calls while
+// shut, and records how many jobs each push call carried.
 type pushGate struct {
 	mu    sync.Mutex
 	shut  chan struct{} // nil when open
@@ -97,22 +97,6 @@ func (g *pushGate) pass(cmds ...redis.Cmder) {
 	}
 }
 
-func (g *pushGate) DialHook(next redis.DialHook) redis.DialHook { return next }
-
-func (g *pushGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		g.pass(cmd)
-		return next(ctx, cmd)
-	}
-}
-
-func (g *pushGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		g.pass(cmds...)
-		return next(ctx, cmds)
-	}
-}
-
 // flightBundle is an engine whose pushes pass a gate.
 type flightBundle struct {
 	bundle
@@ -122,7 +106,7 @@ type flightBundle struct {
 func forEachFlightBackend(t *testing.T, cfg runtime.EngineConfig, fn func(t *testing.T, b flightBundle)) {
 	forEachBackend(t, cfg, func(t *testing.T, b bundle) {
 		g := &pushGate{}
-		b.rdb.AddHook(g)
+		b.rdb.AddHook(beforeCalls(g.pass))
 		t.Cleanup(g.open)
 		fn(t, flightBundle{bundle: b, gate: g})
 	})

@@ -125,25 +125,11 @@ func TestWaitReserveShortReadTimeout(t *testing.T) {
 	require.Less(t, time.Since(start), 300*time.Millisecond, "the BLPOP was shortened")
 }
 
-// reserveCounter is a go-redis hook that counts the reserve calls sent
-// in pipelines with a BLPOP (an idle worker's wait) and without.
+// reserveCounter counts, through beforeCalls, the reserve calls sent in
+// pipelines with a BLPOP (an idle worker's wait) and without.
 type reserveCounter struct {
 	mu              sync.Mutex
 	waited, reserve int
-}
-
-func (h *reserveCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (h *reserveCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.count(cmd)
-		return next(ctx, cmd)
-	}
-}
-func (h *reserveCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.count(cmds...)
-		return next(ctx, cmds)
-	}
 }
 
 func (h *reserveCounter) count(cmds ...redis.Cmder) {
@@ -185,7 +171,7 @@ func TestIdleWorkerWaitsAgainAfterEmptyingItsQueue(t *testing.T) {
 		defer stop()
 		time.Sleep(50 * time.Millisecond) // idle
 		hook := &reserveCounter{}
-		b.rdb.AddHook(hook)
+		b.rdb.AddHook(beforeCalls(hook.count))
 		const n = 20
 		for i := range n {
 			b.dispatch(t, job(i, runtime.JobOptions{}))
