@@ -7,7 +7,8 @@ import (
 
 // jobContext is the context a handler runs with: cancelled with a cause
 // when the job times out (ErrTimeout), loses its lease or is stopped with
-// the worker; with the attempt's deadline and the job's JobInfo.
+// the worker; with the attempt's deadline, the job's JobInfo, and the
+// engine its middleware keeps state on (engineFrom).
 //
 // It is one value over one cancelCtx and one timer. Built from the
 // standard contexts it took four (a cancel for the causes, a timer
@@ -17,14 +18,15 @@ type jobContext struct {
 	context.Context // from context.WithCancelCause
 	deadline        time.Time
 	info            JobInfo
+	engine          *Engine
 }
 
 // newJobContext returns a job's context, derived from parent, that ends
 // with cause ErrTimeout after timeout, and its cancel. Cancelling it
 // stops the timer; the first cause given wins.
-func newJobContext(parent context.Context, timeout time.Duration, info JobInfo) (*jobContext, context.CancelCauseFunc) {
+func newJobContext(parent context.Context, timeout time.Duration, info JobInfo, e *Engine) (*jobContext, context.CancelCauseFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
-	c := &jobContext{Context: ctx, deadline: time.Now().Add(timeout), info: info}
+	c := &jobContext{Context: ctx, deadline: time.Now().Add(timeout), info: info, engine: e}
 	if d, ok := parent.Deadline(); ok && d.Before(c.deadline) {
 		c.deadline = d
 	}
@@ -38,8 +40,13 @@ func newJobContext(parent context.Context, timeout time.Duration, info JobInfo) 
 func (c *jobContext) Deadline() (time.Time, bool) { return c.deadline, true }
 
 func (c *jobContext) Value(key any) any {
-	if _, ok := key.(jobInfoKey); ok {
+	switch key.(type) {
+	case jobInfoKey:
 		return c.info
+	case engineKey:
+		if c.engine != nil {
+			return c.engine
+		}
 	}
 	return c.Context.Value(key)
 }

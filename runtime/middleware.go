@@ -60,7 +60,9 @@ func runJob[T any](ctx context.Context, job T, handle func(context.Context, T) e
 // runMiddleware runs env's job through the worker's middleware, with the
 // worker's engine on the context for the middleware that needs Redis.
 func (w *Worker) runMiddleware(ctx context.Context, env *Envelope) error {
-	ctx = context.WithValue(ctx, engineKey{}, w.e)
+	if _, ok := ctx.(*jobContext); !ok { // a jobContext carries the engine
+		ctx = context.WithValue(ctx, engineKey{}, w.e)
+	}
 	return through(ctx, w.cfg.Middleware, func(ctx context.Context) error { return w.r.Run(ctx, env) })
 }
 
