@@ -27,17 +27,20 @@ if [ -z "$have_redis" ]; then
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
     || shuf -i 20000-60000 -n 1)
   dir=$(mktemp -d)
-  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" \
-    --logfile "$dir/redis.log" --daemonize yes --pidfile "$dir/redis.pid"
+  mkdir "$dir/server"
+  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir/server" \
+    --logfile "$dir/server/redis.log" --daemonize yes --pidfile "$dir/server/redis.pid"
+  # Stops the server, waits for it to exit (it writes its log into $dir
+  # while it shuts down), then deletes $dir.
   cleanup() {
-    kill "$(cat "$dir/redis.pid" 2>/dev/null)" 2>/dev/null || true
-    rm -rf "$dir" "$bin"
+    ../scripts/cluster stop "$dir" || true
+    rm -rf "$bin"
   }
   for _ in $(seq 100); do
     redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break
     sleep 0.05
   done
-  redis-cli -p "$port" ping | grep -q PONG || { echo "bench/run.sh: redis-server did not start on port $port" >&2; cat "$dir/redis.log" >&2; exit 1; }
+  redis-cli -p "$port" ping | grep -q PONG || { echo "bench/run.sh: redis-server did not start on port $port" >&2; cat "$dir/server/redis.log" >&2; exit 1; }
   echo "bench/run.sh: redis-server $(redis-server --version | grep -o 'v=[0-9.]*') on 127.0.0.1:$port" >&2
   set -- -redis "redis://127.0.0.1:$port/9" "$@"
 fi
