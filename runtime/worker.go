@@ -42,7 +42,7 @@ type Worker struct {
 	wakeID    string       // names the worker's wake list (Engine.wake)
 	reserved  int          // jobs reserved so far; fetch loop only
 	waited    bool         // the fetch loop has waited for jobs; fetch loop only
-	emptied   *upcoming    // set when the reserve behind a wait emptied the queues; fetch loop only
+	emptied   *upcoming    // set when the reserve behind a wait emptied the queue; fetch loop only
 	processed atomic.Int64 // jobs finished, whatever the outcome
 }
 
