@@ -22,11 +22,11 @@ type jobContext struct {
 }
 
 // newJobContext returns a job's context, derived from parent, that ends
-// with cause ErrTimeout after timeout, and its cancel. Cancelling it
-// stops the timer; the first cause given wins.
-func newJobContext(parent context.Context, timeout time.Duration, info JobInfo, e *Engine) (*jobContext, context.CancelCauseFunc) {
+// with cause ErrTimeout timeout after began (now), and its cancel.
+// Cancelling it stops the timer; the first cause given wins.
+func newJobContext(parent context.Context, began time.Time, timeout time.Duration, info JobInfo, e *Engine) (*jobContext, context.CancelCauseFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
-	c := &jobContext{Context: ctx, deadline: time.Now().Add(timeout), info: info, engine: e}
+	c := &jobContext{Context: ctx, deadline: began.Add(timeout), info: info, engine: e}
 	if d, ok := parent.Deadline(); ok && d.Before(c.deadline) {
 		c.deadline = d
 	}
