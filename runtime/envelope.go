@@ -237,10 +237,11 @@ func idTime(id string) (ms int64, ok bool) {
 	return ms, true
 }
 
-// newNonce returns the random nonce a push call records in its queue's
-// calls hash: 96 bits, as 12 raw bytes rather than text, so that the
-// field fits Redis's 16-byte allocations (a 24-digit hex nonce takes 32).
-// No reservation token (24 digits) has that length.
+// newNonce returns the random nonce a call records so that, sent again,
+// it is recognised (a push in its queue's calls hash, an exception in
+// its throttle's set): 96 bits, as 12 raw bytes rather than text, so
+// that it fits Redis's 16-byte allocations (a 24-digit hex nonce takes
+// 32). No reservation token (24 digits) has that length.
 func newNonce() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])

@@ -215,7 +215,7 @@ func (x *ExceptionThrottle) Handle(ctx context.Context, next func(context.Contex
 	case isControl(herr) || (x.when != nil && !x.when(herr)):
 		return herr
 	}
-	if err := (call{scriptHits, []string{k}, []any{x.decay.Milliseconds(), newToken()}}).run(ctx, e.rdb).Err(); err != nil {
+	if err := (call{scriptHits, []string{k}, []any{x.decay.Milliseconds(), newNonce()}}).run(ctx, e.rdb).Err(); err != nil {
 		return fmt.Errorf("throttle exceptions of %q: count %v: %w", key, herr, err)
 	}
 	return ReleaseJob(x.backoff)
