@@ -391,13 +391,16 @@ type Batch struct {
 	// NextExpiry is the earliest lease deadline of other reserved jobs;
 	// zero if none.
 	NextExpiry time.Time
+	// clock is the Redis clock, to the microsecond, when the migrate
+	// before the reserve ran: no later than the reserve.
+	clock time.Time
 }
 
 // Migration reports one Migrate call.
 type Migration struct {
-	Now        time.Time
-	Delayed    int // delayed jobs moved to ready
-	Expired    int // expired reservations moved to ready
+	Now        time.Time // the Redis clock, to the microsecond
+	Delayed    int       // delayed jobs moved to ready
+	Expired    int       // expired reservations moved to ready
 	NextDue    time.Time
 	NextExpiry time.Time
 }
@@ -429,10 +432,11 @@ func parseMigration(cmd *redis.Cmd) (Migration, error) {
 	if err != nil {
 		return Migration{}, err
 	}
-	if len(v) != 5 {
+	if len(v) != 6 {
 		return Migration{}, fmt.Errorf("migrate: unexpected reply %v", v)
 	}
-	return Migration{Now: msTime(v[0]), Delayed: int(v[1]), Expired: int(v[2]), NextDue: msTime(v[3]), NextExpiry: msTime(v[4])}, nil
+	now := msTime(v[0]).Add(time.Duration(v[5]) * time.Microsecond)
+	return Migration{Now: now, Delayed: int(v[1]), Expired: int(v[2]), NextDue: msTime(v[3]), NextExpiry: msTime(v[4])}, nil
 }
 
 // Reserve migrates due jobs of queue, then takes up to n ready jobs under
@@ -483,7 +487,7 @@ func parseReserve(queue, token string, migrated, reserved *redis.Cmd) (Batch, er
 	if err != nil || len(reply) < 2 || (len(reply)-2)%4 != 0 {
 		return Batch{}, fmt.Errorf("unexpected reply (%v)", err)
 	}
-	b := Batch{Now: msTime(asInt(reply[0])), NextDue: m.NextDue, NextExpiry: m.NextExpiry}
+	b := Batch{Now: msTime(asInt(reply[0])), NextDue: m.NextDue, NextExpiry: m.NextExpiry, clock: m.Now}
 	until := msTime(asInt(reply[1]))
 	if len(reply) > 2 {
 		b.Jobs = make([]Reservation, 0, (len(reply)-2)/4)

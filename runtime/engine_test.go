@@ -245,6 +245,24 @@ func TestLaterBecomesReadyWhenDue(t *testing.T) {
 	})
 }
 
+func TestMigrateReadsTheClockToTheMicrosecond(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		// A clock read to the ms has no µs; five reads in a row all on a
+		// whole ms are a chance of one in 10^15.
+		subMs := 0
+		for range 5 {
+			before := time.Now()
+			m, err := b.engine.Migrate(b.ctx, "default")
+			require.NoError(t, err)
+			require.WithinDuration(t, before, m.Now, time.Second)
+			if m.Now.Nanosecond()%int(time.Millisecond) != 0 {
+				subMs++
+			}
+		}
+		require.NotZero(t, subMs, "every Migration.Now fell on a whole ms")
+	})
+}
+
 func TestLeaseExpiryAndFencing(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "")))

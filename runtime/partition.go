@@ -220,6 +220,9 @@ func (e *Engine) reservePartitioned(ctx context.Context, queue string, n int, le
 			return b, true, err
 		}
 		b.Now = got.Now
+		if b.clock.IsZero() {
+			b.clock = got.clock
+		}
 		b.NextDue = earliest(b.NextDue, got.NextDue)
 		b.NextExpiry = earliest(b.NextExpiry, got.NextExpiry)
 		b.Jobs = append(b.Jobs, got.Jobs...)

@@ -294,7 +294,7 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 		}
 		wait := w.cfg.Sleep
 		if !next.due.IsZero() {
-			wait = min(wait, next.due.Sub(next.now)+time.Millisecond)
+			wait = min(wait, next.untilDue())
 		}
 		if !next.expiry.IsZero() {
 			wait = min(wait, max(next.expiry.Sub(next.now)+time.Millisecond, 100*time.Millisecond))

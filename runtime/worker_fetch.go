@@ -152,9 +152,30 @@ func heapMB() uint64 {
 
 // upcoming is what a fruitless reserve learned about the queues.
 type upcoming struct {
-	now    time.Time // Redis clock
+	now    time.Time // Redis clock, at or before the replies were made
 	due    time.Time // earliest delayed job, zero if none
 	expiry time.Time // earliest lease deadline, zero if none
+}
+
+// dueSlack is added to a wait for a delayed job, for a Redis clock that
+// runs a little fast of the worker's (NTP slewing it, say). Nothing
+// else: now is no later than the Redis clock when the reply was made,
+// and the wait starts after it came, so the wait cannot end before the
+// job's due time by that clock.
+const dueSlack = 100 * time.Microsecond
+
+// untilDue is how long to wait for the earliest delayed job to be due.
+func (u upcoming) untilDue() time.Duration {
+	return max(u.due.Sub(u.now)+dueSlack, dueSlack)
+}
+
+// upcoming is what b tells of the queue it came from.
+func (b Batch) upcoming() upcoming {
+	now := b.clock
+	if now.IsZero() {
+		now = b.Now
+	}
+	return upcoming{now: now, due: b.NextDue, expiry: b.NextExpiry}
 }
 
 // reserve takes up to n jobs from the queues in priority order.
@@ -166,9 +187,12 @@ func (w *Worker) reserve(ctx context.Context, n int) ([]Reservation, upcoming, e
 		if err != nil {
 			return jobs, next, err
 		}
-		next.now = b.Now
-		next.due = earliest(next.due, b.NextDue)
-		next.expiry = earliest(next.expiry, b.NextExpiry)
+		u := b.upcoming()
+		if next.now.IsZero() {
+			next.now = u.now
+		}
+		next.due = earliest(next.due, u.due)
+		next.expiry = earliest(next.expiry, u.expiry)
 		if jobs == nil {
 			jobs = b.Jobs
 		} else {

@@ -54,7 +54,7 @@ func (w *Worker) idle(ctx context.Context, wait time.Duration) idleWait {
 			r.rang, b, ok, r.err = w.e.waitReserve(ctx, w.cfg.Queues, bellPoll, n, w.cfg.RetryAfter, w.wakeID)
 			r.jobs = b.Jobs
 			r.reserved = ok && r.err == nil
-			r.next = upcoming{now: b.Now, due: b.NextDue, expiry: b.NextExpiry}
+			r.next = b.upcoming()
 		}
 		if !ok && r.err == nil {
 			r.rang, r.err = w.e.wait(wctx, w.cfg.Queues, bellPoll, w.wakeID)
@@ -95,13 +95,15 @@ func (w *Worker) idle(ctx context.Context, wait time.Duration) idleWait {
 					w.log.Error("moving due jobs", "queue", q, "err", err)
 					continue
 				}
-				next.now = m.Now
+				if next.now.IsZero() {
+					next.now = m.Now
+				}
 				next.due = earliest(next.due, m.NextDue)
 			}
 			if !next.due.IsZero() {
 				// Nothing was due yet, or more falls due soon: migrate again
 				// then, unless the BLPOP in flight returns first.
-				t.Reset(max(next.due.Sub(next.now)+time.Millisecond, time.Millisecond))
+				t.Reset(next.untilDue())
 				timer = t.C
 			}
 		case <-stop:

@@ -9,7 +9,8 @@
 -- ARGV[1] -> limit: at most this many jobs of each kind move per call
 --
 -- Returns: {now ms, delayed jobs moved, expired jobs moved,
---           next due ms or -1, next lease deadline ms or -1}
+--           next due ms or -1, next lease deadline ms or -1,
+--           µs past now ms}: now, to the µs, is now ms plus the last.
 --
 -- An expired job's token is cleared, so the worker that held it can no
 -- longer ack, release, extend or fail it. Its counts are kept.
@@ -19,6 +20,7 @@
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local us = tonumber(t[2]) % 1000
 local limit = tonumber(ARGV[1])
 
 local function head(key)
@@ -62,4 +64,4 @@ if delayed + expired > 0 and redis.call('LLEN', KEYS[5]) == 0 then
   redis.call('RPUSH', KEYS[5], '1')
 end
 
-return {now, delayed, expired, next_due, next_expiry}
+return {now, delayed, expired, next_due, next_expiry, us}
