@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	goruntime "runtime"
 	"runtime/pprof"
 	"sync"
 	"sync/atomic"
@@ -119,6 +120,9 @@ func (r *runner) open(ctx context.Context, info Info) (System, error) {
 	if err := r.t.Flush(ctx); err != nil {
 		return nil, err
 	}
+	// Every system shares this process: the garbage the last one left is
+	// collected now, not in the middle of the next one's phase.
+	goruntime.GC()
 	return info.Open(ctx, r.options())
 }
 
