@@ -221,7 +221,7 @@ func (g *pushGroup) jobs() int { return len(g.args) / 2 }
 // (push.lua, later.lua).
 func (e *Engine) pushCall(queue string, delay int64, pairs []any) call {
 	qk := e.keys.queue(queue)
-	record := e.keys.calls(queue, time.Now().Unix())
+	record := e.keys.calls(queue, callsTick(time.Now()))
 	args := make([]any, 0, len(pairs)+3)
 	if delay > 0 {
 		args = append(args, delay)
@@ -472,7 +472,7 @@ func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Du
 func (e *Engine) reserveCall(queue string, n int, lease time.Duration) (call, string) {
 	qk := e.keys.queue(queue)
 	token := newToken()
-	return call{scriptReserve, []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.calls(queue, time.Now().Unix())},
+	return call{scriptReserve, []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.calls(queue, callsTick(time.Now()))},
 		[]any{n, lease.Milliseconds(), token, e.retryWindow()}}, token
 }
 

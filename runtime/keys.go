@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // DefaultPrefix is the key prefix used when EngineConfig.Prefix is empty.
@@ -107,19 +108,29 @@ func (k keys) chained(queue, id string) string {
 	return k.prefix + ":{" + queue + "}:chained:" + id
 }
 
-// calls is a HASH of the push and reserve calls made to queue in one
-// second (unix seconds, by the caller's clock): for a push or later call,
-// its nonce -> "1"; for a reserve call that took jobs, its token -> their
-// lease deadline (unix ms). It is kept for EngineConfig.RetryWindow after
-// its last write. A retry of a call by the Redis client names the same
-// hash and finds the call there: a push adds nothing, a reserve hands back
-// the jobs it took (push.lua, later.lua, reserve.lua). One hash per second
-// rather than a key per call costs Redis less, in time and memory, and
-// expires as one key (freeing a hash of 10,000 calls takes Redis about
-// 1 ms).
-func (k keys) calls(queue string, second int64) string {
-	return k.prefix + ":{" + queue + "}:calls:" + strconv.FormatInt(second, 10)
+// calls is a HASH of the push and reserve calls made to queue in one tick
+// of 10 ms (unix ms / 10, by the caller's clock; callsTick): for a push
+// or later call, its nonce -> "1"; for a reserve call that took jobs, its
+// token -> their lease deadline (unix ms). It is kept for
+// EngineConfig.RetryWindow after its last write. A retry of a call by the
+// Redis client names the same hash and finds the call there: a push adds
+// nothing, a reserve hands back the jobs it took (push.lua, later.lua,
+// reserve.lua).
+//
+// One hash per tick rather than a key per call costs Redis less, in time
+// and memory. A tick is short so that a hash holds few calls: up to 128
+// (Redis's default hash-max-listpack-entries), that is up to 12,800 calls
+// a second, it stays a listpack, at a few bytes a call rather than some
+// 60 in a hash table, and freeing it when it expires costs next to
+// nothing (a hash table of 10,000 calls takes Redis about 1 ms). With one
+// hash a second, the enqueue benchmark took 271 bytes of Redis memory per
+// waiting job; with one per tick, 266.
+func (k keys) calls(queue string, tick int64) string {
+	return k.prefix + ":{" + queue + "}:calls:" + strconv.FormatInt(tick, 10)
 }
+
+// callsTick is the tick of t, for keys.calls.
+func callsTick(t time.Time) int64 { return t.UnixMilli() / 10 }
 
 // unique is a STRING holding the ID of the job that holds unique lock
 // key, with a lifetime of the job's UniqueFor (unique.go). Only single-key

@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -19,4 +20,12 @@ func TestKeysCache(t *testing.T) {
 		require.Equal(t, "p:{"+name+"}:ready", k.queue(name).Ready)
 	}
 	require.Equal(t, int64(maxCachedQueues), k.cache.n.Load())
+}
+
+func TestCallsHashPerTick(t *testing.T) {
+	k := keys{prefix: "p"}
+	t0 := time.UnixMilli(1_800_000_000_000)
+	require.Equal(t, "p:{q}:calls:180000000000", k.calls("q", callsTick(t0)))
+	require.Equal(t, k.calls("q", callsTick(t0)), k.calls("q", callsTick(t0.Add(9*time.Millisecond))), "one hash per 10 ms")
+	require.NotEqual(t, k.calls("q", callsTick(t0)), k.calls("q", callsTick(t0.Add(10*time.Millisecond))))
 }

@@ -162,24 +162,28 @@ func TestRetriedPushAfterTheJobRan(t *testing.T) {
 		require.Equal(t, 1, hook.replays())
 		require.Equal(t, runtime.Sizes{}, sizes(t, b, "default"), "the finished job is not queued again")
 
-		// The record of the call, its 12-byte nonce, lasts RetryWindow.
+		// The record of the call, its 12-byte nonce, lasts RetryWindow
+		// (beside the token of the reserve that took the job, in the same
+		// hash or the next tick's).
 		keys := keysMatching(t, b, b.prefix+":{default}:calls:*")
-		require.Len(t, keys, 1)
-		// (beside the token of the reserve that took the job).
-		record, err := b.rdb.HGetAll(b.ctx, keys[0]).Result()
-		require.NoError(t, err)
+		require.NotEmpty(t, keys)
 		var pushes []string
-		for field, v := range record {
-			if v == "1" {
+		for _, k := range keys {
+			record, err := b.rdb.HGetAll(b.ctx, k).Result()
+			require.NoError(t, err)
+			for field, v := range record {
+				if v != "1" {
+					continue
+				}
 				pushes = append(pushes, field)
+				ttl, err := b.rdb.PTTL(b.ctx, k).Result()
+				require.NoError(t, err)
+				require.Greater(t, ttl, 50*time.Second)
+				require.LessOrEqual(t, ttl, time.Minute)
 			}
 		}
 		require.Len(t, pushes, 1)
 		require.Len(t, pushes[0], 12)
-		ttl, err := b.rdb.PTTL(b.ctx, keys[0]).Result()
-		require.NoError(t, err)
-		require.Greater(t, ttl, 50*time.Second)
-		require.LessOrEqual(t, ttl, time.Minute)
 	})
 }
 

@@ -6,7 +6,7 @@
 -- KEYS[4] -> state hash (job ID -> "attempts:exceptions:token")
 -- KEYS[5] -> notify list (doorbell)
 -- KEYS[6] -> paused flag
--- KEYS[7] -> calls hash of the second the call was made in (nonce or
+-- KEYS[7] -> calls hash of the 10 ms tick the call was made in (nonce or
 --            token -> what the call did)
 -- ARGV[1] -> N, the most jobs to take
 -- ARGV[2] -> lease in ms
