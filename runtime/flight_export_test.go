@@ -6,3 +6,6 @@ func WaitingPushes(e *Engine) int {
 	defer e.flights.mu.Unlock()
 	return len(e.flights.waiting)
 }
+
+// PushFlightsAtOnce is the most flights of pushes in flight at once.
+const PushFlightsAtOnce = maxPushFlights

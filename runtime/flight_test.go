@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -112,16 +113,29 @@ func forEachFlightBackend(t *testing.T, cfg runtime.EngineConfig, fn func(t *tes
 	})
 }
 
-// fill shuts the gate and starts a push, which it holds, so that the
-// pushes after it wait.
+// fill shuts the gate and starts as many pushes as may fly at once,
+// which it holds, so that the pushes after them wait. Each goes out
+// alone, at once.
 func (b flightBundle) fill(t *testing.T, e *runtime.Engine, queue string) (done func() error) {
 	t.Helper()
 	b.gate.close()
-	out := make(chan error, 1)
-	go func() { out <- e.Push(b.ctx, env(queue, "app.Held", "held")) }()
-	require.Eventually(t, func() bool { return b.gate.holding() == 1 }, 10*time.Second, time.Millisecond)
-	return func() error { return <-out }
+	out := make(chan error, runtime.PushFlightsAtOnce)
+	for i := range runtime.PushFlightsAtOnce {
+		go func() { out <- e.Push(b.ctx, env(queue, "app.Held", fmt.Sprint("held ", i))) }()
+		require.Eventually(t, func() bool { return b.gate.holding() == i+1 }, 10*time.Second, time.Millisecond)
+		require.Zero(t, runtime.WaitingPushes(e), "push %d of %d goes out without waiting", i+1, runtime.PushFlightsAtOnce)
+	}
+	return func() error {
+		var errs []error
+		for range runtime.PushFlightsAtOnce {
+			errs = append(errs, <-out)
+		}
+		return errors.Join(errs...)
+	}
 }
+
+// heldCalls is what the gate sent for fill's pushes: one job a call.
+func heldCalls() []int { return slices.Repeat([]int{1}, runtime.PushFlightsAtOnce) }
 
 // queued starts push in a goroutine and waits until it waits for a
 // flight, as the n-th push waiting.
@@ -160,18 +174,18 @@ func TestPushesWaitingShareCalls(t *testing.T) {
 		for _, out := range outs {
 			require.NoError(t, <-out)
 		}
-		require.Equal(t, []int{1, n}, b.gate.sent(), "the pushes that waited went out in one call")
+		require.Equal(t, append(heldCalls(), n), b.gate.sent(), "the pushes that waited went out in one call")
 
 		ids := readyIDs(t, b.bundle, "default")
-		require.Len(t, ids, n+1)
+		require.Len(t, ids, n+runtime.PushFlightsAtOnce)
 		ids = slices.DeleteFunc(ids, func(id string) bool { return !strings.HasPrefix(id, "job-") })
 		require.Equal(t, want, ids, "each job once, in the order pushed")
 	})
 }
 
-func TestFullFlightLeavesAtOnce(t *testing.T) {
+func TestWaitingPushesFillFlightsOfAtMost500Jobs(t *testing.T) {
 	forEachFlightBackend(t, runtime.EngineConfig{}, func(t *testing.T, b flightBundle) {
-		held := b.fill(t, b.engine, "default")
+		held0 := b.fill(t, b.engine, "default")
 		bulk := func(i int) func() error {
 			out := make([]runtime.Outgoing, 100)
 			for k := range out {
@@ -180,23 +194,19 @@ func TestFullFlightLeavesAtOnce(t *testing.T) {
 			return func() error { return b.engine.PushBulk(b.ctx, out) }
 		}
 		var outs []<-chan error
-		for i := range 4 {
+		for i := range 6 {
 			outs = append(outs, queued(t, b.engine, i+1, bulk(i)))
 		}
-		// The fifth makes a full flight: it leaves without waiting for the
-		// one held, and the sixth waits.
-		fifth := make(chan error, 1)
-		go func() { fifth <- bulk(4)() }()
-		require.Eventually(t, func() bool { return b.gate.holding() == 2 }, 10*time.Second, time.Millisecond)
-		outs = append(outs, fifth, queued(t, b.engine, 1, bulk(5)))
-
 		b.gate.open()
-		require.NoError(t, held())
+		require.NoError(t, held0())
 		for _, out := range outs {
 			require.NoError(t, <-out)
 		}
-		require.Equal(t, []int{1, 500, 100}, b.gate.sent())
-		require.Equal(t, int64(601), sizes(t, b.bundle, "default").Ready)
+		sent := b.gate.sent()
+		require.Equal(t, heldCalls(), sent[:runtime.PushFlightsAtOnce])
+		require.ElementsMatch(t, []int{500, 100}, sent[runtime.PushFlightsAtOnce:],
+			"the first five waiting fill one flight, the sixth flies in another; flights land in any order")
+		require.Equal(t, int64(600+runtime.PushFlightsAtOnce), sizes(t, b.bundle, "default").Ready)
 	})
 }
 
@@ -222,11 +232,12 @@ func TestPushesWaitingToManyQueues(t *testing.T) {
 		}
 		require.Equal(t, runtime.Sizes{Ready: 3, Delayed: 2}, sizes(t, b.bundle, "a"))
 		require.Equal(t, runtime.Sizes{Ready: 1, Delayed: 1}, sizes(t, b.bundle, "b"))
+		require.Equal(t, runtime.Sizes{Ready: int64(runtime.PushFlightsAtOnce)}, sizes(t, b.bundle, "default"))
 		require.Equal(t, runtime.Sizes{Ready: 2}, sizes(t, b.bundle, "c"))
 		require.Equal(t, runtime.Sizes{Ready: 1}, sizes(t, b.bundle, "d"))
 		require.Equal(t, runtime.Sizes{Ready: 3}, sizes(t, b.bundle, "parts"))
-		require.Equal(t, []int{1, 3, 1, 2, 1, 1, 1, 1, 2, 1}, b.gate.sent(),
-			"the one held, then one call per queue, partition and delay: a, b, a later, parts#0..2, b later, c, d")
+		require.Equal(t, append(heldCalls(), 3, 1, 2, 1, 1, 1, 1, 2, 1), b.gate.sent(),
+			"the ones held, then one call per queue, partition and delay: a, b, a later, parts#0..2, b later, c, d")
 	})
 }
 
@@ -291,7 +302,7 @@ func pushWaitingFailsAlone(t *testing.T, b flightBundle, more int) {
 		}
 	}
 	ids := readyIDs(t, b.bundle, q)
-	require.Len(t, ids, 1+1+5+more, "first, the one held, four new jobs, twin and the more, each once")
+	require.Len(t, ids, 1+runtime.PushFlightsAtOnce+5+more, "first, the ones held, four new jobs, twin and the more, each once")
 	require.Equal(t, 1, countOf(ids, "taken"))
 	require.Equal(t, 1, countOf(ids, "twin"))
 	for id, body := range map[string]string{"taken": "first", "twin": "twin"} {
@@ -335,14 +346,14 @@ func TestPushWaitingCancelled(t *testing.T) {
 		require.NoError(t, <-keptOut)
 
 		ids := readyIDs(t, b.bundle, "default")
-		require.Len(t, ids, 2)
+		require.Len(t, ids, runtime.PushFlightsAtOnce+1)
 		require.Contains(t, ids, kept.ID)
 		require.NotContains(t, ids, gone.ID, "a withdrawn push sends nothing")
 
 		// A context done before the push is refused at once.
 		err := b.engine.Push(ctx, env("default", "app.Job", "late"))
 		require.ErrorIs(t, err, context.Canceled)
-		require.Equal(t, runtime.Sizes{Reserved: 2}, sizes(t, b.bundle, "default"))
+		require.Equal(t, runtime.Sizes{Reserved: int64(runtime.PushFlightsAtOnce + 1)}, sizes(t, b.bundle, "default"))
 	})
 }
 
@@ -366,7 +377,7 @@ func TestCloseSendsWaitingPushes(t *testing.T) {
 		}
 		b.gate.open()
 		require.NoError(t, <-closed)
-		require.Equal(t, int64(6), sizes(t, b.bundle, "default").Ready, "Close returns once every push waiting was sent")
+		require.Equal(t, int64(runtime.PushFlightsAtOnce+5), sizes(t, b.bundle, "default").Ready, "Close returns once every push waiting was sent")
 		require.NoError(t, held())
 		for _, out := range outs {
 			require.NoError(t, <-out)
@@ -374,7 +385,7 @@ func TestCloseSendsWaitingPushes(t *testing.T) {
 
 		// After Close, a push goes out alone on the client.
 		require.NoError(t, e.Push(b.ctx, env("default", "app.Job", "after")))
-		require.Equal(t, int64(7), sizes(t, b.bundle, "default").Ready)
+		require.Equal(t, int64(runtime.PushFlightsAtOnce+6), sizes(t, b.bundle, "default").Ready)
 	})
 }
 
