@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -18,14 +19,18 @@ var errCrash = errors.New("simulated crash: the call never reached Redis")
 // as if the worker died after the handler ran and before the calls
 // reached Redis.
 type dropScripts struct {
-	shas map[string]bool
-	mu   sync.Mutex
-	n    int
+	shas  map[string]bool
+	until time.Time // if set, it swallows nothing from then on
+	mu    sync.Mutex
+	n     int
 }
 
 func (h *dropScripts) match(cmd redis.Cmder) bool {
 	args := cmd.Args()
 	if len(args) < 2 || fmt.Sprint(args[0]) != "evalsha" || !h.shas[fmt.Sprint(args[1])] {
+		return false
+	}
+	if !h.until.IsZero() && !time.Now().Before(h.until) {
 		return false
 	}
 	h.mu.Lock()

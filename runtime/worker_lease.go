@@ -101,22 +101,51 @@ func (w *Worker) queueAck(ctx context.Context, ref Ref) {
 	}
 }
 
+// ackBatch acks refs. An ack that fails (Redis is down, say) is tried
+// again, 10 ms later at first and then up to a second apart, for as long
+// as the jobs' leases may last: RetryAfter from the first try, as a
+// heartbeat renewed them at most that long before. An ack that gets
+// through in that time spares each job a second run, or, once its tries
+// are used up, a failure as an attempt that did not finish. A stopping
+// worker gives up after 5 tries, so that Run does not wait on a Redis
+// that is down.
 func (w *Worker) ackBatch(ctx context.Context, refs []Ref) {
 	delay := 10 * time.Millisecond
+	until := time.Now().Add(w.cfg.RetryAfter)
 	for try := 1; ; try++ {
 		err := w.e.Ack(ctx, refs...)
 		switch {
 		case err == nil:
+			if try > 1 {
+				w.log.Info("ack went through", "jobs", len(refs), "tries", try)
+			}
 			return
 		case errors.Is(err, ErrLeaseLost):
 			w.log.Warn("ack of a job whose lease was lost; it may run again", "err", err)
 			return
-		case try == 5 || ctx.Err() != nil:
-			w.log.Error("ack failed; the jobs will run again when their leases run out", "jobs", len(refs), "err", err)
+		case ctx.Err() != nil || !time.Now().Add(delay).Before(until) || (try >= 5 && w.ackStopping()):
+			w.log.Error("ack failed; the jobs will run again when their leases run out", "jobs", len(refs), "tries", try, "err", err)
 			return
+		case try == 1:
+			w.log.Warn("ack failed; trying again", "jobs", len(refs), "err", err)
 		}
-		time.Sleep(delay)
-		delay *= 2
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+// ackStopping says whether the acker has been told to flush and end.
+func (w *Worker) ackStopping() bool {
+	select {
+	case <-w.ackStop:
+		return true
+	default:
+		return false
 	}
 }
 

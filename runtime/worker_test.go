@@ -386,6 +386,31 @@ func TestHeartbeatKeepsLongJobFromRunningTwice(t *testing.T) {
 	})
 }
 
+// TestAckTriedAgainThroughAnOutage fails every ack for 600 ms, as a Redis
+// that is down would: the worker tries the ack again until it gets
+// through, and the job does not run again when its lease runs out.
+func TestAckTriedAgainThroughAnOutage(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var runs atomic.Int32
+		runtime.Register(b.router, "test.Job", func(context.Context, testJob) error {
+			runs.Add(1)
+			return nil
+		})
+		hook := &dropScripts{shas: map[string]bool{runtime.ScriptSHA("ack"): true}, until: time.Now().Add(600 * time.Millisecond)}
+		b.rdb.AddHook(hook)
+		b.dispatch(t, job(1, runtime.JobOptions{}))
+		cfg := runtime.WorkerConfig{RetryAfter: 1500 * time.Millisecond, Timeout: time.Second, Sleep: 20 * time.Millisecond, Logger: quiet}
+		_, stop := b.start(t, cfg)
+		eventually(t, func() bool { return sizes(t, b.bundle, "default").Total() == 0 }, "the job is acked")
+		require.NotZero(t, hook.dropped(), "an ack failed")
+		time.Sleep(2 * time.Second) // past the lease, had the ack been given up
+		stop()
+		require.Equal(t, int32(1), runs.Load(), "the job ran once")
+		require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "default"),
+			"the job is done: not taken again as an attempt that did not finish, and failed")
+	})
+}
+
 func TestLostLeaseCancelsHandler(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 		cause := make(chan error, 1)
