@@ -169,6 +169,29 @@ func underlying(j Job) Job {
 	}
 }
 
+// LinkQueue returns the queue and connection ("" for the default) that
+// the link Chain()[i] is pushed to: its own (OnQueue, OnConnection), else
+// the chain's, else its annotation's, else the default queue. These are
+// the ones the engine encodes into the link. It panics if i is out of
+// range, as Chain()[i] does.
+func (p *PendingDispatch) LinkQueue(i int) (queue, connection string) {
+	return p.linkTarget(asPending(p.chain[i]))
+}
+
+// linkTarget returns the queue and connection of lp, a link of p's
+// chain. The chain's queue and connection take the place of the link's
+// annotated ones, but not of those the link was given itself.
+func (p *PendingDispatch) linkTarget(lp *PendingDispatch) (queue, connection string) {
+	queue, connection = p.chainQueue, p.chainConnection
+	if lp.queue != "" || queue == "" {
+		queue = lp.Queue()
+	}
+	if lp.connection != "" || connection == "" {
+		connection = lp.Connection()
+	}
+	return queue, connection
+}
+
 // encodeChain encodes p's chain into env: each link gets its ID now, its
 // queue and connection (its own, else the chain's, else its annotation's),
 // its delay (its own, else its annotation's), the chain's catch callback
@@ -186,13 +209,7 @@ func (p *PendingDispatch) encodeChain(env *Envelope, seal func(*Envelope) error)
 		if len(lp.chain) > 0 {
 			return fmt.Errorf("%w: chain of %s: link %d (%s) carries a chain of its own", ErrInvalid, p.job.JobName(), i+1, lp.JobName())
 		}
-		queue, conn := p.chainQueue, p.chainConnection
-		if lp.queue != "" || queue == "" {
-			queue = lp.Queue()
-		}
-		if lp.connection != "" || conn == "" {
-			conn = lp.Connection()
-		}
+		queue, conn := p.linkTarget(lp)
 		if err := ValidateQueueName(queue); err != nil {
 			return fmt.Errorf("chain of %s: link %d (%s): %w", p.job.JobName(), i+1, lp.JobName(), err)
 		}

@@ -22,11 +22,14 @@ type stepJob struct {
 	Step string
 	Fail bool
 	Q    string `msgpack:"-"`
+	C    string `msgpack:"-"`
 }
 
-func (stepJob) JobName() string                  { return "test.Step" }
-func (j stepJob) JobOptions() runtime.JobOptions { return runtime.JobOptions{Queue: j.Q} }
-func (j stepJob) EncodeJob() ([]byte, error)     { return runtime.Encode(j) }
+func (stepJob) JobName() string { return "test.Step" }
+func (j stepJob) JobOptions() runtime.JobOptions {
+	return runtime.JobOptions{Queue: j.Q, Connection: j.C}
+}
+func (j stepJob) EncodeJob() ([]byte, error) { return runtime.Encode(j) }
 
 // steps records the steps handlers ran, with their queue and attempt.
 type steps struct {
@@ -207,6 +210,95 @@ func idOf(t *testing.T, b []byte) string {
 	}
 	require.NoError(t, msgpack.Unmarshal(b, &e))
 	return e.ID
+}
+
+// LinkQueue names the queue and connection each link is pushed to, so
+// that a fake can record them: each link here runs on the queue, and on
+// the engine of the connection, that LinkQueue names.
+func TestChainLinkQueue(t *testing.T) {
+	forEachBusBackend(t, runtime.EngineConfig{}, func(t *testing.T, b wbundle, be redistest.Backend) {
+		// Connections are set for the whole process, so these are named
+		// for this test alone. The other engine has keys of its own.
+		connA, connB := b.prefix+"-a", b.prefix+"-b"
+		other, err := runtime.Open(b.ctx, be.URL, runtime.EngineConfig{Prefix: redistest.Prefix(t)})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = other.Close() })
+		runtime.SetConnection(connA, b.engine)
+		runtime.SetConnection(connB, other)
+
+		// Every job names a connection, its own or the chain's, so that
+		// no push falls to the process's default dispatcher.
+		chains := []*runtime.PendingChain{
+			runtime.Chain(
+				stepJob{Step: "a"},
+				stepJob{Step: "b"},
+				runtime.NewPendingDispatch(stepJob{Step: "c"}).OnQueue("special").OnConnection(connB),
+				stepJob{Step: "d", Q: "annotated", C: connB},
+			).OnQueue("chained").OnConnection(connA),
+			runtime.Chain(
+				stepJob{Step: "w", C: connA},
+				stepJob{Step: "x", C: connA},
+				runtime.NewPendingDispatch(stepJob{Step: "y", Q: "annotated", C: connA}).OnConnection(connB),
+				stepJob{Step: "z", Q: "annotated", C: connB},
+			),
+		}
+		want := map[string][]string{
+			connA: {"a@chained", "b@chained", "d@chained", "w@default", "x@default"},
+			connB: {"c@special", "y@annotated", "z@annotated"},
+		}
+
+		// What LinkQueue says, for the first job as Queue and Connection
+		// say.
+		var rec recordingDispatcher
+		fakeCtx := runtime.WithDispatcher(context.Background(), &rec)
+		said := map[string][]string{}
+		for _, c := range chains {
+			_, err := c.Dispatch(fakeCtx)
+			require.NoError(t, err)
+			p := rec.got[len(rec.got)-1]
+			said[p.Connection()] = append(said[p.Connection()], stepOf(p)+"@"+p.Queue())
+			for i, j := range p.Chain() {
+				q, conn := p.LinkQueue(i)
+				said[conn] = append(said[conn], stepOf(j)+"@"+q)
+			}
+		}
+		require.Equal(t, want, said)
+
+		// What the engines do. Without a dispatcher on the context, each
+		// push goes to the engine of its connection.
+		ctx := context.Background()
+		queues := []string{"chained", "special", "annotated", "default"}
+		var sa, sb steps
+		wa := wbundle{bundle: b.bundle, router: runtime.NewRouter(), log: &eventLog{}}
+		wa.ctx = ctx
+		sa.register(wa.router)
+		wb := wbundle{bundle: bundle{ctx: ctx, backend: b.backend, engine: other, rdb: other.Client()}, router: runtime.NewRouter(), log: &eventLog{}}
+		sb.register(wb.router)
+		wa.start(t, runtime.WorkerConfig{Queues: queues, Sleep: 20 * time.Millisecond})
+		wb.start(t, runtime.WorkerConfig{Queues: queues, Sleep: 20 * time.Millisecond})
+		for _, c := range chains {
+			_, err := c.Dispatch(ctx)
+			require.NoError(t, err)
+		}
+		eventually(t, func() bool { return len(sa.list())+len(sb.list()) == 8 }, "both chains run to their ends")
+		ran := map[string][]string{}
+		for conn, s := range map[string]*steps{connA: &sa, connB: &sb} {
+			for _, r := range s.list() {
+				r, _, _ = cut(r, "#")
+				ran[conn] = append(ran[conn], r)
+			}
+			slices.Sort(ran[conn])
+		}
+		require.Equal(t, want, ran)
+	})
+}
+
+// stepOf returns the step of j, a stepJob or a dispatch of one.
+func stepOf(j runtime.Job) string {
+	if p, ok := j.(*runtime.PendingDispatch); ok {
+		return stepOf(p.Job())
+	}
+	return j.(stepJob).Step
 }
 
 func TestChainCatch(t *testing.T) {
