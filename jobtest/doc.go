@@ -18,6 +18,10 @@
 //	jobtest.AssertNotDispatched[ChargeCard](t, fake)
 //	jobtest.AssertChained(t, fake, ResizeAvatar{UserID: 1}, NotifyTeam{UserID: 1})
 //
+// Dispatches returns each dispatch as recorded. For a chain, it holds
+// each link with the delay, queue and connection the engine would push
+// it with (Dispatch.ChainDelays, ChainQueues, ChainConnections).
+//
 // # Running jobs for real
 //
 // A Harness runs the real engine and worker in-process on an embedded

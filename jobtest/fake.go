@@ -40,6 +40,12 @@ type Dispatch struct {
 	// with once the link before it succeeds: its own (Job{}.Delay(d)),
 	// else its annotation's, as the engine encodes it; 0 for none.
 	ChainDelays []time.Duration
+	// ChainQueues and ChainConnections hold, for each job of Chain, the
+	// queue and connection ("" for the default) it is pushed to: its own
+	// (Job{}.OnQueue(q)), else the chain's, else its annotation's, else
+	// the default queue, as the engine encodes it.
+	ChainQueues      []string
+	ChainConnections []string
 }
 
 // Dispatch records p and returns a new job ID; it implements
@@ -52,11 +58,14 @@ func (f *Fake) Dispatch(ctx context.Context, p *runtime.PendingDispatch) (string
 		Connection: p.Connection(),
 		Delay:      p.DelayDuration(),
 	}
-	for _, j := range p.Chain() {
+	for i, j := range p.Chain() {
 		d.Chain = append(d.Chain, unwrap(j))
 		// A *PendingDispatch's options carry its own delay in place of
 		// the annotated one.
 		d.ChainDelays = append(d.ChainDelays, j.JobOptions().Delay)
+		q, c := p.LinkQueue(i)
+		d.ChainQueues = append(d.ChainQueues, q)
+		d.ChainConnections = append(d.ChainConnections, c)
 	}
 	f.mu.Lock()
 	f.dispatches = append(f.dispatches, d)

@@ -229,3 +229,52 @@ func TestFakeRecordsChainDelays(t *testing.T) {
 	require.Equal(t, []time.Duration{time.Minute, 0, time.Hour, 0, time.Hour}, d.ChainDelays,
 		"each link's own delay, else its annotation's")
 }
+
+// elsewhere is a job whose annotation names a queue and a connection.
+type elsewhere struct{ N int }
+
+func (elsewhere) JobName() string { return "test.Elsewhere" }
+func (elsewhere) JobOptions() runtime.JobOptions {
+	return runtime.JobOptions{Queue: "reports", Connection: "archive"}
+}
+func (j elsewhere) EncodeJob() ([]byte, error) { return runtime.Encode(j) }
+
+func TestFakeRecordsChainQueues(t *testing.T) {
+	t.Parallel()
+	links := func() []runtime.Job {
+		return []runtime.Job{
+			resize{UserID: 1},
+			notify{UserID: 1},
+			sendWelcome{To: "ada"},
+			runtime.NewPendingDispatch(notify{UserID: 2}).OnQueue("db").OnConnection("primary"),
+			elsewhere{N: 1},
+		}
+	}
+	for _, tc := range []struct {
+		name        string
+		chain       *runtime.PendingChain
+		queues      []string // the first job's, then the links'
+		connections []string
+	}{{
+		name:        "links' own",
+		chain:       runtime.Chain(links()...),
+		queues:      []string{"default", "default", "emails", "db", "reports"},
+		connections: []string{"", "", "", "primary", "archive"},
+	}, {
+		name:        "chain's in place of annotations",
+		chain:       runtime.Chain(links()...).OnQueue("imports").OnConnection("bulk"),
+		queues:      []string{"imports", "imports", "imports", "db", "imports"},
+		connections: []string{"bulk", "bulk", "bulk", "primary", "bulk"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			fake := jobtest.NewFake()
+			_, err := tc.chain.Dispatch(fake.Context(context.Background()))
+			require.NoError(t, err)
+			d := fake.Dispatches()[0]
+			require.Len(t, d.Chain, 4)
+			require.Equal(t, tc.queues, append([]string{d.Queue}, d.ChainQueues...))
+			require.Equal(t, tc.connections, append([]string{d.Connection}, d.ChainConnections...))
+		})
+	}
+}
