@@ -87,8 +87,9 @@ func (c *PendingChain) pending() (*PendingDispatch, error) {
 
 // A *PendingChain is a Job standing for its first job, so that a chain
 // can be one job of a batch: runtime.NewBatch(a, runtime.Chain(b, c)).
-// Dispatching it through runtime.Dispatch sends only the first job: use
-// its own Dispatch.
+// runtime.Dispatch dispatches it as a chain. Anywhere else (a link of a
+// chain, the job of a PendingDispatch) it is refused with ErrInvalid,
+// rather than sent as its first job alone.
 
 // JobName returns the wire name of the chain's first job.
 func (c *PendingChain) JobName() string {

@@ -98,6 +98,40 @@ func TestChainQueuesAndOverrides(t *testing.T) {
 	})
 }
 
+// runtime.Dispatch of a chain dispatches the chain; a chain anywhere a
+// single job goes is refused, where it was sent as its first job alone.
+func TestChainsDoNotNest(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var s steps
+		s.register(b.router)
+		_, err := runtime.Dispatch(b.ctx, runtime.Chain(stepJob{Step: "a"}, stepJob{Step: "b"}))
+		require.NoError(t, err)
+		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true, Concurrency: 1})
+		require.Equal(t, []string{"a@default#1", "b@default#1"}, s.list(), "every link of the chain ran")
+
+		for name, dispatch := range map[string]func() (string, error){
+			"a chain as a link": func() (string, error) {
+				return runtime.Chain(stepJob{Step: "x"}, runtime.Chain(stepJob{Step: "y"}, stepJob{Step: "z"})).Dispatch(b.ctx)
+			},
+			"a chain as the first job": func() (string, error) {
+				return runtime.Chain(runtime.Chain(stepJob{Step: "x"}, stepJob{Step: "y"}), stepJob{Step: "z"}).Dispatch(b.ctx)
+			},
+			"a chain wrapped in a dispatch": func() (string, error) {
+				return runtime.NewPendingDispatch(runtime.Chain(stepJob{Step: "x"}, stepJob{Step: "y"})).OnQueue("q").Dispatch(b.ctx)
+			},
+			"a chain as a link of WithChain": func() (string, error) {
+				return stepJob{Step: "x"}.withChain(runtime.Chain(stepJob{Step: "y"}, stepJob{Step: "z"})).Dispatch(b.ctx)
+			},
+		} {
+			_, err := dispatch()
+			require.ErrorIs(t, err, runtime.ErrInvalid, name)
+			require.ErrorContains(t, err, "is a chain of 2 jobs", name)
+		}
+		require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "default"), "nothing was pushed")
+		require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "q"))
+	})
+}
+
 // A link with a delay of its own, set on the link or by its annotation,
 // is pushed delayed by it when the link before it completes, as Laravel
 // does; a link without one is pushed ready.

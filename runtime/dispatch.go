@@ -219,6 +219,10 @@ func (p *PendingDispatch) envelope(seal func(*Envelope) error) (*Envelope, error
 }
 
 func newEnvelope(job Job, queue, connection string) (*Envelope, error) {
+	if c, ok := underlying(job).(*PendingChain); ok {
+		// It would encode its first job only, and drop the rest.
+		return nil, fmt.Errorf("%w: job %s is a chain of %d jobs: dispatch it with its own Dispatch or runtime.Dispatch, and list a chain's jobs in it rather than nest chains", ErrInvalid, c.JobName(), len(c.jobs))
+	}
 	body, err := job.EncodeJob()
 	if err != nil {
 		return nil, fmt.Errorf("encode job %s: %w", job.JobName(), err)
@@ -255,8 +259,12 @@ func (p *PendingDispatch) Dispatch(ctx context.Context) (string, error) {
 	return d.Dispatch(ctx, p)
 }
 
-// Dispatch sends job with its annotated options and returns its ID.
+// Dispatch sends job with its annotated options and returns its ID. A
+// *PendingChain is dispatched as a chain, by its own Dispatch.
 func Dispatch(ctx context.Context, job Job) (string, error) {
+	if c, ok := job.(*PendingChain); ok {
+		return c.Dispatch(ctx)
+	}
 	return NewPendingDispatch(job).Dispatch(ctx)
 }
 
