@@ -166,12 +166,16 @@ func (w *Worker) retryOrFail(ctx context.Context, res Reservation, env *Envelope
 
 // release puts the job back. JobReleased is emitted first, so that it
 // comes before the JobProcessing of the next attempt, which may start on
-// another goroutine as soon as the job is back. If the release fails, the
-// job comes back anyway when its lease runs out.
+// another goroutine as soon as the job is back. A release that fails is
+// tried again (settleRetried); if it never gets through, the job comes
+// back anyway when its lease runs out.
 func (w *Worker) release(ctx context.Context, res Reservation, ev Event, delay time.Duration, exception bool, cause error) {
 	ev.Delay, ev.Err = delay, cause
 	w.emit(ev, JobReleased)
-	if err := w.e.Release(ctx, ReleaseOpts{Delay: delay, Exception: exception}, res.Ref); err != nil {
+	err := w.settleRetried(ctx, "release", w.stopping, func() error {
+		return w.e.Release(ctx, ReleaseOpts{Delay: delay, Exception: exception}, res.Ref)
+	}, "queue", res.Queue, "job", ev.Name, "id", res.ID)
+	if err != nil {
 		w.settleError("release", err, "queue", res.Queue, "job", ev.Name, "id", res.ID)
 	}
 }
@@ -196,7 +200,9 @@ func (w *Worker) fail(ctx context.Context, res Reservation, env *Envelope, cause
 		name = env.Name
 		w.failing(ctx, env, cause) // worker_bus.go: batch, chain catch
 	}
-	err := w.e.Fail(ctx, Failure{Ref: res.Ref, Name: name, Err: cause, Attempts: res.Attempts})
+	err := w.settleRetried(ctx, "moving to the failed store", w.stopping, func() error {
+		return w.e.Fail(ctx, Failure{Ref: res.Ref, Name: name, Err: cause, Attempts: res.Attempts})
+	}, "queue", res.Queue, "job", name, "id", res.ID)
 	if err != nil {
 		w.settleError("moving to the failed store", err, "queue", res.Queue, "job", name, "id", res.ID, "cause", cause)
 		return

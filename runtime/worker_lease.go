@@ -101,33 +101,43 @@ func (w *Worker) queueAck(ctx context.Context, ref Ref) {
 	}
 }
 
-// ackBatch acks refs. An ack that fails (Redis is down, say) is tried
-// again, 10 ms later at first and then up to a second apart, for as long
-// as the jobs' leases may last: RetryAfter from the first try, as a
-// heartbeat renewed them at most that long before. An ack that gets
-// through in that time spares each job a second run, or, once its tries
-// are used up, a failure as an attempt that did not finish. A stopping
-// worker gives up after 5 tries, so that Run does not wait on a Redis
-// that is down.
+// ackBatch acks refs, tried again through an outage (settleRetried).
 func (w *Worker) ackBatch(ctx context.Context, refs []Ref) {
+	err := w.settleRetried(ctx, "ack", w.ackStopping, func() error { return w.e.Ack(ctx, refs...) }, "jobs", len(refs))
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrLeaseLost):
+		w.log.Warn("ack of a job whose lease was lost; it may run again", "err", err)
+	default:
+		w.log.Error("ack failed; the jobs will run again when their leases run out", "jobs", len(refs), "err", err)
+	}
+}
+
+// settleRetried runs settle, an ack, release or fail of jobs this worker
+// holds, and runs it again when it fails (Redis is down, say): 10 ms
+// later at first, then up to a second apart, for as long as the jobs'
+// leases may last, RetryAfter from the first try, as a heartbeat renewed
+// them at most that long before. A settle that gets through in that time
+// spares the jobs a second run, and a job whose tries are used up a
+// failure as an attempt that did not finish. Once stopping returns true,
+// it gives up after 5 tries, so that a stopping worker does not wait on a
+// Redis that is down. A lost lease is an answer, returned at once.
+func (w *Worker) settleRetried(ctx context.Context, what string, stopping func() bool, settle func() error, attrs ...any) error {
 	delay := 10 * time.Millisecond
 	until := time.Now().Add(w.cfg.RetryAfter)
 	for try := 1; ; try++ {
-		err := w.e.Ack(ctx, refs...)
+		err := settle()
 		switch {
 		case err == nil:
 			if try > 1 {
-				w.log.Info("ack went through", "jobs", len(refs), "tries", try)
+				w.log.Info(what+" went through", append(attrs, "tries", try)...)
 			}
-			return
-		case errors.Is(err, ErrLeaseLost):
-			w.log.Warn("ack of a job whose lease was lost; it may run again", "err", err)
-			return
-		case ctx.Err() != nil || !time.Now().Add(delay).Before(until) || (try >= 5 && w.ackStopping()):
-			w.log.Error("ack failed; the jobs will run again when their leases run out", "jobs", len(refs), "tries", try, "err", err)
-			return
+			return nil
+		case errors.Is(err, ErrLeaseLost), ctx.Err() != nil,
+			!time.Now().Add(delay).Before(until), try >= 5 && stopping():
+			return err
 		case try == 1:
-			w.log.Warn("ack failed; trying again", "jobs", len(refs), "err", err)
+			w.log.Warn(what+" failed; trying again", append(attrs, "err", err)...)
 		}
 		t := time.NewTimer(delay)
 		select {

@@ -411,6 +411,34 @@ func TestAckTriedAgainThroughAnOutage(t *testing.T) {
 	})
 }
 
+// TestFailTriedAgainThroughAnOutage fails every move to the failed store
+// for 600 ms: the worker tries it again, and the job is failed with its
+// handler's error, not later as an attempt that did not finish.
+func TestFailTriedAgainThroughAnOutage(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var runs atomic.Int32
+		runtime.Register(b.router, "test.Job", func(context.Context, testJob) error {
+			runs.Add(1)
+			return errors.New("smtp down")
+		})
+		hook := &dropScripts{shas: map[string]bool{runtime.ScriptSHA("fail"): true}, until: time.Now().Add(600 * time.Millisecond)}
+		b.rdb.AddHook(hook)
+		id := b.dispatch(t, job(1, runtime.JobOptions{Tries: 1}))[0]
+		cfg := runtime.WorkerConfig{RetryAfter: 1500 * time.Millisecond, Timeout: time.Second, Sleep: 20 * time.Millisecond, Logger: quiet}
+		_, stop := b.start(t, cfg)
+		eventually(t, func() bool { return sizes(t, b.bundle, "default").Failed == 1 }, "the job is failed")
+		require.NotZero(t, hook.dropped(), "a move to the failed store failed")
+		time.Sleep(2 * time.Second) // past the lease, had the fail been given up
+		stop()
+		fs := b.failed(t, "default")
+		require.Len(t, fs, 1)
+		require.Equal(t, id, fs[0].ID)
+		require.Contains(t, fs[0].Error, "smtp down", "failed with the handler's error")
+		require.Equal(t, int32(1), runs.Load())
+		require.Equal(t, runtime.Sizes{Failed: 1}, sizes(t, b.bundle, "default"))
+	})
+}
+
 func TestLostLeaseCancelsHandler(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 		cause := make(chan error, 1)
