@@ -12,21 +12,25 @@
 -- allow-oom: it only deletes, and past maxmemory finishing jobs is what
 -- frees memory.
 
-local ids = {}
-for i = 1, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
+local ids, n = {}, 0
+for i = 1, #ARGV, 2 do
+  n = n + 1
+  ids[n] = ARGV[i]
+end
 local states = redis.call('HMGET', KEYS[2], unpack(ids))
 
-local out, done = {}, {}
-for j = 1, #ids do
+local out, done, d = {}, {}, 0
+for j = 1, n do
   local st = states[j]
   if st and string.match(st, '^%d+:%d+:(.+)$') == ARGV[2 * j] then
-    done[#done + 1] = ids[j]
+    d = d + 1
+    done[d] = ids[j]
     out[j] = 1
   else
     out[j] = 0
   end
 end
-if #done > 0 then
+if d > 0 then
   redis.call('ZREM', KEYS[1], unpack(done))
   redis.call('HDEL', KEYS[2], unpack(done))
   redis.call('HDEL', KEYS[3], unpack(done))

@@ -78,43 +78,45 @@ local popped = redis.call('LPOP', KEYS[1], tonumber(ARGV[1]))
 if not popped then return out end
 
 local dl = string.format('%d', deadline)
+-- The state of a job taken for the first time, the most common case.
+local first = '1:0:' .. token
 local seen = {}
 local taken = 0
+local o = #out
 for s = 1, #popped, 1000 do
   local e = math.min(s + 999, #popped)
   local payloads = redis.call('HMGET', KEYS[3], unpack(popped, s, e))
   local states = redis.call('HMGET', KEYS[4], unpack(popped, s, e))
-  -- One call per key for the whole chunk, not one per job.
-  local zargs, sargs = {}, {}
+  -- One call per key for the whole chunk, not one per job. Tables are
+  -- filled through counters: #t costs a search per append.
+  local zargs, sargs, n = {}, {}, 0
   for i = s, e do
     local id = popped[i]
     local p = payloads[i - s + 1]
     if p and not seen[id] then
       seen[id] = true
-      local a, x = 0, 0
-      local st = states[i - s + 1]
+      local a, x, st = 1, 0, states[i - s + 1]
       if st then
         local sa, sx = string.match(st, '^(%d+):(%d+):')
-        a, x = tonumber(sa), tonumber(sx)
+        a, x = tonumber(sa) + 1, tonumber(sx)
+        st = a .. ':' .. x .. ':' .. token
+      else
+        st = first
       end
-      a = a + 1
-      zargs[#zargs + 1] = dl
-      zargs[#zargs + 1] = id
-      sargs[#sargs + 1] = id
-      sargs[#sargs + 1] = a .. ':' .. x .. ':' .. token
-      out[#out + 1] = id
-      out[#out + 1] = a
-      out[#out + 1] = x
-      out[#out + 1] = p
+      zargs[n + 1], zargs[n + 2] = dl, id
+      sargs[n + 1], sargs[n + 2] = id, st
+      n = n + 2
+      out[o + 1], out[o + 2], out[o + 3], out[o + 4] = id, a, x, p
+      o = o + 4
     end
   end
   -- 2 values per job and at most 1000 jobs per chunk: 2000 values.
-  for z = 1, #zargs, 1000 do
-    local ze = math.min(z + 999, #zargs)
+  for z = 1, n, 1000 do
+    local ze = math.min(z + 999, n)
     redis.call('ZADD', KEYS[2], unpack(zargs, z, ze))
     redis.call('HSET', KEYS[4], unpack(sargs, z, ze))
   end
-  taken = taken + #zargs
+  taken = taken + n
 end
 
 if taken > 0 and keep > 0 then
