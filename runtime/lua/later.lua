@@ -41,25 +41,28 @@ local dues = string.format('%d', due)
 -- Pairs are read 500 at a time, so unpack never passes 1000 values.
 -- seen holds the payload of each job ID this call adds: an ID it names
 -- twice meets the rules of an ID that exists already.
+-- Tables are filled through counters: #t costs a search per append.
 local chunks, seen = {}, {}
 for s = 4, #ARGV, 1000 do
-  local ids = {}
-  for i = s, math.min(s + 999, #ARGV), 2 do ids[#ids + 1] = ARGV[i] end
+  local ids, k = {}, 0
+  for i = s, math.min(s + 999, #ARGV), 2 do
+    k = k + 1
+    ids[k] = ARGV[i]
+  end
   local found = redis.call('HMGET', KEYS[2], unpack(ids))
-  local args, members = {}, {}
-  for j = 1, #ids do
-    local payload = ARGV[s + 2 * j - 1]
-    local have = found[j] or seen[ids[j]]
+  local args, members, f = {}, {}, 0
+  for j = 1, k do
+    local id, payload = ids[j], ARGV[s + 2 * j - 1]
+    local have = found[j] or seen[id]
     if not have then
-      seen[ids[j]] = payload
-      args[#args + 1] = ids[j]
-      args[#args + 1] = payload
-      members[#members + 1] = dues
-      members[#members + 1] = ids[j]
+      seen[id] = payload
+      args[f + 1], args[f + 2] = id, payload
+      members[f + 1], members[f + 2] = dues, id
+      f = f + 2
     elseif have ~= payload then
       -- Nothing is added, so a retry must be refused as well.
       if keep > 0 then redis.call('HDEL', KEYS[4], nonce) end
-      return redis.error_reply('DUPLICATE ' .. ids[j])
+      return redis.error_reply('DUPLICATE ' .. id)
     end
   end
   chunks[#chunks + 1] = {args, members}
