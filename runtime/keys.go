@@ -112,8 +112,10 @@ func (k keys) chained(queue, id string) string {
 // of 10 ms (unix ms / 10, by the caller's clock; callsTick): for a push
 // or later call, its nonce -> "1"; for a reserve call that took jobs, its
 // token -> their lease deadline (unix ms). It is kept for
-// EngineConfig.RetryWindow after its last write. A retry of a call by the
-// Redis client names the same hash and finds the call there: a push adds
+// EngineConfig.RetryWindow after its first write (PEXPIRE NX: one call
+// where reading the TTL first took two; the calls of a tick write it
+// within about 10 ms of each other). A retry of a call by the Redis
+// client names the same hash and finds the call there: a push adds
 // nothing, a reserve hands back the jobs it took (push.lua, later.lua,
 // reserve.lua).
 //

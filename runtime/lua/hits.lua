@@ -12,7 +12,5 @@
 -- so a hit sent again finds its nonce there and is not counted twice.
 
 redis.call('SADD', KEYS[1], ARGV[2])
-if redis.call('PTTL', KEYS[1]) < 0 then
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]))
-end
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]), 'NX')
 return redis.call('SCARD', KEYS[1])

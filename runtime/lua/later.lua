@@ -6,7 +6,7 @@
 -- KEYS[4] -> calls hash of the 10 ms tick the call was made in (nonce or
 --            token -> what the call did)
 -- ARGV[1] -> delay in ms
--- ARGV[2] -> how long to keep the calls hash after this call, in ms
+-- ARGV[2] -> how long to keep the calls hash after its first write, in ms
 --            (0: record nothing)
 -- ARGV[3] -> nonce of this call (random, from the caller)
 -- ARGV[4..] -> pairs: job ID, encoded envelope
@@ -27,9 +27,7 @@ local keep = tonumber(ARGV[2])
 local nonce = ARGV[3]
 if keep > 0 then
   if redis.call('HSETNX', KEYS[4], nonce, '1') == 0 then return 0 end
-  if redis.call('PTTL', KEYS[4]) < keep then
-    redis.call('PEXPIRE', KEYS[4], keep)
-  end
+  redis.call('PEXPIRE', KEYS[4], keep, 'NX')
 end
 
 -- The clock is rounded up, so a job never falls due early: migrate moves

@@ -5,7 +5,7 @@
 -- KEYS[3] -> notify list (doorbell)
 -- KEYS[4] -> calls hash of the 10 ms tick the call was made in (nonce or
 --            token -> what the call did)
--- ARGV[1] -> how long to keep the calls hash after this call, in ms
+-- ARGV[1] -> how long to keep the calls hash after its first write, in ms
 --            (0: record nothing)
 -- ARGV[2] -> nonce of this call (random, from the caller)
 -- ARGV[3..] -> pairs: job ID, encoded envelope
@@ -25,9 +25,7 @@ local keep = tonumber(ARGV[1])
 local nonce = ARGV[2]
 if keep > 0 then
   if redis.call('HSETNX', KEYS[4], nonce, '1') == 0 then return 0 end
-  if redis.call('PTTL', KEYS[4]) < keep then
-    redis.call('PEXPIRE', KEYS[4], keep)
-  end
+  redis.call('PEXPIRE', KEYS[4], keep, 'NX')
 end
 
 -- Pairs are read 500 at a time, so unpack never passes 1000 values.

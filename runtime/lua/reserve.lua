@@ -11,7 +11,7 @@
 -- ARGV[1] -> N, the most jobs to take
 -- ARGV[2] -> lease in ms
 -- ARGV[3] -> reservation token (random, from the caller)
--- ARGV[4] -> how long to keep the calls hash after this call, in ms
+-- ARGV[4] -> how long to keep the calls hash after its first write, in ms
 --            (0: record nothing)
 --
 -- Returns: {now ms, lease deadline ms, then per job: id, attempts,
@@ -27,8 +27,7 @@
 -- that deadline, the jobs the first run took that are still held under
 -- the token (all of them, unless the lease has run out, then none), in
 -- reserved-set order rather than queue order. The record costs one HGET
--- per call, and one HSET and PTTL (and at most one PEXPIRE) per call that
--- takes jobs.
+-- per call, and one HSET and one PEXPIRE per call that takes jobs.
 --
 -- Not allow-oom: the reserved set and the state hash grow by every job
 -- taken, and the calls hash by the call. It has no shebang, so Redis
@@ -121,9 +120,7 @@ end
 
 if taken > 0 and keep > 0 then
   redis.call('HSET', KEYS[7], token, dl)
-  if redis.call('PTTL', KEYS[7]) < keep then
-    redis.call('PEXPIRE', KEYS[7], keep)
-  end
+  redis.call('PEXPIRE', KEYS[7], keep, 'NX')
 end
 -- Fewer popped than asked for means the list is empty now.
 if #popped == tonumber(ARGV[1]) and redis.call('LLEN', KEYS[1]) > 0
