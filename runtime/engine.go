@@ -115,10 +115,10 @@ func (c *EngineConfig) validate() error {
 // delay (every Dispatch, Push and Later) goes out at once if fewer than
 // four calls of pushes are in flight, and otherwise waits for one of them
 // to land and goes out with the others waiting, up to 500 jobs in one
-// round trip. A caller pushing alone never waits. Each push still gets its own answer:
-// a duplicate ID or payload too large fails only its own push, and an
-// error reply from Redis to a shared call sends its pushes again, one
-// call each. An error that leaves the outcome unknown (a broken
+// round trip. A caller pushing alone never waits. Each push still gets
+// its own answer: a duplicate ID or payload too large fails only its own
+// push, and an error reply from Redis to a shared call sends its pushes
+// again, one call each. An error that leaves the outcome unknown (a broken
 // connection, too few replicas in time) is the answer of every push of
 // the call, each of which may be retried with the same envelope.
 //

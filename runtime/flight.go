@@ -31,7 +31,7 @@ import (
 // trips going at the same time. Each flight is a script call, and each
 // call records a nonce in Redis for RetryWindow, so more flights cost
 // Redis more time and memory per job. Four, with 8 callers dispatching
-// one job at a time, enqueued about 1.4 times as fast as one
+// one job at a time, enqueued about 1.35 times as fast as one
 // (`bench/run.sh -phases enqueue`), for 273 rather than 266 bytes of
 // Redis memory per waiting job; eight were slower than four.
 //

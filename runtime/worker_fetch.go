@@ -189,6 +189,8 @@ func (w *Worker) reserve(ctx context.Context, n int) ([]Reservation, upcoming, e
 		}
 		u := b.upcoming()
 		if next.now.IsZero() {
+			// The first queue's reading, the earliest: a wait counted from
+			// it ends no sooner than one counted from a later one.
 			next.now = u.now
 		}
 		next.due = earliest(next.due, u.due)

@@ -172,11 +172,12 @@ func (w *Worker) retryOrFail(ctx context.Context, res Reservation, env *Envelope
 func (w *Worker) release(ctx context.Context, res Reservation, ev Event, delay time.Duration, exception bool, cause error) {
 	ev.Delay, ev.Err = delay, cause
 	w.emit(ev, JobReleased)
+	attrs := []any{"queue", res.Queue, "job", ev.Name, "id", res.ID}
 	err := w.settleRetried(ctx, "release", w.stopping, func() error {
 		return w.e.Release(ctx, ReleaseOpts{Delay: delay, Exception: exception}, res.Ref)
-	}, "queue", res.Queue, "job", ev.Name, "id", res.ID)
+	}, attrs...)
 	if err != nil {
-		w.settleError("release", err, "queue", res.Queue, "job", ev.Name, "id", res.ID)
+		w.settleError("release", err, attrs...)
 	}
 }
 
@@ -200,11 +201,12 @@ func (w *Worker) fail(ctx context.Context, res Reservation, env *Envelope, cause
 		name = env.Name
 		w.failing(ctx, env, cause) // worker_bus.go: batch, chain catch
 	}
+	attrs := []any{"queue", res.Queue, "job", name, "id", res.ID}
 	err := w.settleRetried(ctx, "moving to the failed store", w.stopping, func() error {
 		return w.e.Fail(ctx, Failure{Ref: res.Ref, Name: name, Err: cause, Attempts: res.Attempts})
-	}, "queue", res.Queue, "job", name, "id", res.ID)
+	}, attrs...)
 	if err != nil {
-		w.settleError("moving to the failed store", err, "queue", res.Queue, "job", name, "id", res.ID, "cause", cause)
+		w.settleError("moving to the failed store", err, append(attrs, "cause", cause)...)
 		return
 	}
 	w.log.Warn("job failed", "queue", res.Queue, "job", name, "id", res.ID, "attempt", res.Attempts, "err", cause)
