@@ -49,8 +49,17 @@ type Dispatch struct {
 }
 
 // Dispatch records p and returns a new job ID; it implements
-// runtime.Dispatcher. Nothing is sent anywhere.
+// runtime.Dispatcher. Nothing is sent anywhere. A dispatch the engine
+// would refuse (a job that does not encode, a bad queue name, a chain
+// nested in a chain) is refused with the engine's error, and not
+// recorded.
 func (f *Fake) Dispatch(ctx context.Context, p *runtime.PendingDispatch) (string, error) {
+	if _, err := p.Envelope(); err != nil {
+		return "", err
+	}
+	if err := runtime.ValidateQueueName(p.Queue()); err != nil { // the engine checks it as it pushes
+		return "", err
+	}
 	d := Dispatch{
 		ID:         runtime.NewID(),
 		Job:        unwrap(p.Job()),

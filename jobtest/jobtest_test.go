@@ -211,6 +211,32 @@ func (later) JobName() string                { return "test.Later" }
 func (later) JobOptions() runtime.JobOptions { return runtime.JobOptions{Delay: time.Hour} }
 func (j later) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
 
+func TestFakeRefusesWhatTheEngineRefuses(t *testing.T) {
+	t.Parallel()
+	fake := jobtest.NewFake()
+	ctx := fake.Context(context.Background())
+	for name, dispatch := range map[string]func() (string, error){
+		"a chain as a link": func() (string, error) {
+			return runtime.Chain(resize{UserID: 1}, runtime.Chain(notify{UserID: 1}, notify{UserID: 2})).Dispatch(ctx)
+		},
+		"a chain wrapped in a dispatch": func() (string, error) {
+			return runtime.NewPendingDispatch(runtime.Chain(resize{UserID: 1}, notify{UserID: 1})).Dispatch(ctx)
+		},
+		"a bad queue name": func() (string, error) {
+			return runtime.NewPendingDispatch(resize{UserID: 1}).OnQueue("a#b").Dispatch(ctx)
+		},
+	} {
+		_, err := dispatch()
+		require.ErrorIs(t, err, runtime.ErrInvalid, name)
+	}
+	require.Empty(t, fake.Dispatches(), "nothing refused is recorded")
+
+	// runtime.Dispatch of a chain dispatches the chain, as the engine does.
+	_, err := runtime.Dispatch(ctx, runtime.Chain(resize{UserID: 1}, notify{UserID: 1}))
+	require.NoError(t, err)
+	jobtest.AssertChained(t, fake, resize{UserID: 1}, notify{UserID: 1})
+}
+
 func TestFakeRecordsChainDelays(t *testing.T) {
 	t.Parallel()
 	fake := jobtest.NewFake()
