@@ -218,7 +218,8 @@ func (p *PendingDispatch) encodeChain(env *Envelope, seal func(*Envelope) error)
 		if delay < 0 {
 			return fmt.Errorf("%w: chain of %s: link %d (%s): negative delay %v", ErrInvalid, p.job.JobName(), i+1, lp.JobName(), delay)
 		}
-		link, err := newEnvelope(lp.job, queue, conn)
+		// Made at the chain's dispatch, whenever the link is pushed.
+		link, err := newEnvelope(lp.job, queue, conn, time.UnixMilli(env.DispatchedAt))
 		if err != nil {
 			return fmt.Errorf("chain of %s: %w", p.job.JobName(), err)
 		}

@@ -199,7 +199,7 @@ func (p *PendingDispatch) Envelope() (*Envelope, error) { return p.envelope(nil)
 // envelope builds the envelope; seal, if not nil, encrypts the bodies of
 // encrypted jobs, the chain's links included.
 func (p *PendingDispatch) envelope(seal func(*Envelope) error) (*Envelope, error) {
-	env, err := newEnvelope(p.job, p.Queue(), p.Connection())
+	env, err := newEnvelope(p.job, p.Queue(), p.Connection(), time.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +218,8 @@ func (p *PendingDispatch) envelope(seal func(*Envelope) error) (*Envelope, error
 	return env, nil
 }
 
-func newEnvelope(job Job, queue, connection string) (*Envelope, error) {
+// newEnvelope builds the envelope of job, dispatched at now.
+func newEnvelope(job Job, queue, connection string, now time.Time) (*Envelope, error) {
 	if c, ok := underlying(job).(*PendingChain); ok {
 		// It would encode its first job only, and drop the rest.
 		return nil, fmt.Errorf("%w: job %s is a chain of %d jobs: dispatch it with its own Dispatch or runtime.Dispatch, and list a chain's jobs in it rather than nest chains", ErrInvalid, c.JobName(), len(c.jobs))
@@ -228,7 +229,6 @@ func newEnvelope(job Job, queue, connection string) (*Envelope, error) {
 		return nil, fmt.Errorf("encode job %s: %w", job.JobName(), err)
 	}
 	o := job.JobOptions()
-	now := time.Now()
 	env := &Envelope{
 		ID:            newIDAt(now.UnixMilli()), // its time is DispatchedAt, so the encoding leaves that out
 		Name:          job.JobName(),
