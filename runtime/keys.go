@@ -122,11 +122,10 @@ func (k keys) chained(queue, id string) string {
 // One hash per tick rather than a key per call costs Redis less, in time
 // and memory. A tick is short so that a hash holds few calls: up to 128
 // (Redis's default hash-max-listpack-entries), that is up to 12,800 calls
-// a second, it stays a listpack, at a few bytes a call rather than some
-// 60 in a hash table, and freeing it when it expires costs next to
-// nothing (a hash table of 10,000 calls takes Redis about 1 ms). With one
-// hash a second, the enqueue benchmark took 271 bytes of Redis memory per
-// waiting job; with one per tick, 266.
+// a second, it stays a listpack rather than a hash table, and freeing it
+// when it expires costs next to nothing (a hash table of 10,000 calls
+// takes Redis about 1 ms). With one hash a second, the enqueue benchmark
+// took 271 bytes of Redis memory per waiting job; with one per tick, 266.
 func (k keys) calls(queue string, tick int64) string {
 	return k.prefix + ":{" + queue + "}:calls:" + strconv.FormatInt(tick, 10)
 }

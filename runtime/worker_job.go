@@ -173,7 +173,7 @@ func (w *Worker) release(ctx context.Context, res Reservation, ev Event, delay t
 	ev.Delay, ev.Err = delay, cause
 	w.emit(ev, JobReleased)
 	attrs := []any{"queue", res.Queue, "job", ev.Name, "id", res.ID}
-	err := w.settleRetried(ctx, "release", w.stopping, func() error {
+	err := w.settleRetried(ctx, "release", func() error {
 		return w.e.Release(ctx, ReleaseOpts{Delay: delay, Exception: exception}, res.Ref)
 	}, attrs...)
 	if err != nil {
@@ -202,7 +202,7 @@ func (w *Worker) fail(ctx context.Context, res Reservation, env *Envelope, cause
 		w.failing(ctx, env, cause) // worker_bus.go: batch, chain catch
 	}
 	attrs := []any{"queue", res.Queue, "job", name, "id", res.ID}
-	err := w.settleRetried(ctx, "moving to the failed store", w.stopping, func() error {
+	err := w.settleRetried(ctx, "moving to the failed store", func() error {
 		return w.e.Fail(ctx, Failure{Ref: res.Ref, Name: name, Err: cause, Attempts: res.Attempts})
 	}, attrs...)
 	if err != nil {

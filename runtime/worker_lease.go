@@ -103,7 +103,7 @@ func (w *Worker) queueAck(ctx context.Context, ref Ref) {
 
 // ackBatch acks refs, tried again through an outage (settleRetried).
 func (w *Worker) ackBatch(ctx context.Context, refs []Ref) {
-	err := w.settleRetried(ctx, "ack", w.ackStopping, func() error { return w.e.Ack(ctx, refs...) }, "jobs", len(refs))
+	err := w.settleRetried(ctx, "ack", func() error { return w.e.Ack(ctx, refs...) }, "jobs", len(refs))
 	switch {
 	case err == nil:
 	case errors.Is(err, ErrLeaseLost):
@@ -119,10 +119,10 @@ func (w *Worker) ackBatch(ctx context.Context, refs []Ref) {
 // leases may last, RetryAfter from the first try, as a heartbeat renewed
 // them at most that long before. A settle that gets through in that time
 // spares the jobs a second run, and a job whose tries are used up a
-// failure as an attempt that did not finish. Once stopping returns true,
-// it gives up after 5 tries, so that a stopping worker does not wait on a
-// Redis that is down. A lost lease is an answer, returned at once.
-func (w *Worker) settleRetried(ctx context.Context, what string, stopping func() bool, settle func() error, attrs ...any) error {
+// failure as an attempt that did not finish. A stopping worker gives up
+// after 5 tries, so that it does not wait on a Redis that is down. A lost
+// lease is an answer, returned at once.
+func (w *Worker) settleRetried(ctx context.Context, what string, settle func() error, attrs ...any) error {
 	delay := 10 * time.Millisecond
 	until := time.Now().Add(w.cfg.RetryAfter)
 	for try := 1; ; try++ {
@@ -134,7 +134,7 @@ func (w *Worker) settleRetried(ctx context.Context, what string, stopping func()
 			}
 			return nil
 		case errors.Is(err, ErrLeaseLost), ctx.Err() != nil,
-			!time.Now().Add(delay).Before(until), try >= 5 && stopping():
+			!time.Now().Add(delay).Before(until), try >= 5 && w.stopping():
 			return err
 		case try == 1:
 			w.log.Warn(what+" failed; trying again", append(attrs, "err", err)...)
@@ -146,16 +146,6 @@ func (w *Worker) settleRetried(ctx context.Context, what string, stopping func()
 			t.Stop()
 		}
 		delay = min(2*delay, time.Second)
-	}
-}
-
-// ackStopping says whether the acker has been told to flush and end.
-func (w *Worker) ackStopping() bool {
-	select {
-	case <-w.ackStop:
-		return true
-	default:
-		return false
 	}
 }
 
