@@ -39,11 +39,12 @@ type Worker struct {
 	stopCh     chan struct{}
 	stopReason atomic.Value // string
 
-	wakeID    string       // names the worker's wake list (Engine.wake)
-	reserved  int          // jobs reserved so far; fetch loop only
-	waited    bool         // the fetch loop has waited for jobs; fetch loop only
-	emptied   *upcoming    // set when the reserve behind a wait emptied the queue; fetch loop only
-	processed atomic.Int64 // jobs finished, whatever the outcome
+	wakeID    string        // names the worker's wake list (Engine.wake)
+	reserved  atomic.Int64  // jobs reserved so far
+	busy      chan struct{} // holds a token while the last reserve took all it asked for
+	waited    bool          // the fetch loop has waited for jobs; fetch loop only
+	emptied   *upcoming     // set when the reserve behind a wait emptied the queue; fetch loop only
+	processed atomic.Int64  // jobs finished, whatever the outcome
 }
 
 // activeJob is a running job the heartbeat keeps alive.
@@ -73,6 +74,7 @@ func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
 		ackDone:  make(chan struct{}),
 		active:   map[Ref]*activeJob{},
 		stopCh:   make(chan struct{}),
+		busy:     make(chan struct{}, 1),
 		wakeID:   NewID(),
 	}
 	for range cfg.Concurrency + cfg.Prefetch {
@@ -183,7 +185,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.log.Debug("worker starting", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency)
 	dispatched := make(chan struct{})
 	go func() { defer close(dispatched); w.dispatch(base, start) }()
+	helped := make(chan struct{})
+	if w.helped() {
+		go func() { defer close(helped); w.help(ctx) }()
+	} else {
+		close(helped)
+	}
 	w.fetch(ctx, base, start)
+	<-helped
 	close(w.queued)
 	<-dispatched
 	w.drain()
@@ -280,6 +289,9 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 		}
 		errDelay = 10 * time.Millisecond
 		if len(jobs) > 0 {
+			if len(jobs) == n {
+				w.markBusy()
+			}
 			continue
 		}
 		// A job that ended during the reserve may have pushed another (a
@@ -310,6 +322,9 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 			// the next call: the jobs an idle worker was woken for are the
 			// ones someone is waiting on.
 			goruntime.Gosched()
+			if r.reserved && len(r.jobs) == r.n {
+				w.markBusy()
+			}
 			// Its reserve, of the worker's only queue, took fewer jobs than
 			// it asked for: it emptied the queue.
 			if r.reserved && len(r.jobs) < r.n && len(w.cfg.Queues) == 1 && !w.cfg.Once {
@@ -330,7 +345,7 @@ func (w *Worker) accept(jobs []Reservation, n int) {
 	for range n - len(jobs) {
 		w.slots <- struct{}{}
 	}
-	w.reserved += len(jobs)
+	w.reserved.Add(int64(len(jobs)))
 	for _, j := range jobs {
 		w.wg.Add(1)
 		w.track(j.Ref, func(error) {}) // leased while it waits; process tracks it anew

@@ -16,9 +16,57 @@ func (w *Worker) batchLimit() int {
 		n = 1
 	}
 	if w.cfg.MaxJobs > 0 {
-		n = min(n, w.cfg.MaxJobs-w.reserved)
+		n = min(n, w.cfg.MaxJobs-int(w.reserved.Load()))
 	}
 	return max(n, 1)
+}
+
+// helped says whether the worker runs a second reserver (help). It does
+// not where the number of jobs reserved must be counted call by call
+// (Once, MaxJobs), nor with a single slot, which one reserve fills.
+func (w *Worker) helped() bool {
+	return !w.cfg.Once && w.cfg.MaxJobs == 0 && cap(w.slots) > 1
+}
+
+// markBusy records that a reserve took all the jobs it asked for, so the
+// queues likely hold more: it wakes help.
+func (w *Worker) markBusy() {
+	select {
+	case w.busy <- struct{}{}:
+	default:
+	}
+}
+
+// help is a second reserver. While the queues are busy (markBusy), it
+// takes the slots that free up while fetch's reserve is out and reserves
+// for them, so that two reserves are in flight instead of one and a
+// freed slot waits for half a round trip, not a whole one. It never waits
+// for jobs: when the queues run dry, fetch's wait takes over. It holds
+// slots only as fetch does, so it never reserves beyond Concurrency +
+// Prefetch; a reserve that fails is left for fetch to notice and retry.
+func (w *Worker) help(ctx context.Context) {
+	for {
+		select {
+		case <-w.busy:
+		case <-w.stopCh:
+			return
+		}
+		select {
+		case <-w.slots:
+		case <-w.stopCh:
+			return
+		}
+		if w.stopping() || w.pausedCh() != nil {
+			w.slots <- struct{}{}
+			continue
+		}
+		n := 1 + w.grabSlots(w.batchLimit()-1)
+		jobs, _, err := w.reserve(ctx, n)
+		w.accept(jobs, n)
+		if err == nil && len(jobs) == n {
+			w.markBusy()
+		}
+	}
 }
 
 // grabSlots takes up to n more free slots without blocking.
@@ -120,9 +168,9 @@ func (w *Worker) sleep(d time.Duration) {
 // limitReached names the stop condition that holds, if any.
 func (w *Worker) limitReached(start time.Time) string {
 	switch {
-	case w.cfg.Once && w.reserved >= 1:
+	case w.cfg.Once && w.reserved.Load() >= 1:
 		return "once"
-	case w.cfg.MaxJobs > 0 && w.reserved >= w.cfg.MaxJobs:
+	case w.cfg.MaxJobs > 0 && w.reserved.Load() >= int64(w.cfg.MaxJobs):
 		return "max jobs"
 	}
 	return w.resourceLimit(start)
