@@ -163,6 +163,11 @@ type Record struct {
 	// RedisBytesPerJob is the growth of Redis's used_memory over the
 	// enqueue phase, per job.
 	RedisBytesPerJob float64 `json:"redis_bytes_per_job,omitempty"`
+	// RedisCPUPerJob is the CPU time Redis used over the phase, per job,
+	// in µs; ClientCPUPerJob is the same for the harness's process, which
+	// runs the producers and the workers. Throughput phases only.
+	RedisCPUPerJob  float64 `json:"redis_cpu_us_per_job,omitempty"`
+	ClientCPUPerJob float64 `json:"client_cpu_us_per_job,omitempty"`
 	// RSS is the worker's resident memory over the rss phase.
 	RSS        *RSS   `json:"rss,omitempty"`
 	Duplicates int    `json:"duplicates"`

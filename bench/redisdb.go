@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -91,6 +92,34 @@ func (t *Target) UsedMemory(ctx context.Context) (int64, error) {
 		}
 	}
 	return 0, errors.New("bench: INFO memory has no used_memory")
+}
+
+// CPU returns the CPU time the server has used, user and system, from
+// INFO cpu.
+func (t *Target) CPU(ctx context.Context) (time.Duration, error) {
+	s, err := t.rdb.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0, err
+	}
+	var total time.Duration
+	found := 0
+	for line := range strings.SplitSeq(s, "\n") {
+		line = strings.TrimSpace(line)
+		for _, key := range []string{"used_cpu_sys:", "used_cpu_user:"} {
+			if v, ok := strings.CutPrefix(line, key); ok {
+				sec, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					return 0, fmt.Errorf("bench: INFO cpu: %s %q: %w", key, v, err)
+				}
+				total += time.Duration(sec * float64(time.Second))
+				found++
+			}
+		}
+	}
+	if found != 2 {
+		return 0, errors.New("bench: INFO cpu lacks used_cpu_sys or used_cpu_user")
+	}
+	return total, nil
 }
 
 // ServerVersion returns the server's redis_version.

@@ -53,14 +53,21 @@ func rssOf(f func(*RSS) float64) func(Record) (float64, bool) {
 
 func perSec(r Record) (float64, bool) { return r.JobsPerSec, r.JobsPerSec > 0 }
 
+func redisCPU(r Record) (float64, bool)  { return r.RedisCPUPerJob, r.RedisCPUPerJob > 0 }
+func clientCPU(r Record) (float64, bool) { return r.ClientCPUPerJob, r.ClientCPUPerJob > 0 }
+
 var metrics = []metric{
 	{phase: PhaseEnqueue, name: "enqueue, single dispatch", unit: "jobs/s", higher: true, value: perSec,
 		target: "≥ 1.5× best peer", check: func(_ Record, _, ratio float64, _ Config) bool { return ratio >= 1.5 }},
 	{phase: PhaseEnqueue, name: "Redis memory per waiting job", unit: "B", value: func(r Record) (float64, bool) {
 		return r.RedisBytesPerJob, r.RedisBytesPerJob != 0
 	}, target: "≤ payload + 150 B", check: func(_ Record, v, _ float64, cfg Config) bool { return v <= float64(cfg.Payload+150) }},
+	{phase: PhaseEnqueue, name: "enqueue: Redis CPU per job", unit: "µs", value: redisCPU},
+	{phase: PhaseEnqueue, name: "enqueue: client CPU per job", unit: "µs", value: clientCPU},
 	{phase: PhaseDrain, name: "drain", unit: "jobs/s", higher: true, value: perSec,
 		target: "≥ 5× best peer", check: func(_ Record, _, ratio float64, _ Config) bool { return ratio >= 5 }},
+	{phase: PhaseDrain, name: "drain: Redis CPU per job", unit: "µs", value: redisCPU},
+	{phase: PhaseDrain, name: "drain: client CPU per job", unit: "µs", value: clientCPU},
 	{phase: PhaseMixed, name: "mixed (producers + workers)", unit: "jobs/s", higher: true, value: perSec},
 	{phase: PhaseMixed, name: "mixed: pickup latency p50", unit: "ms", value: lat(func(l *Latency) float64 { return l.P50 })},
 	{phase: PhaseMixed, name: "mixed: pickup latency p99", unit: "ms", value: lat(func(l *Latency) float64 { return l.P99 })},
@@ -177,7 +184,7 @@ func WriteTable(w io.Writer, cfg Config, recs []Record) error {
 		}
 		fmt.Fprintf(&b, " %s | %s |\n", target, met)
 	}
-	b.WriteString("\nEach figure is followed by its ratio to the best peer's (for jobs/s, higher is better; for ms, B and MB, lower is better). ! marks a run with duplicate or missing jobs or errors.\n")
+	b.WriteString("\nEach figure is followed by its ratio to the best peer's (for jobs/s, higher is better; for ms, µs, B and MB, lower is better). ! marks a run with duplicate or missing jobs or errors.\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -204,7 +211,7 @@ func formatValue(v float64, unit string) string {
 	switch unit {
 	case "jobs/s", "B":
 		return thousands(int64(math.Round(v)))
-	case "MB":
+	case "MB", "µs":
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	}
 	switch a := math.Abs(v); {

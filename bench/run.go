@@ -106,6 +106,9 @@ func (r *runner) logRecord(rec Record) {
 	if rec.RedisBytesPerJob > 0 {
 		line += fmt.Sprintf("  %.0f B/job in redis", rec.RedisBytesPerJob)
 	}
+	if rec.RedisCPUPerJob > 0 || rec.ClientCPUPerJob > 0 {
+		line += fmt.Sprintf("  cpu/job redis %.1fµs client %.1fµs", rec.RedisCPUPerJob, rec.ClientCPUPerJob)
+	}
 	if rec.RSS != nil {
 		line += fmt.Sprintf("  rss start %.1fMB end %.1fMB max %.1fMB", rec.RSS.StartMB, rec.RSS.EndMB, rec.RSS.MaxMB)
 	}
@@ -249,11 +252,13 @@ func (r *runner) enqueueDrain(ctx context.Context, info Info) []Record {
 	defer sys.Close()
 	enq := Record{System: info.Name, Phase: PhaseEnqueue, Jobs: n, Mode: "single-job enqueue"}
 	mem0, memErr := r.t.UsedMemory(ctx)
+	cpu := r.cpuStart(ctx)
 	start := time.Now()
 	r.profileStart(info, PhaseEnqueue)
 	sendErr := r.produce(ctx, n, 0, func(i int64) error { return sys.Enqueue(ctx, r.job(i, time.Now())) })
 	r.profileStop()
 	enq.Seconds = time.Since(start).Seconds()
+	cpu.record(ctx, r, &enq)
 	enq.JobsPerSec = float64(n) / enq.Seconds
 	mem1, err := r.t.UsedMemory(ctx)
 	if memErr == nil && err == nil {
@@ -262,6 +267,7 @@ func (r *runner) enqueueDrain(ctx context.Context, info Info) []Record {
 
 	drain := Record{System: info.Name, Phase: PhaseDrain, Jobs: n}
 	tr := newTracker(n)
+	cpu = r.cpuStart(ctx)
 	start = time.Now()
 	r.profileStart(info, PhaseDrain)
 	if err := sys.Start(r.cfg.Concurrency, tr.handle); err != nil {
@@ -269,6 +275,7 @@ func (r *runner) enqueueDrain(ctx context.Context, info Info) []Record {
 		return failed(info, err, PhaseEnqueue, PhaseDrain)
 	}
 	end := r.settle(ctx, sys, tr, &drain, nil)
+	cpu.record(ctx, r, &drain)
 	drain.Seconds = end.Sub(start).Seconds()
 	drain.JobsPerSec = float64(n) / drain.Seconds
 	// The enqueue phase is checked by the drain that follows it.
@@ -295,10 +302,12 @@ func (r *runner) mixed(ctx context.Context, info Info) []Record {
 	if err := sys.Start(r.cfg.Concurrency, tr.handle); err != nil {
 		return failed(info, err, PhaseMixed)
 	}
+	cpu := r.cpuStart(ctx)
 	start := time.Now()
 	r.profileStart(info, PhaseMixed)
 	sendErr := r.produce(ctx, n, 0, func(i int64) error { return sys.Enqueue(ctx, r.job(i, time.Now())) })
 	end := r.settle(ctx, sys, tr, &rec, sendErr)
+	cpu.record(ctx, r, &rec)
 	rec.Seconds = end.Sub(start).Seconds()
 	rec.JobsPerSec = float64(n) / rec.Seconds
 	rec.Latency = tr.latency()
@@ -348,6 +357,7 @@ func (r *runner) bulk(ctx context.Context, info Info) []Record {
 	defer sys.Close()
 	rec := Record{System: info.Name, Phase: PhaseBulk, Jobs: n, Mode: info.BulkMode}
 	batches := (n + b - 1) / b
+	cpu := r.cpuStart(ctx)
 	start := time.Now()
 	r.profileStart(info, PhaseBulk)
 	sendErr := r.produce(ctx, batches, 0, func(i int64) error {
@@ -361,6 +371,7 @@ func (r *runner) bulk(ctx context.Context, info Info) []Record {
 	})
 	r.profileStop()
 	rec.Seconds = time.Since(start).Seconds()
+	cpu.record(ctx, r, &rec)
 	rec.JobsPerSec = float64(n) / rec.Seconds
 	tr := newTracker(n)
 	if err := sys.Start(r.cfg.Concurrency, tr.handle); err != nil {

@@ -55,6 +55,11 @@ func TestSmoke(t *testing.T) {
 				t.Logf("%s %s: %d duplicates (at-least-once delivery)", s.Name, p, r.Duplicates)
 			}
 			require.Positivef(t, r.Seconds, "%s %s: no time measured", s.Name, p)
+			switch p {
+			case PhaseEnqueue, PhaseDrain, PhaseMixed, PhaseBulk:
+				require.Positivef(t, r.RedisCPUPerJob, "%s %s: no Redis CPU measured", s.Name, p)
+				require.Positivef(t, r.ClientCPUPerJob, "%s %s: no client CPU measured", s.Name, p)
+			}
 			if p == PhaseRSS {
 				require.NotNilf(t, r.RSS, "%s: no RSS samples", s.Name)
 				require.Positivef(t, r.RSS.EndMB, "%s: no RSS measured", s.Name)
