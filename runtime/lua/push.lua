@@ -16,6 +16,11 @@
 -- payload is skipped: that is this very push, made again. A job ID named
 -- twice in this call is held to the same rules, against its first pair.
 --
+-- The doorbell rings only when the ready list was empty before the push.
+-- A list that already held jobs needs none: whoever put them there rang
+-- then, and a reserve that leaves jobs behind rings again, so a worker is
+-- already on its way to them.
+--
 -- The Redis client sends a call again when the connection broke before
 -- its reply came. By then the jobs of the first run may have run and been
 -- acked, so that their IDs are free again: the call records its nonce
@@ -26,6 +31,26 @@ local nonce = ARGV[2]
 if keep > 0 then
   if redis.call('HSETNX', KEYS[4], nonce, '1') == 0 then return 0 end
   redis.call('PEXPIRE', KEYS[4], keep, 'NX')
+end
+
+-- ring rings the doorbell, if no ring waits already, after jobs went
+-- onto a ready list that held before jobs.
+local function ring(before)
+  if before == 0 and redis.call('LLEN', KEYS[3]) == 0 then
+    redis.call('RPUSH', KEYS[3], '1')
+  end
+end
+
+if #ARGV == 4 then
+  -- One job, the most common call: HSETNX both checks the ID and writes.
+  local id, payload = ARGV[3], ARGV[4]
+  if redis.call('HSETNX', KEYS[2], id, payload) == 0 then
+    if redis.call('HGET', KEYS[2], id) == payload then return 0 end
+    if keep > 0 then redis.call('HDEL', KEYS[4], nonce) end
+    return redis.error_reply('DUPLICATE ' .. id)
+  end
+  ring(redis.call('RPUSH', KEYS[1], id) - 1)
+  return 1
 end
 
 -- Pairs are read 500 at a time, so unpack never passes 1000 values.
@@ -58,15 +83,14 @@ for s = 3, #ARGV, 1000 do
   chunks[#chunks + 1] = {args, fresh}
 end
 
-local n = 0
+local n, before = 0, nil
 for _, c in ipairs(chunks) do
   if #c[2] > 0 then
     redis.call('HSET', KEYS[2], unpack(c[1]))
-    redis.call('RPUSH', KEYS[1], unpack(c[2]))
+    local len = redis.call('RPUSH', KEYS[1], unpack(c[2]))
+    before = before or len - #c[2]
     n = n + #c[2]
   end
 end
-if n > 0 and redis.call('LLEN', KEYS[3]) == 0 then
-  redis.call('RPUSH', KEYS[3], '1')
-end
+if n > 0 then ring(before) end
 return n
