@@ -18,7 +18,10 @@ type WorkerConfig struct {
 	// Default ["default"].
 	Queues []string
 	// Concurrency is how many jobs run at once, each in its own
-	// goroutine. Default 10.
+	// goroutine. While its queues are busy a worker keeps up to two
+	// reserves in flight, each for the slots freed while the other was
+	// out; it never holds more jobs than Concurrency + Prefetch.
+	// Default 10.
 	Concurrency int
 	// Prefetch is how many reserved jobs may wait for a free slot, so
 	// reserving the next jobs overlaps with running these: with fast
