@@ -84,39 +84,6 @@ func TestReserveRingsForWhatItLeaves(t *testing.T) {
 	})
 }
 
-// TestPushRingsOnlyAnEmptyList: a push rings the doorbell when the ready
-// list was empty before it; onto a list that holds jobs, whoever put them
-// there rang already.
-func TestPushRingsOnlyAnEmptyList(t *testing.T) {
-	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
-		bell := b.prefix + ":{default}:notify"
-		take := func() int64 {
-			n, err := b.rdb.Del(b.ctx, bell).Result()
-			require.NoError(t, err)
-			return n
-		}
-		bulk := func(n int) {
-			out := make([]runtime.Outgoing, n)
-			for i := range out {
-				out[i] = runtime.Outgoing{Envelope: env("default", "app.Job", fmt.Sprint(i))}
-			}
-			require.NoError(t, b.engine.PushBulk(b.ctx, out))
-		}
-		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "a")))
-		require.Equal(t, int64(1), take(), "a push onto an empty list rings")
-		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "b")))
-		bulk(3)
-		require.Equal(t, int64(0), take(), "pushes onto a list holding jobs do not")
-
-		require.Len(t, mustReserve(t, b, "default", 10).Jobs, 5)
-		bulk(3)
-		require.Equal(t, int64(1), take(), "a bulk push onto an empty list rings")
-		require.Len(t, mustReserve(t, b, "default", 10).Jobs, 3)
-		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "c")))
-		require.Equal(t, int64(1), take(), "so does a push once the list is empty again")
-	})
-}
-
 func TestReserveBatches(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		out := make([]runtime.Outgoing, 2500)

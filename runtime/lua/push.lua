@@ -16,11 +16,6 @@
 -- payload is skipped: that is this very push, made again. A job ID named
 -- twice in this call is held to the same rules, against its first pair.
 --
--- The doorbell rings only when the ready list was empty before the push.
--- A list that already held jobs needs none: whoever put them there rang
--- then, and a reserve that leaves jobs behind rings again, so a worker is
--- already on its way to them.
---
 -- The Redis client sends a call again when the connection broke before
 -- its reply came. By then the jobs of the first run may have run and been
 -- acked, so that their IDs are free again: the call records its nonce
@@ -33,10 +28,9 @@ if keep > 0 then
   redis.call('PEXPIRE', KEYS[4], keep, 'NX')
 end
 
--- ring rings the doorbell, if no ring waits already, after jobs went
--- onto a ready list that held before jobs.
-local function ring(before)
-  if before == 0 and redis.call('LLEN', KEYS[3]) == 0 then
+-- ring rings the doorbell, unless a ring waits already.
+local function ring()
+  if redis.call('LLEN', KEYS[3]) == 0 then
     redis.call('RPUSH', KEYS[3], '1')
   end
 end
@@ -49,7 +43,8 @@ if #ARGV == 4 then
     if keep > 0 then redis.call('HDEL', KEYS[4], nonce) end
     return redis.error_reply('DUPLICATE ' .. id)
   end
-  ring(redis.call('RPUSH', KEYS[1], id) - 1)
+  redis.call('RPUSH', KEYS[1], id)
+  ring()
   return 1
 end
 
@@ -83,14 +78,13 @@ for s = 3, #ARGV, 1000 do
   chunks[#chunks + 1] = {args, fresh}
 end
 
-local n, before = 0, nil
+local n = 0
 for _, c in ipairs(chunks) do
   if #c[2] > 0 then
     redis.call('HSET', KEYS[2], unpack(c[1]))
-    local len = redis.call('RPUSH', KEYS[1], unpack(c[2]))
-    before = before or len - #c[2]
+    redis.call('RPUSH', KEYS[1], unpack(c[2]))
     n = n + #c[2]
   end
 end
-if n > 0 then ring(before) end
+if n > 0 then ring() end
 return n
