@@ -96,7 +96,7 @@ func (h *loseAck) spoil(cmds ...redis.Cmder) {
 
 func (h *loseAck) spoilOne(cmd redis.Cmder) {
 	args := cmd.Args()
-	if len(args) < 3 || fmt.Sprint(args[0]) != "evalsha" || fmt.Sprint(args[1]) != runtime.ScriptSHA("ack") {
+	if len(args) < 3 || !runsScript(cmd, runtime.ScriptSHA("ack")) {
 		return
 	}
 	nkeys, err := strconv.Atoi(fmt.Sprint(args[2]))
@@ -118,6 +118,12 @@ func (h *loseAck) lost() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.n
+}
+
+// runsScript says whether cmd is an EVALSHA of the script with this SHA.
+func runsScript(cmd redis.Cmder, sha string) bool {
+	args := cmd.Args()
+	return len(args) > 1 && fmt.Sprint(args[0]) == "evalsha" && fmt.Sprint(args[1]) == sha
 }
 
 // beforeCalls is a go-redis hook that calls fn with each command, or with

@@ -40,7 +40,7 @@ func (h *replayScripts) take(cmds ...redis.Cmder) bool {
 		return false
 	}
 	for _, c := range cmds {
-		if args := c.Args(); len(args) > 1 && fmt.Sprint(args[0]) == "evalsha" && fmt.Sprint(args[1]) == h.sha {
+		if runsScript(c, h.sha) {
 			h.n++
 			return true
 		}

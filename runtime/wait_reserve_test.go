@@ -140,7 +140,7 @@ func (h *reserveCounter) count(cmds ...redis.Cmder) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, c := range cmds {
-		if args := c.Args(); len(args) > 1 && fmt.Sprint(args[0]) == "evalsha" && fmt.Sprint(args[1]) == runtime.ScriptSHA("reserve") {
+		if runsScript(c, runtime.ScriptSHA("reserve")) {
 			if blpop {
 				h.waited++
 			} else {

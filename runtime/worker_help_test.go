@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -25,7 +24,7 @@ type reservesInFlight struct {
 func (h *reservesInFlight) reserves(cmds []redis.Cmder) int {
 	n := 0
 	for _, c := range cmds {
-		if args := c.Args(); len(args) > 1 && fmt.Sprint(args[0]) == "evalsha" && fmt.Sprint(args[1]) == runtime.ScriptSHA("reserve") {
+		if runsScript(c, runtime.ScriptSHA("reserve")) {
 			n++
 		}
 	}
