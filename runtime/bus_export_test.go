@@ -19,6 +19,9 @@ func ScriptSHA(name string) string {
 // Unreserve is Engine.unreserve, for tests.
 func (e *Engine) Unreserve(ctx context.Context, refs ...Ref) error { return e.unreserve(ctx, refs...) }
 
+// HooksDue is Engine.hooksDue, for tests.
+func (e *Engine) HooksDue(ctx context.Context, ref Ref) error { return e.hooksDue(ctx, ref) }
+
 // WaitReserve is Engine.waitReserve, for tests.
 func (e *Engine) WaitReserve(ctx context.Context, queues []string, timeout time.Duration, n int, lease time.Duration) (string, Batch, bool, error) {
 	return e.waitReserve(ctx, queues, timeout, n, lease, "")

@@ -610,15 +610,46 @@ func (e *Engine) Extend(ctx context.Context, lease time.Duration, refs ...Ref) (
 // reported as a *LeaseLostError (errors.Is ErrLeaseLost); the others are
 // still deleted.
 func (e *Engine) Ack(ctx context.Context, refs ...Ref) error {
+	lost, err := e.ack(ctx, refs...)
+	if err != nil {
+		return err
+	}
+	return lostError(lost)
+}
+
+// ack is Ack, returning the refs whose ack was refused.
+func (e *Engine) ack(ctx context.Context, refs ...Ref) (lost []Ref, err error) {
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
 		qk := e.keys.queue(q)
 		return call{scriptAck, []string{qk.Reserved, qk.State, qk.Payloads}, args}
 	})
-	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
+	lost, err = applyRefs(ctx, e.rdb, calls, groups, 0)
 	if err != nil {
-		return fmt.Errorf("ack: %w", err)
+		return nil, fmt.Errorf("ack: %w", err)
 	}
-	return lostError(lost)
+	return lost, nil
+}
+
+// absent returns the refs whose job has no state entry: it is in no
+// queue, reserved or waiting.
+func (e *Engine) absent(ctx context.Context, refs []Ref) ([]Ref, error) {
+	cmds := make([]*redis.BoolCmd, len(refs))
+	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, r := range refs {
+			cmds[i] = p.HExists(ctx, e.keys.queue(r.Queue).State, r.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var gone []Ref
+	for i, c := range cmds {
+		if !c.Val() {
+			gone = append(gone, refs[i])
+		}
+	}
+	return gone, nil
 }
 
 // ReleaseOpts says how to release a job.

@@ -28,6 +28,9 @@ type failedInfo struct {
 	Name     string `msgpack:"n"`
 	Error    string `msgpack:"e"`
 	Attempts int    `msgpack:"a"`
+	// Token is the token of the reservation the job failed under: it
+	// tells the hooks sweep which fail recorded this entry (hooks.go).
+	Token string `msgpack:"t,omitempty"`
 }
 
 // FailedJob is one entry of the failed store.
@@ -41,6 +44,8 @@ type FailedJob struct {
 	Error    string
 	Attempts int
 	FailedAt time.Time
+	// token is the token of the reservation the job failed under.
+	token string
 }
 
 // Fail moves reserved jobs into the failed store, then trims the store to
@@ -70,7 +75,7 @@ func (e *Engine) Fail(ctx context.Context, failures ...Failure) error {
 				if f.Err != nil {
 					msg = f.Err.Error()
 				}
-				info, err := msgpack.Marshal(failedInfo{Name: f.Name, Error: msg, Attempts: f.Attempts})
+				info, err := msgpack.Marshal(failedInfo{Name: f.Name, Error: msg, Attempts: f.Attempts, Token: f.Token})
 				if err != nil {
 					return fmt.Errorf("fail job %s: %w", f.ID, err)
 				}
@@ -196,7 +201,7 @@ func (s *FailedStore) load(ctx context.Context, queue string, k, ids []string, z
 			if err := msgpack.Unmarshal([]byte(raw), &info); err != nil {
 				j.Error = fmt.Sprintf("(unreadable failure record: %v)", err)
 			} else {
-				j.Name, j.Error, j.Attempts = info.Name, info.Error, info.Attempts
+				j.Name, j.Error, j.Attempts, j.token = info.Name, info.Error, info.Attempts, info.Token
 			}
 		}
 		out = append(out, j)

@@ -49,6 +49,12 @@ type queueKeys struct {
 	Failed         string // ZSET job ID -> failed at (unix ms)
 	FailedPayloads string // HASH job ID -> encoded envelope of a failed job
 	FailedInfo     string // HASH job ID -> encoded FailedInfo
+	// Hooks is a ZSET "job ID token" -> Redis ms: jobs being failed whose
+	// hooks (batch, chain catch, failed hook, unique lock) may not have
+	// run yet, recorded before the fail under the reservation's token,
+	// removed once they ran, and claimed by another worker's sweep when
+	// older than RetryAfter (hooks.go).
+	Hooks string
 }
 
 // queue returns the keys of queue name. They are built once per name and
@@ -83,6 +89,7 @@ func (k keys) build(name string) queueKeys {
 		Failed:         p + "failed",
 		FailedPayloads: p + "failed:payloads",
 		FailedInfo:     p + "failed:info",
+		Hooks:          p + "hooks",
 	}
 }
 

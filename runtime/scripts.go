@@ -32,20 +32,22 @@ func mustScript(name string) *script {
 }
 
 var (
-	scriptPush      = mustScript("push")
-	scriptLater     = mustScript("later")
-	scriptMigrate   = mustScript("migrate")
-	scriptReserve   = mustScript("reserve")
-	scriptExtend    = mustScript("extend")
-	scriptAck       = mustScript("ack")
-	scriptRelease   = mustScript("release")
-	scriptFail      = mustScript("fail")
-	scriptRetry     = mustScript("retry")
-	scriptForget    = mustScript("forget")
-	scriptPrune     = mustScript("prune")
-	scriptClear     = mustScript("clear")
-	scriptSizes     = mustScript("sizes")
-	scriptUnreserve = mustScript("unreserve")
+	scriptPush       = mustScript("push")
+	scriptLater      = mustScript("later")
+	scriptMigrate    = mustScript("migrate")
+	scriptReserve    = mustScript("reserve")
+	scriptExtend     = mustScript("extend")
+	scriptAck        = mustScript("ack")
+	scriptRelease    = mustScript("release")
+	scriptFail       = mustScript("fail")
+	scriptRetry      = mustScript("retry")
+	scriptForget     = mustScript("forget")
+	scriptPrune      = mustScript("prune")
+	scriptClear      = mustScript("clear")
+	scriptSizes      = mustScript("sizes")
+	scriptUnreserve  = mustScript("unreserve")
+	scriptHooksDue   = mustScript("hooks_due")
+	scriptHooksClaim = mustScript("hooks_claim")
 
 	// Chains, batches, unique jobs and job middleware.
 	scriptChainPush   = mustScript("chain_push")
@@ -64,7 +66,7 @@ var (
 		scriptRelease, scriptFail, scriptRetry, scriptForget, scriptPrune, scriptClear,
 		scriptChainPush, scriptLock, scriptUnlock,
 		scriptBatchAdd, scriptBatchDone, scriptBatchFail, scriptBatchRan, scriptBatchCancel,
-		scriptRateLimit, scriptHits,
+		scriptRateLimit, scriptHits, scriptHooksDue, scriptHooksClaim,
 	}
 )
 

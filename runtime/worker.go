@@ -25,7 +25,7 @@ type Worker struct {
 	slots    chan struct{} // one token per job the worker may hold: running or prefetched
 	runSlots chan struct{} // one token per job that may run now (Concurrency)
 	queued   chan Reservation
-	acks     chan Ref
+	acks     chan ackItem
 	ackStop  chan struct{}  // closed when the acker should flush and end
 	ackDone  chan struct{}  // closed when the acker has ended
 	wg       sync.WaitGroup // running jobs
@@ -69,7 +69,7 @@ func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
 		slots:    make(chan struct{}, cfg.Concurrency+cfg.Prefetch),
 		runSlots: make(chan struct{}, cfg.Concurrency),
 		queued:   make(chan Reservation, cfg.Concurrency+cfg.Prefetch),
-		acks:     make(chan Ref, 2*cfg.Concurrency),
+		acks:     make(chan ackItem, 2*cfg.Concurrency),
 		ackStop:  make(chan struct{}),
 		ackDone:  make(chan struct{}),
 		active:   map[Ref]*activeJob{},
@@ -177,8 +177,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer hardStop(ErrWorkerStopping)
 	side, stopSide := context.WithCancel(base)
 	var sideWG sync.WaitGroup
-	sideWG.Add(3)
+	sideWG.Add(4)
 	go func() { defer sideWG.Done(); w.heartbeat(side) }()
+	go func() { defer sideWG.Done(); w.sweeper(side) }()
 	go func() { defer sideWG.Done(); w.watch(ctx, side, generation) }()
 	go func() { defer sideWG.Done(); w.acker(base) }()
 

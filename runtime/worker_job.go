@@ -71,20 +71,27 @@ func (w *Worker) process(base context.Context, res Reservation) {
 	w.untrack(res.Ref)
 
 	cause := context.Cause(jobCtx)
+	var rel *releaseRequest
+	var failReq *failRequest
 	switch {
 	case errors.Is(cause, ErrLeaseLost):
 		w.log.Warn("job lease lost while running; its result is discarded", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", herr)
 		return
-	case errors.Is(cause, ErrWorkerStopping):
-		return // released by drain
+	case errors.Is(cause, ErrWorkerStopping) && herr != nil && !isControl(herr):
+		// The stop's grace ran out and cut the handler short: the job goes
+		// back with its attempt returned, as a job that never started does.
+		w.giveBack(base, res, ev)
+		return
 	}
 
-	var rel *releaseRequest
-	var failReq *failRequest
 	switch {
 	case herr == nil || errors.Is(herr, deleteRequest{}):
 		w.succeed(base, res, env, ev)
 	case errors.As(herr, &rel):
+		if reason := w.noTriesLeft(env, res, maxTries); reason != nil {
+			w.fail(base, res, env, reason)
+			return
+		}
 		w.release(base, res, ev, rel.delay, false, nil)
 	case errors.As(herr, &failReq):
 		w.fail(base, res, env, failReq.err)
@@ -164,21 +171,55 @@ func (w *Worker) retryOrFail(ctx context.Context, res Reservation, env *Envelope
 	}
 }
 
-// release puts the job back. JobReleased is emitted first, so that it
-// comes before the JobProcessing of the next attempt, which may start on
-// another goroutine as soon as the job is back. A release that fails is
-// tried again (settleRetried); if it never gets through, the job comes
-// back anyway when its lease runs out.
+// noTriesLeft says why a release the handler or its middleware asked
+// for would only fail the job at its next reserve, or nil if the job may
+// run again: released on its last try, or past its retry-until. The job
+// then fails now, with that reason, rather than later as an attempt that
+// did not finish.
+func (w *Worker) noTriesLeft(env *Envelope, res Reservation, maxTries int) error {
+	switch {
+	case env.RetryUntil > 0:
+		if w.cfg.Clock().UnixMilli() >= env.RetryUntil {
+			return fmt.Errorf("%w (%s): released by its handler or middleware after it", ErrRetryUntil, time.UnixMilli(env.RetryUntil).Format(time.RFC3339))
+		}
+	case maxTries > 0 && res.Attempts >= maxTries:
+		return fmt.Errorf("%w: released by its handler or middleware on attempt %d of %d, with no tries left (a release uses an attempt: give the job more tries, or a retry_until)", ErrMaxAttempts, res.Attempts, maxTries)
+	}
+	return nil
+}
+
+// release puts the job back, and emits JobReleased once the release is
+// accepted: a worker whose lease was lost reports nothing. A release
+// that fails is tried again (settleRetried); if it never gets through,
+// the job comes back anyway when its lease runs out.
 func (w *Worker) release(ctx context.Context, res Reservation, ev Event, delay time.Duration, exception bool, cause error) {
 	ev.Delay, ev.Err = delay, cause
-	w.emit(ev, JobReleased)
 	attrs := []any{"queue", res.Queue, "job", ev.Name, "id", res.ID}
 	err := w.settleRetried(ctx, "release", func() error {
 		return w.e.Release(ctx, ReleaseOpts{Delay: delay, Exception: exception}, res.Ref)
 	}, attrs...)
 	if err != nil {
 		w.settleError("release", err, attrs...)
+		return
 	}
+	w.emit(ev, JobReleased)
+}
+
+// giveBack puts back a job whose handler a stop cut short, at the front
+// of its queue and with the attempt it used returned, and emits
+// JobReleased with ErrWorkerStopping once that is accepted.
+func (w *Worker) giveBack(ctx context.Context, res Reservation, ev Event) {
+	attrs := []any{"queue", res.Queue, "job", ev.Name, "id", res.ID}
+	err := w.settleRetried(ctx, "giving back a job cut short by the stop", func() error {
+		return w.e.unreserve(ctx, res.Ref)
+	}, attrs...)
+	if err != nil {
+		w.settleError("giving back a job cut short by the stop", err, attrs...)
+		return
+	}
+	w.log.Info("job cut short by the stop; back on its queue with its attempt returned", attrs...)
+	ev.Err = ErrWorkerStopping
+	w.emit(ev, JobReleased)
 }
 
 // settleError logs a release or fail that did not happen. A lost lease
@@ -193,28 +234,64 @@ func (w *Worker) settleError(what string, err error, attrs ...any) {
 	w.log.Error(what+" failed; the job returns when its lease runs out", attrs...)
 }
 
-// fail moves the job to the failed store, runs its failed hook and emits
-// JobFailed. env is nil for a payload that did not decode.
+// fail moves the job to the failed store and, once the failed store has
+// taken it, runs what follows a failure (failed) and emits JobFailed. A
+// fail refused because the job's lease was lost runs none of it: the job
+// is another worker's. env is nil for a payload that did not decode.
+//
+// What follows a failure is recorded as due beforehand, under the job's
+// reservation token (hooks.go), so that if this worker dies between the
+// fail and the end of its hooks another worker runs them.
 func (w *Worker) fail(ctx context.Context, res Reservation, env *Envelope, cause error) {
 	name := ""
 	if env != nil {
 		name = env.Name
-		w.failing(ctx, env, cause) // worker_bus.go: batch, chain catch
 	}
 	attrs := []any{"queue", res.Queue, "job", name, "id", res.ID}
+	due := env != nil && w.hasFailHooks(env)
+	if due {
+		if err := w.e.hooksDue(ctx, res.Ref); err != nil {
+			w.log.Warn("recording a failing job's hooks as due failed; they still run after the fail", append(attrs, "err", err)...)
+		}
+	}
 	err := w.settleRetried(ctx, "moving to the failed store", func() error {
 		return w.e.Fail(ctx, Failure{Ref: res.Ref, Name: name, Err: cause, Attempts: res.Attempts})
 	}, attrs...)
 	if err != nil {
 		w.settleError("moving to the failed store", err, append(attrs, "cause", cause)...)
+		if due && errors.Is(err, ErrLeaseLost) {
+			w.hooksDone(ctx, res.Ref)
+		}
 		return
 	}
 	w.log.Warn("job failed", "queue", res.Queue, "job", name, "id", res.ID, "attempt", res.Attempts, "err", cause)
 	if env != nil {
-		w.runFailedHook(ctx, env, cause)
-		w.ended(ctx, env)
+		w.failed(ctx, env, cause)
+	}
+	if due {
+		w.hooksDone(ctx, res.Ref)
 	}
 	w.emit(Event{Worker: w.cfg.Name, Queue: res.Queue, Name: name, ID: res.ID, Attempt: res.Attempts, Err: cause}, JobFailed)
+}
+
+// failed runs what follows a job's failure for good, once the failed
+// store has it: the job's batch counts it and runs the callbacks that
+// fall due, its chain's catch runs, then its failed hook, and its unique
+// lock is released.
+func (w *Worker) failed(ctx context.Context, env *Envelope, cause error) {
+	w.failing(ctx, env, cause) // worker_bus.go: batch, chain catch
+	w.runFailedHook(ctx, env, cause)
+	w.ended(ctx, env)
+}
+
+// hasFailHooks says whether anything follows env's failure: a batch, a
+// chain's catch, a unique lock held until the job ends, or a failed hook.
+func (w *Worker) hasFailHooks(env *Envelope) bool {
+	if env.BatchID != "" || len(env.Catch) > 0 || (env.UniqueKey != "" && !env.UniqueUntilProcessing) {
+		return true
+	}
+	rt := w.r.lookup(env.Name)
+	return rt != nil && rt.failed != nil
 }
 
 func (w *Worker) runFailedHook(ctx context.Context, env *Envelope, cause error) {
@@ -226,18 +303,26 @@ func (w *Worker) runFailedHook(ctx context.Context, env *Envelope, cause error) 
 	w.r.RunFailed(ctx, env, cause)
 }
 
-// succeed dispatches the next link of the job's chain, then hands the
-// job to the acker.
+// succeed counts the job in its batch and dispatches the next link of
+// its chain, then hands the job to the acker, which emits JobProcessed
+// once the ack is accepted. A job of a batch or a chain first checks,
+// and renews, its lease: a worker that lost it (it was stopped past its
+// lease, and another worker holds the job now) tells neither.
 func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev Event) {
+	if env.BatchID != "" || len(env.Chain) > 0 {
+		lost, err := w.e.Extend(ctx, w.cfg.RetryAfter, res.Ref)
+		if err == nil && len(lost) > 0 {
+			w.log.Warn("job lease lost before its batch or chain was told; its result is discarded", "queue", res.Queue, "job", env.Name, "id", res.ID)
+			return
+		}
+	}
 	if err := w.completed(ctx, env); err != nil { // worker_bus.go: batch, chain
 		// Not acked: the job runs again when its lease runs out, and its
 		// batch and chain are seen to then.
 		w.log.Error("counting a job in its batch or dispatching the next job of its chain failed", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", err)
 		return
 	}
-	w.queueAck(ctx, res.Ref)
-	w.emit(ev, JobProcessed)
-	w.ended(ctx, env)
+	w.queueAck(ctx, ackItem{ref: res.Ref, env: env, ev: ev})
 }
 
 func (w *Worker) emit(ev Event, kind EventKind) {

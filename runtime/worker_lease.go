@@ -59,16 +59,25 @@ func (w *Worker) heartbeat(ctx context.Context) {
 	}
 }
 
+// ackItem is a finished job waiting for its ack: once the ack is
+// accepted, the acker emits ev as JobProcessed and runs what follows the
+// end of env (its unique lock).
+type ackItem struct {
+	ref Ref
+	env *Envelope
+	ev  Event
+}
+
 // acker deletes finished jobs in batches: it takes what has queued up
 // while the previous batch was in flight, up to 1,000 at a time. When
 // ackStop closes it flushes what is queued and closes ackDone.
 func (w *Worker) acker(ctx context.Context) {
 	defer close(w.ackDone)
-	buf := make([]Ref, 0, maxBatch)
+	buf := make([]ackItem, 0, maxBatch)
 	for {
 		select {
-		case ref := <-w.acks:
-			w.ackBatch(ctx, w.take(append(buf[:0], ref)))
+		case it := <-w.acks:
+			w.ackBatch(ctx, w.take(append(buf[:0], it)))
 		case <-w.ackStop:
 			for b := w.take(buf[:0]); len(b) > 0; b = w.take(buf[:0]) {
 				w.ackBatch(ctx, b)
@@ -79,11 +88,11 @@ func (w *Worker) acker(ctx context.Context) {
 }
 
 // take appends queued acks to buf, without blocking, up to maxBatch.
-func (w *Worker) take(buf []Ref) []Ref {
+func (w *Worker) take(buf []ackItem) []ackItem {
 	for len(buf) < maxBatch {
 		select {
-		case r := <-w.acks:
-			buf = append(buf, r)
+		case it := <-w.acks:
+			buf = append(buf, it)
 		default:
 			return buf
 		}
@@ -93,24 +102,90 @@ func (w *Worker) take(buf []Ref) []Ref {
 
 // queueAck hands a finished job to the acker, or acks it at once if the
 // acker has finished (a handler that outlived the worker's stop).
-func (w *Worker) queueAck(ctx context.Context, ref Ref) {
+func (w *Worker) queueAck(ctx context.Context, it ackItem) {
 	select {
-	case w.acks <- ref:
+	case w.acks <- it:
 	case <-w.ackDone:
-		w.ackBatch(ctx, []Ref{ref})
+		w.ackBatch(ctx, []ackItem{it})
 	}
 }
 
-// ackBatch acks refs, tried again through an outage (settleRetried).
-func (w *Worker) ackBatch(ctx context.Context, refs []Ref) {
-	err := w.settleRetried(ctx, "ack", func() error { return w.e.Ack(ctx, refs...) }, "jobs", len(refs))
-	switch {
-	case err == nil:
-	case errors.Is(err, ErrLeaseLost):
-		w.log.Warn("ack of a job whose lease was lost; it may run again", "err", err)
-	default:
-		w.log.Error("ack failed; the jobs will run again when their leases run out", "jobs", len(refs), "err", err)
+// ackBatch acks items, tried again through an outage (settleRetried),
+// then emits JobProcessed for each job whose ack was accepted and
+// releases its unique lock. A refused ack reports nothing.
+func (w *Worker) ackBatch(ctx context.Context, items []ackItem) {
+	refs := make([]Ref, len(items))
+	for i, it := range items {
+		refs[i] = it.ref
 	}
+	var lost []Ref
+	tries := 0
+	err := w.settleRetried(ctx, "ack", func() error {
+		tries++
+		var err error
+		lost, err = w.e.ack(ctx, refs...)
+		return err
+	}, "jobs", len(refs))
+	if err != nil {
+		w.log.Error("ack failed; the jobs will run again when their leases run out", "jobs", len(refs), "err", err)
+		return
+	}
+	if len(lost) > 0 {
+		w.ackRefused(ctx, lost, tries > 1)
+	}
+	refused := make(map[Ref]bool, len(lost))
+	for _, r := range lost {
+		refused[r] = true
+	}
+	for _, it := range items {
+		if refused[it.ref] || it.env == nil {
+			continue
+		}
+		w.emit(it.ev, JobProcessed)
+		w.ended(ctx, it.env)
+	}
+}
+
+// ackRefused logs acks that Redis refused. A job whose state is gone,
+// after an ack that was tried more than once, was most likely deleted by
+// an earlier try whose reply was lost (Redis restarted or the connection
+// broke): it does not run again. A job held under another token was
+// taken over by another worker, and may run again.
+func (w *Worker) ackRefused(ctx context.Context, lost []Ref, retried bool) {
+	var gone []Ref
+	if retried {
+		var err error
+		if gone, err = w.e.absent(ctx, lost); err != nil {
+			gone = nil
+		}
+	}
+	if len(gone) > 0 {
+		w.log.Info("ack found jobs gone: an earlier try of the ack went through before its reply was lost", "jobs", len(gone), "ids", refIDs(gone))
+	}
+	if held := len(lost) - len(gone); held > 0 {
+		taken := lost
+		if len(gone) > 0 {
+			isGone := make(map[Ref]bool, len(gone))
+			for _, r := range gone {
+				isGone[r] = true
+			}
+			taken = taken[:0:0]
+			for _, r := range lost {
+				if !isGone[r] {
+					taken = append(taken, r)
+				}
+			}
+		}
+		w.log.Warn("ack of a job whose lease was lost; it may run again", "jobs", held, "err", lostError(taken))
+	}
+}
+
+func refIDs(refs []Ref) []string {
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.ID
+	}
+	return ids
 }
 
 // settleRetried runs settle, an ack, release or fail of jobs this worker
@@ -150,8 +225,11 @@ func (w *Worker) settleRetried(ctx context.Context, what string, settle func() e
 }
 
 // drain waits for running jobs to finish within Grace. When Grace runs
-// out it cancels their contexts and releases their jobs, so nothing is
-// lost.
+// out it cancels their contexts with ErrWorkerStopping, and waits for
+// them to settle: a handler that returns success is acked, and one cut
+// short goes back to its queue with its attempt returned (giveBack). A
+// handler that ignores its context is abandoned after abandonAfter
+// (attempt), and its job given back the same way.
 func (w *Worker) drain() {
 	done := make(chan struct{})
 	go func() {
@@ -166,20 +244,17 @@ func (w *Worker) drain() {
 	case <-t.C:
 	}
 	w.mu.Lock()
-	refs := make([]Ref, 0, len(w.active))
-	for r, a := range w.active {
-		refs = append(refs, r)
+	n := len(w.active)
+	for _, a := range w.active {
 		a.cancel(ErrWorkerStopping)
 	}
 	w.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := w.e.Release(ctx, ReleaseOpts{}, refs...); err != nil {
-		w.log.Error("releasing running jobs at stop", "jobs", len(refs), "err", err)
-	}
-	w.log.Warn("grace period over; running jobs released", "jobs", len(refs))
+	w.log.Warn("grace period over; running jobs cancelled, to go back to their queues with their attempts returned", "jobs", n)
+	// Settles give up after 5 tries once the worker stops (about 150 ms);
+	// past this bound a job comes back when its lease runs out.
 	select {
 	case <-done:
-	case <-time.After(abandonAfter):
+	case <-time.After(abandonAfter + 5*time.Second):
+		w.log.Error("jobs still settling after the grace; they come back when their leases run out")
 	}
 }

@@ -186,7 +186,10 @@ func TestWorkerEventsInOrder(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 			return errors.New("always")
 		})
-		id := b.dispatch(t, job(1, runtime.JobOptions{Tries: 2}))[0]
+		// JobReleased comes once the release is accepted, so with no
+		// backoff the next attempt's JobProcessing may come first: the
+		// backoff orders them.
+		id := b.dispatch(t, job(1, runtime.JobOptions{Tries: 2, Backoff: []time.Duration{50 * time.Millisecond}}))[0]
 		b.runToEnd(t, runtime.WorkerConfig{MaxJobs: 2, Name: "ev"})
 		require.Equal(t, []runtime.EventKind{
 			runtime.JobQueued,

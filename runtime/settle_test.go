@@ -1,0 +1,225 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// A job's outcome takes effect only through a settle that Redis accepts:
+// the tests here take a running job's reservation away, as another
+// worker does when it takes over a job whose lease ran out, and check
+// that the worker that lost it reports and triggers nothing.
+
+// steal gives the reservation of job id on queue to another worker's
+// token, as a takeover after the lease ran out does.
+func steal(t *testing.T, b wbundle, queue, id string) {
+	t.Helper()
+	require.NoError(t, b.rdb.HSet(b.ctx, b.prefix+":{"+queue+"}:state", id, "1:0:another-workers-token").Err())
+}
+
+func TestStaleFailRunsNoCatchAndCountsNothing(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var c caught
+		cb := c.callback("test.catch")
+		runtime.RegisterCallback(b.router, cb)
+		var ran atomic.Int32
+		runtime.Register(b.router, "test.Step", func(ctx context.Context, j stepJob) error {
+			info, _ := runtime.JobInfoFrom(ctx)
+			ran.Add(1)
+			steal(t, b, info.Queue, info.ID)
+			return runtime.FailJob(errors.New("gives up"))
+		})
+		_, err := runtime.Chain(stepJob{Step: "a"}, stepJob{Step: "b"}).Catch(cb.With("chain")).Dispatch(b.ctx)
+		require.NoError(t, err)
+		batchID, err := runtime.NewBatch(stepJob{Step: "c"}).Catch(cb.With("batch")).Dispatch(b.ctx)
+		require.NoError(t, err)
+
+		_, stop := b.start(t, runtime.WorkerConfig{})
+		eventually(t, func() bool { return ran.Load() == 2 }, "both jobs ran")
+		time.Sleep(200 * time.Millisecond)
+		stop()
+
+		require.Empty(t, c.list(), "a refused fail runs no catch")
+		require.Empty(t, b.log.of(runtime.JobFailed), "a refused fail emits no JobFailed")
+		require.Empty(t, b.failed(t, "default"))
+		st, ok, err := b.engine.Batches().Find(b.ctx, batchID)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Zero(t, st.Failed, "the batch counts no failure")
+		require.False(t, st.Cancelled(), "the batch is not cancelled")
+	})
+}
+
+func TestStaleSuccessTellsNobody(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var ran atomic.Int32
+		var next atomic.Int32
+		runtime.Register(b.router, "test.Step", func(ctx context.Context, j stepJob) error {
+			if j.Step == "b" {
+				next.Add(1)
+				return nil
+			}
+			info, _ := runtime.JobInfoFrom(ctx)
+			ran.Add(1)
+			steal(t, b, info.Queue, info.ID)
+			return nil
+		})
+		_, err := runtime.Chain(stepJob{Step: "a"}, stepJob{Step: "b"}).Dispatch(b.ctx)
+		require.NoError(t, err)
+		b.dispatch(t, stepJob{Step: "plain"})
+
+		_, stop := b.start(t, runtime.WorkerConfig{})
+		eventually(t, func() bool { return ran.Load() == 2 }, "both jobs ran")
+		time.Sleep(200 * time.Millisecond)
+		stop()
+
+		require.Zero(t, next.Load(), "the chain's next link is not dispatched")
+		require.Empty(t, b.log.of(runtime.JobProcessed), "a refused ack emits no JobProcessed")
+	})
+}
+
+func TestStaleReleaseEmitsNoJobReleased(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var ran atomic.Int32
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
+			info, _ := runtime.JobInfoFrom(ctx)
+			ran.Add(1)
+			steal(t, b, info.Queue, info.ID)
+			return runtime.ReleaseJob(0)
+		})
+		b.dispatch(t, job(1, runtime.JobOptions{Tries: 3}))
+		_, stop := b.start(t, runtime.WorkerConfig{})
+		eventually(t, func() bool { return ran.Load() == 1 }, "the job ran")
+		time.Sleep(200 * time.Millisecond)
+		stop()
+		require.Empty(t, b.log.of(runtime.JobReleased), "a refused release emits no JobReleased")
+	})
+}
+
+// A worker that dies after the failed store took a job, before the
+// job's hooks ran, leaves them due; another worker's sweep runs them.
+func TestFailHooksLeftUndoneRunElsewhere(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var c caught
+		cb := c.callback("test.catch")
+		runtime.RegisterCallback(b.router, cb)
+		runtime.Register(b.router, "test.Step", func(ctx context.Context, j stepJob) error { return nil })
+		_, err := runtime.Chain(stepJob{Step: "a"}, stepJob{Step: "b"}).Catch(cb.With("chain")).Dispatch(b.ctx)
+		require.NoError(t, err)
+
+		// The dead worker: it reserved the job, recorded its hooks as
+		// due and failed it, then died.
+		got, err := b.engine.Reserve(b.ctx, "default", 1, time.Minute)
+		require.NoError(t, err)
+		require.Len(t, got.Jobs, 1)
+		ref := got.Jobs[0].Ref
+		require.NoError(t, b.engine.HooksDue(b.ctx, ref))
+		require.NoError(t, b.engine.Fail(b.ctx, runtime.Failure{Ref: ref, Name: "test.Step", Err: errors.New("boom"), Attempts: 1}))
+		// A fail that never went through leaves an entry that is dropped.
+		require.NoError(t, b.engine.HooksDue(b.ctx, runtime.Ref{Queue: "default", ID: "never-failed", Token: "t"}))
+
+		_, stop := b.start(t, runtime.WorkerConfig{RetryAfter: 300 * time.Millisecond, Timeout: 200 * time.Millisecond})
+		eventually(t, func() bool { return len(c.list()) == 1 }, "the sweep runs the catch")
+		require.Equal(t, []string{"chain: test.Step boom"}, c.list())
+		eventually(t, func() bool {
+			n, err := b.rdb.ZCard(b.ctx, b.prefix+":{default}:hooks").Result()
+			return err == nil && n == 0
+		}, "the hooks set empties")
+		time.Sleep(700 * time.Millisecond)
+		stop()
+		require.Len(t, c.list(), 1, "the catch runs once")
+	})
+}
+
+// A job that a graceful stop cuts short goes back with its attempt
+// returned: with one try it runs again, on the next worker, as attempt 1.
+func TestStopCutsShortWithoutUsingAnAttempt(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var started, finished atomic.Int32
+		var mu sync.Mutex
+		var attempts []int
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
+			info, _ := runtime.JobInfoFrom(ctx)
+			mu.Lock()
+			attempts = append(attempts, info.Attempt)
+			mu.Unlock()
+			started.Add(1)
+			select {
+			case <-time.After(time.Duration(j.N) * time.Millisecond):
+				finished.Add(1)
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		b.dispatch(t, job(3000, runtime.JobOptions{Tries: 1}))
+		_, stop := b.start(t, runtime.WorkerConfig{Grace: 100 * time.Millisecond})
+		eventually(t, func() bool { return started.Load() == 1 }, "the job started")
+		stop()
+		s, err := b.engine.Sizes(b.ctx, "default")
+		require.NoError(t, err)
+		require.Equal(t, int64(1), s.Ready, "the job is back on its queue")
+		require.Empty(t, b.failed(t, "default"))
+		rel := b.log.of(runtime.JobReleased)
+		require.Len(t, rel, 1, "the give-back is reported as a release")
+		require.ErrorIs(t, rel[0].Err, runtime.ErrWorkerStopping)
+
+		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true, Grace: 10 * time.Second})
+		require.Equal(t, int32(1), finished.Load(), "it runs to the end on the next worker")
+		mu.Lock()
+		require.Equal(t, []int{1, 1}, attempts, "the cut-short attempt was returned")
+		mu.Unlock()
+		require.Empty(t, b.failed(t, "default"))
+	})
+}
+
+// A handler that finishes after the grace, while the worker still waits
+// for it, has its result recorded: its job is acked, not run again.
+func TestHandlerFinishingAfterGraceIsAcked(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var runs atomic.Int32
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
+			runs.Add(1)
+			time.Sleep(400 * time.Millisecond) // ignores its context for a while
+			return nil
+		})
+		b.dispatch(t, job(1, runtime.JobOptions{Tries: 3}))
+		_, stop := b.start(t, runtime.WorkerConfig{Grace: 100 * time.Millisecond})
+		eventually(t, func() bool { return runs.Load() == 1 }, "the job started")
+		stop()
+		s, err := b.engine.Sizes(b.ctx, "default")
+		require.NoError(t, err)
+		require.Equal(t, runtime.Sizes{}, s, "the job is acked")
+		require.Len(t, b.log.of(runtime.JobProcessed), 1)
+		require.Empty(t, b.log.of(runtime.JobReleased))
+	})
+}
+
+// A job its middleware releases on its last try fails with that reason,
+// not as an attempt that did not finish.
+func TestReleasedOnLastTryFailsWithTheReason(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
+			return runtime.RateLimited("test-limit-"+b.prefix, 2, time.Second).Handle(ctx, func(context.Context) error { return nil })
+		})
+		for i := range 6 {
+			b.dispatch(t, job(i, runtime.JobOptions{}))
+		}
+		_, stop := b.start(t, runtime.WorkerConfig{})
+		eventually(t, func() bool { return len(b.failed(t, "default")) == 4 }, "four jobs fail")
+		stop()
+		fs := b.failed(t, "default")
+		for _, f := range fs {
+			require.Contains(t, f.Error, "released by its handler or middleware on attempt 1 of 1")
+			require.NotContains(t, f.Error, "did not finish")
+		}
+	})
+}
