@@ -1,15 +1,20 @@
 package runtime_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobgen/jobgen/internal/redistest"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -222,4 +227,105 @@ func TestReleasedOnLastTryFailsWithTheReason(t *testing.T) {
 			require.NotContains(t, f.Error, "did not finish")
 		}
 	})
+}
+
+// loseReplies is a go-redis hook that lets the first calls of a script
+// reach Redis and then loses their replies, as a connection that breaks
+// after sending does.
+type loseReplies struct {
+	sha  string
+	mu   sync.Mutex
+	left int
+}
+
+func (h *loseReplies) lose(cmd redis.Cmder) bool {
+	args := cmd.Args()
+	if len(args) < 2 || fmt.Sprint(args[0]) != "evalsha" || fmt.Sprint(args[1]) != h.sha {
+		return false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.left == 0 {
+		return false
+	}
+	h.left--
+	return true
+}
+
+var errReplyLost = errors.New("simulated: connection reset after the call was sent")
+
+func (h *loseReplies) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *loseReplies) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if h.lose(cmd) {
+			cmd.SetErr(errReplyLost)
+			return errReplyLost
+		}
+		return err
+	}
+}
+
+func (h *loseReplies) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		lost := false
+		for _, c := range cmds {
+			if h.lose(c) {
+				c.SetErr(errReplyLost)
+				lost = true
+			}
+		}
+		if lost {
+			return errReplyLost
+		}
+		return err
+	}
+}
+
+// An ack whose first try went through, but whose reply was lost, is
+// refused when tried again: the job is gone. That is logged as what it
+// is, not as a lost lease, and the job counts as processed.
+func TestAckRetriedAfterLostReplyIsNotALostLease(t *testing.T) {
+	forEachBusBackend(t, runtime.EngineConfig{}, func(t *testing.T, b wbundle, be redistest.Backend) {
+		var runs atomic.Int32
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error { runs.Add(1); return nil })
+		b.dispatch(t, job(1, runtime.JobOptions{}))
+		e := b.open(t, be, runtime.EngineConfig{})
+		e.Client().AddHook(&loseReplies{sha: runtime.ScriptSHA("ack"), left: 1})
+		var logs syncBuffer
+		w, err := runtime.NewWorker(e, b.router, runtime.WorkerConfig{StopWhenEmpty: true, Sleep: 20 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		require.NoError(t, err)
+		w.Subscribe(b.log.add)
+		ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+		defer cancel()
+		require.NoError(t, w.Run(ctx))
+		require.Equal(t, int32(1), runs.Load())
+		require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "default"))
+		out := logs.String()
+		require.Contains(t, out, "an earlier try of the ack went through")
+		require.NotContains(t, out, "lease was lost")
+		require.NotContains(t, out, "may run again")
+		require.Len(t, b.log.of(runtime.JobProcessed), 1, "the job was processed")
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

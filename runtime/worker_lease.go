@@ -130,12 +130,14 @@ func (w *Worker) ackBatch(ctx context.Context, items []ackItem) {
 		w.log.Error("ack failed; the jobs will run again when their leases run out", "jobs", len(refs), "err", err)
 		return
 	}
-	if len(lost) > 0 {
-		w.ackRefused(ctx, lost, tries > 1)
-	}
 	refused := make(map[Ref]bool, len(lost))
 	for _, r := range lost {
 		refused[r] = true
+	}
+	if len(lost) > 0 {
+		for _, r := range w.ackRefused(ctx, lost, tries > 1) {
+			refused[r] = false // acked by the earlier try
+		}
 	}
 	for _, it := range items {
 		if refused[it.ref] || it.env == nil {
@@ -150,8 +152,9 @@ func (w *Worker) ackBatch(ctx context.Context, items []ackItem) {
 // after an ack that was tried more than once, was most likely deleted by
 // an earlier try whose reply was lost (Redis restarted or the connection
 // broke): it does not run again. A job held under another token was
-// taken over by another worker, and may run again.
-func (w *Worker) ackRefused(ctx context.Context, lost []Ref, retried bool) {
+// taken over by another worker, and may run again. It returns the jobs
+// the earlier try acked.
+func (w *Worker) ackRefused(ctx context.Context, lost []Ref, retried bool) (acked []Ref) {
 	var gone []Ref
 	if retried {
 		var err error
@@ -178,6 +181,7 @@ func (w *Worker) ackRefused(ctx context.Context, lost []Ref, retried bool) {
 		}
 		w.log.Warn("ack of a job whose lease was lost; it may run again", "jobs", held, "err", lostError(taken))
 	}
+	return gone
 }
 
 func refIDs(refs []Ref) []string {
