@@ -3,10 +3,11 @@ package runtime
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jobgen/jobgen/internal/qname"
 )
 
 // DefaultPrefix is the key prefix used when EngineConfig.Prefix is empty.
@@ -196,17 +197,8 @@ func (k keys) throttle(key string) string { return k.prefix + ":exceptions:" + k
 // number of a partition (see PartitionNames). The error names the queue
 // and the character, and wraps ErrInvalid.
 func ValidateQueueName(name string) error {
-	switch {
-	case name == "":
-		return fmt.Errorf("%w: queue name is empty", ErrInvalid)
-	case len(name) > 200:
-		return fmt.Errorf("%w: queue name %.20q... is longer than 200 bytes", ErrInvalid, name)
-	}
-	if i := strings.IndexAny(name, "{}"); i >= 0 {
-		return fmt.Errorf("%w: queue name %q contains %q, which would break its cluster hash tag", ErrInvalid, name, name[i:i+1])
-	}
-	if strings.Contains(name, partitionSep) {
-		return fmt.Errorf("%w: queue name %q contains %q, which is kept for the names of partitions (queue#1)", ErrInvalid, name, partitionSep)
+	if err := qname.Validate(name); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jobgen/jobgen/internal/qname"
 )
 
 // Partitioned queues.
@@ -55,7 +57,7 @@ const maxPartitions = 64
 // partitionSep joins a queue name and a partition number.
 // ValidateQueueName rejects it, so a queue name never passes for a
 // partition.
-const partitionSep = "#"
+const partitionSep = qname.PartitionSep
 
 // validateQueueOrPartition is ValidateQueueName for the Engine methods
 // that also take the name of a partition, "queue#i" or "queue#i.k" as

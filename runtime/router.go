@@ -88,15 +88,6 @@ func Register[T any](r *Router, name string, handle func(ctx context.Context, jo
 	}
 }
 
-// AddError records a registration problem found outside Register, such
-// as generated code given nil Handlers; Err returns it and a worker
-// refuses to start with it.
-func (r *Router) AddError(err error) {
-	r.mu.Lock()
-	r.errs = append(r.errs, err)
-	r.mu.Unlock()
-}
-
 // HandleMethod adapts a job type with its own Handle method into a
 // handler for Register.
 func HandleMethod[T Handler](ctx context.Context, job T) error { return job.Handle(ctx) }

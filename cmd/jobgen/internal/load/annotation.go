@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/cmd/jobgen/internal/model"
-	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/internal/qname"
 )
 
 // prefix starts an annotation line. It is a directive comment, so
@@ -130,8 +130,8 @@ func (a *annotation) set(key, value string, hasValue bool) string {
 		if value == "" {
 			return bad("the queue name is empty")
 		}
-		if err := runtime.ValidateQueueName(value); err != nil {
-			return bad("%s", strings.TrimPrefix(err.Error(), runtime.ErrInvalid.Error()+": "))
+		if err := qname.Validate(value); err != nil {
+			return bad("%v", err)
 		}
 		o.Queue = value
 	case "connection":

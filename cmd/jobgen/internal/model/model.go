@@ -60,17 +60,6 @@ type Options struct {
 	Tags          []string
 }
 
-// NeedsHandlers reports whether any job of p is routed through the
-// generated Handlers interface.
-func (p *Package) NeedsHandlers() bool {
-	for _, j := range p.Jobs {
-		if !j.HandleMethod {
-			return true
-		}
-	}
-	return false
-}
-
 // Methods are the methods generated on every job type, in the order they
 // are emitted. A job type must not have a field or method of its own
 // with one of these names.

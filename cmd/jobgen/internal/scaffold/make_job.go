@@ -18,7 +18,7 @@ import (
 	"unicode"
 
 	"github.com/jobgen/jobgen/cmd/jobgen/internal/model"
-	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/internal/qname"
 	"github.com/jobgen/jobgen/templates"
 )
 
@@ -55,8 +55,8 @@ func MakeJob(cfg JobConfig) (string, error) {
 		return "", fmt.Errorf("queue %q must not contain spaces", cfg.Queue)
 	}
 	if cfg.Queue != "" {
-		if err := runtime.ValidateQueueName(cfg.Queue); err != nil {
-			return "", errors.New(strings.TrimPrefix(err.Error(), runtime.ErrInvalid.Error()+": "))
+		if err := qname.Validate(cfg.Queue); err != nil {
+			return "", err
 		}
 	}
 	if cfg.Dir == "" {

@@ -1,0 +1,43 @@
+// Package qname holds the rules for queue names. The runtime checks
+// every queue name it is given with them (runtime.ValidateQueueName), and
+// the generator checks the queue of each //job: line and of make:job with
+// the same rules, without linking the runtime.
+package qname
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// MaxLen is the longest queue name, in bytes.
+const MaxLen = 200
+
+// PartitionSep joins the name of a partitioned queue to the number of a
+// partition ("emails#2"). Validate rejects it in a queue name, so a queue
+// name never passes for a partition's.
+const PartitionSep = "#"
+
+// Validate reports why name cannot be used as a queue name, or returns
+// nil. A queue name is 1 to MaxLen bytes with no { or }, which would
+// break its cluster hash tag, and no PartitionSep. The error names the
+// queue and what is wrong with it, such as
+//
+//	queue name "a{b" contains "{", which would break its cluster hash tag
+//
+// and wraps no sentinel: callers add their own.
+func Validate(name string) error {
+	switch {
+	case name == "":
+		return errors.New("queue name is empty")
+	case len(name) > MaxLen:
+		return fmt.Errorf("queue name %.20q... is longer than %d bytes", name, MaxLen)
+	}
+	if i := strings.IndexAny(name, "{}"); i >= 0 {
+		return fmt.Errorf("queue name %q contains %q, which would break its cluster hash tag", name, name[i:i+1])
+	}
+	if strings.Contains(name, PartitionSep) {
+		return fmt.Errorf("queue name %q contains %q, which is kept for the names of partitions (queue%s1)", name, PartitionSep, PartitionSep)
+	}
+	return nil
+}
