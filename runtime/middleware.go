@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // Middleware wraps the handling of a job (Laravel's job middleware). It
@@ -106,4 +108,61 @@ func (s *Skip) Handle(ctx context.Context, next func(context.Context) error) err
 		return DeleteJob()
 	}
 	return next(ctx)
+}
+
+// releasingMiddleware names the middleware of T's zero value that
+// release jobs they hold back. A Middleware method that panics on the
+// zero value names none.
+func releasingMiddleware[T any]() (names []string) {
+	jm, ok := any(*new(T)).(JobMiddleware)
+	if !ok {
+		return nil
+	}
+	defer func() {
+		if recover() != nil {
+			names = nil
+		}
+	}()
+	return releasing(jm.Middleware())
+}
+
+// releasing names the middleware of ms that release jobs they hold back.
+func releasing(ms []Middleware) []string {
+	var names []string
+	for _, m := range ms {
+		switch m := m.(type) {
+		case *RateLimit:
+			if !m.dontRelease {
+				names = append(names, fmt.Sprintf("RateLimited(%q)", m.key))
+			}
+		case *Overlap:
+			if !m.dontRelease {
+				names = append(names, "WithoutOverlapping")
+			}
+		case *ExceptionThrottle:
+			names = append(names, "ThrottlesExceptions")
+		}
+	}
+	return names
+}
+
+// warnReleasingOnOneTry warns of the jobs that middleware releases but
+// that have one try and no retry-until: a release uses the attempt, so
+// every release fails them, as in Laravel. NewWorker runs it.
+func (w *Worker) warnReleasingOnOneTry() {
+	own := releasing(w.cfg.Middleware)
+	w.r.mu.RLock()
+	defer w.r.mu.RUnlock()
+	for name, rt := range w.r.routes {
+		ms := append(slices.Clone(own), rt.releasing...)
+		tries := rt.opts.Tries
+		if tries == 0 {
+			tries = w.cfg.Tries
+		}
+		if len(ms) == 0 || tries != 1 || rt.opts.RetryUntil > 0 {
+			continue
+		}
+		w.log.Warn("job has middleware that releases it, but one try: each release uses the attempt, so the first release fails it; give it tries= or retry_until=",
+			"job", name, "middleware", strings.Join(ms, ", "))
+	}
 }

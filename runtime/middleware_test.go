@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -284,4 +285,37 @@ func TestMiddlewareNeedsEngine(t *testing.T) {
 	require.ErrorIs(t, err, runtime.ErrInvalid)
 	require.ErrorContains(t, err, "keeps its state in Redis")
 	require.NoError(t, runtime.DispatchSync(ctx, mwJob{Mode: "skipif"}))
+}
+
+// limitedJob is rate limited whatever its fields, with the tries its
+// Tries field names.
+type limitedJob struct{ Tries int }
+
+func (limitedJob) JobName() string                  { return "test.Limited" }
+func (j limitedJob) JobOptions() runtime.JobOptions { return runtime.JobOptions{Tries: j.Tries} }
+func (j limitedJob) EncodeJob() ([]byte, error)     { return runtime.Encode(j) }
+func (limitedJob) Middleware() []runtime.Middleware {
+	return []runtime.Middleware{runtime.RateLimited("crm-api", 2, time.Second)}
+}
+
+// retriedLimitedJob is limitedJob with tries to spare.
+type retriedLimitedJob struct{ limitedJob }
+
+func (retriedLimitedJob) JobName() string                { return "test.RetriedLimited" }
+func (retriedLimitedJob) JobOptions() runtime.JobOptions { return runtime.JobOptions{Tries: 5} }
+
+// A worker warns at start of a job its middleware releases while it has
+// one try: its first release would fail it.
+func TestWorkerWarnsOfReleasingMiddlewareOnOneTry(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		runtime.Register(b.router, "test.Limited", func(context.Context, limitedJob) error { return nil })
+		runtime.Register(b.router, "test.RetriedLimited", func(context.Context, retriedLimitedJob) error { return nil })
+		var logs syncBuffer
+		_, stop := b.start(t, runtime.WorkerConfig{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		stop()
+		out := logs.String()
+		require.Contains(t, out, `job has middleware that releases it, but one try`)
+		require.Contains(t, out, `job=test.Limited middleware="RateLimited(\"crm-api\")"`)
+		require.NotContains(t, out, "test.RetriedLimited", "a job with tries to spare is fine")
+	})
 }

@@ -31,6 +31,11 @@ type route struct {
 	// encrypted: the job type's options say Encrypted, so a worker
 	// refuses a plaintext payload for it.
 	encrypted bool
+	// releasing names the job type's own middleware that release jobs
+	// (RateLimited, WithoutOverlapping, ThrottlesExceptions), as built
+	// from the zero job; opts are the type's options, if it is a Job.
+	releasing []string
+	opts      JobOptions
 }
 
 // NewRouter returns an empty router.
@@ -68,6 +73,10 @@ func Register[T any](r *Router, name string, handle func(ctx context.Context, jo
 		},
 	}
 	rt.encrypted = encryptedType[T]()
+	rt.releasing = releasingMiddleware[T]()
+	if j, ok := any(*new(T)).(Job); ok {
+		rt.opts = j.JobOptions()
+	}
 	if cfg.failed != nil {
 		rt.failed = func(ctx context.Context, body []byte, cause error) {
 			job, err := Decode[T](body)

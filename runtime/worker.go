@@ -83,6 +83,7 @@ func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
 	for range cfg.Concurrency {
 		w.runSlots <- struct{}{}
 	}
+	w.warnReleasingOnOneTry() // middleware.go
 	return w, nil
 }
 
