@@ -112,7 +112,7 @@ func (w *Worker) runBatchCallbacks(ctx context.Context, env *Envelope, bk batchK
 			o.Err = cause
 		}
 		for _, ref := range refs {
-			w.runCallback(ctx, "batch "+kind, ref, o)
+			w.runCallback(ctx, env.Queue, "batch "+kind, ref, o)
 		}
 		finally, err := call{scriptBatchRan, bk.all(), []any{kind, env.ID, w.e.cfg.StateRetention.Milliseconds()}}.run(ctx, w.e.rdb).Int64()
 		if err != nil {

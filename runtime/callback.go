@@ -48,7 +48,12 @@ type Callback[T any] struct {
 
 // NewCallback names fn. The name must be stable across deployments, as
 // the job wire names are.
+//
+// A callback made in a package variable's initializer is one the program
+// defines: Router.CheckCallbacks, and so `queue:work`, refuse a router
+// that does not register it.
 func NewCallback[T any](name string, fn func(ctx context.Context, arg T, o Outcome) error) *Callback[T] {
+	noteDefinition(name) // callback_deferred.go
 	return &Callback[T]{name: name, fn: fn}
 }
 
@@ -148,10 +153,18 @@ const callbackTimeout = time.Minute
 // that job's lease, so it gets at most half the lease (RetryAfter), and
 // at most callbackTimeout: a callback outliving the lease would run again
 // beside the job's next run.
-func (w *Worker) runCallback(ctx context.Context, what string, ref CallbackRef, o Outcome) {
+//
+// A callback this worker has no registration for is queued as a job on
+// queue, for a worker that has it (callback_deferred.go).
+func (w *Worker) runCallback(ctx context.Context, queue, what string, ref CallbackRef, o Outcome) {
 	ctx, cancel := context.WithTimeout(ctx, min(callbackTimeout, w.cfg.RetryAfter/2))
 	defer cancel()
-	if err := w.r.RunCallback(ctx, ref, o); err != nil {
+	err := w.r.RunCallback(ctx, ref, o)
+	if errors.Is(err, ErrUnknownCallback) {
+		w.deferCallback(ctx, queue, what, ref, o)
+		return
+	}
+	if err != nil {
 		w.log.Error(what+" callback failed", "callback", ref.Name, "job", o.JobName, "id", o.JobID, "err", err)
 	}
 }

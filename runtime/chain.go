@@ -398,5 +398,5 @@ func (w *Worker) runCatch(ctx context.Context, env *Envelope, cause error) {
 		w.log.Error("chain catch callback does not decode", "job", env.Name, "id", env.ID, "err", err)
 		return
 	}
-	w.runCallback(ctx, "chain catch", ref, Outcome{JobID: env.ID, JobName: env.Name, Err: cause})
+	w.runCallback(ctx, env.Queue, "chain catch", ref, Outcome{JobID: env.ID, JobName: env.Name, Err: cause})
 }

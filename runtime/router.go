@@ -122,8 +122,12 @@ func (r *Router) Names() []string {
 
 func (r *Router) lookup(name string) *route {
 	r.mu.RLock()
-	defer r.mu.RUnlock()
-	return r.routes[name]
+	rt := r.routes[name]
+	r.mu.RUnlock()
+	if rt == nil && name == CallbackJobName {
+		return r.callbackRoute() // callback_deferred.go
+	}
+	return rt
 }
 
 // Run decodes the job in env and calls its handler. A job with no
