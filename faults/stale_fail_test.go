@@ -99,6 +99,9 @@ func TestStaleFailRunsNoHooks(t *testing.T) {
 			problems, err := harness.Audit(b.ctx, b.engine.Client(), "faults", queue)
 			require.NoError(t, err)
 			require.Empty(t, problems)
+			due, err := b.engine.Client().ZRange(b.ctx, harness.Keys("faults", queue).Hooks, 0, -1).Result()
+			require.NoError(t, err)
+			require.Empty(t, due, "A's refused fail leaves no hooks due, for a sweep to run")
 		})
 	}
 }
