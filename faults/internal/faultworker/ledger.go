@@ -20,6 +20,9 @@ import (
 //	R pid unixms                          the worker is ready
 //	S id seq attempt pid unixms           a handler run starts
 //	F id seq attempt pid unixms           a handler run finishes with success
+//	C label id pid unixms                 a chain or batch callback runs:
+//	                                      label is its argument (Callback),
+//	                                      id the job whose end made it run
 //	M pid unixms heapbytes goroutines     a stats sample
 //	X pid unixms reason                   the worker returned from Run
 type Ledger struct {
@@ -59,6 +62,12 @@ func (l *Ledger) Finish(id string, seq, attempt int) {
 	l.write(fmt.Sprintf("F %s %d %d %d %d\n", id, seq, attempt, l.pid, now()))
 }
 
+// Callback records a run of the suite's callback, given label, for the
+// end of job id.
+func (l *Ledger) Callback(label, id string) {
+	l.write(fmt.Sprintf("C %s %s %d %d\n", strings.ReplaceAll(label, " ", "_"), id, l.pid, now()))
+}
+
 // Stats records a heap and goroutine sample.
 func (l *Ledger) Stats(heap uint64, goroutines int) {
 	l.write(fmt.Sprintf("M %d %d %d %d\n", l.pid, now(), heap, goroutines))
@@ -71,7 +80,7 @@ func (l *Ledger) Exit(reason string) {
 
 // Record is one ledger line.
 type Record struct {
-	Kind    byte   // R, S, F, M or X
+	Kind    byte   // R, S, F, C, M or X
 	File    string // base name of the ledger it came from
 	ID      string
 	Seq     int
@@ -83,6 +92,8 @@ type Record struct {
 	Goroutines int
 	// Reason is set on X lines.
 	Reason string
+	// Label is set on C lines, with ID.
+	Label string
 }
 
 // ReadLedgers reads every *.ledger file in dir. A last line cut short by
@@ -135,6 +146,8 @@ func parse(line string) (Record, bool) {
 	switch {
 	case (r.Kind == 'S' || r.Kind == 'F') && len(f) == 6:
 		r.ID, r.Seq, r.Attempt, r.PID, r.At = f[1], atoi(f[2]), atoi(f[3]), atoi(f[4]), ms(f[5])
+	case r.Kind == 'C' && len(f) == 5:
+		r.Label, r.ID, r.PID, r.At = f[1], f[2], atoi(f[3]), ms(f[4])
 	case r.Kind == 'R' && len(f) == 3:
 		r.PID, r.At = atoi(f[1]), ms(f[2])
 	case r.Kind == 'M' && len(f) == 5:

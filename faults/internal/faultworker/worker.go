@@ -25,6 +25,17 @@ const ConfigEnv = "JOBGEN_FAULTS_WORKER"
 // TaskName is the wire name of Task.
 const TaskName = "faults.Task"
 
+// CallbackName is the name of the callback every worker registers: it
+// writes a C line with its argument, a label, to the ledger.
+const CallbackName = "faults.Callback"
+
+// Callback returns a reference to the workers' callback with label, one
+// word, for a chain's catch or a batch's then, catch or finally: each run
+// of it is a C line in the ledger of the worker that ran it.
+func Callback(label string) runtime.CallbackRef {
+	return runtime.NewCallback[string](CallbackName, nil).With(label)
+}
+
 // Task kinds: what a handler run of a Task does.
 const (
 	KindOK    = ""      // succeed
@@ -46,6 +57,9 @@ type Task struct {
 	// Millis is how long a run sleeps (or waits for its context to end,
 	// which ends the run with the context's cause) before it does Kind.
 	Millis int
+	// IgnoreContext makes the run sleep all of Millis without watching
+	// its context, as a handler that does not honour cancellation does.
+	IgnoreContext bool `msgpack:",omitempty"`
 	// Pad makes the job bigger.
 	Pad []byte `msgpack:",omitempty"`
 	// Opts are the options it is dispatched with; not encoded.
@@ -127,6 +141,10 @@ func run(cfg Config) error {
 	defer e.Close()
 	r := runtime.NewRouter()
 	runtime.Register(r, TaskName, func(ctx context.Context, t Task) error { return handle(ctx, ledger, t) })
+	runtime.RegisterCallback(r, runtime.NewCallback(CallbackName, func(ctx context.Context, label string, o runtime.Outcome) error {
+		ledger.Callback(label, o.JobID)
+		return nil
+	}))
 	wc := runtime.WorkerConfig{
 		Name: cfg.Name, Queues: cfg.Queues, Concurrency: cfg.Concurrency, Prefetch: cfg.Prefetch, Tries: cfg.Tries,
 		RetryAfter: cfg.RetryAfter, Timeout: cfg.Timeout, Grace: cfg.Grace, Sleep: cfg.Sleep,
@@ -153,7 +171,10 @@ func run(cfg Config) error {
 func handle(ctx context.Context, l *Ledger, t Task) error {
 	info, _ := runtime.JobInfoFrom(ctx)
 	l.Start(info.ID, t.Seq, info.Attempt)
-	if t.Millis > 0 {
+	switch {
+	case t.Millis > 0 && t.IgnoreContext:
+		time.Sleep(time.Duration(t.Millis) * time.Millisecond)
+	case t.Millis > 0:
 		timer := time.NewTimer(time.Duration(t.Millis) * time.Millisecond)
 		defer timer.Stop()
 		select {

@@ -13,6 +13,8 @@ type QueueKeys struct {
 	Attempts, Exceptions, Tokens              string
 	Notify, Paused, Failed, FailedPayloads    string
 	FailedInfo                                string
+	// Hooks holds the failing jobs whose hooks may not have run yet.
+	Hooks string
 }
 
 // Keys returns the keys of queue under prefix.
@@ -23,5 +25,6 @@ func Keys(prefix, queue string) QueueKeys {
 		Attempts: p + "attempts", Exceptions: p + "exceptions", Tokens: p + "tokens",
 		Notify: p + "notify", Paused: p + "paused", Failed: p + "failed",
 		FailedPayloads: p + "failed:payloads", FailedInfo: p + "failed:info",
+		Hooks: p + "hooks",
 	}
 }
