@@ -19,7 +19,12 @@ import (
 // once they ran. A sweep in every worker claims entries older than
 // RetryAfter: if the failed store holds the job, failed under that
 // token, it runs the hooks; otherwise that fail never went through, and
-// the entry is dropped. Hooks may so run twice, never not at all.
+// the entry is dropped. While a live worker runs them, after a fail that
+// may have taken long through an outage, and through hooks that may take
+// long, its heartbeat renews the entry, so a sweep claims only the
+// entries of a worker that stopped renewing them. Hooks may so run
+// twice (a worker cut off from Redis for RetryAfter while it runs them),
+// never not at all.
 
 // hooksMember is a hooks set member: the job's ID and the token of the
 // reservation it is failed under. Tokens hold no space.
@@ -27,7 +32,31 @@ func hooksMember(ref Ref) string { return ref.ID + " " + ref.Token }
 
 // hooksDue records ref's hooks as due, before its fail.
 func (e *Engine) hooksDue(ctx context.Context, ref Ref) error {
-	return call{scriptHooksDue, []string{e.keys.queue(ref.Queue).Hooks}, []any{hooksMember(ref)}}.run(ctx, e.rdb).Err()
+	return call{scriptHooksDue, []string{e.keys.queue(ref.Queue).Hooks}, []any{hooksMember(ref), ""}}.run(ctx, e.rdb).Err()
+}
+
+// renewHooks renews the records of refs' hooks that still exist, so
+// that no sweep claims hooks a live worker is running.
+func (e *Engine) renewHooks(ctx context.Context, refs []Ref) error {
+	calls := make([]call, len(refs))
+	for i, ref := range refs {
+		calls[i] = call{scriptHooksDue, []string{e.keys.queue(ref.Queue).Hooks}, []any{hooksMember(ref), "XX"}}
+	}
+	_, err := runAll(ctx, e.rdb, calls)
+	return err
+}
+
+// runningHooks marks ref's hooks as run by this worker until the
+// returned func is called: the heartbeat renews their record meanwhile.
+func (w *Worker) runningHooks(ref Ref) (done func()) {
+	w.mu.Lock()
+	w.hooking[ref] = true
+	w.mu.Unlock()
+	return func() {
+		w.mu.Lock()
+		delete(w.hooking, ref)
+		w.mu.Unlock()
+	}
 }
 
 // claimHooks claims up to 100 entries of queue's hooks set recorded at
@@ -111,7 +140,9 @@ func (w *Worker) sweepQueue(ctx context.Context, queue string) {
 			continue
 		}
 		w.log.Info("running the hooks of a failed job whose worker did not finish them", "queue", queue, "job", env.Name, "id", ref.ID)
+		done := w.runningHooks(ref)
 		w.failed(ctx, env, errors.New(job.Error))
+		done()
 		w.hooksDone(ctx, ref)
 	}
 }

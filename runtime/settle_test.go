@@ -329,3 +329,27 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Hooks that run longer than RetryAfter on a live worker are not taken
+// for abandoned: the worker's heartbeat renews their record, and another
+// worker's sweep leaves them alone.
+func TestSlowHooksOfALiveWorkerRunOnce(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var hooks atomic.Int32
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
+			return runtime.FailJob(errors.New("no"))
+		}, runtime.OnFailed(func(ctx context.Context, j testJob, err error) {
+			hooks.Add(1)
+			time.Sleep(1200 * time.Millisecond)
+		}))
+		cfg := runtime.WorkerConfig{RetryAfter: 300 * time.Millisecond, Timeout: 200 * time.Millisecond}
+		_, stop1 := b.start(t, cfg)
+		_, stop2 := b.start(t, cfg)
+		b.dispatch(t, job(1, runtime.JobOptions{}))
+		eventually(t, func() bool { return hooks.Load() == 1 }, "the failed hook runs")
+		time.Sleep(1500 * time.Millisecond)
+		stop1()
+		stop2()
+		require.Equal(t, int32(1), hooks.Load(), "the failed hook runs once")
+	})
+}

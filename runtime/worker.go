@@ -32,6 +32,7 @@ type Worker struct {
 
 	mu       sync.Mutex
 	active   map[Ref]*activeJob
+	hooking  map[Ref]bool  // failed jobs whose hooks this worker runs (hooks.go)
 	resumeCh chan struct{} // non-nil while paused
 	started  bool
 
@@ -73,6 +74,7 @@ func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
 		ackStop:  make(chan struct{}),
 		ackDone:  make(chan struct{}),
 		active:   map[Ref]*activeJob{},
+		hooking:  map[Ref]bool{},
 		stopCh:   make(chan struct{}),
 		busy:     make(chan struct{}, 1),
 		wakeID:   NewID(),

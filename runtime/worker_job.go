@@ -250,6 +250,7 @@ func (w *Worker) fail(ctx context.Context, res Reservation, env *Envelope, cause
 	attrs := []any{"queue", res.Queue, "job", name, "id", res.ID}
 	due := env != nil && w.hasFailHooks(env)
 	if due {
+		defer w.runningHooks(res.Ref)() // hooks.go: the heartbeat renews the record
 		if err := w.e.hooksDue(ctx, res.Ref); err != nil {
 			w.log.Warn("recording a failing job's hooks as due failed; they still run after the fail", append(attrs, "err", err)...)
 		}

@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// heartbeat renews the leases of running jobs every RetryAfter/3. A job
+// heartbeat renews the leases of running jobs every RetryAfter/3, and
+// the records of the failed jobs' hooks it runs (hooks.go). A job
 // whose lease is lost (another worker holds it now, or Redis could not be
 // reached before the lease ran out) has its context cancelled with cause
 // ErrLeaseLost.
@@ -24,7 +25,16 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		for r := range w.active {
 			refs = append(refs, r)
 		}
+		hooking := make([]Ref, 0, len(w.hooking))
+		for r := range w.hooking {
+			hooking = append(hooking, r)
+		}
 		w.mu.Unlock()
+		if len(hooking) > 0 {
+			if err := w.e.renewHooks(ctx, hooking); err != nil && ctx.Err() == nil {
+				w.log.Warn("renewing the records of hooks being run failed", "jobs", len(hooking), "err", err)
+			}
+		}
 		if len(refs) == 0 {
 			continue
 		}
