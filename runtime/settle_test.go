@@ -353,3 +353,34 @@ func TestSlowHooksOfALiveWorkerRunOnce(t *testing.T) {
 		require.Equal(t, int32(1), hooks.Load(), "the failed hook runs once")
 	})
 }
+
+// A handler that ignores the stop past the abandon bound still runs: its
+// job goes back keeping the attempt, so a handler that always hangs runs
+// out of tries instead of coming back at every deploy.
+func TestAbandonedAtStopKeepsTheAttempt(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var mu sync.Mutex
+		var attempts []int
+		release := make(chan struct{})
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
+			info, _ := runtime.JobInfoFrom(ctx)
+			mu.Lock()
+			attempts = append(attempts, info.Attempt)
+			n := len(attempts)
+			mu.Unlock()
+			if n == 1 {
+				<-release // ignores its context
+			}
+			return nil
+		})
+		defer close(release)
+		b.dispatch(t, job(1, runtime.JobOptions{Tries: 3}))
+		_, stop := b.start(t, runtime.WorkerConfig{Grace: 100 * time.Millisecond})
+		eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(attempts) == 1 }, "the job started")
+		stop()
+		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true})
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, []int{1, 2}, attempts, "the abandoned attempt counts")
+	})
+}

@@ -77,6 +77,12 @@ func (w *Worker) process(base context.Context, res Reservation) {
 	case errors.Is(cause, ErrLeaseLost):
 		w.log.Warn("job lease lost while running; its result is discarded", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", herr)
 		return
+	case errors.Is(cause, ErrWorkerStopping) && errors.As(herr, new(*abandonedError)):
+		// A handler that ignored the stop still runs: its job goes back
+		// keeping the attempt, so that one that always hangs runs out of
+		// tries rather than coming back at every stop.
+		w.release(base, res, ev, 0, false, herr)
+		return
 	case errors.Is(cause, ErrWorkerStopping) && herr != nil && !isControl(herr):
 		// The stop's grace ran out and cut the handler short: the job goes
 		// back with its attempt returned, as a job that never started does.
@@ -144,9 +150,19 @@ func (w *Worker) attempt(ctx context.Context, env *Envelope) error {
 		return err
 	case <-t.C:
 		w.log.Error("handler ignored its context; abandoned", "job", env.Name, "id", env.ID, "cause", context.Cause(ctx))
-		return context.Cause(ctx)
+		return &abandonedError{cause: context.Cause(ctx)}
 	}
 }
+
+// abandonedError ends an attempt whose handler ignored its context for
+// abandonAfter past its end, and still runs.
+type abandonedError struct{ cause error }
+
+func (e *abandonedError) Error() string {
+	return fmt.Sprintf("handler abandoned %v after its context ended: %v", abandonAfter, e.cause)
+}
+
+func (e *abandonedError) Unwrap() error { return e.cause }
 
 // retryOrFail releases the job with backoff, or fails it when its tries,
 // retry-until or max exceptions are used up.
