@@ -60,41 +60,70 @@ func (h *Harness) Context(ctx context.Context) context.Context {
 }
 
 // Drain runs workers over every queue pushed to until no queue has a
-// ready job: the jobs that were ready, the jobs they dispatch, their
-// retries without delay, and so on. It returns when that is so, or when
-// ctx is done. Jobs delayed past that point stay delayed; failed jobs are
-// in h.Engine.Failed().
+// ready job: the jobs that were ready, the delayed jobs and retries that
+// are due, the jobs they dispatch, and so on. It returns when that is so,
+// or when ctx is done. Jobs delayed past that point stay delayed, and a
+// later Drain runs them once they are due; failed jobs are in
+// h.Engine.Failed().
 func (h *Harness) Drain(ctx context.Context) error {
-	ctx = h.Context(ctx)
+	_, err := h.drain(h.Context(ctx))
+	return err
+}
+
+// drain is Drain. It returns what the last look at the queues found
+// still pending.
+func (h *Harness) drain(ctx context.Context) (pending, error) {
 	for {
-		queues, err := h.Engine.Queues(ctx)
+		p, err := h.pending(ctx)
 		if err != nil {
-			return fmt.Errorf("jobtest: drain: %w", err)
+			return p, fmt.Errorf("jobtest: drain: %w", err)
 		}
-		ready := false
-		for _, q := range queues {
-			s, err := h.Engine.Sizes(ctx, q)
-			if err != nil {
-				return fmt.Errorf("jobtest: drain: %w", err)
-			}
-			ready = ready || s.Ready > 0
-		}
-		if !ready {
-			return nil
+		if p.sizes.Ready == 0 {
+			return p, nil
 		}
 		cfg := h.cfg.Worker
-		cfg.Queues, cfg.StopWhenEmpty = queues, true
+		cfg.Queues, cfg.StopWhenEmpty = p.queues, true
 		w, err := runtime.NewWorker(h.Engine, h.Router, cfg)
 		if err != nil {
-			return fmt.Errorf("jobtest: drain: %w", err)
+			return p, fmt.Errorf("jobtest: drain: %w", err)
 		}
 		if err := w.Run(ctx); err != nil {
-			return fmt.Errorf("jobtest: drain: %w", err)
+			return p, fmt.Errorf("jobtest: drain: %w", err)
 		}
 		if err := ctx.Err(); err != nil {
-			return err
+			return p, err
 		}
 	}
+}
+
+// pending is what is left to run, as one look at the queues found it.
+type pending struct {
+	queues []string      // every queue pushed to
+	sizes  runtime.Sizes // summed over queues, after due jobs moved to ready
+}
+
+// pending moves the due delayed jobs and expired reservations of every
+// queue to ready, then counts what is left.
+func (h *Harness) pending(ctx context.Context) (pending, error) {
+	var p pending
+	queues, err := h.Engine.Queues(ctx)
+	if err != nil {
+		return p, err
+	}
+	p.queues = queues
+	for _, q := range queues {
+		if _, err := h.Engine.Migrate(ctx, q); err != nil {
+			return p, err
+		}
+		s, err := h.Engine.Sizes(ctx, q)
+		if err != nil {
+			return p, err
+		}
+		p.sizes.Ready += s.Ready
+		p.sizes.Delayed += s.Delayed
+		p.sizes.Reserved += s.Reserved
+	}
+	return p, nil
 }
 
 // Sizes sums the sizes of every queue pushed to.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -303,4 +304,51 @@ func TestFakeRecordsChainQueues(t *testing.T) {
 			require.Equal(t, tc.connections, append([]string{d.Connection}, d.ChainConnections...))
 		})
 	}
+}
+
+// flaky fails its first Fails attempts, then succeeds; it retries after
+// 200ms.
+type flaky struct{ Fails int }
+
+func (flaky) JobName() string { return "test.Flaky" }
+func (flaky) JobOptions() runtime.JobOptions {
+	return runtime.JobOptions{Tries: 3, Backoff: []time.Duration{200 * time.Millisecond}}
+}
+func (j flaky) EncodeJob() ([]byte, error) { return runtime.Encode(j) }
+
+// registerFlaky registers flaky's handler and returns its attempt count.
+func registerFlaky(h *jobtest.Harness) *atomic.Int32 {
+	var attempts atomic.Int32
+	runtime.Register(h.Router, "test.Flaky", func(ctx context.Context, j flaky) error {
+		info, _ := runtime.JobInfoFrom(ctx)
+		attempts.Add(1)
+		if info.Attempt <= j.Fails {
+			return fmt.Errorf("attempt %d fails", info.Attempt)
+		}
+		return nil
+	})
+	return &attempts
+}
+
+// A retry that has fallen due by the next Drain runs in it.
+func TestHarnessDrainRunsDueRetries(t *testing.T) {
+	t.Parallel()
+	h := jobtest.NewHarness(t, jobtest.HarnessConfig{})
+	attempts := registerFlaky(h)
+	ctx := h.Context(context.Background())
+	_, err := runtime.Dispatch(ctx, flaky{Fails: 1})
+	require.NoError(t, err)
+
+	require.NoError(t, h.Drain(ctx))
+	require.Equal(t, int32(1), attempts.Load())
+	sizes, err := h.Sizes(ctx)
+	require.NoError(t, err)
+	require.Equal(t, runtime.Sizes{Delayed: 1}, sizes, "the retry waits out its backoff")
+
+	time.Sleep(400 * time.Millisecond) // past the 200ms backoff
+	require.NoError(t, h.Drain(ctx))
+	require.Equal(t, int32(2), attempts.Load(), "the retry, now due, ran")
+	sizes, err = h.Sizes(ctx)
+	require.NoError(t, err)
+	require.Equal(t, runtime.Sizes{}, sizes)
 }
