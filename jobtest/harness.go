@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/jobgen/jobgen/runtime"
 )
@@ -62,9 +63,9 @@ func (h *Harness) Context(ctx context.Context) context.Context {
 // Drain runs workers over every queue pushed to until no queue has a
 // ready job: the jobs that were ready, the delayed jobs and retries that
 // are due, the jobs they dispatch, and so on. It returns when that is so,
-// or when ctx is done. Jobs delayed past that point stay delayed, and a
-// later Drain runs them once they are due; failed jobs are in
-// h.Engine.Failed().
+// or when ctx is done. Jobs delayed past that point stay delayed: a later
+// Drain runs them once they are due, and DrainAll waits for them. Failed
+// jobs are in h.Engine.Failed().
 func (h *Harness) Drain(ctx context.Context) error {
 	_, err := h.drain(h.Context(ctx))
 	return err
@@ -100,6 +101,8 @@ func (h *Harness) drain(ctx context.Context) (pending, error) {
 type pending struct {
 	queues []string      // every queue pushed to
 	sizes  runtime.Sizes // summed over queues, after due jobs moved to ready
+	now    time.Time     // the Redis clock at the look
+	next   time.Time     // when a delayed job falls due or a lease runs out; zero if never
 }
 
 // pending moves the due delayed jobs and expired reservations of every
@@ -112,9 +115,14 @@ func (h *Harness) pending(ctx context.Context) (pending, error) {
 	}
 	p.queues = queues
 	for _, q := range queues {
-		if _, err := h.Engine.Migrate(ctx, q); err != nil {
+		m, err := h.Engine.Migrate(ctx, q)
+		if err != nil {
 			return p, err
 		}
+		if p.now.IsZero() {
+			p.now = m.Now
+		}
+		p.next = earliest(earliest(p.next, m.NextDue), m.NextExpiry)
 		s, err := h.Engine.Sizes(ctx, q)
 		if err != nil {
 			return p, err
@@ -124,6 +132,66 @@ func (h *Harness) pending(ctx context.Context) (pending, error) {
 		p.sizes.Reserved += s.Reserved
 	}
 	return p, nil
+}
+
+// DrainAll is Drain that also waits for the jobs that are not due yet:
+// delayed jobs, retries waiting out their backoff, and jobs reserved by a
+// worker that is gone, whose lease must run out first. It runs each as it
+// falls due, with the jobs it dispatches, and returns once no queue has a
+// ready, delayed or reserved job (as Sidekiq's drain_all, or Oban's
+// drain_queue with_scheduled, but in real time). Failed jobs are in
+// h.Engine.Failed().
+//
+// A job delayed a minute keeps DrainAll a minute, so give ctx a deadline:
+// if it is done first, DrainAll returns an error that wraps ctx's and
+// says how many jobs were left.
+func (h *Harness) DrainAll(ctx context.Context) error {
+	ctx = h.Context(ctx)
+	for {
+		p, err := h.drain(ctx)
+		if err != nil {
+			return h.left(ctx, err)
+		}
+		if p.sizes.Total() == 0 {
+			return nil
+		}
+		wait := maxPoll
+		if !p.next.IsZero() {
+			wait = min(max(p.next.Sub(p.now), time.Millisecond), maxPoll)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return h.left(ctx, ctx.Err())
+		}
+	}
+}
+
+// left adds to an error of DrainAll's ctx what was left to run.
+func (h *Harness) left(ctx context.Context, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	s, serr := h.Sizes(sctx)
+	if serr != nil {
+		return fmt.Errorf("jobtest: drain all: %w", err)
+	}
+	return fmt.Errorf("jobtest: drain all: %d ready, %d delayed and %d reserved jobs left: %w", s.Ready, s.Delayed, s.Reserved, err)
+}
+
+// maxPoll is the longest DrainAll waits before it looks at the queues
+// again, for jobs pushed from outside its workers.
+const maxPoll = 100 * time.Millisecond
+
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
+		return b
+	}
+	return a
 }
 
 // Sizes sums the sizes of every queue pushed to.

@@ -352,3 +352,47 @@ func TestHarnessDrainRunsDueRetries(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, runtime.Sizes{}, sizes)
 }
+
+// DrainAll waits for delayed jobs and retries, and runs them and what
+// they dispatch, until nothing is left.
+func TestHarnessDrainAll(t *testing.T) {
+	t.Parallel()
+	h := jobtest.NewHarness(t, jobtest.HarnessConfig{})
+	attempts := registerFlaky(h)
+	var mu sync.Mutex
+	var ran []string
+	runtime.Register(h.Router, "test.Resize", func(ctx context.Context, j resize) error {
+		mu.Lock()
+		ran = append(ran, fmt.Sprint("resize ", j.UserID))
+		mu.Unlock()
+		if j.UserID == 1 {
+			// A delayed job dispatching another delayed job.
+			_, err := runtime.NewPendingDispatch(resize{UserID: 2}).Delay(150 * time.Millisecond).Dispatch(ctx)
+			return err
+		}
+		return nil
+	})
+	ctx := h.Context(context.Background())
+	_, err := runtime.Dispatch(ctx, flaky{Fails: 2}) // runs three times, 200ms apart
+	require.NoError(t, err)
+	_, err = runtime.NewPendingDispatch(resize{UserID: 1}).Delay(300 * time.Millisecond).Dispatch(ctx)
+	require.NoError(t, err)
+
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	require.NoError(t, h.DrainAll(dctx))
+	require.Equal(t, int32(3), attempts.Load())
+	require.Equal(t, []string{"resize 1", "resize 2"}, ran)
+	sizes, err := h.Sizes(ctx)
+	require.NoError(t, err)
+	require.Equal(t, runtime.Sizes{}, sizes)
+
+	// A job due after ctx's deadline: DrainAll says what it left.
+	_, err = runtime.NewPendingDispatch(resize{UserID: 3}).Delay(time.Hour).Dispatch(ctx)
+	require.NoError(t, err)
+	dctx, cancel = context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	err = h.DrainAll(dctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorContains(t, err, "0 ready, 1 delayed and 0 reserved jobs left")
+}
