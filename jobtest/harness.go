@@ -64,8 +64,9 @@ func (h *Harness) Context(ctx context.Context) context.Context {
 // ready job: the jobs that were ready, the delayed jobs and retries that
 // are due, the jobs they dispatch, and so on. It returns when that is so,
 // or when ctx is done. Jobs delayed past that point stay delayed: a later
-// Drain runs them once they are due, and DrainAll waits for them. Failed
-// jobs are in h.Engine.Failed().
+// Drain runs them once they are due, and DrainAll waits for them. The
+// jobs of a paused queue stay until it is resumed. Failed jobs are in
+// h.Engine.Failed().
 func (h *Harness) Drain(ctx context.Context) error {
 	_, err := h.drain(h.Context(ctx))
 	return err
@@ -100,13 +101,13 @@ func (h *Harness) drain(ctx context.Context) (pending, error) {
 // pending is what is left to run, as one look at the queues found it.
 type pending struct {
 	queues []string      // every queue pushed to
-	sizes  runtime.Sizes // summed over queues, after due jobs moved to ready
+	sizes  runtime.Sizes // summed over the queues not paused, after due jobs moved to ready
 	now    time.Time     // the Redis clock at the look
 	next   time.Time     // when a delayed job falls due or a lease runs out; zero if never
 }
 
 // pending moves the due delayed jobs and expired reservations of every
-// queue to ready, then counts what is left.
+// queue not paused to ready, then counts what is left there.
 func (h *Harness) pending(ctx context.Context) (pending, error) {
 	var p pending
 	queues, err := h.Engine.Queues(ctx)
@@ -115,6 +116,14 @@ func (h *Harness) pending(ctx context.Context) (pending, error) {
 	}
 	p.queues = queues
 	for _, q := range queues {
+		// A paused queue's jobs wait for its resume; no worker takes them.
+		paused, err := h.Engine.Paused(ctx, q)
+		if err != nil {
+			return p, err
+		}
+		if paused {
+			continue
+		}
 		m, err := h.Engine.Migrate(ctx, q)
 		if err != nil {
 			return p, err
@@ -137,10 +146,10 @@ func (h *Harness) pending(ctx context.Context) (pending, error) {
 // DrainAll is Drain that also waits for the jobs that are not due yet:
 // delayed jobs, retries waiting out their backoff, and jobs reserved by a
 // worker that is gone, whose lease must run out first. It runs each as it
-// falls due, with the jobs it dispatches, and returns once no queue has a
-// ready, delayed or reserved job (as Sidekiq's drain_all, or Oban's
-// drain_queue with_scheduled, but in real time). Failed jobs are in
-// h.Engine.Failed().
+// falls due, with the jobs it dispatches, and returns once no queue but
+// a paused one has a ready, delayed or reserved job (as Sidekiq's
+// drain_all, or Oban's drain_queue with_scheduled, but in real time).
+// Failed jobs are in h.Engine.Failed().
 //
 // A job delayed a minute keeps DrainAll a minute, so give ctx a deadline:
 // if it is done first, DrainAll returns an error that wraps ctx's and

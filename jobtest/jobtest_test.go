@@ -396,3 +396,28 @@ func TestHarnessDrainAll(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.ErrorContains(t, err, "0 ready, 1 delayed and 0 reserved jobs left")
 }
+
+// A paused queue's jobs wait for its resume: Drain and DrainAll return
+// without them rather than wait for jobs no worker takes.
+func TestHarnessDrainLeavesPausedQueues(t *testing.T) {
+	t.Parallel()
+	h := jobtest.NewHarness(t, jobtest.HarnessConfig{})
+	var runs atomic.Int32
+	runtime.Register(h.Router, "test.Resize", func(context.Context, resize) error { runs.Add(1); return nil })
+	ctx := h.Context(context.Background())
+	require.NoError(t, h.Engine.Pause(ctx, "media"))
+	_, err := runtime.NewPendingDispatch(resize{UserID: 1}).OnQueue("media").Dispatch(ctx)
+	require.NoError(t, err)
+	_, err = runtime.Dispatch(ctx, resize{UserID: 2})
+	require.NoError(t, err)
+
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	require.NoError(t, h.Drain(dctx))
+	require.NoError(t, h.DrainAll(dctx))
+	require.Equal(t, int32(1), runs.Load())
+
+	require.NoError(t, h.Engine.Resume(ctx, "media"))
+	require.NoError(t, h.Drain(dctx))
+	require.Equal(t, int32(2), runs.Load())
+}
