@@ -161,7 +161,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.stopped()
 		return nil
 	}
-	generation, err := w.e.restartGeneration(ctx)
+	restarted, err := w.e.lastRestart(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			w.stop("context done")
@@ -179,7 +179,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	var sideWG sync.WaitGroup
 	sideWG.Add(3)
 	go func() { defer sideWG.Done(); w.heartbeat(side) }()
-	go func() { defer sideWG.Done(); w.watch(ctx, side, generation) }()
+	go func() { defer sideWG.Done(); w.watch(ctx, side, restarted) }()
 	go func() { defer sideWG.Done(); w.acker(base) }()
 
 	w.log.Debug("worker starting", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency)
@@ -210,8 +210,10 @@ func (w *Worker) stopped() {
 	w.log.Info("worker stopped", "reason", w.StopReason(), "processed", w.processed.Load())
 }
 
-// watch turns ctx's end and restart broadcasts into stops.
-func (w *Worker) watch(ctx, side context.Context, generation int64) {
+// watch turns ctx's end and restart broadcasts into stops: a broadcast
+// whose mark is later than restarted, the one before the worker started.
+// A mark that is gone or earlier is no broadcast (Engine.Restart).
+func (w *Worker) watch(ctx, side context.Context, restarted int64) {
 	t := time.NewTicker(restartPoll)
 	defer t.Stop()
 	for {
@@ -224,8 +226,8 @@ func (w *Worker) watch(ctx, side context.Context, generation int64) {
 		case <-w.stopCh:
 			return
 		case <-t.C:
-			g, err := w.e.restartGeneration(side)
-			if err == nil && g != generation {
+			mark, err := w.e.lastRestart(side)
+			if err == nil && mark > restarted {
 				w.log.Info("restart broadcast received")
 				w.stop("restart broadcast")
 				return

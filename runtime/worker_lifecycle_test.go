@@ -292,6 +292,23 @@ func TestRestartBroadcast(t *testing.T) {
 	})
 }
 
+// A restart key that vanishes, as when Redis restarts without
+// persistence, is no broadcast: the worker keeps running, and a
+// broadcast made after that still stops it.
+func TestRestartKeyLostIsNoBroadcast(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		require.NoError(t, b.engine.Restart(b.ctx)) // a broadcast before the worker starts
+		w, _ := b.start(t, runtime.WorkerConfig{})
+		time.Sleep(100 * time.Millisecond)
+		require.NoError(t, b.rdb.Del(b.ctx, b.prefix+":restart").Err())
+		time.Sleep(2500 * time.Millisecond) // the worker looks every second
+		require.Empty(t, w.StopReason(), "the worker stopped with no broadcast")
+
+		require.NoError(t, b.engine.Restart(b.ctx))
+		eventually(t, func() bool { return w.StopReason() == "restart broadcast" }, "a broadcast stops the worker")
+	})
+}
+
 func TestQueuePause(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 		var runs atomic.Int32
