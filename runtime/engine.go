@@ -691,7 +691,9 @@ func (e *Engine) Resume(ctx context.Context, queue string) error {
 
 // Restart asks every worker under this prefix to finish its running jobs
 // and exit, so that a supervisor starts it again on new code (Laravel's
-// queue:restart). Workers notice within a second.
+// queue:restart). Workers look for it every half second, so each stops
+// taking jobs within a second, then lets its running jobs finish within
+// its Grace.
 //
 // The broadcast is the Redis time, in unix ms, stored under one key, and
 // a worker stops for a value later than the one it read at its start: a

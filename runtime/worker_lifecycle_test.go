@@ -301,7 +301,7 @@ func TestRestartKeyLostIsNoBroadcast(t *testing.T) {
 		w, _ := b.start(t, runtime.WorkerConfig{})
 		time.Sleep(100 * time.Millisecond)
 		require.NoError(t, b.rdb.Del(b.ctx, b.prefix+":restart").Err())
-		time.Sleep(2500 * time.Millisecond) // the worker looks every second
+		time.Sleep(1500 * time.Millisecond) // the worker looks every half second
 		require.Empty(t, w.StopReason(), "the worker stopped with no broadcast")
 
 		require.NoError(t, b.engine.Restart(b.ctx))
