@@ -27,18 +27,59 @@ func (slow) JobName() string                { return "test.Slow" }
 func (slow) JobOptions() runtime.JobOptions { return runtime.JobOptions{} }
 func (j slow) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
 
+// secret is the encrypted job of testdata/app.
+type secret struct{ Text string }
+
+func (secret) JobName() string                { return "test.Secret" }
+func (secret) JobOptions() runtime.JobOptions { return runtime.JobOptions{Encrypted: true} }
+func (j secret) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
+
+// testKeys is the key ring of testdata/app, in APP_KEYS.
+const testKeys = "k1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+
+// buildApp builds testdata/app, a worker binary built the way an
+// application builds one, and returns its path.
+func buildApp(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds a binary")
+	}
+	bin := filepath.Join(t.TempDir(), "app")
+	out, err := exec.Command("go", "build", "-o", bin, "./testdata/app").CombinedOutput()
+	require.NoError(t, err, "go build:\n%s", out)
+	return bin
+}
+
+// TestBinaryEncryptedJobs runs an encrypted job on a worker started as
+// the README starts one, with the application's key ring.
+func TestBinaryEncryptedJobs(t *testing.T) {
+	t.Parallel()
+	bin := buildApp(t)
+	b := setup(t, redistest.Backends(t)[0])
+	ring, err := runtime.ParseKeyRing(testKeys)
+	require.NoError(t, err)
+	sealing, err := runtime.Open(b.ctx, b.url, runtime.EngineConfig{Prefix: b.prefix, Keys: ring})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = sealing.Close() })
+	_, err = sealing.Dispatch(b.ctx, runtime.NewPendingDispatch(secret{Text: "open sesame"}))
+	require.NoError(t, err)
+
+	cmd := exec.Command(bin, "queue:work", "--prefix", b.prefix, "--stop-when-empty")
+	cmd.Env = append(os.Environ(), "REDIS_URL="+b.url, "JOBGEN_REDIS_URL=", "APP_KEYS="+testKeys)
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stderr:\n%s", stderr.String())
+	require.Contains(t, stdout.String(), "handling secret open sesame\n", "stderr:\n%s", stderr.String())
+	require.Contains(t, stdout.String(), "stopped (empty): 1 done, 0 released for retry, 0 failed.")
+	require.Equal(t, runtime.Sizes{}, b.sizes(t, "default"))
+}
+
 // TestBinary runs testdata/app, a worker binary built the way an
 // application builds one, as a process: queue:work stops gracefully on
 // SIGTERM, letting its running job finish.
 func TestBinary(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a binary")
-	}
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "app")
-	build := exec.Command("go", "build", "-o", bin, "./testdata/app")
-	out, err := build.CombinedOutput()
-	require.NoError(t, err, "go build:\n%s", out)
+	bin := buildApp(t)
 
 	b := setup(t, redistest.Backends(t)[0]) // a real server, shared with the process
 	b.push(t, "default", slow{Name: "report", For: time.Second})

@@ -55,16 +55,44 @@ type Command struct {
 //		jobs.Register(r, handlers)
 //		console.Main(r)
 //	}
-func Main(router *runtime.Router) {
-	os.Exit(Run(context.Background(), os.Args[1:], router))
+//
+// opts give the configurations the application opens its own engine
+// with, such as the key ring of its encrypted jobs:
+//
+//	console.Main(r, console.WithEngine(runtime.EngineConfig{Keys: ring}))
+func Main(router *runtime.Router, opts ...Option) {
+	os.Exit(Run(context.Background(), os.Args[1:], router, opts...))
 }
 
 // Run runs the command named by args (without the program name) with
-// router's handlers, on the process's streams and environment, and
-// returns the exit status: 0 on success, 1 when the command failed or a
-// monitored threshold was crossed, 2 for bad usage.
-func Run(ctx context.Context, args []string, router *runtime.Router) int {
-	return (&Command{Router: router}).Run(ctx, args)
+// router's handlers and opts, on the process's streams and environment,
+// and returns the exit status: 0 on success, 1 when the command failed or
+// a monitored threshold was crossed, 2 for bad usage.
+func Run(ctx context.Context, args []string, router *runtime.Router, opts ...Option) int {
+	c := &Command{Router: router}
+	for _, o := range opts {
+		o(c)
+	}
+	return c.Run(ctx, args)
+}
+
+// Option sets a field of the Command that Main and Run build.
+type Option func(*Command)
+
+// WithEngine sets Command.Engine, the engine configuration every command
+// starts from: give it the EngineConfig the application dispatches with,
+// so that the worker opens its encrypted jobs (Keys) and the commands use
+// its Prefix and Partitions. The --prefix and --partitions flags override
+// those.
+func WithEngine(cfg runtime.EngineConfig) Option {
+	return func(c *Command) { c.Engine = cfg }
+}
+
+// WithWorker sets Command.Worker, the worker configuration queue:work
+// starts from: the application's own defaults, its Middleware and
+// Logger. The flags given override its fields.
+func WithWorker(cfg runtime.WorkerConfig) Option {
+	return func(c *Command) { c.Worker = cfg }
 }
 
 // Handles reports whether args (without the program name) name one of
