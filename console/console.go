@@ -188,6 +188,14 @@ func (c *Command) name() string {
 	return filepath.Base(os.Args[0])
 }
 
+// prefix is the key prefix the commands use without --prefix.
+func (c *Command) prefix() string {
+	if c.Engine.Prefix != "" {
+		return c.Engine.Prefix
+	}
+	return runtime.DefaultPrefix
+}
+
 func (c *Command) stdout() io.Writer {
 	if c.Stdout != nil {
 		return c.Stdout
@@ -300,5 +308,5 @@ func (c *Command) WriteCommands(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nEvery command takes --redis URL (default $%s, then $%s) and --prefix PREFIX (default %q).\n",
-		URLEnv, runtime.URLEnv, runtime.DefaultPrefix)
+		URLEnv, runtime.URLEnv, c.prefix())
 }
