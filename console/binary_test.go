@@ -3,6 +3,7 @@ package console_test
 import (
 	"bufio"
 	"context"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,6 +73,32 @@ func TestBinaryEncryptedJobs(t *testing.T) {
 	require.Contains(t, stdout.String(), "handling secret open sesame\n", "stderr:\n%s", stderr.String())
 	require.Contains(t, stdout.String(), "stopped (empty): 1 done, 0 released for retry, 0 failed.")
 	require.Equal(t, runtime.Sizes{}, b.sizes(t, "default"))
+}
+
+// With Redis down, a command says so in one line on stderr: go-redis's
+// own log lines go to the worker's logger at Debug level.
+func TestBinaryRedisDownIsOneLine(t *testing.T) {
+	t.Parallel()
+	bin := buildApp(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	url := "redis://" + l.Addr().String() + "/0"
+	require.NoError(t, l.Close()) // nothing listens there now
+
+	for _, args := range [][]string{{"queue:size"}, {"queue:work"}} {
+		cmd := exec.Command(bin, append(args, "--redis", url)...)
+		cmd.Env = append(os.Environ(), "REDIS_URL=", "JOBGEN_REDIS_URL=")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit)
+		require.Equal(t, 1, exit.ExitCode())
+		require.Empty(t, stdout.String())
+		require.Equal(t, 1, strings.Count(stderr.String(), "\n"), "%v: stderr:\n%s", args, stderr.String())
+		require.True(t, strings.HasPrefix(stderr.String(), "app "+args[0]+": "), stderr.String())
+		require.Contains(t, stderr.String(), "connection refused")
+	}
 }
 
 // TestBinary runs testdata/app, a worker binary built the way an

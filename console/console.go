@@ -104,7 +104,10 @@ func Handles(args []string) bool {
 
 // Run runs the command named by args (without the program name) and
 // returns the exit status, as the package-level Run does. An error is
-// reported as one line on Stderr.
+// reported as one line on Stderr. Before it connects, Run sends
+// go-redis's own log lines (redis.SetLogger, one logger per process) to
+// Worker.Logger at Debug level, or drops them if there is none, so that
+// Redis being down is that one line.
 func (c *Command) Run(ctx context.Context, args []string) int {
 	if len(args) == 0 {
 		c.writeOverview(c.stderr())
@@ -139,6 +142,7 @@ func (c *Command) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.stderr(), "%s %s: unexpected argument %q (see %s %s --help)\n", c.name(), v.name, rest[v.maxArgs], c.name(), v.name)
 		return 2
 	}
+	routeRedisLog(c.logger())
 	if v.needsRouter && c.Router == nil {
 		c.fail(v, errors.New("needs the application's job handlers, so it runs from the application's own binary: "+
 			"call console.Main(router) in its main (see go doc github.com/jobgen/jobgen/console)"))

@@ -91,7 +91,8 @@
 //
 // Results go to Stdout. Progress of long operations (retrying, deleting
 // or pruning many failed jobs) goes to Stderr. An error is one line on
-// Stderr, "program command: message". The exit status is 0 on success, 1
-// when the command failed or queue:monitor found a queue over its
-// threshold, and 2 for bad usage.
+// Stderr, "program command: message"; go-redis's own log lines (a failed
+// dial, say) go to Command.Worker.Logger at Debug level, not to Stderr.
+// The exit status is 0 on success, 1 when the command failed or
+// queue:monitor found a queue over its threshold, and 2 for bad usage.
 package console

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -73,7 +72,7 @@ func workerFlags(c *Command, fs *flags) (cfg *runtime.WorkerConfig, quiet *bool)
 // work runs a worker until it stops.
 func (s *session) work(ctx context.Context, cfg runtime.WorkerConfig, quiet bool) error {
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(s.errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		cfg.Logger = s.c.logger()
 	}
 	// Handlers that dispatch jobs of their own need a dispatcher.
 	if _, err := runtime.DispatcherFor(ctx, ""); err != nil {
