@@ -3,6 +3,7 @@ package console_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -99,6 +100,56 @@ func TestBinaryRedisDownIsOneLine(t *testing.T) {
 		require.True(t, strings.HasPrefix(stderr.String(), "app "+args[0]+": "), stderr.String())
 		require.Contains(t, stderr.String(), "connection refused")
 	}
+}
+
+// A job that outlives the grace after SIGTERM goes back to its queue,
+// and the stop summary counts it as released.
+// A prefetched job that had not started goes back too, and counts.
+func TestBinaryGraceReleaseCounts(t *testing.T) {
+	t.Parallel()
+	bin := buildApp(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		jobs int
+	}{
+		{"running", nil, 1},
+		{"running and prefetched", []string{"--concurrency", "1", "--prefetch", "1"}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testGraceReleaseCounts(t, bin, tc.args, tc.jobs)
+		})
+	}
+}
+
+func testGraceReleaseCounts(t *testing.T, bin string, args []string, jobs int) {
+	b := setup(t, redistest.Backends(t)[0])
+	for range jobs {
+		b.push(t, "default", slow{Name: "long", For: time.Minute})
+	}
+
+	cmd := exec.Command(bin, append([]string{"queue:work", "--prefix", b.prefix, "--grace", "200ms"}, args...)...)
+	cmd.Env = append(os.Environ(), "REDIS_URL="+b.url, "JOBGEN_REDIS_URL=")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	lines := bufio.NewScanner(stdout)
+	var got []string
+	for lines.Scan() {
+		got = append(got, lines.Text())
+		if lines.Text() == "handling long" {
+			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		}
+	}
+	require.NoError(t, cmd.Wait(), "stderr:\n%s", stderr.String())
+	require.Equal(t, fmt.Sprintf("Worker worker stopped (context done): 0 done, %d released for retry, 0 failed.", jobs), got[len(got)-1],
+		"stdout:\n%s", strings.Join(got, "\n"))
+	require.Equal(t, runtime.Sizes{Ready: int64(jobs)}, b.sizes(t, "default"), "the jobs are back on their queue")
 }
 
 // TestBinary runs testdata/app, a worker binary built the way an

@@ -98,6 +98,8 @@ func (s *session) work(ctx context.Context, cfg runtime.WorkerConfig, quiet bool
 	if err := w.RunWithSignals(ctx); err != nil {
 		return err
 	}
+	// Jobs given back at the stop go back to their queues, to run again.
+	counts.returned(w.Stats().Returned)
 	fmt.Fprintf(s.out, "Worker %s stopped (%s): %s.\n", name, w.StopReason(), counts)
 	return nil
 }
@@ -119,6 +121,13 @@ func (n *jobCounts) add(ev runtime.Event) {
 	case runtime.JobFailed:
 		n.fails++
 	}
+}
+
+// returned counts jobs the worker gave back at its stop as released.
+func (n *jobCounts) returned(k int64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.released += int(k)
 }
 
 func (n *jobCounts) String() string {

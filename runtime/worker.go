@@ -45,6 +45,44 @@ type Worker struct {
 	waited    bool          // the fetch loop has waited for jobs; fetch loop only
 	emptied   *upcoming     // set when the reserve behind a wait emptied the queue; fetch loop only
 	processed atomic.Int64  // jobs finished, whatever the outcome
+	returned  atomic.Int64  // jobs given back to their queues at a stop (WorkerStats.Returned)
+}
+
+// WorkerStats counts what a worker has done with its jobs.
+type WorkerStats struct {
+	// Returned is the jobs the worker gave back to their queues at a stop
+	// without finishing them: jobs still running when Grace ran out, and
+	// reserved jobs that had not started. They are ready again, for any
+	// worker. A job whose lease was lost by then, or that a give-back
+	// failed to reach Redis for, is not counted: it returns when its
+	// lease runs out.
+	Returned int64
+}
+
+// Stats returns the worker's counts so far; once Run has returned, its
+// final counts.
+func (w *Worker) Stats() WorkerStats {
+	return WorkerStats{Returned: w.returned.Load()}
+}
+
+// gaveBack counts the jobs of refs that a give-back at a stop returned
+// to their queues, err being its result: all of them, less those whose
+// lease was lost, or none if the call failed.
+func (w *Worker) gaveBack(refs []Ref, err error) {
+	n := len(refs)
+	if err != nil {
+		errs := []error{err}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = j.Unwrap()
+		}
+		for _, e := range errs {
+			if !errors.Is(e, ErrLeaseLost) {
+				return
+			}
+			n--
+		}
+	}
+	w.returned.Add(int64(max(n, 0)))
 }
 
 // activeJob is a running job the heartbeat keeps alive.

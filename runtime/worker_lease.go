@@ -174,7 +174,9 @@ func (w *Worker) drain() {
 	w.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := w.e.Release(ctx, ReleaseOpts{}, refs...); err != nil {
+	err := w.e.Release(ctx, ReleaseOpts{}, refs...)
+	w.gaveBack(refs, err)
+	if err != nil {
 		w.log.Error("releasing running jobs at stop", "jobs", len(refs), "err", err)
 	}
 	w.log.Warn("grace period over; running jobs released", "jobs", len(refs))

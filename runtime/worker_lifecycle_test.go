@@ -506,3 +506,23 @@ func TestSignals(t *testing.T) {
 		})
 	})
 }
+
+// Stats.Returned counts the jobs a stop gives back unfinished: the one
+// still running when the grace ran out, and the one prefetched behind it.
+func TestStatsCountJobsReturnedAtStop(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		started := make(chan struct{}, 2)
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, _ testJob) error {
+			started <- struct{}{}
+			<-ctx.Done()
+			return context.Cause(ctx)
+		})
+		b.dispatch(t, job(1, runtime.JobOptions{}), job(2, runtime.JobOptions{}))
+		w, stop := b.start(t, runtime.WorkerConfig{Concurrency: 1, Prefetch: 1, Grace: 50 * time.Millisecond})
+		<-started
+		eventually(t, func() bool { return sizes(t, b.bundle, "default").Reserved == 2 }, "both jobs reserved")
+		stop()
+		require.Equal(t, runtime.WorkerStats{Returned: 2}, w.Stats())
+		require.Equal(t, runtime.Sizes{Ready: 2}, sizes(t, b.bundle, "default"))
+	})
+}
