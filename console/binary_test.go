@@ -102,6 +102,43 @@ func TestBinaryRedisDownIsOneLine(t *testing.T) {
 	}
 }
 
+// An idle worker exits at once on SIGTERM, however long its --sleep:
+// the stop ends its wait for jobs.
+func TestBinaryIdleStopsAtOnce(t *testing.T) {
+	t.Parallel()
+	bin := buildApp(t)
+	b := setup(t, redistest.Backends(t)[0])
+
+	cmd := exec.Command(bin, "queue:work", "--prefix", b.prefix, "--sleep", "30s")
+	cmd.Env = append(os.Environ(), "REDIS_URL="+b.url, "JOBGEN_REDIS_URL=")
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := bufio.NewScanner(stdout)
+	require.True(t, lines.Scan(), "stderr:\n%s", stderr.String())
+	time.Sleep(1500 * time.Millisecond) // idle, in the wait for jobs
+
+	exited := make(chan error, 1)
+	go func() {
+		for lines.Scan() {
+		}
+		exited <- cmd.Wait()
+	}()
+	sent := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		// Well within the old 1.3s; a stop takes milliseconds.
+		require.Less(t, time.Since(sent), time.Second)
+		require.NoError(t, err, "stderr:\n%s", stderr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no exit within 10s of SIGTERM with --sleep 30s; stderr:\n%s", stderr.String())
+	}
+}
+
 // A job that outlives the grace after SIGTERM goes back to its queue,
 // and the stop summary counts it as released.
 // A prefetched job that had not started goes back too, and counts.
