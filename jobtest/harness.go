@@ -18,8 +18,8 @@ type HarnessConfig struct {
 	// Engine configures the harness's engine; its Prefix defaults to
 	// "jobtest". Set Keys here to run encrypted jobs.
 	Engine runtime.EngineConfig
-	// Worker configures the workers that Drain runs. Drain sets their
-	// Queues (every queue pushed to) and StopWhenEmpty; the Logger
+	// Worker configures the workers that Drain and DrainAll run. They set
+	// its Queues (every queue pushed to) and StopWhenEmpty; the Logger
 	// defaults to one that discards everything.
 	Worker runtime.WorkerConfig
 }
