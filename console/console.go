@@ -55,16 +55,44 @@ type Command struct {
 //		jobs.Register(r, handlers)
 //		console.Main(r)
 //	}
-func Main(router *runtime.Router) {
-	os.Exit(Run(context.Background(), os.Args[1:], router))
+//
+// opts give the configurations the application opens its own engine
+// with, such as the key ring of its encrypted jobs:
+//
+//	console.Main(r, console.WithEngine(runtime.EngineConfig{Keys: ring}))
+func Main(router *runtime.Router, opts ...Option) {
+	os.Exit(Run(context.Background(), os.Args[1:], router, opts...))
 }
 
 // Run runs the command named by args (without the program name) with
-// router's handlers, on the process's streams and environment, and
-// returns the exit status: 0 on success, 1 when the command failed or a
-// monitored threshold was crossed, 2 for bad usage.
-func Run(ctx context.Context, args []string, router *runtime.Router) int {
-	return (&Command{Router: router}).Run(ctx, args)
+// router's handlers and opts, on the process's streams and environment,
+// and returns the exit status: 0 on success, 1 when the command failed or
+// a monitored threshold was crossed, 2 for bad usage.
+func Run(ctx context.Context, args []string, router *runtime.Router, opts ...Option) int {
+	c := &Command{Router: router}
+	for _, o := range opts {
+		o(c)
+	}
+	return c.Run(ctx, args)
+}
+
+// Option sets a field of the Command that Main and Run build.
+type Option func(*Command)
+
+// WithEngine sets Command.Engine, the engine configuration every command
+// starts from: give it the EngineConfig the application dispatches with,
+// so that the worker opens its encrypted jobs (Keys) and the commands use
+// its Prefix and Partitions. The --prefix and --partitions flags override
+// those.
+func WithEngine(cfg runtime.EngineConfig) Option {
+	return func(c *Command) { c.Engine = cfg }
+}
+
+// WithWorker sets Command.Worker, the worker configuration queue:work
+// starts from: the application's own defaults, its Middleware and
+// Logger. The flags given override its fields.
+func WithWorker(cfg runtime.WorkerConfig) Option {
+	return func(c *Command) { c.Worker = cfg }
 }
 
 // Handles reports whether args (without the program name) name one of
@@ -76,7 +104,10 @@ func Handles(args []string) bool {
 
 // Run runs the command named by args (without the program name) and
 // returns the exit status, as the package-level Run does. An error is
-// reported as one line on Stderr.
+// reported as one line on Stderr. Before it connects, Run sends
+// go-redis's own log lines (redis.SetLogger, one logger per process) to
+// Worker.Logger at Debug level, or drops them if there is none, so that
+// Redis being down is that one line.
 func (c *Command) Run(ctx context.Context, args []string) int {
 	if len(args) == 0 {
 		c.writeOverview(c.stderr())
@@ -111,6 +142,7 @@ func (c *Command) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(c.stderr(), "%s %s: unexpected argument %q (see %s %s --help)\n", c.name(), v.name, rest[v.maxArgs], c.name(), v.name)
 		return 2
 	}
+	routeRedisLog(c.logger())
 	if v.needsRouter && c.Router == nil {
 		c.fail(v, errors.New("needs the application's job handlers, so it runs from the application's own binary: "+
 			"call console.Main(router) in its main (see go doc github.com/jobgen/jobgen/console)"))
@@ -158,6 +190,14 @@ func (c *Command) name() string {
 		return c.Name
 	}
 	return filepath.Base(os.Args[0])
+}
+
+// prefix is the key prefix the commands use without --prefix.
+func (c *Command) prefix() string {
+	if c.Engine.Prefix != "" {
+		return c.Engine.Prefix
+	}
+	return runtime.DefaultPrefix
 }
 
 func (c *Command) stdout() io.Writer {
@@ -272,5 +312,5 @@ func (c *Command) WriteCommands(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nEvery command takes --redis URL (default $%s, then $%s) and --prefix PREFIX (default %q).\n",
-		URLEnv, runtime.URLEnv, runtime.DefaultPrefix)
+		URLEnv, runtime.URLEnv, c.prefix())
 }

@@ -46,6 +46,16 @@ func TestHelpOnEveryCommand(t *testing.T) {
 	}
 }
 
+// --prefix defaults to the prefix of the Command's Engine, as help says.
+func TestHelpShowsTheEnginePrefix(t *testing.T) {
+	t.Parallel()
+	_, stdout, _ := runNoRedis(&console.Command{}, "queue:size", "--help")
+	require.Contains(t, stdout, `(default "jobgen")`)
+	_, stdout, _ = runNoRedis(&console.Command{Engine: runtime.EngineConfig{Prefix: "myapp"}}, "queue:size", "--help")
+	require.Contains(t, stdout, `(default "myapp")`)
+	require.NotContains(t, stdout, `"jobgen"`)
+}
+
 func TestWorkHelpListsEveryOption(t *testing.T) {
 	t.Parallel()
 	_, stdout, _ := runNoRedis(&console.Command{}, "queue:work", "--help")

@@ -29,10 +29,17 @@
 //		console.Main(r)
 //	}
 //
+// An application whose jobs are encrypted gives Main the configuration it
+// dispatches with, key ring included, so that its workers open them:
+//
+//	ring, err := runtime.ParseKeyRing(os.Getenv("APP_KEYS"))
+//	...
+//	cfg := runtime.EngineConfig{Prefix: "myapp", Keys: ring}
+//	console.Main(r, console.WithEngine(cfg), console.WithWorker(runtime.WorkerConfig{Concurrency: 32}))
+//
 // Both ways run the same code, this package. A Command sets the program
-// name, streams, environment and base configurations for one run: an
-// application whose jobs are encrypted gives its key ring there, and
-// may set its own worker defaults and logger:
+// name, streams, environment and base configurations for one run, what
+// Main's options set and more:
 //
 //	c := &console.Command{
 //		Router: r,
@@ -84,7 +91,8 @@
 //
 // Results go to Stdout. Progress of long operations (retrying, deleting
 // or pruning many failed jobs) goes to Stderr. An error is one line on
-// Stderr, "program command: message". The exit status is 0 on success, 1
-// when the command failed or queue:monitor found a queue over its
-// threshold, and 2 for bad usage.
+// Stderr, "program command: message"; go-redis's own log lines (a failed
+// dial, say) go to Command.Worker.Logger at Debug level, not to Stderr.
+// The exit status is 0 on success, 1 when the command failed or
+// queue:monitor found a queue over its threshold, and 2 for bad usage.
 package console

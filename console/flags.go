@@ -111,7 +111,7 @@ func (fs *flags) common() {
 	fs.stringVar(&fs.redis, "redis", "", "Redis URL: redis://, rediss://, redis+sentinel://, redis+cluster://",
 		"$"+URLEnv+", then $"+runtime.URLEnv)
 	fs.meta["redis"] = "URL"
-	fs.stringVar(&fs.prefix, "prefix", "", "key prefix of the application's queues", strconv.Quote(runtime.DefaultPrefix))
+	fs.stringVar(&fs.prefix, "prefix", "", "key prefix of the application's queues", strconv.Quote(fs.c.prefix()))
 	fs.meta["prefix"] = "PREFIX"
 	fs.Var(partitionsValue{&fs.partitions}, "partitions", "partitioned queues and their partition counts, as the application's EngineConfig.Partitions")
 	fs.add("partitions", "")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -73,7 +72,7 @@ func workerFlags(c *Command, fs *flags) (cfg *runtime.WorkerConfig, quiet *bool)
 // work runs a worker until it stops.
 func (s *session) work(ctx context.Context, cfg runtime.WorkerConfig, quiet bool) error {
 	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(s.errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		cfg.Logger = s.c.logger()
 	}
 	// Handlers that dispatch jobs of their own need a dispatcher.
 	if _, err := runtime.DispatcherFor(ctx, ""); err != nil {
@@ -99,6 +98,8 @@ func (s *session) work(ctx context.Context, cfg runtime.WorkerConfig, quiet bool
 	if err := w.RunWithSignals(ctx); err != nil {
 		return err
 	}
+	// Jobs given back at the stop go back to their queues, to run again.
+	counts.returned(w.Stats().Returned)
 	fmt.Fprintf(s.out, "Worker %s stopped (%s): %s.\n", name, w.StopReason(), counts)
 	return nil
 }
@@ -120,6 +121,13 @@ func (n *jobCounts) add(ev runtime.Event) {
 	case runtime.JobFailed:
 		n.fails++
 	}
+}
+
+// returned counts jobs the worker gave back at its stop as released.
+func (n *jobCounts) returned(k int64) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.released += int(k)
 }
 
 func (n *jobCounts) String() string {

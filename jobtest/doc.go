@@ -26,12 +26,20 @@
 //
 // A Harness runs the real engine and worker in-process on an embedded
 // Redis (embedded://), one per harness, so integration tests need no
-// server. Drain runs every job that is ready, and every job those jobs
-// dispatch, until nothing is left to run:
+// server. Drain runs every job that is ready or due, and every job those
+// jobs dispatch, until no job is ready:
 //
 //	h := jobtest.NewHarness(t, jobtest.HarnessConfig{})
 //	emails.Register(h.Router, handlers)
 //	ctx := h.Context(context.Background())
 //	SendWelcome{To: "ada@example.com"}.Dispatch(ctx)
 //	h.Drain(ctx)
+//
+// Delayed jobs and retries waiting out their backoff are left for a
+// later Drain, once they are due. DrainAll waits for them, in real time,
+// until no job is ready, delayed or reserved; give it a deadline:
+//
+//	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+//	defer cancel()
+//	h.DrainAll(ctx) // the retries too, after their backoff
 package jobtest

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -303,4 +304,120 @@ func TestFakeRecordsChainQueues(t *testing.T) {
 			require.Equal(t, tc.connections, append([]string{d.Connection}, d.ChainConnections...))
 		})
 	}
+}
+
+// flaky fails its first Fails attempts, then succeeds; it retries after
+// 200ms.
+type flaky struct{ Fails int }
+
+func (flaky) JobName() string { return "test.Flaky" }
+func (flaky) JobOptions() runtime.JobOptions {
+	return runtime.JobOptions{Tries: 3, Backoff: []time.Duration{200 * time.Millisecond}}
+}
+func (j flaky) EncodeJob() ([]byte, error) { return runtime.Encode(j) }
+
+// registerFlaky registers flaky's handler and returns its attempt count.
+func registerFlaky(h *jobtest.Harness) *atomic.Int32 {
+	var attempts atomic.Int32
+	runtime.Register(h.Router, "test.Flaky", func(ctx context.Context, j flaky) error {
+		info, _ := runtime.JobInfoFrom(ctx)
+		attempts.Add(1)
+		if info.Attempt <= j.Fails {
+			return fmt.Errorf("attempt %d fails", info.Attempt)
+		}
+		return nil
+	})
+	return &attempts
+}
+
+// A retry that has fallen due by the next Drain runs in it.
+func TestHarnessDrainRunsDueRetries(t *testing.T) {
+	t.Parallel()
+	h := jobtest.NewHarness(t, jobtest.HarnessConfig{})
+	attempts := registerFlaky(h)
+	ctx := h.Context(context.Background())
+	_, err := runtime.Dispatch(ctx, flaky{Fails: 1})
+	require.NoError(t, err)
+
+	require.NoError(t, h.Drain(ctx))
+	require.Equal(t, int32(1), attempts.Load())
+	sizes, err := h.Sizes(ctx)
+	require.NoError(t, err)
+	require.Equal(t, runtime.Sizes{Delayed: 1}, sizes, "the retry waits out its backoff")
+
+	time.Sleep(400 * time.Millisecond) // past the 200ms backoff
+	require.NoError(t, h.Drain(ctx))
+	require.Equal(t, int32(2), attempts.Load(), "the retry, now due, ran")
+	sizes, err = h.Sizes(ctx)
+	require.NoError(t, err)
+	require.Equal(t, runtime.Sizes{}, sizes)
+}
+
+// DrainAll waits for delayed jobs and retries, and runs them and what
+// they dispatch, until nothing is left.
+func TestHarnessDrainAll(t *testing.T) {
+	t.Parallel()
+	h := jobtest.NewHarness(t, jobtest.HarnessConfig{})
+	attempts := registerFlaky(h)
+	var mu sync.Mutex
+	var ran []string
+	runtime.Register(h.Router, "test.Resize", func(ctx context.Context, j resize) error {
+		mu.Lock()
+		ran = append(ran, fmt.Sprint("resize ", j.UserID))
+		mu.Unlock()
+		if j.UserID == 1 {
+			// A delayed job dispatching another delayed job.
+			_, err := runtime.NewPendingDispatch(resize{UserID: 2}).Delay(150 * time.Millisecond).Dispatch(ctx)
+			return err
+		}
+		return nil
+	})
+	ctx := h.Context(context.Background())
+	_, err := runtime.Dispatch(ctx, flaky{Fails: 2}) // runs three times, 200ms apart
+	require.NoError(t, err)
+	_, err = runtime.NewPendingDispatch(resize{UserID: 1}).Delay(300 * time.Millisecond).Dispatch(ctx)
+	require.NoError(t, err)
+
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	require.NoError(t, h.DrainAll(dctx))
+	require.Equal(t, int32(3), attempts.Load())
+	require.Equal(t, []string{"resize 1", "resize 2"}, ran)
+	sizes, err := h.Sizes(ctx)
+	require.NoError(t, err)
+	require.Equal(t, runtime.Sizes{}, sizes)
+
+	// A job due after ctx's deadline: DrainAll says what it left.
+	_, err = runtime.NewPendingDispatch(resize{UserID: 3}).Delay(time.Hour).Dispatch(ctx)
+	require.NoError(t, err)
+	dctx, cancel = context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	err = h.DrainAll(dctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorContains(t, err, "0 ready, 1 delayed and 0 reserved jobs left")
+}
+
+// A paused queue's jobs wait for its resume: Drain and DrainAll return
+// without them rather than wait for jobs no worker takes.
+func TestHarnessDrainLeavesPausedQueues(t *testing.T) {
+	t.Parallel()
+	h := jobtest.NewHarness(t, jobtest.HarnessConfig{})
+	var runs atomic.Int32
+	runtime.Register(h.Router, "test.Resize", func(context.Context, resize) error { runs.Add(1); return nil })
+	ctx := h.Context(context.Background())
+	require.NoError(t, h.Engine.Pause(ctx, "media"))
+	_, err := runtime.NewPendingDispatch(resize{UserID: 1}).OnQueue("media").Dispatch(ctx)
+	require.NoError(t, err)
+	_, err = runtime.Dispatch(ctx, resize{UserID: 2})
+	require.NoError(t, err)
+
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	require.NoError(t, h.Drain(dctx))
+	require.NoError(t, h.DrainAll(dctx))
+	require.Equal(t, int32(1), runs.Load())
+
+	require.NoError(t, h.Engine.Resume(ctx, "media"))
+	require.NoError(t, h.Drain(dctx))
+	require.Equal(t, int32(2), runs.Load())
 }

@@ -722,13 +722,42 @@ func (e *Engine) Resume(ctx context.Context, queue string) error {
 
 // Restart asks every worker under this prefix to finish its running jobs
 // and exit, so that a supervisor starts it again on new code (Laravel's
-// queue:restart). Workers notice within a second.
+// queue:restart). Workers look for it every half second, so each stops
+// taking jobs within a second, then lets its running jobs finish within
+// its Grace.
+//
+// The broadcast is the Redis time, in unix ms, stored under one key, and
+// a worker stops for a value later than the one it read at its start: a
+// key that vanishes (a Redis restarted without persistence, a flush) or
+// goes back in time (a restore) stops no worker.
 func (e *Engine) Restart(ctx context.Context) error {
-	return e.rdb.Incr(ctx, e.keys.restart()).Err()
+	k := e.keys.restart()
+	var last *redis.StringCmd
+	var now *redis.TimeCmd
+	_, _ = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		last = p.Get(ctx, k)
+		now = p.Time(ctx)
+		return nil
+	})
+	if err := last.Err(); err != nil && err != redis.Nil {
+		return err
+	}
+	if err := now.Err(); err != nil {
+		return err
+	}
+	prev, _ := last.Int64() // 0 if none, or not a number
+	mark := max(now.Val().UnixMilli(), prev+1)
+	if err := e.rdb.Set(ctx, k, mark, 0).Err(); err != nil {
+		return err
+	}
+	return nil
 }
 
-// restartGeneration is the count of restart broadcasts so far.
-func (e *Engine) restartGeneration(ctx context.Context) (int64, error) {
+// lastRestart is the mark of the last restart broadcast (Restart), 0 if
+// there is none. Marks only grow, so a worker stops for a mark later than
+// the one it read at its start. (Before marks were times they were a
+// count, which also only grew.)
+func (e *Engine) lastRestart(ctx context.Context) (int64, error) {
 	n, err := e.rdb.Get(ctx, e.keys.restart()).Int64()
 	if err == redis.Nil {
 		return 0, nil

@@ -46,6 +46,44 @@ type Worker struct {
 	waited    bool          // the fetch loop has waited for jobs; fetch loop only
 	emptied   *upcoming     // set when the reserve behind a wait emptied the queue; fetch loop only
 	processed atomic.Int64  // jobs finished, whatever the outcome
+	returned  atomic.Int64  // jobs given back to their queues at a stop (WorkerStats.Returned)
+}
+
+// WorkerStats counts what a worker has done with its jobs.
+type WorkerStats struct {
+	// Returned is the jobs the worker gave back to their queues at a stop
+	// without finishing them: jobs still running when Grace ran out, and
+	// reserved jobs that had not started. They are ready again, for any
+	// worker. A job whose lease was lost by then, or that a give-back
+	// failed to reach Redis for, is not counted: it returns when its
+	// lease runs out.
+	Returned int64
+}
+
+// Stats returns the worker's counts so far; once Run has returned, its
+// final counts.
+func (w *Worker) Stats() WorkerStats {
+	return WorkerStats{Returned: w.returned.Load()}
+}
+
+// gaveBack counts the jobs of refs that a give-back at a stop returned
+// to their queues, err being its result: all of them, less those whose
+// lease was lost, or none if the call failed.
+func (w *Worker) gaveBack(refs []Ref, err error) {
+	n := len(refs)
+	if err != nil {
+		errs := []error{err}
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			errs = j.Unwrap()
+		}
+		for _, e := range errs {
+			if !errors.Is(e, ErrLeaseLost) {
+				return
+			}
+			n--
+		}
+	}
+	w.returned.Add(int64(max(n, 0)))
 }
 
 // activeJob is a running job the heartbeat keeps alive.
@@ -164,7 +202,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		w.stopped()
 		return nil
 	}
-	generation, err := w.e.restartGeneration(ctx)
+	restarted, err := w.e.lastRestart(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
 			w.stop("context done")
@@ -183,7 +221,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	sideWG.Add(4)
 	go func() { defer sideWG.Done(); w.heartbeat(side) }()
 	go func() { defer sideWG.Done(); w.sweeper(side) }()
-	go func() { defer sideWG.Done(); w.watch(ctx, side, generation) }()
+	go func() { defer sideWG.Done(); w.watch(ctx, side, restarted) }()
 	go func() { defer sideWG.Done(); w.acker(base) }()
 
 	w.log.Debug("worker starting", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency)
@@ -214,8 +252,10 @@ func (w *Worker) stopped() {
 	w.log.Info("worker stopped", "reason", w.StopReason(), "processed", w.processed.Load())
 }
 
-// watch turns ctx's end and restart broadcasts into stops.
-func (w *Worker) watch(ctx, side context.Context, generation int64) {
+// watch turns ctx's end and restart broadcasts into stops: a broadcast
+// whose mark is later than restarted, the one before the worker started.
+// A mark that is gone or earlier is no broadcast (Engine.Restart).
+func (w *Worker) watch(ctx, side context.Context, restarted int64) {
 	t := time.NewTicker(restartPoll)
 	defer t.Stop()
 	for {
@@ -228,8 +268,8 @@ func (w *Worker) watch(ctx, side context.Context, generation int64) {
 		case <-w.stopCh:
 			return
 		case <-t.C:
-			g, err := w.e.restartGeneration(side)
-			if err == nil && g != generation {
+			mark, err := w.e.lastRestart(side)
+			if err == nil && mark > restarted {
 				w.log.Info("restart broadcast received")
 				w.stop("restart broadcast")
 				return
@@ -238,8 +278,11 @@ func (w *Worker) watch(ctx, side context.Context, generation int64) {
 	}
 }
 
-// restartPoll is how often workers look for a restart broadcast.
-const restartPoll = time.Second
+// restartPoll is how often workers look for a restart broadcast: one
+// GET each time. An idle worker stops within a few milliseconds of seeing
+// one, so it stops within restartPoll and a round trip of the broadcast,
+// well within the second the docs promise.
+const restartPoll = 500 * time.Millisecond
 
 // fetch is the main loop: it reserves jobs while there is free capacity
 // and starts a goroutine for each.

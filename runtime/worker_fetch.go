@@ -128,7 +128,9 @@ func (w *Worker) dispatch(base context.Context, start time.Time) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := w.e.unreserve(ctx, waiting...); err != nil {
+	err := w.e.unreserve(ctx, waiting...)
+	w.gaveBack(waiting, err)
+	if err != nil {
 		w.log.Error("giving back jobs not started at stop", "jobs", len(waiting), "err", err)
 	}
 	for range waiting {

@@ -295,6 +295,23 @@ func TestRestartBroadcast(t *testing.T) {
 	})
 }
 
+// A restart key that vanishes, as when Redis restarts without
+// persistence, is no broadcast: the worker keeps running, and a
+// broadcast made after that still stops it.
+func TestRestartKeyLostIsNoBroadcast(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		require.NoError(t, b.engine.Restart(b.ctx)) // a broadcast before the worker starts
+		w, _ := b.start(t, runtime.WorkerConfig{})
+		time.Sleep(100 * time.Millisecond)
+		require.NoError(t, b.rdb.Del(b.ctx, b.prefix+":restart").Err())
+		time.Sleep(1500 * time.Millisecond) // the worker looks every half second
+		require.Empty(t, w.StopReason(), "the worker stopped with no broadcast")
+
+		require.NoError(t, b.engine.Restart(b.ctx))
+		eventually(t, func() bool { return w.StopReason() == "restart broadcast" }, "a broadcast stops the worker")
+	})
+}
+
 func TestQueuePause(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 		var runs atomic.Int32
@@ -490,5 +507,25 @@ func TestSignals(t *testing.T) {
 			require.Equal(t, []int{2}, attempts)
 			require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "default"))
 		})
+	})
+}
+
+// Stats.Returned counts the jobs a stop gives back unfinished: the one
+// still running when the grace ran out, and the one prefetched behind it.
+func TestStatsCountJobsReturnedAtStop(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		started := make(chan struct{}, 2)
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, _ testJob) error {
+			started <- struct{}{}
+			<-ctx.Done()
+			return context.Cause(ctx)
+		})
+		b.dispatch(t, job(1, runtime.JobOptions{}), job(2, runtime.JobOptions{}))
+		w, stop := b.start(t, runtime.WorkerConfig{Concurrency: 1, Prefetch: 1, Grace: 50 * time.Millisecond})
+		<-started
+		eventually(t, func() bool { return sizes(t, b.bundle, "default").Reserved == 2 }, "both jobs reserved")
+		stop()
+		require.Equal(t, runtime.WorkerStats{Returned: 2}, w.Stats())
+		require.Equal(t, runtime.Sizes{Ready: 2}, sizes(t, b.bundle, "default"))
 	})
 }

@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/jobgen/jobgen/console"
@@ -17,6 +18,9 @@ type slow struct {
 	For  time.Duration
 }
 
+// secret is an encrypted job: its body is sealed under the key ring.
+type secret struct{ Text string }
+
 func main() {
 	r := runtime.NewRouter()
 	runtime.Register(r, "test.Slow", func(ctx context.Context, j slow) error {
@@ -28,5 +32,19 @@ func main() {
 			return context.Cause(ctx)
 		}
 	})
-	console.Main(r)
+	runtime.Register(r, "test.Secret", func(ctx context.Context, j secret) error {
+		fmt.Println("handling secret", j.Text)
+		return nil
+	})
+	// The README's way: the ring the application dispatches with.
+	var cfg runtime.EngineConfig
+	if keys := os.Getenv("APP_KEYS"); keys != "" {
+		ring, err := runtime.ParseKeyRing(keys)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "app:", err)
+			os.Exit(1)
+		}
+		cfg.Keys = ring
+	}
+	console.Main(r, console.WithEngine(cfg))
 }
