@@ -54,6 +54,10 @@ func forEachBackend(t *testing.T, fn func(t *testing.T, b *testBundle)) {
 	}
 }
 
+// orderFailed is a callback the test program defines, as an application
+// does, in a package variable: queue:work refuses a router without it.
+var orderFailed = runtime.NewCallback("test.orderFailed", func(context.Context, string, runtime.Outcome) error { return nil })
+
 func setup(t *testing.T, be redistest.Backend) *testBundle {
 	t.Helper()
 	ctx := context.Background()
@@ -66,6 +70,7 @@ func setup(t *testing.T, be redistest.Backend) *testBundle {
 	r := runtime.NewRouter()
 	runtime.Register(r, "test.Greet", func(ctx context.Context, j greet) error { return nil })
 	runtime.Register(r, "test.Boom", func(ctx context.Context, j boom) error { return fmt.Errorf("boom %d", j.N) })
+	runtime.RegisterCallback(r, orderFailed)
 	return &testBundle{ctx: ctx, backend: be.Name, url: be.URL, prefix: prefix, engine: e, router: r, env: map[string]string{}}
 }
 

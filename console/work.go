@@ -78,6 +78,11 @@ func (s *session) work(ctx context.Context, cfg runtime.WorkerConfig, quiet bool
 	if _, err := runtime.DispatcherFor(ctx, ""); err != nil {
 		runtime.SetDefaultDispatcher(s.engine)
 	}
+	// A callback the program defines but the router lacks would run on
+	// no worker of this binary: refuse, as a missing handler does.
+	if err := s.c.Router.CheckCallbacks(); err != nil {
+		return err
+	}
 	w, err := runtime.NewWorker(s.engine, s.c.Router, cfg)
 	if err != nil {
 		return err

@@ -1,12 +1,14 @@
 package console_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/internal/redistest"
+	"github.com/jobgen/jobgen/runtime"
 )
 
 func TestWork(t *testing.T) {
@@ -68,4 +70,17 @@ func TestWorkRejectsBadConfig(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Equal(t, "app queue:work: invalid input: WorkerConfig.Timeout (2m0s) must be shorter than RetryAfter (1m0s), or a job could run twice at once",
 		oneLine(t, stderr))
+}
+
+// queue:work refuses a router that lacks a callback the program defines,
+// naming it and where it is defined.
+func TestWorkRefusesARouterMissingACallback(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *testBundle) {
+		b.router = runtime.NewRouter()
+		runtime.Register(b.router, "test.Greet", func(ctx context.Context, j greet) error { return nil })
+		code, _, stderr := b.run(t, "queue:work", "--once")
+		require.NotEqual(t, 0, code)
+		require.Contains(t, stderr, "test.orderFailed (main_test.go:")
+		require.Contains(t, stderr, "runtime.RegisterCallback")
+	})
 }
