@@ -15,6 +15,13 @@
 -- payload; nothing is pushed then. A job that exists with the same
 -- payload is skipped: that is this very push, made again. A job ID named
 -- twice in this call is held to the same rules, against its first pair.
+-- "WRONGTYPE <key> ..." if a key it writes holds another type; nothing
+-- is written then.
+--
+-- Redis keeps what a script wrote before a command of it failed, so the
+-- keys are checked before the first write. Skipping a job that exists
+-- with the same payload is right only because a push never leaves a
+-- payload without its ID in the ready list.
 --
 -- The Redis client sends a call again when the connection broke before
 -- its reply came. By then the jobs of the first run may have run and been
@@ -23,6 +30,22 @@
 
 local keep = tonumber(ARGV[1])
 local nonce = ARGV[2]
+
+-- wrongType returns an error reply naming the first of kinds (pairs:
+-- index into KEYS, type) whose key holds another type, if any. A missing
+-- key is of every type.
+local function wrongType(kinds)
+  for i = 1, #kinds, 2 do
+    local key, want = KEYS[kinds[i]], kinds[i + 1]
+    local got = redis.call('TYPE', key).ok
+    if got ~= want and got ~= 'none' then
+      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
+    end
+  end
+end
+local bad = wrongType({1, 'list', 2, 'hash', 3, 'list'}) or (keep > 0 and wrongType({4, 'hash'}))
+if bad then return bad end
+
 if keep > 0 then
   if redis.call('HSETNX', KEYS[4], nonce, '1') == 0 then return 0 end
   redis.call('PEXPIRE', KEYS[4], keep, 'NX')
