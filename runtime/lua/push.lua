@@ -43,6 +43,7 @@ local function wrongType(kinds)
     end
   end
 end
+
 local bad = wrongType({1, 'list', 2, 'hash', 3, 'list'}) or (keep > 0 and wrongType({4, 'hash'}))
 if bad then return bad end
 
