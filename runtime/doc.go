@@ -110,7 +110,9 @@
 // retries and without running a handler: an envelope that does not
 // decode (*DecodeError), a body that does not decode into its type
 // (ErrDecode), an encrypted body that does not open (ErrDecrypt), and a
-// job name no handler is registered for (ErrUnknownJob).
+// job name no handler is registered for (ErrUnknownJob). So does a job
+// whose bookkeeping in Redis (its attempt counts) is found malformed
+// (*MalformedStateError); the jobs reserved with it run as usual.
 //
 // Envelopes carry a version, and a worker decodes every version up to
 // its own. Upgrade workers before the processes that dispatch: a worker

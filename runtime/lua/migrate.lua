@@ -13,7 +13,10 @@
 --           µs past now ms}: now, to the µs, is now ms plus the last.
 --
 -- An expired job's token is cleared, so the worker that held it can no
--- longer ack, release, extend or fail it. Its counts are kept.
+-- longer ack, release, extend or fail it. Its counts are kept. A job
+-- whose state entry is malformed (not "attempts:exceptions:token") moves
+-- with its entry as it is: the reserve that takes it hands it to its
+-- worker to fail (reserve.lua). One bad entry holds up no other job.
 --
 -- Errors: "WRONGTYPE <key> ..." if a key it touches holds another type.
 -- Redis keeps what a script wrote before a command of it failed, so the
@@ -69,16 +72,16 @@ local function move(from, first, drop_tokens)
     redis.call('ZREM', from, unpack(ids, s, e))
     if drop_tokens then
       local states = redis.call('HMGET', KEYS[4], unpack(ids, s, e))
-      local sargs = {}
+      local sargs, n = {}, 0
       for i = s, e do
-        local st = states[i - s + 1]
-        if st then
-          sargs[#sargs + 1] = ids[i]
-          sargs[#sargs + 1] = string.match(st, '^(%d+:%d+:)')
+        local kept = states[i - s + 1] and string.match(states[i - s + 1], '^(%d+:%d+:)')
+        if kept then
+          sargs[n + 1], sargs[n + 2] = ids[i], kept
+          n = n + 2
         end
       end
-      for z = 1, #sargs, 1000 do
-        redis.call('HSET', KEYS[4], unpack(sargs, z, math.min(z + 999, #sargs)))
+      for z = 1, n, 1000 do
+        redis.call('HSET', KEYS[4], unpack(sargs, z, math.min(z + 999, n)))
       end
     end
     redis.call('RPUSH', KEYS[1], unpack(ids, s, e))
