@@ -52,8 +52,10 @@ type EngineConfig struct {
 	// go-redis's defaults (5s timeouts, 3 retries, 1s backoff). Each push
 	// call (up to 500 jobs of one queue) and each reserve call that took
 	// jobs is remembered in about 70 bytes (a push) or 110 (a reserve), in
-	// a hash per queue and second that expires as a whole. Default 1 minute; negative turns it off, for
-	// a client that never retries (go-redis MaxRetries -1).
+	// a hash per queue and 10 ms that expires as a whole, named apart from
+	// the queue's other keys: <prefix>:calls:{queue}:<tick>. Default 1
+	// minute; negative turns it off, for a client that never retries
+	// (go-redis MaxRetries -1).
 	RetryWindow time.Duration
 	// Partitions splits the queues named into that many partitions, each
 	// with a hash tag of its own, so that on a Redis Cluster a busy queue
