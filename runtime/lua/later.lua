@@ -29,24 +29,28 @@
 local keep = tonumber(ARGV[2])
 local nonce = ARGV[3]
 
--- wrongType returns an error reply naming the first of kinds (pairs:
--- index into KEYS, type) whose key holds another type, if any. A missing
--- key is of every type.
-local function wrongType(kinds)
-  for i = 1, #kinds, 2 do
-    local key, want = KEYS[kinds[i]], kinds[i + 1]
-    local got = redis.call('TYPE', key).ok
-    if got ~= want and got ~= 'none' then
-      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
-    end
+-- wrongType returns an error reply naming key if it holds a type other
+-- than want. A missing key is of every type.
+local function wrongType(key, want)
+  local got = redis.call('TYPE', key).ok
+  if got ~= want and got ~= 'none' then
+    return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
   end
 end
 
-local bad = wrongType({1, 'zset', 2, 'hash', 3, 'list'}) or (keep > 0 and wrongType({4, 'hash'}))
+-- As in push.lua, the doorbell is read here, for the ring at the end, so
+-- that a wrong type fails before any write; the delayed set and the
+-- payloads are checked; the calls hash needs no check, as its HSETNX is
+-- the first write. pcall lets the errors name their keys.
+local rung = redis.pcall('LLEN', KEYS[3])
+if type(rung) == 'table' then return wrongType(KEYS[3], 'list') or rung end
+local bad = wrongType(KEYS[1], 'zset') or wrongType(KEYS[2], 'hash')
 if bad then return bad end
 
 if keep > 0 then
-  if redis.call('HSETNX', KEYS[4], nonce, '1') == 0 then return 0 end
+  local fresh = redis.pcall('HSETNX', KEYS[4], nonce, '1')
+  if type(fresh) == 'table' then return wrongType(KEYS[4], 'hash') or fresh end
+  if fresh == 0 then return 0 end
   redis.call('PEXPIRE', KEYS[4], keep, 'NX')
 end
 
@@ -96,7 +100,7 @@ for _, c in ipairs(chunks) do
   end
 end
 
-if n > 0 and (head[2] == nil or due < tonumber(head[2])) and redis.call('LLEN', KEYS[3]) == 0 then
+if n > 0 and (head[2] == nil or due < tonumber(head[2])) and rung == 0 then
   redis.call('RPUSH', KEYS[3], '1')
 end
 return n
