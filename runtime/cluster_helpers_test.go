@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -35,20 +34,19 @@ func keysMatching(t *testing.T, b bundle, pattern string) []string {
 	return keys
 }
 
-// jobKeys returns the keys that match pattern, less the hashes that
-// record push and reserve calls (EngineConfig.RetryWindow), after checking
-// that each of those expires within window.
-func jobKeys(t *testing.T, b bundle, pattern string, window time.Duration) []string {
+// jobKeys returns the keys of queue, after checking that each hash that
+// records its push and reserve calls (EngineConfig.RetryWindow), which
+// are named apart from them, expires within window.
+func jobKeys(t *testing.T, b bundle, queue string, window time.Duration) []string {
 	t.Helper()
-	var keys []string
-	for _, k := range keysMatching(t, b, pattern) {
-		if !strings.Contains(k, ":calls:") {
-			keys = append(keys, k)
-			continue
-		}
+	for _, k := range keysMatching(t, b, b.prefix+":calls:{"+queue+"}:*") {
 		ttl, err := b.rdb.PTTL(b.ctx, k).Result()
 		require.NoError(t, err)
 		require.True(t, ttl > 0 && ttl <= window, "record %s expires in %v, want within %v", k, ttl, window)
+	}
+	keys := keysMatching(t, b, b.prefix+":{"+queue+"}:*")
+	for _, k := range keys {
+		require.NotContains(t, k, ":calls:", "a record of calls among the queue's keys")
 	}
 	return keys
 }

@@ -26,9 +26,12 @@
 // Every queue operation is one Lua script (the lua directory), which
 // acts on a reservation only if its random token is still current and
 // reads times from the Redis clock. All keys of a queue share the
-// cluster hash tag {queue}. Redis must be 7.0 or later: the scripts
-// that take no new memory declare the allow-oom flag, so that workers
-// go on renewing, finishing and releasing jobs past maxmemory.
+// cluster hash tag {queue}. They are named prefix:{queue}:..., except
+// the short-lived records of recent calls (EngineConfig.RetryWindow),
+// named prefix:calls:{queue}:<tick> so that key tools can skip them.
+// Redis must be 7.0 or later: the scripts that take no new memory
+// declare the allow-oom flag, so that workers go on renewing, finishing
+// and releasing jobs past maxmemory.
 //
 // # Jobs and dispatch
 //
@@ -111,7 +114,9 @@
 // retries and without running a handler: an envelope that does not
 // decode (*DecodeError), a body that does not decode into its type
 // (ErrDecode), an encrypted body that does not open (ErrDecrypt), and a
-// job name no handler is registered for (ErrUnknownJob).
+// job name no handler is registered for (ErrUnknownJob). So does a job
+// whose bookkeeping in Redis (its attempt counts) is found malformed
+// (*MalformedStateError); the jobs reserved with it run as usual.
 //
 // Envelopes carry a version, and a worker decodes every version up to
 // its own. Upgrade workers before the processes that dispatch: a worker

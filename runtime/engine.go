@@ -52,8 +52,10 @@ type EngineConfig struct {
 	// go-redis's defaults (5s timeouts, 3 retries, 1s backoff). Each push
 	// call (up to 500 jobs of one queue) and each reserve call that took
 	// jobs is remembered in about 70 bytes (a push) or 110 (a reserve), in
-	// a hash per queue and second that expires as a whole. Default 1 minute; negative turns it off, for
-	// a client that never retries (go-redis MaxRetries -1).
+	// a hash per queue and 10 ms that expires as a whole, named apart from
+	// the queue's other keys: <prefix>:calls:{queue}:<tick>. Default 1
+	// minute; negative turns it off, for a client that never retries
+	// (go-redis MaxRetries -1).
 	RetryWindow time.Duration
 	// Partitions splits the queues named into that many partitions, each
 	// with a hash tag of its own, so that on a Redis Cluster a busy queue
@@ -379,6 +381,11 @@ type Reservation struct {
 	Payload []byte
 	// LeaseUntil is when the lease runs out (Redis clock) unless extended.
 	LeaseUntil time.Time
+	// Err, if set, is a *MalformedStateError: the job's state entry in
+	// Redis was malformed, so its counts are lost and Attempts and
+	// Exceptions are 0. The job is reserved all the same, for the caller
+	// to fail (Engine.Fail) with Err rather than run it, as a Worker does.
+	Err error
 }
 
 // Batch is the result of one Reserve.
@@ -441,7 +448,9 @@ func parseMigration(cmd *redis.Cmd) (Migration, error) {
 
 // Reserve migrates due jobs of queue, then takes up to n ready jobs under
 // a lease, in one round trip. Each reservation gets a fresh random token.
-// A paused queue yields no jobs.
+// A paused queue yields no jobs. A job whose state entry in Redis is
+// malformed is taken with the others, with Reservation.Err set: fail it
+// rather than run it.
 func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Duration) (Batch, error) {
 	if err := validateQueueOrPartition(queue); err != nil {
 		return Batch{}, err
@@ -495,13 +504,21 @@ func parseReserve(queue, token string, migrated, reserved *redis.Cmd) (Batch, er
 	for i := 2; i < len(reply); i += 4 {
 		id, _ := reply[i].(string)
 		payload, _ := reply[i+3].(string)
-		b.Jobs = append(b.Jobs, Reservation{
+		r := Reservation{
 			Ref:        Ref{Queue: queue, ID: id, Token: token},
 			Attempts:   int(asInt(reply[i+1])),
-			Exceptions: int(asInt(reply[i+2])),
 			Payload:    []byte(payload),
 			LeaseUntil: until,
-		})
+		}
+		if r.Attempts == 0 {
+			// reserve.lua marks a malformed state entry so, with the entry
+			// in place of the exceptions when it has it.
+			entry, _ := reply[i+2].(string)
+			r.Err = &MalformedStateError{Queue: queue, ID: id, Entry: entry}
+		} else {
+			r.Exceptions = int(asInt(reply[i+2]))
+		}
+		b.Jobs = append(b.Jobs, r)
 	}
 	return b, nil
 }

@@ -51,7 +51,7 @@ func TestPushReserveAck(t *testing.T) {
 
 		// Nothing of the jobs is left behind; only the doorbell may remain,
 		// and the records of the calls until they expire.
-		keys := jobKeys(t, b, b.prefix+":{default}:*", time.Minute)
+		keys := jobKeys(t, b, "default", time.Minute)
 		require.Subset(t, []string{b.prefix + ":{default}:notify"}, keys)
 	})
 }

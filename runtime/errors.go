@@ -26,6 +26,9 @@ var (
 
 	// ErrNoURL is returned by Open for an empty URL.
 	ErrNoURL = errors.New("jobgen: no Redis URL")
+
+	// ErrMalformedState is wrapped by MalformedStateError.
+	ErrMalformedState = errors.New("jobgen: malformed job state")
 )
 
 // LeaseLostError says that the reservation of job ID under Token is no
@@ -71,3 +74,27 @@ func (e *DecodeError) Error() string {
 
 // Unwrap returns ErrDecode and the cause.
 func (e *DecodeError) Unwrap() []error { return []error{ErrDecode, e.Err} }
+
+// MalformedStateError says that the state entry Redis kept for job ID
+// ("attempts:exceptions:token") could not be read when the job was
+// reserved, so its attempt and exception counts are lost. Reserve hands
+// such a job out with this as its Reservation.Err, for its worker to
+// fail it; the other jobs of the reserve are not held up.
+type MalformedStateError struct {
+	Queue string
+	ID    string
+	// Entry is the entry as it was found, or "" if not known: a retry of
+	// the reserve by the Redis client, after the reply that held it was
+	// lost, hands the job back without it.
+	Entry string
+}
+
+func (e *MalformedStateError) Error() string {
+	if e.Entry == "" {
+		return fmt.Sprintf("jobgen: job %s on queue %q: state entry is malformed; its attempt counts are lost", e.ID, e.Queue)
+	}
+	return fmt.Sprintf("jobgen: job %s on queue %q: state entry %q is malformed (want \"attempts:exceptions:token\"); its attempt counts are lost", e.ID, e.Queue, e.Entry)
+}
+
+// Unwrap lets errors.Is(err, ErrMalformedState) match.
+func (e *MalformedStateError) Unwrap() error { return ErrMalformedState }

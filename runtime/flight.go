@@ -42,7 +42,11 @@ import (
 //
 // Each push gets its own answer. A shared call that fails with an error
 // reply from Redis (DUPLICATE, say) did nothing, so its pushes go again
-// one call each and each gets the answer of its own call. Any other
+// one call each and each gets the answer of its own call. That holds
+// because push.lua and later.lua check everything that can fail before
+// their first write: Redis keeps what a script wrote before an error,
+// and a payload left behind would make the push sent again look like a
+// retry of one that landed. Any other
 // error (the connection broke, WAIT timed out) is every push's of that
 // call: it may or may not have pushed them, as for a push sent alone.
 

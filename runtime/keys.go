@@ -17,7 +17,9 @@ const DefaultPrefix = "jobgen"
 // script, builds a key name.
 //
 // All keys of one queue share the hash tag {queue}, so every script
-// touches a single cluster slot.
+// touches a single cluster slot. They are named <prefix>:{queue}:<name>,
+// except the short-lived records of recent calls, which are named apart,
+// <prefix>:calls:{queue}:<tick> (see calls).
 type keys struct {
 	prefix string
 	cache  *keyCache
@@ -134,8 +136,17 @@ func (k keys) chained(queue, id string) string {
 // when it expires costs next to nothing (a hash table of 10,000 calls
 // takes Redis about 1 ms). With one hash a second, the enqueue benchmark
 // took 271 bytes of Redis memory per waiting job; with one per tick, 266.
+//
+// A busy queue has thousands of these at a time (RetryWindow / 10 ms),
+// so they are named apart from its other keys, under the sub-prefix
+// "<prefix>:calls:": <prefix>:calls:{queue}:<tick>. A scan of a queue's
+// keys (<prefix>:{queue}:*) does not list them, and key tools skip them
+// all with the one pattern <prefix>:calls:*. The hash tag is still the
+// first {...} of the name, {queue}, so the hash is in the queue's slot.
+// (One hash per queue would need an expiry per field, HPEXPIRE, which
+// Redis 7.0 lacks.)
 func (k keys) calls(queue string, tick int64) string {
-	return k.prefix + ":{" + queue + "}:calls:" + strconv.FormatInt(tick, 10)
+	return k.prefix + ":calls:{" + queue + "}:" + strconv.FormatInt(tick, 10)
 }
 
 // callsTick is the tick of t, for keys.calls.

@@ -25,7 +25,7 @@ func TestKeysCache(t *testing.T) {
 func TestCallsHashPerTick(t *testing.T) {
 	k := keys{prefix: "p"}
 	t0 := time.UnixMilli(1_800_000_000_000)
-	require.Equal(t, "p:{q}:calls:180000000000", k.calls("q", callsTick(t0)))
+	require.Equal(t, "p:calls:{q}:180000000000", k.calls("q", callsTick(t0)))
 	require.Equal(t, k.calls("q", callsTick(t0)), k.calls("q", callsTick(t0.Add(9*time.Millisecond))), "one hash per 10 ms")
 	require.NotEqual(t, k.calls("q", callsTick(t0)), k.calls("q", callsTick(t0.Add(10*time.Millisecond))))
 }

@@ -99,7 +99,7 @@ func TestRetriedReserveHandsBackItsJobs(t *testing.T) {
 		require.Equal(t, runtime.Sizes{Ready: 1, Reserved: 2}, sizes(t, b, "default"))
 
 		// The call is recorded, with its deadline, for RetryWindow.
-		keys := keysMatching(t, b, b.prefix+":{default}:calls:*")
+		keys := keysMatching(t, b, b.prefix+":calls:{default}:*")
 		require.NotEmpty(t, keys)
 		var recorded bool
 		for _, k := range keys {
@@ -133,7 +133,7 @@ func TestRetriedCallsWithWindowOff(t *testing.T) {
 		require.Len(t, batch.Jobs, 2)
 		require.Equal(t, runtime.Sizes{Reserved: 4}, sizes(t, b, "default"),
 			"with no record of the call, the retry takes more jobs")
-		require.Empty(t, keysMatching(t, b, b.prefix+":{default}:calls:*"))
+		require.Empty(t, keysMatching(t, b, b.prefix+":calls:{default}:*"))
 	})
 }
 
@@ -165,7 +165,7 @@ func TestRetriedPushAfterTheJobRan(t *testing.T) {
 		// The record of the call, its 12-byte nonce, lasts RetryWindow
 		// (beside the token of the reserve that took the job, in the same
 		// hash or the next tick's).
-		keys := keysMatching(t, b, b.prefix+":{default}:calls:*")
+		keys := keysMatching(t, b, b.prefix+":calls:{default}:*")
 		require.NotEmpty(t, keys)
 		var pushes []string
 		for _, k := range keys {
@@ -304,7 +304,7 @@ func TestPushCallsRecordTheirOwnNonces(t *testing.T) {
 		}
 		require.Equal(t, runtime.Sizes{Ready: n, Delayed: n}, sizes(t, b, "default"))
 		nonces := map[string]bool{}
-		for _, k := range keysMatching(t, b, b.prefix+":{default}:calls:*") {
+		for _, k := range keysMatching(t, b, b.prefix+":calls:{default}:*") {
 			fields, err := b.rdb.HKeys(b.ctx, k).Result()
 			require.NoError(t, err)
 			for _, f := range fields {

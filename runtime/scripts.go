@@ -6,6 +6,8 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
+	"path"
 	"strings"
 	"sync"
 
@@ -23,12 +25,36 @@ type script struct {
 	sha  string
 }
 
-func mustScript(name string) *script {
-	b, err := luaFiles.ReadFile("lua/" + name + ".lua")
-	if err != nil {
-		panic(fmt.Sprintf("jobgen: embedded script %s: %v", name, err))
+// allScripts is every script in lua/, in name order, read from the
+// embedded directory itself, so that none is left out of loadScripts or
+// of the tests that check every script.
+var allScripts = embeddedScripts()
+
+func embeddedScripts() []*script {
+	files, err := fs.Glob(luaFiles, "lua/*.lua")
+	if err != nil || len(files) == 0 {
+		panic(fmt.Sprintf("jobgen: no embedded scripts: %v", err))
 	}
-	return &script{name: name, src: string(b), sha: sha1Hex(string(b))}
+	out := make([]*script, len(files))
+	for i, f := range files {
+		b, err := luaFiles.ReadFile(f)
+		if err != nil {
+			panic(fmt.Sprintf("jobgen: embedded script %s: %v", f, err))
+		}
+		name := strings.TrimSuffix(path.Base(f), ".lua")
+		out[i] = &script{name: name, src: string(b), sha: sha1Hex(string(b))}
+	}
+	return out
+}
+
+// mustScript returns the script lua/<name>.lua.
+func mustScript(name string) *script {
+	for _, s := range allScripts {
+		if s.name == name {
+			return s
+		}
+	}
+	panic(fmt.Sprintf("jobgen: no embedded script %s", name))
 }
 
 var (
@@ -60,14 +86,6 @@ var (
 	scriptBatchCancel = mustScript("batch_cancel")
 	scriptRateLimit   = mustScript("rate_limit")
 	scriptHits        = mustScript("hits")
-
-	allScripts = []*script{
-		scriptPush, scriptLater, scriptMigrate, scriptReserve, scriptExtend, scriptAck,
-		scriptRelease, scriptFail, scriptRetry, scriptForget, scriptPrune, scriptClear,
-		scriptChainPush, scriptLock, scriptUnlock,
-		scriptBatchAdd, scriptBatchDone, scriptBatchFail, scriptBatchRan, scriptBatchCancel,
-		scriptRateLimit, scriptHits, scriptHooksDue, scriptHooksClaim,
-	}
 )
 
 // acceptShebangs makes the embedded server take scripts that start with a

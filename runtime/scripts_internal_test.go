@@ -2,6 +2,10 @@ package runtime
 
 import (
 	"context"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -88,4 +92,47 @@ func TestScriptShebangs(t *testing.T) {
 		}
 	}
 	t.Logf("scripts with flags: %v", flagged)
+}
+
+// TestAllScriptsAreTheLuaFiles checks that allScripts, which loadScripts
+// loads and the script tests go through, holds every file of lua/ as it
+// is on disk.
+func TestAllScriptsAreTheLuaFiles(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("lua/*.lua")
+	require.NoError(t, err)
+	want := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		want[strings.TrimSuffix(filepath.Base(f), ".lua")] = string(b)
+	}
+	var names []string
+	for _, s := range allScripts {
+		names = append(names, s.name)
+		require.True(t, want[s.name] == s.src, "script %s is not lua/%s.lua as it is on disk", s.name, s.name)
+		require.Equal(t, sha1Hex(s.src), s.sha, s.name)
+	}
+	require.ElementsMatch(t, slices.Collect(maps.Keys(want)), names)
+}
+
+// TestLoadScriptsLoadsEveryScript: after loadScripts, a Redis of its own
+// knows every script by its SHA, so that no first call of one goes out
+// by source, and no script with flags goes unchecked by the server.
+func TestLoadScriptsLoadsEveryScript(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	srv := redistest.StartServer(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer func() { _ = rdb.Close() }()
+	require.NoError(t, loadScripts(ctx, rdb))
+	shas := make([]string, len(allScripts))
+	for i, s := range allScripts {
+		shas[i] = s.sha
+	}
+	known, err := rdb.ScriptExists(ctx, shas...).Result()
+	require.NoError(t, err)
+	for i, s := range allScripts {
+		require.True(t, known[i], "script %s was not loaded", s.name)
+	}
 }

@@ -29,6 +29,10 @@ func (w *Worker) process(base context.Context, res Reservation) {
 		w.fail(base, res, env, err)
 		return
 	}
+	if res.Err != nil { // its state entry in Redis was malformed: its counts are lost
+		w.fail(base, res, env, res.Err)
+		return
+	}
 	// worker_bus.go: a chain link that finished before its worker died,
 	// or a job of a cancelled batch, settles as a success without running,
 	// before any check of its attempts.

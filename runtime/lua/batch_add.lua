@@ -16,13 +16,49 @@
 -- Returns: {total, pending}.
 -- Errors: "BATCH_EXISTS" (create), "NO_BATCH" (add to a batch that is
 -- unknown or expired), "BATCH_FINISHED" (add to a batch whose jobs have
--- all succeeded). An error changes nothing.
+-- all succeeded), "WRONGTYPE <key> ..." if the state hash holds another
+-- type, "ERR field <name> of <key> ..." (add) if its total or pending
+-- count is not an integer. An error changes nothing: Redis keeps what a
+-- script wrote before a command of it failed, so everything that can
+-- fail is checked before the first write.
 --
 -- The Redis client sends a call again when the connection broke before
 -- its reply came. Each call records its nonce in the state hash (field
 -- "call:<nonce>"), and a run that finds it there changes nothing and
 -- returns the counts: a create made again is not refused as existing,
 -- and an add made again does not count its jobs twice.
+
+-- wrongType returns an error reply naming the first of kinds (pairs:
+-- index into KEYS, type) whose key holds another type, if any. A missing
+-- key is of every type.
+local function wrongType(kinds)
+  for i = 1, #kinds, 2 do
+    local key, want = KEYS[kinds[i]], kinds[i + 1]
+    local got = redis.call('TYPE', key).ok
+    if got ~= want and got ~= 'none' then
+      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
+    end
+  end
+end
+
+-- counters returns the named counters of the state hash as numbers, a
+-- missing one as 0; or nil and an error reply naming the first that is
+-- not an integer, which HINCRBY or the sums below would fail on.
+local function counters(names)
+  local v = redis.call('HMGET', KEYS[1], unpack(names))
+  local out = {}
+  for i = 1, #names do
+    local s = v[i] or '0'
+    if not string.match(s, '^%-?%d+$') or #s > 18 then
+      return nil, redis.error_reply('ERR field ' .. names[i] .. ' of ' .. KEYS[1] .. ' holds "' .. s .. '", not an integer; nothing was written')
+    end
+    out[i] = tonumber(s)
+  end
+  return out
+end
+
+local bad = wrongType({1, 'hash'})
+if bad then return bad end
 
 local t = redis.call('TIME')
 local now = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
@@ -52,6 +88,8 @@ else
   if n > 0 and redis.call('HEXISTS', KEYS[1], 'finished_at') == 1 then
     return redis.error_reply('BATCH_FINISHED every job of the batch has succeeded')
   end
+  local ok, err = counters({'total', 'pending'})
+  if not ok then return err end
   redis.call('HINCRBY', KEYS[1], 'total', n)
   redis.call('HINCRBY', KEYS[1], 'pending', n)
 end

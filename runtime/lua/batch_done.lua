@@ -21,18 +21,61 @@
 --
 -- A job that succeeds after failing (a retry) leaves the failed hash and
 -- frees the chain links it held.
+--
+-- Errors: "WRONGTYPE <key> ..." if a key it touches holds another type,
+-- "ERR field <name> of <key> ..." if a counter of the state hash, or the
+-- job's count in the blocked hash, is not an integer. Redis keeps what a
+-- script wrote before a command of it failed, so both are checked before
+-- the first write: it writes nothing then.
 
+-- wrongType returns an error reply naming the first of kinds (pairs:
+-- index into KEYS, type) whose key holds another type, if any. A missing
+-- key is of every type.
+local function wrongType(kinds)
+  for i = 1, #kinds, 2 do
+    local key, want = KEYS[kinds[i]], kinds[i + 1]
+    local got = redis.call('TYPE', key).ok
+    if got ~= want and got ~= 'none' then
+      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
+    end
+  end
+end
+
+-- counters returns the named counters of the state hash as numbers, a
+-- missing one as 0; or nil and an error reply naming the first that is
+-- not an integer, which HINCRBY or the sums below would fail on.
+local function counters(names)
+  local v = redis.call('HMGET', KEYS[1], unpack(names))
+  local out = {}
+  for i = 1, #names do
+    local s = v[i] or '0'
+    if not string.match(s, '^%-?%d+$') or #s > 18 then
+      return nil, redis.error_reply('ERR field ' .. names[i] .. ' of ' .. KEYS[1] .. ' holds "' .. s .. '", not an integer; nothing was written')
+    end
+    out[i] = tonumber(s)
+  end
+  return out
+end
+
+local bad = wrongType({1, 'hash', 2, 'set', 3, 'hash', 4, 'hash'})
+if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, 0, 0} end
 local t = redis.call('TIME')
 local now = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
 local id = ARGV[1]
+local ok, err = counters({'pending', 'failed', 'blocked'})
+if not ok then return err end
+local held = redis.call('HGET', KEYS[4], id) or '0'
+if not string.match(held, '^%d+$') or #held > 18 then
+  return redis.error_reply('ERR field ' .. id .. ' of ' .. KEYS[4] .. ' holds "' .. held .. '", not an integer; nothing was written')
+end
+held = tonumber(held)
 
 local counted = redis.call('SADD', KEYS[2], id)
 if counted == 1 then
   redis.call('HINCRBY', KEYS[1], 'pending', -1)
   if redis.call('HDEL', KEYS[3], id) == 1 then
     redis.call('HINCRBY', KEYS[1], 'failed', -1)
-    local held = tonumber(redis.call('HGET', KEYS[4], id) or '0')
     if held > 0 then
       redis.call('HINCRBY', KEYS[1], 'blocked', -held)
       redis.call('HDEL', KEYS[4], id)
@@ -41,7 +84,7 @@ if counted == 1 then
 end
 
 local s = redis.call('HMGET', KEYS[1], 'pending', 'failed', 'blocked', 'cancelled_at', 'finished_at')
-local pending, failed, blocked = tonumber(s[1]), tonumber(s[2]), tonumber(s[3])
+local pending, failed, blocked = tonumber(s[1] or 0), tonumber(s[2] or 0), tonumber(s[3] or 0)
 if pending <= 0 and not s[5] then
   redis.call('HSET', KEYS[1], 'finished_at', now)
 end

@@ -16,13 +16,51 @@
 -- finally runs after catch: while a catch claimed by one job has not run,
 -- batch_done and batch_fail do not let another job claim finally. The
 -- job that ran catch claims it here instead, if every job has run by now.
+--
+-- Errors: "WRONGTYPE <key> ..." if a key it touches holds another type,
+-- "ERR field <name> of <key> ..." if a counter of the state hash is not
+-- an integer. Redis keeps what a script wrote before a command of it
+-- failed, so both are checked before the first write: it writes nothing
+-- then.
 
+-- wrongType returns an error reply naming the first of kinds (pairs:
+-- index into KEYS, type) whose key holds another type, if any. A missing
+-- key is of every type.
+local function wrongType(kinds)
+  for i = 1, #kinds, 2 do
+    local key, want = KEYS[kinds[i]], kinds[i + 1]
+    local got = redis.call('TYPE', key).ok
+    if got ~= want and got ~= 'none' then
+      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
+    end
+  end
+end
+
+-- counters returns the named counters of the state hash as numbers, a
+-- missing one as 0; or nil and an error reply naming the first that is
+-- not an integer, which HINCRBY or the sums below would fail on.
+local function counters(names)
+  local v = redis.call('HMGET', KEYS[1], unpack(names))
+  local out = {}
+  for i = 1, #names do
+    local s = v[i] or '0'
+    if not string.match(s, '^%-?%d+$') or #s > 18 then
+      return nil, redis.error_reply('ERR field ' .. names[i] .. ' of ' .. KEYS[1] .. ' holds "' .. s .. '", not an integer; nothing was written')
+    end
+    out[i] = tonumber(s)
+  end
+  return out
+end
+
+local bad = wrongType({1, 'hash'})
+if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local c, err = counters({'pending', 'failed', 'blocked'})
+if not c then return err end
 local id = ARGV[2]
 redis.call('HSET', KEYS[1], ARGV[1] .. ':done', '1')
 
-local s = redis.call('HMGET', KEYS[1], 'pending', 'failed', 'blocked')
-local pending, failed, blocked = tonumber(s[1]), tonumber(s[2]), tonumber(s[3])
+local pending, failed, blocked = c[1], c[2], c[3]
 
 local function claim(kind, cond)
   if not cond or redis.call('HEXISTS', KEYS[1], kind) == 0 or redis.call('HEXISTS', KEYS[1], kind .. ':done') == 1 then

@@ -10,6 +10,26 @@
 -- The Redis client sends a call again when the connection broke before
 -- its reply came. A hit is a member of the set rather than an increment,
 -- so a hit sent again finds its nonce there and is not counted twice.
+--
+-- Errors: "WRONGTYPE <key> ..." if a key it touches holds another type.
+-- Redis keeps what a script wrote before a command of it failed, so the
+-- keys are checked before the first write: it writes nothing then.
+
+-- wrongType returns an error reply naming the first of kinds (pairs:
+-- index into KEYS, type) whose key holds another type, if any. A missing
+-- key is of every type.
+local function wrongType(kinds)
+  for i = 1, #kinds, 2 do
+    local key, want = KEYS[kinds[i]], kinds[i + 1]
+    local got = redis.call('TYPE', key).ok
+    if got ~= want and got ~= 'none' then
+      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
+    end
+  end
+end
+
+local bad = wrongType({1, 'set'})
+if bad then return bad end
 
 redis.call('SADD', KEYS[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]), 'NX')

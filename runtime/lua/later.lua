@@ -16,6 +16,9 @@
 -- payload; nothing is added then. A job that exists with the same
 -- payload is skipped: that is this very call, made again. A job ID named
 -- twice in this call is held to the same rules, against its first pair.
+-- "WRONGTYPE <key> ..." if a key it writes holds another type; nothing
+-- is written then. The keys are checked before the first write, as in
+-- push.lua.
 --
 -- The doorbell rings when the new jobs fall due before every job already
 -- delayed, so a waiting worker shortens its wait.
@@ -25,8 +28,29 @@
 
 local keep = tonumber(ARGV[2])
 local nonce = ARGV[3]
+
+-- wrongType returns an error reply naming key if it holds a type other
+-- than want. A missing key is of every type.
+local function wrongType(key, want)
+  local got = redis.call('TYPE', key).ok
+  if got ~= want and got ~= 'none' then
+    return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
+  end
+end
+
+-- As in push.lua, the doorbell is read here, for the ring at the end, so
+-- that a wrong type fails before any write; the delayed set and the
+-- payloads are checked; the calls hash needs no check, as its HSETNX is
+-- the first write. pcall lets the errors name their keys.
+local rung = redis.pcall('LLEN', KEYS[3])
+if type(rung) == 'table' then return wrongType(KEYS[3], 'list') or rung end
+local bad = wrongType(KEYS[1], 'zset') or wrongType(KEYS[2], 'hash')
+if bad then return bad end
+
 if keep > 0 then
-  if redis.call('HSETNX', KEYS[4], nonce, '1') == 0 then return 0 end
+  local fresh = redis.pcall('HSETNX', KEYS[4], nonce, '1')
+  if type(fresh) == 'table' then return wrongType(KEYS[4], 'hash') or fresh end
+  if fresh == 0 then return 0 end
   redis.call('PEXPIRE', KEYS[4], keep, 'NX')
 end
 
@@ -76,7 +100,7 @@ for _, c in ipairs(chunks) do
   end
 end
 
-if n > 0 and (head[2] == nil or due < tonumber(head[2])) and redis.call('LLEN', KEYS[3]) == 0 then
+if n > 0 and (head[2] == nil or due < tonumber(head[2])) and rung == 0 then
   redis.call('RPUSH', KEYS[3], '1')
 end
 return n

@@ -7,6 +7,26 @@
 --
 -- Returns: {1, owner} if taken, or renewed for the same owner;
 --          {0, holder} if another owner holds it, which changes nothing.
+--
+-- Errors: "WRONGTYPE <key> ..." if a key it touches holds another type.
+-- Redis keeps what a script wrote before a command of it failed, so the
+-- keys are checked before the first write: it writes nothing then.
+
+-- wrongType returns an error reply naming the first of kinds (pairs:
+-- index into KEYS, type) whose key holds another type, if any. A missing
+-- key is of every type.
+local function wrongType(kinds)
+  for i = 1, #kinds, 2 do
+    local key, want = KEYS[kinds[i]], kinds[i + 1]
+    local got = redis.call('TYPE', key).ok
+    if got ~= want and got ~= 'none' then
+      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
+    end
+  end
+end
+
+local bad = wrongType({1, 'string'})
+if bad then return bad end
 
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return {0, holder} end

@@ -13,10 +13,31 @@
 --           µs past now ms}: now, to the µs, is now ms plus the last.
 --
 -- An expired job's token is cleared, so the worker that held it can no
--- longer ack, release, extend or fail it. Its counts are kept.
+-- longer ack, release, extend or fail it. Its counts are kept. A job
+-- whose state entry is malformed (not "attempts:exceptions:token") moves
+-- with its entry as it is: the reserve that takes it hands it to its
+-- worker to fail (reserve.lua). One bad entry holds up no other job.
+--
+-- Errors: "WRONGTYPE <key> ..." if a key it touches holds another type.
+-- Redis keeps what a script wrote before a command of it failed, so the
+-- keys are checked before the first write: it writes nothing then. The
+-- sets are checked at once, the other keys only when a job is due.
 --
 -- allow-oom: it takes no new memory. Jobs move from the delayed and
 -- reserved sets to the ready list, and expired ones lose their token.
+
+-- wrongType returns an error reply naming the first of kinds (pairs:
+-- index into KEYS, type) whose key holds another type, if any. A missing
+-- key is of every type.
+local function wrongType(kinds)
+  for i = 1, #kinds, 2 do
+    local key, want = KEYS[kinds[i]], kinds[i + 1]
+    local got = redis.call('TYPE', key).ok
+    if got ~= want and got ~= 'none' then
+      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
+    end
+  end
+end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -29,28 +50,38 @@ local function head(key)
   return tonumber(h[2])
 end
 
+local bad = wrongType({2, 'zset', 3, 'zset'})
+if bad then return bad end
+-- Most calls find nothing due, and end with the two reads of the heads.
+local due_head, expiry_head = head(KEYS[2]), head(KEYS[3])
+local function due(first) return first ~= -1 and first <= now end
+if not due(due_head) and not due(expiry_head) then
+  return {now, 0, 0, due_head, expiry_head, us}
+end
+bad = wrongType({1, 'list', 4, 'hash', 5, 'list'})
+if bad then return bad end
+
 -- Moves the members of from due by now, up to limit, and returns how
--- many moved and the score of from's head after (-1 if empty). The head
--- is read first: most calls find nothing due, and end with that one read.
-local function move(from, drop_tokens)
-  local first = head(from)
-  if first == -1 or first > now then return 0, first end
+-- many moved and the score of from's head after (-1 if empty). first is
+-- the score of its head before.
+local function move(from, first, drop_tokens)
+  if not due(first) then return 0, first end
   local ids = redis.call('ZRANGEBYSCORE', from, '-inf', now, 'LIMIT', 0, limit)
   for s = 1, #ids, 1000 do
     local e = math.min(s + 999, #ids)
     redis.call('ZREM', from, unpack(ids, s, e))
     if drop_tokens then
       local states = redis.call('HMGET', KEYS[4], unpack(ids, s, e))
-      local sargs = {}
+      local sargs, n = {}, 0
       for i = s, e do
-        local st = states[i - s + 1]
-        if st then
-          sargs[#sargs + 1] = ids[i]
-          sargs[#sargs + 1] = string.match(st, '^(%d+:%d+:)')
+        local kept = states[i - s + 1] and string.match(states[i - s + 1], '^(%d+:%d+:)')
+        if kept then
+          sargs[n + 1], sargs[n + 2] = ids[i], kept
+          n = n + 2
         end
       end
-      for z = 1, #sargs, 1000 do
-        redis.call('HSET', KEYS[4], unpack(sargs, z, math.min(z + 999, #sargs)))
+      for z = 1, n, 1000 do
+        redis.call('HSET', KEYS[4], unpack(sargs, z, math.min(z + 999, n)))
       end
     end
     redis.call('RPUSH', KEYS[1], unpack(ids, s, e))
@@ -58,8 +89,8 @@ local function move(from, drop_tokens)
   return #ids, head(from)
 end
 
-local delayed, next_due = move(KEYS[2], false)
-local expired, next_expiry = move(KEYS[3], true)
+local delayed, next_due = move(KEYS[2], due_head, false)
+local expired, next_expiry = move(KEYS[3], expiry_head, true)
 if delayed + expired > 0 and redis.call('LLEN', KEYS[5]) == 0 then
   redis.call('RPUSH', KEYS[5], '1')
 end

@@ -15,6 +15,13 @@
 -- payload; nothing is pushed then. A job that exists with the same
 -- payload is skipped: that is this very push, made again. A job ID named
 -- twice in this call is held to the same rules, against its first pair.
+-- "WRONGTYPE <key> ..." if a key it writes holds another type; nothing
+-- is written then.
+--
+-- Redis keeps what a script wrote before a command of it failed, so the
+-- keys are checked before the first write. Skipping a job that exists
+-- with the same payload is right only because a push never leaves a
+-- payload without its ID in the ready list.
 --
 -- The Redis client sends a call again when the connection broke before
 -- its reply came. By then the jobs of the first run may have run and been
@@ -23,14 +30,36 @@
 
 local keep = tonumber(ARGV[1])
 local nonce = ARGV[2]
+
+-- wrongType returns an error reply naming key if it holds a type other
+-- than want. A missing key is of every type.
+local function wrongType(key, want)
+  local got = redis.call('TYPE', key).ok
+  if got ~= want and got ~= 'none' then
+    return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
+  end
+end
+
+-- A push is the hottest call, so the checks cost what they must: the
+-- doorbell is read here, where a wrong type fails before any write, for
+-- the ring at the end; the ready list and the payloads are checked; and
+-- the calls hash needs no check, as its HSETNX is the first write. The
+-- reads run under pcall, so that their errors name their keys.
+local rung = redis.pcall('LLEN', KEYS[3])
+if type(rung) == 'table' then return wrongType(KEYS[3], 'list') or rung end
+local bad = wrongType(KEYS[1], 'list') or wrongType(KEYS[2], 'hash')
+if bad then return bad end
+
 if keep > 0 then
-  if redis.call('HSETNX', KEYS[4], nonce, '1') == 0 then return 0 end
+  local fresh = redis.pcall('HSETNX', KEYS[4], nonce, '1')
+  if type(fresh) == 'table' then return wrongType(KEYS[4], 'hash') or fresh end
+  if fresh == 0 then return 0 end
   redis.call('PEXPIRE', KEYS[4], keep, 'NX')
 end
 
 -- ring rings the doorbell, unless a ring waits already.
 local function ring()
-  if redis.call('LLEN', KEYS[3]) == 0 then
+  if rung == 0 then
     redis.call('RPUSH', KEYS[3], '1')
   end
 end

@@ -16,6 +16,17 @@
 --
 -- Returns: {now ms, lease deadline ms, then per job: id, attempts,
 --           exceptions, payload}. Nothing is taken while the queue is paused.
+--           A job whose state entry was malformed (not
+--           "attempts:exceptions:token" with counts of up to 15 digits)
+--           comes with attempts 0 and, for exceptions, the entry as it
+--           was (a string; 0 when handed back by a retried call): it is
+--           reserved like the others, under the state "0:0:<token>", for
+--           its worker to fail. Every other job of the call is taken as
+--           usual.
+-- Errors: "WRONGTYPE <key> ..." if a key it touches holds another type
+-- (the paused flag may be of any). Redis keeps what a script wrote
+-- before a command of it failed, so the keys are checked before the
+-- first write: it writes nothing then.
 --
 -- IDs in the ready list with no payload (removed jobs) are dropped. The
 -- doorbell rings again if jobs remain, so the next waiting worker wakes.
@@ -35,10 +46,25 @@
 -- command only as a script's first write, and this script's first write
 -- is LPOP, which is not one; so workers drain a full Redis.
 
+-- wrongType returns an error reply naming the first of kinds (pairs:
+-- index into KEYS, type) whose key holds another type, if any. A missing
+-- key is of every type.
+local function wrongType(kinds)
+  for i = 1, #kinds, 2 do
+    local key, want = KEYS[kinds[i]], kinds[i + 1]
+    local got = redis.call('TYPE', key).ok
+    if got ~= want and got ~= 'none' then
+      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
+    end
+  end
+end
+
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local token = ARGV[3]
 local keep = tonumber(ARGV[4])
+local bad = wrongType({1, 'list', 2, 'zset', 3, 'hash', 4, 'hash', 5, 'list'}) or (keep > 0 and wrongType({7, 'hash'}))
+if bad then return bad end
 
 local prev = keep > 0 and redis.call('HGET', KEYS[7], token)
 if prev then
@@ -79,6 +105,8 @@ if not popped then return out end
 local dl = string.format('%d', deadline)
 -- The state of a job taken for the first time, the most common case.
 local first = '1:0:' .. token
+-- The state of a job whose entry was malformed, until its worker fails it.
+local marked = '0:0:' .. token
 local seen = {}
 local taken = 0
 local o = #out
@@ -97,8 +125,12 @@ for s = 1, #popped, 1000 do
       local a, x, st = 1, 0, states[i - s + 1]
       if st then
         local sa, sx = string.match(st, '^(%d+):(%d+):')
-        a, x = tonumber(sa) + 1, tonumber(sx)
-        st = a .. ':' .. x .. ':' .. token
+        if sa and #sa <= 15 and #sx <= 15 then
+          a, x = tonumber(sa) + 1, tonumber(sx)
+          st = a .. ':' .. x .. ':' .. token
+        else
+          a, x, st = 0, st, marked
+        end
       else
         st = first
       end

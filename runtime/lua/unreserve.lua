@@ -15,6 +15,26 @@
 -- allow-oom: it takes no new memory. Each job moves from the reserved set
 -- back to the ready list, and its state entry is rewritten in place; a
 -- worker must be able to give its jobs back when Redis is full.
+--
+-- Errors: "WRONGTYPE <key> ..." if a key it touches holds another type.
+-- Redis keeps what a script wrote before a command of it failed, so the
+-- keys are checked before the first write: it writes nothing then.
+
+-- wrongType returns an error reply naming the first of kinds (pairs:
+-- index into KEYS, type) whose key holds another type, if any. A missing
+-- key is of every type.
+local function wrongType(kinds)
+  for i = 1, #kinds, 2 do
+    local key, want = KEYS[kinds[i]], kinds[i + 1]
+    local got = redis.call('TYPE', key).ok
+    if got ~= want and got ~= 'none' then
+      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
+    end
+  end
+end
+
+local bad = wrongType({1, 'list', 2, 'zset', 3, 'hash', 4, 'list'})
+if bad then return bad end
 
 local ids = {}
 for i = 1, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end

@@ -1,0 +1,259 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/internal/redistest"
+)
+
+// failCase is one call of a script that writes: the type of each of its
+// keys, the commands that fill them so that the call writes, and its
+// arguments. A key of type "" is one the call may find of any type
+// (deleted or replaced whatever it holds, or not touched on this path).
+type failCase struct {
+	name  string
+	s     *script
+	kinds []string
+	setup [][]any // commands, with "K1".."Kn" standing for the keys
+	args  []any
+	// bad are further corruptions: commands that spoil a value the call
+	// reads, and what its error says.
+	bad []badValue
+}
+
+type badValue struct {
+	cmds    [][]any
+	wantErr string
+}
+
+// failCases covers every script that writes; sizes only reads.
+var failCases = []failCase{
+	{name: "push one", s: scriptPush, kinds: []string{"list", "hash", "list", "hash"},
+		args: []any{60000, "nonce", "j1", "p1"}},
+	{name: "push two", s: scriptPush, kinds: []string{"list", "hash", "list", "hash"},
+		args: []any{60000, "nonce", "j1", "p1", "j2", "p2"}},
+	{name: "later", s: scriptLater, kinds: []string{"zset", "hash", "list", "hash"},
+		args: []any{1000, 60000, "nonce", "j1", "p1", "j2", "p2"}},
+	{name: "migrate", s: scriptMigrate, kinds: []string{"list", "zset", "zset", "hash", "list"},
+		setup: [][]any{{"ZADD", "K2", 1, "d1"}, {"ZADD", "K3", 1, "r1", 1, "r2"}, {"HSET", "K4", "r1", "1:0:tok", "r2", "1:0:tok"}},
+		args:  []any{1000}},
+	{name: "reserve", s: scriptReserve, kinds: []string{"list", "zset", "hash", "hash", "list", "", "hash"},
+		setup: [][]any{{"RPUSH", "K1", "j1", "j2"}, {"HSET", "K3", "j1", "p1", "j2", "p2"}, {"HSET", "K4", "j1", "1:0:"}},
+		args:  []any{1, 60000, "tok", 60000}},
+	{name: "extend", s: scriptExtend, kinds: []string{"zset", "hash"},
+		setup: [][]any{{"ZADD", "K1", 1, "j1"}, {"HSET", "K2", "j1", "1:0:tok"}},
+		args:  []any{60000, "j1", "tok"}},
+	{name: "ack", s: scriptAck, kinds: []string{"zset", "hash", "hash"},
+		setup: [][]any{{"ZADD", "K1", 1, "j1"}, {"HSET", "K2", "j1", "1:0:tok"}, {"HSET", "K3", "j1", "p1"}},
+		args:  []any{"j1", "tok"}},
+	{name: "release now", s: scriptRelease, kinds: []string{"list", "", "zset", "hash", "list"},
+		setup: [][]any{{"ZADD", "K3", 1, "j1"}, {"HSET", "K4", "j1", "1:0:tok"}},
+		args:  []any{0, 1, "j1", "tok"}},
+	{name: "release later", s: scriptRelease, kinds: []string{"", "zset", "zset", "hash", "list"},
+		setup: [][]any{{"ZADD", "K3", 1, "j1"}, {"HSET", "K4", "j1", "1:0:tok"}},
+		args:  []any{60000, 1, "j1", "tok"}},
+	{name: "unreserve", s: scriptUnreserve, kinds: []string{"list", "zset", "hash", "list"},
+		setup: [][]any{{"ZADD", "K2", 1, "j1"}, {"HSET", "K3", "j1", "1:0:tok"}},
+		args:  []any{"j1", "tok"}},
+	{name: "fail", s: scriptFail, kinds: []string{"zset", "hash", "hash", "zset", "hash", "hash"},
+		setup: [][]any{{"ZADD", "K1", 1, "j1"}, {"HSET", "K2", "j1", "1:0:tok"}, {"HSET", "K3", "j1", "p1"}},
+		args:  []any{10, 0, "j1", "tok", "info"}},
+	{name: "retry", s: scriptRetry, kinds: []string{"zset", "hash", "hash", "list", "hash", "list"},
+		setup: [][]any{{"ZADD", "K1", 1, "j1"}, {"HSET", "K2", "j1", "p1"}, {"HSET", "K3", "j1", "info"}},
+		args:  []any{"j1"}},
+	{name: "forget", s: scriptForget, kinds: []string{"zset", "hash", "hash"},
+		setup: [][]any{{"ZADD", "K1", 1, "j1"}, {"HSET", "K2", "j1", "p1"}, {"HSET", "K3", "j1", "info"}},
+		args:  []any{"j1"}},
+	{name: "prune", s: scriptPrune, kinds: []string{"zset", "hash", "hash"},
+		setup: [][]any{{"ZADD", "K1", 1, "j1"}, {"HSET", "K2", "j1", "p1"}, {"HSET", "K3", "j1", "info"}},
+		args:  []any{1000, 1000}},
+	{name: "clear", s: scriptClear, kinds: []string{"", "", "", "hash", "", ""},
+		setup: [][]any{{"RPUSH", "K1", "j1"}, {"HSET", "K4", "j1", "p1"}},
+		args:  nil},
+	{name: "chain_push now", s: scriptChainPush, kinds: []string{"list", "hash", "list", "", ""},
+		args: []any{60000, "j1", "p1", 0}},
+	{name: "chain_push later", s: scriptChainPush, kinds: []string{"", "hash", "list", "", "zset"},
+		args: []any{60000, "j1", "p1", 1000}},
+	{name: "lock", s: scriptLock, kinds: []string{"string"}, args: []any{"owner", 60000}},
+	{name: "unlock", s: scriptUnlock, kinds: []string{"string"},
+		setup: [][]any{{"SET", "K1", "owner"}}, args: []any{"owner"}},
+	{name: "rate_limit", s: scriptRateLimit, kinds: []string{"zset"}, args: []any{10, 1000, "tok"}},
+	{name: "hits", s: scriptHits, kinds: []string{"set"}, args: []any{1000, "nonce"}},
+	{name: "batch_add create", s: scriptBatchAdd, kinds: []string{"hash", "", "", ""},
+		args: []any{"create", 2, 60000, "nonce", "name", "x"}},
+	{name: "batch_add add", s: scriptBatchAdd, kinds: []string{"hash", "", "", ""},
+		setup: [][]any{{"HSET", "K1", "total", 1, "pending", 1, "failed", 0, "blocked", 0}},
+		args:  []any{"add", 2, 60000, "nonce"},
+		bad: []badValue{
+			{[][]any{{"HSET", "K1", "pending", "x"}}, `field pending of K1 holds "x", not an integer`},
+			{[][]any{{"HSET", "K1", "total", "1.5"}}, `field total of K1 holds "1.5", not an integer`},
+		}},
+	{name: "batch_cancel", s: scriptBatchCancel, kinds: []string{"hash", "", "", ""},
+		setup: [][]any{{"HSET", "K1", "total", 1, "pending", 1, "failed", 0, "blocked", 0}},
+		args:  []any{60000}},
+	{name: "batch_done", s: scriptBatchDone, kinds: []string{"hash", "set", "hash", "hash"},
+		setup: [][]any{{"HSET", "K1", "total", 2, "pending", 1, "failed", 1, "blocked", 1, "then", "cb", "finally", "cb"},
+			{"HSET", "K3", "j1", "q"}, {"HSET", "K4", "j1", 1}},
+		args: []any{"j1", 60000},
+		bad: []badValue{
+			{[][]any{{"HSET", "K1", "failed", "many"}}, `field failed of K1 holds "many", not an integer`},
+			{[][]any{{"HSET", "K1", "blocked", ""}}, `field blocked of K1 holds "", not an integer`},
+			{[][]any{{"HSET", "K4", "j1", "x"}}, `field j1 of K4 holds "x", not an integer`},
+		}},
+	{name: "batch_fail", s: scriptBatchFail, kinds: []string{"hash", "set", "hash", "hash"},
+		setup: [][]any{{"HSET", "K1", "total", 2, "pending", 2, "failed", 0, "blocked", 0, "catch", "cb"}},
+		args:  []any{"j1", "q", 1, 60000},
+		bad: []badValue{
+			{[][]any{{"HSET", "K1", "pending", "two"}}, `field pending of K1 holds "two", not an integer`},
+			{[][]any{{"HSET", "K1", "blocked", "99999999999999999999"}}, `field blocked of K1`},
+		}},
+	{name: "batch_ran", s: scriptBatchRan, kinds: []string{"hash", "", "", ""},
+		setup: [][]any{{"HSET", "K1", "total", 1, "pending", 0, "failed", 0, "blocked", 0, "finally", "cb"}},
+		args:  []any{"then", "j1", 60000},
+		bad: []badValue{
+			{[][]any{{"HSET", "K1", "pending", "none"}}, `field pending of K1 holds "none", not an integer`},
+		}},
+}
+
+// TestScriptsWriteNothingWhenTheyFail runs each script that writes with
+// one key of the wrong type at a time, and with the values it reads
+// spoilt: each such call must fail with an error that names the key, and
+// change nothing. Redis keeps what a script wrote before a command of it
+// failed, so a script must find all that can fail before it writes.
+func TestScriptsWriteNothingWhenTheyFail(t *testing.T) {
+	t.Parallel()
+	covered := map[string]bool{scriptSizes.name: true} // sizes only reads
+	for _, c := range failCases {
+		covered[c.s.name] = true
+	}
+	for _, s := range allScripts {
+		require.True(t, covered[s.name], "script %s writes, and has no case in failCases", s.name)
+	}
+
+	for _, be := range redistest.Backends(t) {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			rdb, closeClient, err := openClient(be.URL)
+			require.NoError(t, err)
+			defer func() { _ = closeClient() }()
+			for _, c := range failCases {
+				t.Run(c.name, func(t *testing.T) { c.check(t, ctx, rdb) })
+			}
+		})
+	}
+}
+
+func (c failCase) check(t *testing.T, ctx context.Context, rdb redis.UniversalClient) {
+	// Untouched, the call succeeds, and writes.
+	keys := c.fill(t, ctx, rdb, nil)
+	before := snapshot(t, ctx, rdb, keys)
+	require.NoError(t, c.run(ctx, rdb, keys), "the call as set up")
+	require.NotEqual(t, before, snapshot(t, ctx, rdb, keys), "the call as set up writes nothing: the case tests nothing")
+
+	for i, kind := range c.kinds {
+		if kind == "" {
+			continue
+		}
+		// A string where the script wants anything else; a hash where it
+		// wants a string.
+		spoil := [][]any{{"DEL", key(i)}, {"SET", key(i), "wrong"}}
+		got := "string"
+		if kind == "string" {
+			spoil, got = [][]any{{"DEL", key(i)}, {"HSET", key(i), "f", "wrong"}}, "hash"
+		}
+		keys := c.fill(t, ctx, rdb, spoil)
+		before := snapshot(t, ctx, rdb, keys)
+		err := c.run(ctx, rdb, keys)
+		require.Error(t, err, "KEYS[%d] holds a %s", i+1, got)
+		require.ErrorContains(t, err, fmt.Sprintf("WRONGTYPE %s holds a %s, not a %s", keys[i], got, kind))
+		require.Equal(t, before, snapshot(t, ctx, rdb, keys), "the failed call changed a key")
+	}
+
+	for _, b := range c.bad {
+		keys := c.fill(t, ctx, rdb, b.cmds)
+		before := snapshot(t, ctx, rdb, keys)
+		err := c.run(ctx, rdb, keys)
+		want := b.wantErr
+		for i := range keys {
+			want = strings.ReplaceAll(want, key(i), keys[i])
+		}
+		require.ErrorContains(t, err, want)
+		require.Equal(t, before, snapshot(t, ctx, rdb, keys), "the failed call changed a key")
+	}
+}
+
+// key is the placeholder of KEYS[i+1] in a case's commands.
+func key(i int) string { return fmt.Sprint("K", i+1) }
+
+// fill makes fresh keys for the case, runs its setup and then spoil, and
+// returns the keys.
+func (c failCase) fill(t *testing.T, ctx context.Context, rdb redis.UniversalClient, spoil [][]any) []string {
+	t.Helper()
+	p := redistest.Prefix(t) + ":{q}:"
+	keys := make([]string, len(c.kinds))
+	for i := range keys {
+		keys[i] = fmt.Sprint(p, i+1)
+	}
+	for _, cmd := range append(slices.Clone(c.setup), spoil...) {
+		args := slices.Clone(cmd)
+		for j, a := range args {
+			for i := range keys {
+				if a == key(i) {
+					args[j] = keys[i]
+				}
+			}
+		}
+		require.NoError(t, rdb.Do(ctx, args...).Err(), "%v", cmd)
+	}
+	return keys
+}
+
+func (c failCase) run(ctx context.Context, rdb redis.UniversalClient, keys []string) error {
+	err := call{c.s, keys, c.args}.run(ctx, rdb).Err()
+	if err == redis.Nil {
+		return nil
+	}
+	return err
+}
+
+// snapshot reads every key: its type, value and whether it expires.
+func snapshot(t *testing.T, ctx context.Context, rdb redis.UniversalClient, keys []string) map[string]any {
+	t.Helper()
+	out := map[string]any{}
+	for _, k := range keys {
+		typ, err := rdb.Type(ctx, k).Result()
+		require.NoError(t, err)
+		var v any
+		switch typ {
+		case "none":
+		case "string":
+			v, err = rdb.Get(ctx, k).Result()
+		case "list":
+			v, err = rdb.LRange(ctx, k, 0, -1).Result()
+		case "hash":
+			v, err = rdb.HGetAll(ctx, k).Result()
+		case "zset":
+			v, err = rdb.ZRangeWithScores(ctx, k, 0, -1).Result()
+		case "set":
+			var m []string
+			m, err = rdb.SMembers(ctx, k).Result()
+			slices.Sort(m)
+			v = m
+		default:
+			t.Fatalf("key %s is a %s", k, typ)
+		}
+		require.NoError(t, err)
+		ttl, err := rdb.PTTL(ctx, k).Result()
+		require.NoError(t, err)
+		out[k] = []any{typ, v, ttl > 0}
+	}
+	return out
+}
