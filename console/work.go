@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -122,7 +123,9 @@ func (n *jobCounts) add(ev runtime.Event) {
 	case runtime.JobProcessed:
 		n.done++
 	case runtime.JobReleased:
-		n.released++
+		if !errors.Is(ev.Err, runtime.ErrWorkerStopping) { // counted in WorkerStats.Returned
+			n.released++
+		}
 	case runtime.JobFailed:
 		n.fails++
 	}

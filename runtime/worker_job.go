@@ -227,12 +227,14 @@ func (w *Worker) release(ctx context.Context, res Reservation, ev Event, delay t
 
 // giveBack puts back a job whose handler a stop cut short, at the front
 // of its queue and with the attempt it used returned, and emits
-// JobReleased with ErrWorkerStopping once that is accepted.
+// JobReleased with ErrWorkerStopping once that is accepted. It counts in
+// WorkerStats.Returned.
 func (w *Worker) giveBack(ctx context.Context, res Reservation, ev Event) {
 	attrs := []any{"queue", res.Queue, "job", ev.Name, "id", res.ID}
 	err := w.settleRetried(ctx, "giving back a job cut short by the stop", func() error {
 		return w.e.unreserve(ctx, res.Ref)
 	}, attrs...)
+	w.gaveBack([]Ref{res.Ref}, err)
 	if err != nil {
 		w.settleError("giving back a job cut short by the stop", err, attrs...)
 		return
