@@ -246,3 +246,15 @@ func TestBinary(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Equal(t, 1, strings.Count(text, "\n"), text)
 }
+
+// TestBinaryLinksNoEmbeddedServer: a worker binary built on console.Main
+// links no in-process server; only runtime/embedded brings it in.
+func TestBinaryLinksNoEmbeddedServer(t *testing.T) {
+	t.Parallel()
+	bin := buildApp(t)
+	out, err := exec.Command("go", "version", "-m", bin).CombinedOutput()
+	require.NoError(t, err, "go version -m:\n%s", out)
+	require.Contains(t, string(out), "github.com/redis/go-redis/v9", "the listing names the modules linked")
+	require.NotContains(t, string(out), "miniredis")
+	require.NotContains(t, string(out), "gopher-lua")
+}

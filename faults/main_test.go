@@ -13,6 +13,8 @@ import (
 	"github.com/jobgen/jobgen/faults/internal/faultworker"
 	"github.com/jobgen/jobgen/faults/internal/harness"
 	"github.com/jobgen/jobgen/runtime"
+
+	_ "github.com/jobgen/jobgen/runtime/embedded"
 )
 
 func TestMain(m *testing.M) {

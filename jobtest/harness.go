@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/runtime"
+
+	_ "github.com/jobgen/jobgen/runtime/embedded" // Harness runs on embedded:// unless told otherwise
 )
 
 // HarnessConfig configures a Harness. The zero value is usable.

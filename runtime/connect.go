@@ -7,11 +7,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/jobgen/jobgen/internal/urlscheme"
 )
 
 // URLEnv is the environment variable the CLI and examples read the Redis
@@ -33,8 +32,10 @@ const URLEnv = "JOBGEN_REDIS_URL"
 // embedded:// starts an in-process Redis-protocol server (miniredis) that
 // runs the same Lua scripts; it keeps nothing on disk and lives until the
 // last engine on it is closed. Engines opened with the same name in one
-// process share a server. It is for quickstarts and tests, and is only
-// used when asked for by name: an empty URL is an error, never a fallback.
+// process share a server. It is for quickstarts and tests: a program has
+// it only if it imports runtime/embedded (jobtest does), so production
+// binaries do not link it, and it is only used when asked for by name:
+// an empty URL is an error, never a fallback.
 func Open(ctx context.Context, rawURL string, cfg EngineConfig) (*Engine, error) {
 	rdb, closer, err := openClient(rawURL)
 	if err != nil {
@@ -90,7 +91,11 @@ func openClient(rawURL string) (redis.UniversalClient, func() error, error) {
 		c := redis.NewClusterClient(opt)
 		return c, c.Close, nil
 	case "embedded":
-		return openEmbedded(u.Host + u.Path)
+		open, ok := urlscheme.Lookup("embedded")
+		if !ok {
+			return nil, nil, fmt.Errorf("%w: embedded:// needs the in-process server, which production binaries leave out: import _ %q in the program or test that uses it", ErrInvalid, "github.com/jobgen/jobgen/runtime/embedded")
+		}
+		return open(u.Host + u.Path)
 	}
 	return nil, nil, fmt.Errorf("%w: Redis URL scheme %q: want redis, rediss, redis+sentinel, redis+cluster or embedded", ErrInvalid, u.Scheme)
 }
@@ -126,73 +131,4 @@ func redactURL(raw string) string {
 		return "(unparsable URL)"
 	}
 	return u.Redacted()
-}
-
-// embedded servers by name, shared by the engines of one process.
-var embedded = struct {
-	sync.Mutex
-	servers map[string]*embeddedServer
-}{servers: map[string]*embeddedServer{}}
-
-type embeddedServer struct {
-	srv  *miniredis.Miniredis
-	refs int
-	stop chan struct{} // ends expireEmbedded
-}
-
-// expireEmbedded moves the embedded server's key lifetimes on with the
-// wall clock, which miniredis leaves to its caller: without it, a key
-// set with PX (a unique lock, a chain marker) would never expire.
-func expireEmbedded(srv *miniredis.Miniredis, stop <-chan struct{}) {
-	const tick = 20 * time.Millisecond
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	last := time.Now()
-	for {
-		select {
-		case <-stop:
-			return
-		case now := <-t.C:
-			srv.FastForward(now.Sub(last))
-			last = now
-		}
-	}
-}
-
-func openEmbedded(name string) (redis.UniversalClient, func() error, error) {
-	embedded.Lock()
-	defer embedded.Unlock()
-	s := embedded.servers[name]
-	if s == nil {
-		// Run listens on a loopback TCP port. The in-memory transport is
-		// not used: it deadlocks on pipelines over about 4 KB.
-		srv, err := miniredis.Run()
-		if err != nil {
-			return nil, nil, fmt.Errorf("start embedded server: %w", err)
-		}
-		acceptShebangs(srv.Server())
-		s = &embeddedServer{srv: srv, stop: make(chan struct{})}
-		embedded.servers[name] = s
-		go expireEmbedded(srv, s.stop)
-	}
-	s.refs++
-	// The server is in this process and runs Lua far slower than Redis, so
-	// a long pipeline of scripts can take seconds: the network timeouts
-	// of a remote server do not apply.
-	c := redis.NewClient(&redis.Options{Addr: s.srv.Addr(), ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second})
-	var once sync.Once
-	closer := func() error {
-		err := c.Close()
-		once.Do(func() {
-			embedded.Lock()
-			defer embedded.Unlock()
-			if s.refs--; s.refs == 0 {
-				close(s.stop)
-				s.srv.Close()
-				delete(embedded.servers, name)
-			}
-		})
-		return err
-	}
-	return c, closer, nil
 }

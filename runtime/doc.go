@@ -18,7 +18,9 @@
 // redis://, rediss://, redis+sentinel://host:port,host:port/master and
 // redis+cluster://host:port,host:port are a single server, TLS,
 // Sentinel and Cluster; embedded:// is an in-process Redis-protocol
-// server for quickstarts and tests. An empty URL is an error: nothing
+// server for quickstarts and tests, in programs that import
+// runtime/embedded (production binaries do not link it). An empty URL is
+// an error: nothing
 // falls back to the embedded server. NewEngine takes a go-redis client
 // of any kind instead. EngineConfig.Prefix starts every key, so several
 // applications, or parallel tests, share one Redis.
@@ -167,7 +169,8 @@
 //
 // # Testing
 //
-// embedded:// runs the real scripts in-process. To test code that
+// embedded:// (import runtime/embedded; jobtest does) runs the real
+// scripts in-process. To test code that
 // dispatches without running jobs, put a fake Dispatcher on the context
 // with WithDispatcher: it receives each *PendingDispatch, with its job,
 // queue, delay and chain. Package github.com/jobgen/jobgen/jobtest has

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/runtime"
+
+	_ "github.com/jobgen/jobgen/runtime/embedded"
 )
 
 // Welcome is a job written by hand; jobgen generates these three methods

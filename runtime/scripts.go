@@ -9,9 +9,7 @@ import (
 	"io/fs"
 	"path"
 	"strings"
-	"sync"
 
-	"github.com/alicebob/miniredis/v2/server"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -87,61 +85,6 @@ var (
 	scriptRateLimit   = mustScript("rate_limit")
 	scriptHits        = mustScript("hits")
 )
-
-// acceptShebangs makes the embedded server take scripts that start with a
-// Redis 7 shebang line ("#!lua flags=allow-oom"), which its Lua
-// (gopher-lua) cannot parse. EVAL and SCRIPT LOAD of such a text run the
-// text with that line emptied, so that line numbers in errors agree; an
-// EVALSHA of the whole text's SHA runs the emptied text. The flags
-// themselves mean nothing there (no maxmemory, no replicas, no cluster).
-// It works on the server, not in the client, so that every client of the
-// server gets the same scripts as Redis, also one that reaches it by its
-// address. SCRIPT LOAD answers the SHA of the text it ran.
-func acceptShebangs(srv *server.Server) {
-	var mu sync.Mutex
-	ran := map[string]string{} // SHA of a text with a shebang -> SHA of the text run
-	srv.SetPreHook(func(c *server.Peer, cmd string, args ...string) bool {
-		text := -1 // index of the script text in args
-		switch {
-		case cmd == "EVAL" || cmd == "EVAL_RO":
-			text = 0
-		case cmd == "SCRIPT" && len(args) == 2 && strings.EqualFold(args[0], "LOAD"):
-			text = 1
-		case (cmd == "EVALSHA" || cmd == "EVALSHA_RO") && len(args) > 0:
-			mu.Lock()
-			sha, ok := ran[strings.ToLower(args[0])]
-			mu.Unlock()
-			if !ok {
-				return false
-			}
-			srv.Dispatch(c, append([]string{cmd, sha}, args[1:]...))
-			return true
-		}
-		if text < 0 || len(args) <= text || !strings.HasPrefix(args[text], "#!") {
-			return false
-		}
-		bare := withoutShebang(args[text])
-		mu.Lock()
-		ran[sha1Hex(args[text])] = sha1Hex(bare)
-		mu.Unlock()
-		again := append([]string{cmd}, args...)
-		again[1+text] = bare
-		srv.Dispatch(c, again)
-		return true
-	})
-}
-
-// withoutShebang returns src with the text of a leading "#!" line
-// removed. Its newline stays, so the lines after it keep their numbers.
-func withoutShebang(src string) string {
-	if !strings.HasPrefix(src, "#!") {
-		return src
-	}
-	if i := strings.IndexByte(src, '\n'); i >= 0 {
-		return src[i:]
-	}
-	return ""
-}
 
 func sha1Hex(s string) string {
 	sum := sha1.Sum([]byte(s))

@@ -19,6 +19,8 @@ import (
 	"sync"
 
 	"github.com/jobgen/jobgen/runtime"
+
+	_ "github.com/jobgen/jobgen/runtime/embedded" // embedded:// for the example
 )
 
 func main() {

@@ -27,6 +27,8 @@ import (
 
 	"github.com/jobgen/jobgen/console"
 	"github.com/jobgen/jobgen/runtime"
+
+	_ "github.com/jobgen/jobgen/runtime/embedded" // embedded:// for the example
 )
 
 func main() {

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/runtime"
+
+	_ "github.com/jobgen/jobgen/runtime/embedded" // embedded:// for the example
 )
 
 func main() {

@@ -25,6 +25,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/jobgen/jobgen/internal/miniserver"
+	"github.com/jobgen/jobgen/internal/urlscheme"
 )
 
 // AddrEnv names the environment variable holding the address of a Redis 7
@@ -37,6 +40,11 @@ const AddrEnv = "JOBGEN_TEST_REDIS_ADDR"
 const ClusterEnv = "JOBGEN_TEST_CLUSTER_ADDRS"
 
 var addr string
+
+// The suites run on embedded:// too (Backends), which a program has only
+// through runtime/embedded; this package may not import runtime, as the
+// runtime's own tests use it.
+func init() { urlscheme.Register("embedded", miniserver.Open) }
 
 // Main runs the tests of a package with a real Redis, then exits.
 func Main(m *testing.M) {
