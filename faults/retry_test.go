@@ -1,9 +1,6 @@
 package faults_test
 
 import (
-	"crypto/sha1"
-	"encoding/hex"
-	"os"
 	"testing"
 	"time"
 
@@ -11,6 +8,7 @@ import (
 
 	"github.com/jobgen/jobgen/faults/internal/faultworker"
 	"github.com/jobgen/jobgen/faults/internal/harness"
+	"github.com/jobgen/jobgen/internal/lua"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -65,17 +63,15 @@ func TestRetriedPush(t *testing.T) {
 // one try then fails without ever running.
 func TestRetriedReserve(t *testing.T) {
 	t.Parallel()
-	src, err := os.ReadFile("../runtime/lua/reserve.lua")
-	require.NoError(t, err)
-	sum := sha1.Sum(src)
+	reserveSHA := lua.Get("reserve").SHA
 	srv := harness.StartRedis(t)
 	proxy := harness.StartProxy(t, srv.Addr(), 0, 0)
 	b := setupOn(t, srv, proxy.URL())
 	direct := setupOn(t, srv, srv.URL())
-	_, err = direct.disp.Push(b.ctx, faultworker.Task{}, faultworker.Task{})
+	_, err := direct.disp.Push(b.ctx, faultworker.Task{}, faultworker.Task{})
 	require.NoError(t, err)
 
-	proxy.Arm([]byte(hex.EncodeToString(sum[:])), nil)
+	proxy.Arm([]byte(reserveSHA), nil)
 	batch, err := b.engine.Reserve(b.ctx, queue, 1, time.Minute)
 	require.NoError(t, err)
 	s := sizes(t, direct)

@@ -9,8 +9,8 @@ import (
 // can recognise its calls on the wire.
 func ScriptSHA(name string) string {
 	for _, s := range allScripts {
-		if s.name == name {
-			return s.sha
+		if s.Name == name {
+			return s.SHA
 		}
 	}
 	panic("no script " + name)

@@ -155,7 +155,7 @@ func runWaited(ctx context.Context, rdb redis.Cmdable, calls []call, r Replicati
 	waitOf := make([]*redis.Cmd, len(calls))
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, c := range calls {
-			cmds[i] = p.EvalSha(ctx, c.s.sha, c.keys, c.args...)
+			cmds[i] = p.EvalSha(ctx, c.s.SHA, c.keys, c.args...)
 		}
 		w := p.Do(ctx, "WAIT", r.Replicas, r.Timeout.Milliseconds())
 		for i := range waitOf {
@@ -173,7 +173,7 @@ func runWaited(ctx context.Context, rdb redis.Cmdable, calls []call, r Replicati
 		_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, i := range again {
 				c := calls[i]
-				cmds[i] = p.Eval(ctx, c.s.src, c.keys, c.args...)
+				cmds[i] = p.Eval(ctx, c.s.Src, c.keys, c.args...)
 			}
 			w := p.Do(ctx, "WAIT", r.Replicas, r.Timeout.Milliseconds())
 			for _, i := range again {

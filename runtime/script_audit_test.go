@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,11 +18,12 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobgen/jobgen/internal/lua"
 	"github.com/jobgen/jobgen/internal/redistest"
 	"github.com/jobgen/jobgen/runtime"
 )
 
-// TestScriptKeyAudit runs every Lua script of runtime/lua/ on the cluster
+// TestScriptKeyAudit runs every Lua script of internal/lua/scripts/ on the cluster
 // under MONITOR and checks, from the commands each script ran, that every
 // key it touched was passed in its KEYS and that all of them share one
 // slot. An undeclared key in the same slot works silently on a single
@@ -66,7 +65,7 @@ func TestScriptKeyAudit(t *testing.T) {
 			sawBad = true
 			continue
 		}
-		require.True(t, ok, "a call with this test's keys ran a script that is not in runtime/lua/: %s", c)
+		require.True(t, ok, "a call with this test's keys ran a script that is not in internal/lua/scripts/: %s", c)
 		if len(c.inner) == 0 {
 			// An EVALSHA refused with NOSCRIPT, after another test's
 			// SCRIPT FLUSH, ran nothing; its retry as EVAL is audited. A
@@ -212,18 +211,14 @@ func exerciseScripts(t *testing.T, b bundle) {
 	require.ElementsMatch(t, []int{1, 2, 3, 4, 5, 6, 6, 7, 8}, seen)
 }
 
-// luaScripts maps the SHA1 of each file in lua/ to its name.
+// luaScripts maps the SHA1 of each script to its name.
 func luaScripts(t *testing.T) map[string]string {
 	t.Helper()
-	files, err := filepath.Glob("lua/*.lua")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
 	out := map[string]string{}
-	for _, f := range files {
-		src, err := os.ReadFile(f)
-		require.NoError(t, err)
-		out[sha1Hex(string(src))] = strings.TrimSuffix(filepath.Base(f), ".lua")
+	for _, s := range lua.All() {
+		out[s.SHA] = s.Name
 	}
+	require.NotEmpty(t, out)
 	return out
 }
 

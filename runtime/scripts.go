@@ -3,57 +3,24 @@ package runtime
 import (
 	"context"
 	"crypto/sha1"
-	"embed"
 	"encoding/hex"
 	"fmt"
-	"io/fs"
-	"path"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/jobgen/jobgen/internal/lua"
 )
 
-//go:embed lua/*.lua
-var luaFiles embed.FS
+// script is one Lua script of internal/lua, run by SHA with NOSCRIPT
+// recovery.
+type script = lua.Script
 
-// script is one Lua file from lua/, run by SHA with NOSCRIPT recovery.
-type script struct {
-	name string
-	src  string
-	sha  string
-}
+// allScripts is every script, in name order, so that none is left out of
+// loadScripts or of the tests that check every script.
+var allScripts = lua.All()
 
-// allScripts is every script in lua/, in name order, read from the
-// embedded directory itself, so that none is left out of loadScripts or
-// of the tests that check every script.
-var allScripts = embeddedScripts()
-
-func embeddedScripts() []*script {
-	files, err := fs.Glob(luaFiles, "lua/*.lua")
-	if err != nil || len(files) == 0 {
-		panic(fmt.Sprintf("jobgen: no embedded scripts: %v", err))
-	}
-	out := make([]*script, len(files))
-	for i, f := range files {
-		b, err := luaFiles.ReadFile(f)
-		if err != nil {
-			panic(fmt.Sprintf("jobgen: embedded script %s: %v", f, err))
-		}
-		name := strings.TrimSuffix(path.Base(f), ".lua")
-		out[i] = &script{name: name, src: string(b), sha: sha1Hex(string(b))}
-	}
-	return out
-}
-
-// mustScript returns the script lua/<name>.lua.
-func mustScript(name string) *script {
-	for _, s := range allScripts {
-		if s.name == name {
-			return s
-		}
-	}
-	panic(fmt.Sprintf("jobgen: no embedded script %s", name))
-}
+// mustScript returns the script name.
+func mustScript(name string) *script { return lua.Get(name) }
 
 var (
 	scriptPush       = mustScript("push")
@@ -95,8 +62,8 @@ func sha1Hex(s string) string {
 // cluster), so the first EVALSHA of each finds it.
 func loadScripts(ctx context.Context, c redis.UniversalClient) error {
 	for _, s := range allScripts {
-		if err := c.ScriptLoad(ctx, s.src).Err(); err != nil {
-			return fmt.Errorf("load script %s: %w", s.name, err)
+		if err := c.ScriptLoad(ctx, s.Src).Err(); err != nil {
+			return fmt.Errorf("load script %s: %w", s.Name, err)
 		}
 	}
 	return nil
@@ -114,9 +81,9 @@ func isNoScript(err error) bool { return err != nil && redis.HasErrorPrefix(err,
 // run runs one call by SHA, and by source if the server has lost the
 // script (after SCRIPT FLUSH or a failover), which also reloads it.
 func (c call) run(ctx context.Context, rdb redis.Scripter) *redis.Cmd {
-	cmd := rdb.EvalSha(ctx, c.s.sha, c.keys, c.args...)
+	cmd := rdb.EvalSha(ctx, c.s.SHA, c.keys, c.args...)
 	if isNoScript(cmd.Err()) {
-		cmd = rdb.Eval(ctx, c.s.src, c.keys, c.args...)
+		cmd = rdb.Eval(ctx, c.s.Src, c.keys, c.args...)
 	}
 	return cmd
 }
@@ -134,7 +101,7 @@ func runAll(ctx context.Context, rdb redis.UniversalClient, calls []call) ([]*re
 	cmds := make([]*redis.Cmd, len(calls))
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, c := range calls {
-			cmds[i] = p.EvalSha(ctx, c.s.sha, c.keys, c.args...)
+			cmds[i] = p.EvalSha(ctx, c.s.SHA, c.keys, c.args...)
 		}
 		return nil
 	})
@@ -148,7 +115,7 @@ func runAll(ctx context.Context, rdb redis.UniversalClient, calls []call) ([]*re
 		_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, i := range again {
 				c := calls[i]
-				cmds[i] = p.Eval(ctx, c.s.src, c.keys, c.args...)
+				cmds[i] = p.Eval(ctx, c.s.Src, c.keys, c.args...)
 			}
 			return nil
 		})

@@ -132,12 +132,12 @@ var failCases = []failCase{
 // failed, so a script must find all that can fail before it writes.
 func TestScriptsWriteNothingWhenTheyFail(t *testing.T) {
 	t.Parallel()
-	covered := map[string]bool{scriptSizes.name: true} // sizes only reads
+	covered := map[string]bool{scriptSizes.Name: true} // sizes only reads
 	for _, c := range failCases {
-		covered[c.s.name] = true
+		covered[c.s.Name] = true
 	}
 	for _, s := range allScripts {
-		require.True(t, covered[s.name], "script %s writes, and has no case in failCases", s.name)
+		require.True(t, covered[s.Name], "script %s writes, and has no case in failCases", s.Name)
 	}
 
 	for _, be := range redistest.Backends(t) {

@@ -57,7 +57,7 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 	_, _ = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		bell = p.Do(ctx, args...)
 		for i, c := range calls {
-			cmds[i] = p.EvalSha(ctx, c.s.sha, c.keys, c.args...)
+			cmds[i] = p.EvalSha(ctx, c.s.SHA, c.keys, c.args...)
 		}
 		return nil
 	})

@@ -46,21 +46,10 @@
 -- command only as a script's first write, and this script's first write
 -- is LPOP, which is not one; so workers drain a full Redis.
 
--- wrongType returns an error reply naming the first of kinds (pairs:
--- index into KEYS, type) whose key holds another type, if any. A missing
--- key is of every type.
-local function wrongType(kinds)
-  for i = 1, #kinds, 2 do
-    local key, want = KEYS[kinds[i]], kinds[i + 1]
-    local got = redis.call('TYPE', key).ok
-    if got ~= want and got ~= 'none' then
-      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
-    end
-  end
-end
+-- uses: wrong_type
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- uses: now_ms
+local now = nowMs()
 local token = ARGV[3]
 local keep = tonumber(ARGV[4])
 local bad = wrongType({1, 'list', 2, 'zset', 3, 'hash', 4, 'hash', 5, 'list'}) or (keep > 0 and wrongType({7, 'hash'}))

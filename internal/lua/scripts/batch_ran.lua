@@ -23,34 +23,12 @@
 -- failed, so both are checked before the first write: it writes nothing
 -- then.
 
--- wrongType returns an error reply naming the first of kinds (pairs:
--- index into KEYS, type) whose key holds another type, if any. A missing
--- key is of every type.
-local function wrongType(kinds)
-  for i = 1, #kinds, 2 do
-    local key, want = KEYS[kinds[i]], kinds[i + 1]
-    local got = redis.call('TYPE', key).ok
-    if got ~= want and got ~= 'none' then
-      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
-    end
-  end
-end
+-- uses: wrong_type
 
 -- counters returns the named counters of the state hash as numbers, a
 -- missing one as 0; or nil and an error reply naming the first that is
 -- not an integer, which HINCRBY or the sums below would fail on.
-local function counters(names)
-  local v = redis.call('HMGET', KEYS[1], unpack(names))
-  local out = {}
-  for i = 1, #names do
-    local s = v[i] or '0'
-    if not string.match(s, '^%-?%d+$') or #s > 18 then
-      return nil, redis.error_reply('ERR field ' .. names[i] .. ' of ' .. KEYS[1] .. ' holds "' .. s .. '", not an integer; nothing was written')
-    end
-    out[i] = tonumber(s)
-  end
-  return out
-end
+-- uses: counters
 
 local bad = wrongType({1, 'hash'})
 if bad then return bad end
@@ -62,23 +40,8 @@ redis.call('HSET', KEYS[1], ARGV[1] .. ':done', '1')
 
 local pending, failed, blocked = c[1], c[2], c[3]
 
-local function claim(kind, cond)
-  if not cond or redis.call('HEXISTS', KEYS[1], kind) == 0 or redis.call('HEXISTS', KEYS[1], kind .. ':done') == 1 then
-    return 0
-  end
-  local by = redis.call('HGET', KEYS[1], kind .. ':by')
-  if not by then
-    redis.call('HSET', KEYS[1], kind .. ':by', id)
-    return 1
-  end
-  if by == id then return 1 end
-  return 0
-end
-local function catchWaits()
-  local by = redis.call('HGET', KEYS[1], 'catch:by')
-  return by and by ~= id and redis.call('HEXISTS', KEYS[1], 'catch:done') == 0
-end
-local out = claim('finally', pending - failed - blocked <= 0 and not catchWaits())
+-- uses: batch_claim
+local out = claim('finally', pending - failed - blocked <= 0 and not catchWaits(id), id)
 
 for k = 1, 4 do
   redis.call('PEXPIRE', KEYS[k], tonumber(ARGV[3]))

@@ -56,8 +56,8 @@ end
 
 -- The clock is rounded up, so a job never falls due early: migrate moves
 -- it when the clock, rounded down, has reached its due time.
-local t = redis.call('TIME')
-local due = tonumber(t[1]) * 1000 + math.ceil(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+-- uses: now_ms
+local due = nowMsUp() + tonumber(ARGV[1])
 local dues = string.format('%d', due)
 
 -- Pairs are read 500 at a time, so unpack never passes 1000 values.

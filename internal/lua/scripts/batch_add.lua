@@ -28,40 +28,18 @@
 -- returns the counts: a create made again is not refused as existing,
 -- and an add made again does not count its jobs twice.
 
--- wrongType returns an error reply naming the first of kinds (pairs:
--- index into KEYS, type) whose key holds another type, if any. A missing
--- key is of every type.
-local function wrongType(kinds)
-  for i = 1, #kinds, 2 do
-    local key, want = KEYS[kinds[i]], kinds[i + 1]
-    local got = redis.call('TYPE', key).ok
-    if got ~= want and got ~= 'none' then
-      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
-    end
-  end
-end
+-- uses: wrong_type
 
 -- counters returns the named counters of the state hash as numbers, a
 -- missing one as 0; or nil and an error reply naming the first that is
 -- not an integer, which HINCRBY or the sums below would fail on.
-local function counters(names)
-  local v = redis.call('HMGET', KEYS[1], unpack(names))
-  local out = {}
-  for i = 1, #names do
-    local s = v[i] or '0'
-    if not string.match(s, '^%-?%d+$') or #s > 18 then
-      return nil, redis.error_reply('ERR field ' .. names[i] .. ' of ' .. KEYS[1] .. ' holds "' .. s .. '", not an integer; nothing was written')
-    end
-    out[i] = tonumber(s)
-  end
-  return out
-end
+-- uses: counters
 
 local bad = wrongType({1, 'hash'})
 if bad then return bad end
 
-local t = redis.call('TIME')
-local now = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+-- uses: now_ms
+local now = string.format('%d', nowMs())
 local n = tonumber(ARGV[2])
 local nonce = 'call:' .. ARGV[4]
 

@@ -28,40 +28,18 @@
 -- script wrote before a command of it failed, so both are checked before
 -- the first write: it writes nothing then.
 
--- wrongType returns an error reply naming the first of kinds (pairs:
--- index into KEYS, type) whose key holds another type, if any. A missing
--- key is of every type.
-local function wrongType(kinds)
-  for i = 1, #kinds, 2 do
-    local key, want = KEYS[kinds[i]], kinds[i + 1]
-    local got = redis.call('TYPE', key).ok
-    if got ~= want and got ~= 'none' then
-      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
-    end
-  end
-end
+-- uses: wrong_type
 
 -- counters returns the named counters of the state hash as numbers, a
 -- missing one as 0; or nil and an error reply naming the first that is
 -- not an integer, which HINCRBY or the sums below would fail on.
-local function counters(names)
-  local v = redis.call('HMGET', KEYS[1], unpack(names))
-  local out = {}
-  for i = 1, #names do
-    local s = v[i] or '0'
-    if not string.match(s, '^%-?%d+$') or #s > 18 then
-      return nil, redis.error_reply('ERR field ' .. names[i] .. ' of ' .. KEYS[1] .. ' holds "' .. s .. '", not an integer; nothing was written')
-    end
-    out[i] = tonumber(s)
-  end
-  return out
-end
+-- uses: counters
 
 local bad = wrongType({1, 'hash', 2, 'set', 3, 'hash', 4, 'hash'})
 if bad then return bad end
 if redis.call('EXISTS', KEYS[1]) == 0 then return {-1, 0, 0, 0} end
-local t = redis.call('TIME')
-local now = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+-- uses: now_ms
+local now = string.format('%d', nowMs())
 local id = ARGV[1]
 local ok, err = counters({'pending', 'failed', 'blocked'})
 if not ok then return err end
@@ -89,18 +67,7 @@ if pending <= 0 and not s[5] then
   redis.call('HSET', KEYS[1], 'finished_at', now)
 end
 
-local function claim(kind, cond)
-  if not cond or redis.call('HEXISTS', KEYS[1], kind) == 0 or redis.call('HEXISTS', KEYS[1], kind .. ':done') == 1 then
-    return 0
-  end
-  local by = redis.call('HGET', KEYS[1], kind .. ':by')
-  if not by then
-    redis.call('HSET', KEYS[1], kind .. ':by', id)
-    return 1
-  end
-  if by == id then return 1 end
-  return 0
-end
+-- uses: batch_claim
 -- finally waits while a catch claimed by another job has not run: that
 -- job claims it once its catch has run (batch_ran). A catch claimed by
 -- this job, which failed before and has succeeded now, will not run for
@@ -108,11 +75,7 @@ end
 if redis.call('HGET', KEYS[1], 'catch:by') == id and redis.call('HEXISTS', KEYS[1], 'catch:done') == 0 then
   redis.call('HDEL', KEYS[1], 'catch:by')
 end
-local function catchWaits()
-  local by = redis.call('HGET', KEYS[1], 'catch:by')
-  return by and by ~= id and redis.call('HEXISTS', KEYS[1], 'catch:done') == 0
-end
-local out = {counted, claim('then', pending <= 0 and not s[4]), 0, claim('finally', pending - failed - blocked <= 0 and not catchWaits())}
+local out = {counted, claim('then', pending <= 0 and not s[4], id), 0, claim('finally', pending - failed - blocked <= 0 and not catchWaits(id), id)}
 
 for k = 1, 4 do
   redis.call('PEXPIRE', KEYS[k], tonumber(ARGV[2]))

@@ -25,19 +25,9 @@
 -- wrote before a command of it failed, so the keys are checked before
 -- the first write: it writes nothing then.
 
--- wrongType returns an error reply naming the first of kinds (pairs:
--- index into KEYS, type) whose key holds another type, if any. A missing
--- key is of every type.
-local function wrongType(kinds)
-  for i = 1, #kinds, 2 do
-    local key, want = KEYS[kinds[i]], kinds[i + 1]
-    local got = redis.call('TYPE', key).ok
-    if got ~= want and got ~= 'none' then
-      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
-    end
-  end
-end
+-- uses: wrong_type
 
+-- uses: now_ms
 local delay = tonumber(ARGV[4])
 local bad = wrongType({2, 'hash', 3, 'list'}) or wrongType(delay > 0 and {5, 'zset'} or {1, 'list'})
 if bad then return bad end
@@ -48,8 +38,7 @@ redis.call('SET', KEYS[4], '1', 'PX', tonumber(ARGV[1]))
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 
 if delay > 0 then
-  local t = redis.call('TIME')
-  local due = tonumber(t[1]) * 1000 + math.ceil(tonumber(t[2]) / 1000) + delay
+  local due = nowMsUp() + delay
   local head = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
   redis.call('ZADD', KEYS[5], string.format('%d', due), ARGV[2])
   if (head[2] == nil or due < tonumber(head[2])) and redis.call('LLEN', KEYS[3]) == 0 then

@@ -15,18 +15,7 @@
 -- Redis keeps what a script wrote before a command of it failed, so the
 -- keys are checked before the first write: it writes nothing then.
 
--- wrongType returns an error reply naming the first of kinds (pairs:
--- index into KEYS, type) whose key holds another type, if any. A missing
--- key is of every type.
-local function wrongType(kinds)
-  for i = 1, #kinds, 2 do
-    local key, want = KEYS[kinds[i]], kinds[i + 1]
-    local got = redis.call('TYPE', key).ok
-    if got ~= want and got ~= 'none' then
-      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
-    end
-  end
-end
+-- uses: wrong_type
 
 local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash', 4, 'list', 5, 'hash', 6, 'list'})
 if bad then return bad end

@@ -26,22 +26,10 @@
 -- allow-oom: it takes no new memory. Jobs move from the delayed and
 -- reserved sets to the ready list, and expired ones lose their token.
 
--- wrongType returns an error reply naming the first of kinds (pairs:
--- index into KEYS, type) whose key holds another type, if any. A missing
--- key is of every type.
-local function wrongType(kinds)
-  for i = 1, #kinds, 2 do
-    local key, want = KEYS[kinds[i]], kinds[i + 1]
-    local got = redis.call('TYPE', key).ok
-    if got ~= want and got ~= 'none' then
-      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
-    end
-  end
-end
+-- uses: wrong_type
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local us = tonumber(t[2]) % 1000
+-- uses: now_ms
+local now, us = nowMs()
 local limit = tonumber(ARGV[1])
 
 local function head(key)

@@ -12,24 +12,13 @@
 --
 -- Returns: the Redis time it recorded, in ms.
 
--- wrongType returns an error reply naming the first of kinds (pairs:
--- index into KEYS, type) whose key holds another type, if any. A missing
--- key is of every type.
-local function wrongType(kinds)
-  for i = 1, #kinds, 2 do
-    local key, want = KEYS[kinds[i]], kinds[i + 1]
-    local got = redis.call('TYPE', key).ok
-    if got ~= want and got ~= 'none' then
-      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
-    end
-  end
-end
+-- uses: wrong_type
 
 local bad = wrongType({1, 'zset'})
 if bad then return bad end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- uses: now_ms
+local now = nowMs()
 if ARGV[2] == 'XX' then
   redis.call('ZADD', KEYS[1], 'XX', now, ARGV[1])
 else

@@ -13,26 +13,15 @@
 -- Redis keeps what a script wrote before a command of it failed, so the
 -- keys are checked before the first write: it writes nothing then.
 
--- wrongType returns an error reply naming the first of kinds (pairs:
--- index into KEYS, type) whose key holds another type, if any. A missing
--- key is of every type.
-local function wrongType(kinds)
-  for i = 1, #kinds, 2 do
-    local key, want = KEYS[kinds[i]], kinds[i + 1]
-    local got = redis.call('TYPE', key).ok
-    if got ~= want and got ~= 'none' then
-      return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
-    end
-  end
-end
+-- uses: wrong_type
 
 local bad = wrongType({1, 'hash'})
 if bad then return bad end
 
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('HEXISTS', KEYS[1], 'cancelled_at') == 1 then return 0 end
-local t = redis.call('TIME')
-local now = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+-- uses: now_ms
+local now = string.format('%d', nowMs())
 redis.call('HSET', KEYS[1], 'cancelled_at', now, 'cancelled_by', 'cancel')
 for k = 1, 4 do
   redis.call('PEXPIRE', KEYS[k], tonumber(ARGV[1]))

@@ -1,0 +1,64 @@
+package lua
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Every file of scripts/ is a script, with each helper it names joined
+// in, and nothing else changed.
+func TestScriptsAreTheFilesWithTheirHelpers(t *testing.T) {
+	files, err := filepath.Glob("scripts/*.lua")
+	require.NoError(t, err)
+	require.Len(t, All(), len(files))
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		s := Get(strings.TrimSuffix(filepath.Base(f), ".lua"))
+		require.NotContains(t, s.Src, "-- uses:", s.Name)
+		require.Equal(t, SHA1(s.Src), s.SHA)
+		want := string(raw)
+		for _, m := range usesLine.FindAllStringSubmatch(want, -1) {
+			var helpers strings.Builder
+			for _, n := range strings.Split(m[1], ",") {
+				lib, err := os.ReadFile(filepath.Join("lib", strings.TrimSpace(n)+".lua"))
+				require.NoError(t, err, "%s uses %s", s.Name, n)
+				helpers.Write(lib)
+			}
+			want = strings.Replace(want, m[0], helpers.String(), 1)
+		}
+		require.Equal(t, want, s.Src, s.Name)
+	}
+}
+
+// A helper is written once: no script defines a function of lib/ again.
+func TestHelpersAreNotCopied(t *testing.T) {
+	libs, err := filepath.Glob("lib/*.lua")
+	require.NoError(t, err)
+	require.NotEmpty(t, libs)
+	files, err := filepath.Glob("scripts/*.lua")
+	require.NoError(t, err)
+	for _, l := range libs {
+		src, err := os.ReadFile(l)
+		require.NoError(t, err)
+		for _, line := range strings.Split(string(src), "\n") {
+			if !strings.HasPrefix(line, "local function ") {
+				continue
+			}
+			for _, f := range files {
+				raw, err := os.ReadFile(f)
+				require.NoError(t, err)
+				require.NotContains(t, string(raw), line, "%s defines what %s has", f, l)
+			}
+		}
+	}
+}
+
+func TestJoinRefusesAnUnknownHelper(t *testing.T) {
+	_, err := Join("-- uses: nothing_such\nreturn 1\n")
+	require.ErrorContains(t, err, `uses "nothing_such"`)
+}
