@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/wire"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -164,7 +165,7 @@ func (e *Engine) DispatchBatch(ctx context.Context, b *PendingBatch) (string, er
 		return "", err
 	}
 	bk := e.keys.batch(id)
-	args := append([]any{"create", n, e.cfg.StateRetention.Milliseconds(), newToken()}, fields...)
+	args := append([]any{"create", n, e.cfg.StateRetention.Milliseconds(), wire.NewToken()}, fields...)
 	if err := (call{scriptBatchAdd, bk.all(), args}).run(ctx, e.rdb).Err(); err != nil {
 		return "", fmt.Errorf("dispatch batch: %w", err)
 	}

@@ -2,22 +2,14 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/jobgen/jobgen/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
-
-// ErrNoBatch is returned for a batch that is unknown, or whose state has
-// expired (EngineConfig.StateRetention after its last change).
-var ErrNoBatch = errors.New("jobgen: no such batch (unknown, or expired)")
-
-// ErrBatchFinished is returned when jobs are added to a batch whose jobs
-// have all succeeded.
-var ErrBatchFinished = errors.New("jobgen: every job of the batch has succeeded")
 
 // Batches returns the engine's batch store.
 func (e *Engine) Batches() *BatchStore { return &BatchStore{e: e} }
@@ -107,7 +99,7 @@ func (s *BatchStore) Add(ctx context.Context, id string, jobs ...Job) error {
 		return fmt.Errorf("add to batch %s: %w", id, err)
 	}
 	count := func(n int) error {
-		return call{scriptBatchAdd, bk.all(), []any{"add", n, s.e.cfg.StateRetention.Milliseconds(), newToken()}}.run(ctx, s.e.rdb).Err()
+		return call{scriptBatchAdd, bk.all(), []any{"add", n, s.e.cfg.StateRetention.Milliseconds(), wire.NewToken()}}.run(ctx, s.e.rdb).Err()
 	}
 	switch err := count(n); {
 	case err == nil:

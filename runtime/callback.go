@@ -9,10 +9,6 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-// ErrUnknownCallback is returned when a chain or batch names a callback
-// that the worker's router has no registration for.
-var ErrUnknownCallback = errors.New("jobgen: no callback registered")
-
 // Outcome tells a callback why it runs.
 type Outcome struct {
 	// JobID and JobName are the job whose end made the callback run.

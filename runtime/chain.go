@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"time"
+
+	"github.com/jobgen/jobgen/internal/wire"
 )
 
 // PendingChain is a chain of jobs to dispatch: each runs only after the
@@ -272,17 +274,12 @@ func decodeLink(entry []byte) ([]byte, time.Duration, error) {
 func nextLink(env *Envelope) (*Envelope, time.Duration, error) {
 	payload, delay, err := decodeLink(env.Chain[0])
 	var next *Envelope
-	var c carried
 	if err == nil {
-		next, c, err = decodeEnvelope(payload)
-		if err == nil && (!c.id || !c.queue) {
-			err = errors.New("the link carries no ID or queue")
-		}
+		next, err = wire.DecodeLink(payload)
 	}
 	if err != nil {
 		return nil, 0, &DecodeError{ID: env.ID, Err: fmt.Errorf("next job of its chain: %w", err)}
 	}
-	next.impliedTime(c)
 	next.Chain = env.Chain[1:]
 	return next, delay, nil
 }
@@ -334,7 +331,7 @@ func (e *Engine) pushLink(ctx context.Context, next *Envelope, delay time.Durati
 		return err
 	}
 	q := e.linkQueue(next.Queue, next.ID)
-	payload, err := next.encodeStored(q)
+	payload, err := next.EncodeStored(q)
 	if err != nil {
 		return err
 	}

@@ -5,22 +5,10 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 )
-
-// ErrDecrypt is wrapped by every failure to open an encrypted job: an
-// unknown key ID, a payload that fails authentication (tampered, or
-// sealed under another secret with the same key ID), a truncated or
-// foreign payload, or no key ring on the worker's engine. The worker
-// fails such a job at once, without retries.
-var ErrDecrypt = errors.New("jobgen: cannot decrypt job")
-
-// ErrNoKeyRing is returned by a dispatch of an encrypted job through an
-// engine whose EngineConfig.Keys is not set. Nothing is pushed.
-var ErrNoKeyRing = errors.New("jobgen: encrypted job, but the engine has no key ring (EngineConfig.Keys)")
 
 // Key is one AES key of a KeyRing.
 type Key struct {

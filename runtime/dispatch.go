@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"sync"
 	"time"
-)
 
-// ErrNoDispatcher is returned by Dispatch when no dispatcher is set.
-var ErrNoDispatcher = errors.New("jobgen: no dispatcher: call runtime.SetDefaultDispatcher(engine) at start-up, or runtime.WithDispatcher(ctx, d)")
+	"github.com/jobgen/jobgen/internal/wire"
+)
 
 // Dispatcher sends a pending dispatch somewhere: *Engine pushes it to
 // Redis; a test may record it instead.
@@ -230,7 +229,7 @@ func newEnvelope(job Job, queue, connection string, now time.Time) (*Envelope, e
 	}
 	o := job.JobOptions()
 	env := &Envelope{
-		ID:            newIDAt(now.UnixMilli()), // its time is DispatchedAt, so the encoding leaves that out
+		ID:            wire.NewIDAt(now.UnixMilli()), // its time is DispatchedAt, so the encoding leaves that out
 		Name:          job.JobName(),
 		Queue:         queue,
 		Connection:    connection,

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -228,7 +229,7 @@ func (e *Engine) pushCall(queue string, delay int64, pairs []any) call {
 	if delay > 0 {
 		args = append(args, delay)
 	}
-	args = append(args, e.retryWindow(), newNonce())
+	args = append(args, e.retryWindow(), wire.NewNonce())
 	args = append(args, pairs...)
 	if delay > 0 {
 		return call{scriptLater, []string{qk.Delayed, qk.Payloads, qk.Notify, record}, args}
@@ -244,7 +245,7 @@ func (e *Engine) pushCall(queue string, delay int64, pairs []any) call {
 //
 // A job ID that exists already in its queue, or that jobs names twice,
 // is pushed once if the payloads are the same (a push made again), and
-// refused with ErrDuplicateID if not; the chunk holding the second one
+// refused with ErrIDTaken if not; the chunk holding the second one
 // then pushes nothing.
 //
 // A push whose jobs all go to one queue with one delay (every Push, Later
@@ -267,13 +268,13 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 			return fmt.Errorf("push %s: %w: negative delay %v", env.Name, ErrInvalid, j.Delay)
 		}
 		if env.ID == "" {
-			env.ID = newIDAt(now)
+			env.ID = wire.NewIDAt(now)
 		}
 		if env.DispatchedAt == 0 {
 			env.DispatchedAt = now
 		}
 		q := e.pushQueue(env.Queue)
-		b, err := env.encodeStored(q)
+		b, err := env.EncodeStored(q)
 		if err != nil {
 			return err
 		}
@@ -339,10 +340,10 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 }
 
 // pushError wraps the error of a push call; a DUPLICATE reply becomes
-// ErrDuplicateID.
+// ErrIDTaken.
 func pushError(err error) error {
 	if redis.HasErrorPrefix(err, "DUPLICATE") {
-		return fmt.Errorf("push: %w: %s", ErrDuplicateID, strings.TrimPrefix(err.Error(), "DUPLICATE "))
+		return fmt.Errorf("push: %w: %s", ErrIDTaken, strings.TrimPrefix(err.Error(), "DUPLICATE "))
 	}
 	return fmt.Errorf("push: %w", err)
 }
@@ -480,7 +481,7 @@ func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Du
 // the fresh token it reserves them under.
 func (e *Engine) reserveCall(queue string, n int, lease time.Duration) (call, string) {
 	qk := e.keys.queue(queue)
-	token := newToken()
+	token := wire.NewToken()
 	return call{scriptReserve, []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.calls(queue, callsTick(time.Now()))},
 		[]any{n, lease.Milliseconds(), token, e.retryWindow()}}, token
 }

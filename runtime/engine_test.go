@@ -138,10 +138,10 @@ func TestDuplicateIDIsRefused(t *testing.T) {
 		again := env("default", "app.Job", "second")
 		again.ID = first.ID
 		err := b.engine.Push(b.ctx, again)
-		require.ErrorIs(t, err, runtime.ErrDuplicateID)
+		require.ErrorIs(t, err, runtime.ErrIDTaken)
 		require.ErrorContains(t, err, first.ID)
 		err = b.engine.Later(b.ctx, again, time.Second)
-		require.ErrorIs(t, err, runtime.ErrDuplicateID)
+		require.ErrorIs(t, err, runtime.ErrIDTaken)
 
 		// The same job again is a push retried by the client: it is
 		// skipped, not queued twice and not refused.
@@ -194,7 +194,7 @@ func TestDuplicateIDWithinOnePush(t *testing.T) {
 			err := b.engine.PushBulk(b.ctx, []runtime.Outgoing{
 				{Envelope: first, Delay: delay}, {Envelope: env(q, "app.Job", "other"), Delay: delay}, {Envelope: rival, Delay: delay},
 			})
-			require.ErrorIs(t, err, runtime.ErrDuplicateID, "delay %v", delay)
+			require.ErrorIs(t, err, runtime.ErrIDTaken, "delay %v", delay)
 			require.ErrorContains(t, err, "taken")
 			require.Zero(t, queued(q), "delay %v: nothing is queued", delay)
 			require.Zero(t, b.rdb.Exists(b.ctx, b.prefix+":{"+q+"}:payloads").Val(), "delay %v: nothing is stored", delay)

@@ -125,7 +125,7 @@ func TestDecodeSkipsUnknownFields(t *testing.T) {
 		"deep":   {deep, false},
 	} {
 		t.Run(name, func(t *testing.T) {
-			payload := mustMsgpack(t, map[string]any{"v": 2, "n": "app.Job", "b": []byte{7}, "zz": tc.value})
+			payload := mustMsgpack(t, map[string]any{"v": 2, "id": "A", "n": "app.Job", "b": []byte{7}, "zz": tc.value})
 			env, err := runtime.DecodeEnvelope("q", "A", payload)
 			if !tc.ok {
 				require.ErrorIs(t, err, runtime.ErrDecode)

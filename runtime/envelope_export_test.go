@@ -1,8 +1,6 @@
 package runtime
 
-// EncodeStored is encodeStored, for the tests and benchmarks of package
-// runtime_test.
-func (e *Envelope) EncodeStored(queue string) ([]byte, error) { return e.encodeStored(queue) }
+import "github.com/jobgen/jobgen/internal/wire"
 
-// IDTime is idTime, for the tests of package runtime_test.
-func IDTime(id string) (int64, bool) { return idTime(id) }
+// IDTime is wire.IDTime, for the tests of package runtime_test.
+func IDTime(id string) (int64, bool) { return wire.IDTime(id) }

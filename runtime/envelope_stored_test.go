@@ -113,10 +113,10 @@ func TestPartitionPayloadKeepsItsQueue(t *testing.T) {
 	})
 }
 
-// TestVersion1PayloadsStillRun: payloads written before version 2 carry
-// their ID, queue and dispatch time; jobs left in Redis across an
-// upgrade decode and run.
-func TestVersion1PayloadsStillRun(t *testing.T) {
+// TestPayloadsOfOldVersionsAreRefused: no release ever wrote version 1
+// envelopes, or version 2 maps without their ID, so such payloads are
+// foreign: they fail to decode, and a worker fails the job at once.
+func TestPayloadsOfOldVersionsAreRefused(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 		var rec recorder
 		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
@@ -125,58 +125,26 @@ func TestVersion1PayloadsStillRun(t *testing.T) {
 		})
 		body, err := runtime.Encode(testJob{Tag: "old"})
 		require.NoError(t, err)
-		const id = "01HZZZZZZZ0000000000000001"
-		old, err := msgpack.Marshal(mirror{Version: 1, ID: id, Name: "test.Job", Queue: "legacy", Body: body, DispatchedAt: 1_700_000_000_000})
+		v1ID := runtime.NewID()
+		v1, err := msgpack.Marshal(mirror{Version: 1, ID: v1ID, Name: "test.Job", Queue: "legacy", Body: body, DispatchedAt: 1_700_000_000_000})
 		require.NoError(t, err)
+		v2ID := runtime.NewID()
+		// A version 2 map with no ID: v, n, b, then the options set.
+		v2 := []byte("\x84\xa1v\x02\xa1n\xa8test.Job\xa1b\xc4")
+		v2 = append(v2, byte(len(body)))
+		v2 = append(v2, body...)
+		v2 = append(v2, "\xa1t\x03"...)
+
 		qk := b.prefix + ":{legacy}:"
-		require.NoError(t, b.rdb.HSet(b.ctx, qk+"payloads", id, old).Err())
-		require.NoError(t, b.rdb.RPush(b.ctx, qk+"ready", id).Err())
-
-		got, err := runtime.DecodeEnvelope("legacy", id, old)
-		require.NoError(t, err)
-		require.Equal(t, &runtime.Envelope{Version: 1, ID: id, Name: "test.Job", Queue: "legacy", Body: body, DispatchedAt: 1_700_000_000_000}, got)
-
+		for id, p := range map[string][]byte{v1ID: v1, v2ID: v2} {
+			_, err := runtime.DecodeEnvelope("legacy", id, p)
+			require.ErrorIs(t, err, runtime.ErrDecode)
+			require.NoError(t, b.rdb.HSet(b.ctx, qk+"payloads", id, p).Err())
+			require.NoError(t, b.rdb.RPush(b.ctx, qk+"ready", id).Err())
+		}
 		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"legacy"}, StopWhenEmpty: true})
-		require.Equal(t, []string{"old"}, rec.list())
-		require.Equal(t, id, rec.infos()[0].ID)
-		require.Equal(t, "legacy", rec.infos()[0].Queue)
-		require.Empty(t, b.failed(t, "legacy"))
-	})
-}
-
-// TestVersion2PayloadsStillRun: payloads that pushes stored before
-// version 3 are maps that leave out the ID and queue; jobs left in Redis
-// across an upgrade decode and run.
-func TestVersion2PayloadsStillRun(t *testing.T) {
-	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
-		var rec recorder
-		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
-			rec.add(ctx, j.Tag)
-			return nil
-		})
-		body, err := runtime.Encode(testJob{Tag: "v2"})
-		require.NoError(t, err)
-		id := runtime.NewID()
-		// As version 2 wrote it: v, n, b, then the options set.
-		old := []byte("\x84\xa1v\x02\xa1n\xa8test.Job\xa1b\xc4")
-		old = append(old, byte(len(body)))
-		old = append(old, body...)
-		old = append(old, "\xa1t\x03"...)
-		qk := b.prefix + ":{legacy}:"
-		require.NoError(t, b.rdb.HSet(b.ctx, qk+"payloads", id, old).Err())
-		require.NoError(t, b.rdb.RPush(b.ctx, qk+"ready", id).Err())
-
-		got, err := runtime.DecodeEnvelope("legacy", id, old)
-		require.NoError(t, err)
-		at, err := time.Parse(time.RFC3339, "2000-01-01T00:00:00Z")
-		require.NoError(t, err)
-		require.Greater(t, got.DispatchedAt, at.UnixMilli(), "the dispatch time comes from the ID")
-		require.Equal(t, &runtime.Envelope{Version: 2, ID: id, Name: "test.Job", Queue: "legacy", Body: body, Tries: 3, DispatchedAt: got.DispatchedAt}, got)
-
-		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"legacy"}, StopWhenEmpty: true})
-		require.Equal(t, []string{"v2"}, rec.list())
-		require.Equal(t, id, rec.infos()[0].ID)
-		require.Empty(t, b.failed(t, "legacy"))
+		require.Empty(t, rec.list())
+		require.Len(t, b.failed(t, "legacy"), 2)
 	})
 }
 
@@ -265,16 +233,16 @@ func TestDecodeEnvelopeIDs(t *testing.T) {
 		ok      bool
 		queue   string // the queue it decodes to, read from queue "here"
 	}{
-		"v1 own ID":     {v1, true, "q"},
+		"v1 own ID":     {v1, false, ""}, // no release wrote version 1
 		"v1 no ID":      {v1NoID, false, ""},
 		"v2 own ID":     {v2, true, "q"},
-		"v2 no ID":      {v2NoID, true, "here"},
+		"v2 no ID":      {v2NoID, false, ""}, // a whole envelope carries its ID
 		"v3":            {mustMsgpack(t, map[string]any{"v": 3, "n": "app.Job"}), false, ""},
 		"no version":    {mustMsgpack(t, map[string]any{"n": "app.Job"}), false, ""},
 		"v2 no name":    {mustMsgpack(t, map[string]any{"v": 2}), false, ""},
 		"v2 truncated":  {v2[:len(v2)-1], false, ""},
 		"v2 nil map":    {[]byte{0xc0}, false, ""},
-		"v2 empty body": {mustMsgpack(t, map[string]any{"v": 2, "n": "app.Job", "b": nil}), true, "here"},
+		"v2 empty body": {mustMsgpack(t, map[string]any{"v": 2, "id": "A", "n": "app.Job", "b": nil}), true, "here"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			got, err := runtime.DecodeEnvelope("here", "A", tc.payload)

@@ -296,7 +296,7 @@ func pushWaitingFailsAlone(t *testing.T, b flightBundle, more int) {
 		err := <-out
 		switch pushes[i] {
 		case clash, twinClash:
-			require.ErrorIs(t, err, runtime.ErrDuplicateID, "push %d", i)
+			require.ErrorIs(t, err, runtime.ErrIDTaken, "push %d", i)
 		default:
 			require.NoError(t, err, "push %d", i)
 		}

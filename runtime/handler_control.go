@@ -38,27 +38,3 @@ func (r *failRequest) Unwrap() error { return r.err }
 type deleteRequest struct{}
 
 func (deleteRequest) Error() string { return "delete requested" }
-
-// ErrTimeout is the error of an attempt that ran past its timeout.
-var ErrTimeout = errors.New("jobgen: job attempt timed out")
-
-// ErrMaxAttempts is the failure of a job whose tries are used up.
-var ErrMaxAttempts = errors.New("jobgen: job attempted too many times")
-
-// ErrMaxExceptions is the failure of a job that reached MaxExceptions.
-var ErrMaxExceptions = errors.New("jobgen: job reached its maximum exceptions")
-
-// ErrRetryUntil is the failure of a job whose RetryUntil has passed.
-var ErrRetryUntil = errors.New("jobgen: job's retry-until time has passed")
-
-// ErrWorkerStopping cancels a handler's context when the worker's grace
-// period runs out; its job is released.
-var ErrWorkerStopping = errors.New("jobgen: worker stopping")
-
-// PanicError is the exception of a handler that panicked.
-type PanicError struct {
-	Value any
-	Stack []byte
-}
-
-func (e *PanicError) Error() string { return fmt.Sprintf("handler panicked: %v", e.Value) }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/jobgen/jobgen/internal/wire"
 )
 
 // Job is a dispatchable job. Generated code implements it for every
@@ -66,10 +68,7 @@ func Encode[T any](job T) ([]byte, error) {
 // Decode decodes a job's fields encoded by Encode.
 func Decode[T any](b []byte) (T, error) {
 	var job T
-	d := getByteDecoder(b)
-	d.dec.UsePreallocateValues(true) // as msgpack.Unmarshal
-	err := d.dec.Decode(&job)
-	d.put()
+	err := wire.DecodeInto(b, &job)
 	return job, err
 }
 

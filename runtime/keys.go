@@ -197,10 +197,8 @@ func (k keys) overlap(key string) string { return k.prefix + ":overlap:" + key }
 // throttle is a SET of the exceptions of ThrottlesExceptions key, one
 // random nonce each, with a lifetime of its decay from the first one. A
 // set rather than a counter, so a call the Redis client sends again
-// counts its exception once (hits.lua). It is named apart from the
-// STRING counter earlier versions kept under ":throttle:", which expires
-// on its own.
-func (k keys) throttle(key string) string { return k.prefix + ":exceptions:" + key }
+// counts its exception once (hits.lua).
+func (k keys) throttle(key string) string { return k.prefix + ":throttle:" + key }
 
 // ValidateQueueName reports why name cannot be used as a queue name: it
 // must be 1 to 200 bytes with no { or }, which would break its cluster

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -48,7 +49,7 @@ func (r *RateLimit) Handle(ctx context.Context, next func(context.Context) error
 	if err != nil {
 		return err
 	}
-	reply, err := call{scriptRateLimit, []string{e.keys.limiter(r.key)}, []any{r.limit, r.per.Milliseconds(), newToken()}}.run(ctx, e.rdb).Int64Slice()
+	reply, err := call{scriptRateLimit, []string{e.keys.limiter(r.key)}, []any{r.limit, r.per.Milliseconds(), wire.NewToken()}}.run(ctx, e.rdb).Int64Slice()
 	if err != nil || len(reply) != 2 {
 		return fmt.Errorf("rate limit %q: %v", r.key, err)
 	}
@@ -215,7 +216,7 @@ func (x *ExceptionThrottle) Handle(ctx context.Context, next func(context.Contex
 	case isControl(herr) || (x.when != nil && !x.when(herr)):
 		return herr
 	}
-	if err := (call{scriptHits, []string{k}, []any{x.decay.Milliseconds(), newNonce()}}).run(ctx, e.rdb).Err(); err != nil {
+	if err := (call{scriptHits, []string{k}, []any{x.decay.Milliseconds(), wire.NewNonce()}}).run(ctx, e.rdb).Err(); err != nil {
 		return fmt.Errorf("throttle exceptions of %q: count %v: %w", key, herr, err)
 	}
 	return ReleaseJob(x.backoff)

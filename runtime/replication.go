@@ -41,11 +41,6 @@ type ReplicationConfig struct {
 	Timeout time.Duration
 }
 
-// ErrNotReplicated is wrapped by the error of a push that fewer replicas
-// than ReplicationConfig.Replicas acknowledged in time. The job reached
-// the master, but a failover may lose it.
-var ErrNotReplicated = errors.New("jobgen: push not acknowledged by enough replicas")
-
 func (c *ReplicationConfig) setDefaults() {
 	if c.Replicas > 0 && c.Timeout == 0 {
 		c.Timeout = time.Second

@@ -8,10 +8,6 @@ import (
 	"sync"
 )
 
-// ErrUnknownJob is returned for a job whose name no handler is registered
-// for.
-var ErrUnknownJob = errors.New("jobgen: no handler registered for job")
-
 // Router maps job names to a typed decoder and a handler: Laravel's
 // CallQueuedHandler. Generated Register functions fill it; Register does
 // the same by hand. It is safe for concurrent use.

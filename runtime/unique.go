@@ -33,29 +33,6 @@ type UniqueUntilProcessingJob interface {
 	UniqueUntilProcessing() bool
 }
 
-// ErrDuplicate is wrapped by *DuplicateError: a dispatch of a unique job
-// found another job holding its unique key, and pushed nothing. It is
-// not ErrDuplicateID, which is about a job ID pushed twice.
-var ErrDuplicate = errors.New("jobgen: a unique job with this key is already queued or running")
-
-// DuplicateError is returned by the dispatch of a unique job whose key is
-// held: errors.Is(err, ErrDuplicate) matches it, and ResultOf turns it
-// into a DispatchResult with Duplicate set.
-type DuplicateError struct {
-	// Name is the job's wire name and Key its unique key.
-	Name string
-	Key  string
-	// HolderID is the ID of the job that holds the key.
-	HolderID string
-}
-
-func (e *DuplicateError) Error() string {
-	return fmt.Sprintf("jobgen: job %s not dispatched: unique key %q is held by job %s", e.Name, e.Key, e.HolderID)
-}
-
-// Unwrap lets errors.Is(err, ErrDuplicate) match.
-func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
-
 // DispatchResult is the outcome of a dispatch, for callers that do not
 // treat a duplicate as an error.
 type DispatchResult struct {

@@ -48,7 +48,7 @@ func TestUniqueDuplicate(t *testing.T) {
 
 		_, err = runtime.Dispatch(b.ctx, reportJob{Day: "mon"})
 		require.ErrorIs(t, err, runtime.ErrDuplicate)
-		require.NotErrorIs(t, err, runtime.ErrDuplicateID)
+		require.NotErrorIs(t, err, runtime.ErrIDTaken)
 		var dup *runtime.DuplicateError
 		require.ErrorAs(t, err, &dup)
 		require.Equal(t, runtime.DuplicateError{Name: "test.Report", Key: "test.Report:mon", HolderID: id}, *dup)

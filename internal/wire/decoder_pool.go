@@ -1,4 +1,4 @@
-package runtime
+package wire
 
 import (
 	"bytes"
@@ -31,4 +31,14 @@ func (d *byteDecoder) put() {
 	d.rd.Reset(nil)
 	d.dec.Reset(nil)
 	byteDecoders.Put(d)
+}
+
+// DecodeInto decodes msgpack b into v with a pooled decoder, as
+// msgpack.Unmarshal does.
+func DecodeInto(b []byte, v any) error {
+	d := getByteDecoder(b)
+	d.dec.UsePreallocateValues(true) // as msgpack.Unmarshal
+	err := d.dec.Decode(v)
+	d.put()
+	return err
 }
