@@ -23,7 +23,7 @@ func (e *Engine) Unreserve(ctx context.Context, refs ...Ref) error { return e.un
 func (e *Engine) HooksDue(ctx context.Context, ref Ref) error { return e.hooksDue(ctx, ref) }
 
 // WaitReserve is Engine.waitReserve, for tests.
-func (e *Engine) WaitReserve(ctx context.Context, queues []string, timeout time.Duration, n int, lease time.Duration) (string, Batch, bool, error) {
+func (e *Engine) WaitReserve(ctx context.Context, queues []string, timeout time.Duration, n int, lease time.Duration) (string, ReserveResult, bool, error) {
 	return e.waitReserve(ctx, queues, timeout, n, lease, "")
 }
 

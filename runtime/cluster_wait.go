@@ -20,6 +20,46 @@ import (
 // keys are the doorbells, in the order of queues; byKey maps them back.
 func (e *Engine) waitCluster(ctx context.Context, cc *redis.ClusterClient, keys []string, byKey map[string]string, timeout time.Duration) (string, error) {
 	// A doorbell that rang already wins at once, earliest queue first.
+	rang, err := popRung(ctx, cc, keys)
+	if err != nil {
+		return "", fmt.Errorf("wait on %v: %w", queueNames(keys, byKey), err)
+	}
+	if len(rang) > 0 {
+		e.ringAgain(ctx, byKey, rang[1:])
+		return byKey[rang[0]], nil
+	}
+	w := &clusterWait{
+		ids:      make([]int64, len(keys)),
+		nodes:    make([]*redis.Client, len(keys)),
+		finished: make([]bool, len(keys)),
+		results:  make(chan blpopResult, len(keys)),
+	}
+	for i, k := range keys {
+		go w.blpop(ctx, cc, i, k, timeout)
+	}
+	w.collectAll(ctx, len(keys))
+	e.ringAgain(ctx, byKey, w.rang)
+
+	switch {
+	case w.won != "":
+		return byKey[w.won], nil
+	case w.firstErr != nil:
+		if _, moved := redis.IsMovedError(w.firstErr); moved {
+			cc.ReloadState(ctx)
+		}
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		return "", fmt.Errorf("wait on %v: %w", queueNames(keys, byKey), w.firstErr)
+	case ctx.Err() != nil:
+		return "", ctx.Err()
+	}
+	return "", nil
+}
+
+// popRung takes the doorbells of keys that rang already, in the order of
+// keys.
+func popRung(ctx context.Context, cc *redis.ClusterClient, keys []string) ([]string, error) {
 	popped := make([]*redis.StringCmd, len(keys))
 	_, _ = cc.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
@@ -33,125 +73,128 @@ func (e *Engine) waitCluster(ctx context.Context, cc *redis.ClusterClient, keys 
 		case err == nil:
 			rang = append(rang, keys[i])
 		case err != redis.Nil:
-			return "", fmt.Errorf("wait on %v: %w", queueNames(keys, byKey), err)
+			return nil, err
 		}
 	}
-	if len(rang) > 0 {
-		e.ringAgain(ctx, byKey, rang[1:])
-		return byKey[rang[0]], nil
-	}
+	return rang, nil
+}
 
-	type result struct {
-		i   int
-		key string // the doorbell taken, or ""
-		err error
-	}
-	var (
-		mu      sync.Mutex
-		stopped bool
-		ids     = make([]int64, len(keys)) // CLIENT ID of each BLPOP's connection once known
-		nodes   = make([]*redis.Client, len(keys))
-		results = make(chan result, len(keys))
-	)
-	for i, k := range keys {
-		go func() {
-			res := result{i: i}
-			defer func() { results <- res }()
-			node, err := cc.MasterForKey(ctx, k)
-			if err != nil {
-				res.err = err
-				return
-			}
-			conn := node.Conn()
-			defer conn.Close()
-			id, err := conn.ClientID(ctx).Result()
-			if err != nil {
-				res.err = err
-				return
-			}
-			mu.Lock()
-			if stopped {
-				mu.Unlock()
-				return
-			}
-			ids[i], nodes[i] = id, node
-			mu.Unlock()
-			res.key, res.err = blpopOne(ctx, conn, k, timeout)
-		}()
-	}
+// blpopResult is how one BLPOP of a cluster wait ended.
+type blpopResult struct {
+	i   int
+	key string // the doorbell taken, or ""
+	err error
+}
 
-	var won string
-	var firstErr error
-	finished := make([]bool, len(keys))
-	stop := func() {
-		mu.Lock()
-		stopped = true
-		mu.Unlock()
+// clusterWait is the state of one waitCluster: a BLPOP per doorbell, on
+// a connection of that doorbell's master.
+type clusterWait struct {
+	mu      sync.Mutex
+	stopped bool
+	ids     []int64 // CLIENT ID of each BLPOP's connection once known
+	nodes   []*redis.Client
+	results chan blpopResult
+
+	// Read and written by collectAll's goroutine only.
+	finished []bool
+	won      string   // the doorbell that ended the wait
+	rang     []string // other doorbells taken, to ring again
+	firstErr error
+}
+
+// blpop runs the BLPOP of doorbell i, key, unless the wait has stopped
+// before its connection is known.
+func (w *clusterWait) blpop(ctx context.Context, cc *redis.ClusterClient, i int, key string, timeout time.Duration) {
+	res := blpopResult{i: i}
+	defer func() { w.results <- res }()
+	node, err := cc.MasterForKey(ctx, key)
+	if err != nil {
+		res.err = err
+		return
 	}
-	collect := func(r result) {
-		finished[r.i] = true
-		switch {
-		case r.err != nil:
-			if firstErr == nil {
-				firstErr = r.err
-			}
-			stop()
-		case r.key != "" && won == "":
-			won = r.key
-			stop()
-		case r.key != "":
-			rang = append(rang, r.key)
+	conn := node.Conn()
+	defer conn.Close()
+	id, err := conn.ClientID(ctx).Result()
+	if err != nil {
+		res.err = err
+		return
+	}
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		return
+	}
+	w.ids[i], w.nodes[i] = id, node
+	w.mu.Unlock()
+	res.key, res.err = blpopOne(ctx, conn, key, timeout)
+}
+
+func (w *clusterWait) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.mu.Unlock()
+}
+
+func (w *clusterWait) isStopped() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stopped
+}
+
+func (w *clusterWait) collect(r blpopResult) {
+	w.finished[r.i] = true
+	switch {
+	case r.err != nil:
+		if w.firstErr == nil {
+			w.firstErr = r.err
 		}
+		w.stop()
+	case r.key != "" && w.won == "":
+		w.won = r.key
+		w.stop()
+	case r.key != "":
+		w.rang = append(w.rang, r.key)
 	}
-	remaining := len(keys)
+}
+
+// collectAll collects the n results: until the first BLPOP returns or
+// ctx ends, then unblocking those still running until each has
+// returned. A BLPOP may not have started yet when its CLIENT UNBLOCK
+// arrives, so the unblocks repeat until every result is in.
+func (w *clusterWait) collectAll(ctx context.Context, n int) {
 	done := ctx.Done()
-	for remaining > 0 && !stopped {
+	for n > 0 && !w.isStopped() {
 		select {
-		case r := <-results:
-			collect(r)
-			remaining--
+		case r := <-w.results:
+			w.collect(r)
+			n--
 		case <-done:
-			stop()
+			w.stop()
 			done = nil
 		}
 	}
-	// Unblock the BLPOPs still running until each has returned. A BLPOP
-	// may not have started yet when its CLIENT UNBLOCK arrives, so the
-	// unblocks repeat until every result is in.
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
-	for remaining > 0 {
-		mu.Lock()
-		for i := range keys {
-			if !finished[i] && ids[i] != 0 {
-				_ = nodes[i].ClientUnblock(context.WithoutCancel(ctx), ids[i]).Err()
-			}
-		}
-		mu.Unlock()
+	for n > 0 {
+		w.unblock(ctx)
 		select {
-		case r := <-results:
-			collect(r)
-			remaining--
+		case r := <-w.results:
+			w.collect(r)
+			n--
 		case <-tick.C:
 		}
 	}
-	e.ringAgain(ctx, byKey, rang)
+}
 
-	switch {
-	case won != "":
-		return byKey[won], nil
-	case firstErr != nil:
-		if _, moved := redis.IsMovedError(firstErr); moved {
-			cc.ReloadState(ctx)
+// unblock sends CLIENT UNBLOCK to each BLPOP still running.
+func (w *clusterWait) unblock(ctx context.Context) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range w.ids {
+		if !w.finished[i] && w.ids[i] != 0 {
+			_ = w.nodes[i].ClientUnblock(context.WithoutCancel(ctx), w.ids[i]).Err()
 		}
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
-		return "", fmt.Errorf("wait on %v: %w", queueNames(keys, byKey), firstErr)
-	case ctx.Err() != nil:
-		return "", ctx.Err()
 	}
-	return "", nil
 }
 
 // blpopOne blocks on one doorbell and returns it if it rang, or "" on

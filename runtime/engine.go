@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -188,179 +187,6 @@ func (e *Engine) Close() error {
 	return e.closer()
 }
 
-// Outgoing is one job to push: its envelope and, optionally, a delay.
-type Outgoing struct {
-	Envelope *Envelope
-	Delay    time.Duration
-}
-
-// Push adds a job to the back of its queue.
-func (e *Engine) Push(ctx context.Context, env *Envelope) error {
-	return e.PushBulk(ctx, []Outgoing{{Envelope: env}})
-}
-
-// Later adds a job to its queue, to become ready after delay.
-func (e *Engine) Later(ctx context.Context, env *Envelope, delay time.Duration) error {
-	return e.PushBulk(ctx, []Outgoing{{Envelope: env, Delay: delay}})
-}
-
-// pushChunk is the most jobs sent in one script call.
-const pushChunk = 500
-
-// pushGroup is the jobs of one push that go to one (physical) queue with
-// one delay: one script call.
-type pushGroup struct {
-	queue string
-	delay int64 // ms; 0 pushes to the ready list
-	args  []any // pairs: job ID, encoded envelope
-}
-
-// jobs is the number of jobs in g.
-func (g *pushGroup) jobs() int { return len(g.args) / 2 }
-
-// pushCall is the script call that pushes pairs (job ID, encoded
-// envelope) to queue with delay ms. Each call records a nonce of its own,
-// so that a retry of it by the Redis client is not pushed again
-// (push.lua, later.lua).
-func (e *Engine) pushCall(queue string, delay int64, pairs []any) call {
-	qk := e.keys.queue(queue)
-	record := e.keys.calls(queue, callsTick(time.Now()))
-	args := make([]any, 0, len(pairs)+3)
-	if delay > 0 {
-		args = append(args, delay)
-	}
-	args = append(args, e.retryWindow(), wire.NewNonce())
-	args = append(args, pairs...)
-	if delay > 0 {
-		return call{scriptLater, []string{qk.Delayed, qk.Payloads, qk.Notify, record}, args}
-	}
-	return call{scriptPush, []string{qk.Ready, qk.Payloads, qk.Notify, record}, args}
-}
-
-// PushBulk pushes many jobs, to any queues, in one pipeline of script
-// calls of up to 500 jobs each. Each envelope gets an ID and dispatch time
-// if it has none. Every job is checked against the payload cap before
-// anything is sent. Jobs of one queue and delay are pushed atomically per
-// chunk; the call as a whole is not atomic.
-//
-// A job ID that exists already in its queue, or that jobs names twice,
-// is pushed once if the payloads are the same (a push made again), and
-// refused with ErrIDTaken if not; the chunk holding the second one
-// then pushes nothing.
-//
-// A push whose jobs all go to one queue with one delay (every Push, Later
-// and Dispatch) may be sent together with other such pushes on the same
-// engine; see Engine for what that changes.
-func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
-	type groupKey struct {
-		queue string
-		delay int64
-	}
-	var groups []*pushGroup
-	var index map[groupKey]*pushGroup // once jobs go to several groups
-	now := time.Now().UnixMilli()
-	for _, j := range jobs {
-		env := j.Envelope
-		if err := ValidateQueueName(env.Queue); err != nil {
-			return fmt.Errorf("push %s: %w", env.Name, err)
-		}
-		if j.Delay < 0 {
-			return fmt.Errorf("push %s: %w: negative delay %v", env.Name, ErrInvalid, j.Delay)
-		}
-		if env.ID == "" {
-			env.ID = wire.NewIDAt(now)
-		}
-		if env.DispatchedAt == 0 {
-			env.DispatchedAt = now
-		}
-		q := e.pushQueue(env.Queue)
-		b, err := env.EncodeStored(q)
-		if err != nil {
-			return err
-		}
-		if len(b) > e.cfg.MaxPayload {
-			return &PayloadTooLargeError{Name: env.Name, Size: len(b), Cap: e.cfg.MaxPayload}
-		}
-		ms := delayMillis(j.Delay)
-		k := groupKey{q, ms}
-		var g *pushGroup
-		switch {
-		case index != nil:
-			g = index[k]
-		case len(groups) == 0:
-		case groups[len(groups)-1].queue == q && groups[len(groups)-1].delay == ms:
-			g = groups[len(groups)-1]
-		default:
-			index = make(map[groupKey]*pushGroup, len(groups)+1)
-			for _, o := range groups {
-				index[groupKey{o.queue, o.delay}] = o
-			}
-		}
-		if g == nil || g.jobs() >= pushChunk {
-			g = &pushGroup{queue: q, delay: ms}
-			if len(groups) == 0 {
-				g.args = make([]any, 0, 2*min(len(jobs), pushChunk))
-			}
-			if index != nil {
-				index[k] = g
-			}
-			groups = append(groups, g)
-		}
-		g.args = append(g.args, env.ID, b)
-	}
-	if len(groups) == 0 {
-		return nil
-	}
-	for _, g := range groups {
-		if err := e.remember(ctx, g.queue); err != nil {
-			return err
-		}
-	}
-	var err error
-	if len(groups) == 1 {
-		err = e.flights.push(ctx, e, groups[0])
-	} else {
-		calls := make([]call, len(groups))
-		for i, g := range groups {
-			calls[i] = e.pushCall(g.queue, g.delay, g.args)
-		}
-		if err = firstPushErr(e.runPush(ctx, calls)); err != nil {
-			err = pushError(err)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	if !e.events.empty() {
-		for _, j := range jobs {
-			e.events.emit(Event{Kind: JobQueued, Queue: j.Envelope.Queue, Name: j.Envelope.Name, ID: j.Envelope.ID, Delay: j.Delay})
-		}
-	}
-	return nil
-}
-
-// pushError wraps the error of a push call; a DUPLICATE reply becomes
-// ErrIDTaken.
-func pushError(err error) error {
-	if redis.HasErrorPrefix(err, "DUPLICATE") {
-		return fmt.Errorf("push: %w: %s", ErrIDTaken, strings.TrimPrefix(err.Error(), "DUPLICATE "))
-	}
-	return fmt.Errorf("push: %w", err)
-}
-
-// remember adds queue to the set of known queues, once per engine.
-func (e *Engine) remember(ctx context.Context, queue string) error {
-	queue = e.logicalQueue(queue)
-	if _, ok := e.known.Load(queue); ok {
-		return nil
-	}
-	if err := e.rdb.SAdd(ctx, e.keys.queues(), queue).Err(); err != nil {
-		return fmt.Errorf("register queue %q: %w", queue, err)
-	}
-	e.known.Store(queue, struct{}{})
-	return nil
-}
-
 // Ref names one reservation of a job: the job and the token it was
 // reserved under. Ack, release, extend and fail act only if the token is
 // still the job's current one.
@@ -389,8 +215,10 @@ type Reservation struct {
 	Err error
 }
 
-// Batch is the result of one Reserve.
-type Batch struct {
+// ReserveResult is the result of one Reserve: the jobs taken, and when
+// the next delayed job falls due or lease runs out. A batch of jobs is a
+// PendingBatch.
+type ReserveResult struct {
 	Jobs []Reservation
 	// Now is the Redis clock when the jobs were reserved.
 	Now time.Time
@@ -452,27 +280,27 @@ func parseMigration(cmd *redis.Cmd) (Migration, error) {
 // A paused queue yields no jobs. A job whose state entry in Redis is
 // malformed is taken with the others, with Reservation.Err set: fail it
 // rather than run it.
-func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Duration) (Batch, error) {
+func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Duration) (ReserveResult, error) {
 	if err := validateQueueOrPartition(queue); err != nil {
-		return Batch{}, err
+		return ReserveResult{}, err
 	}
 	if b, ok, err := e.reservePartitioned(ctx, queue, n, lease); ok {
 		return b, err
 	}
 	if n < 1 {
-		return Batch{}, fmt.Errorf("%w: reserve %d jobs: n must be at least 1", ErrInvalid, n)
+		return ReserveResult{}, fmt.Errorf("%w: reserve %d jobs: n must be at least 1", ErrInvalid, n)
 	}
 	if lease < time.Millisecond {
-		return Batch{}, fmt.Errorf("%w: reserve with lease %v: lease must be at least 1ms", ErrInvalid, lease)
+		return ReserveResult{}, fmt.Errorf("%w: reserve with lease %v: lease must be at least 1ms", ErrInvalid, lease)
 	}
 	rc, token := e.reserveCall(queue, n, lease)
 	cmds, err := runAll(ctx, e.rdb, []call{e.migrateCall(queue), rc})
 	if err != nil {
-		return Batch{}, fmt.Errorf("reserve from %q: %w", queue, err)
+		return ReserveResult{}, fmt.Errorf("reserve from %q: %w", queue, err)
 	}
 	b, err := parseReserve(queue, token, cmds[0], cmds[1])
 	if err != nil {
-		return Batch{}, fmt.Errorf("reserve from %q: %w", queue, err)
+		return ReserveResult{}, fmt.Errorf("reserve from %q: %w", queue, err)
 	}
 	return b, nil
 }
@@ -488,16 +316,16 @@ func (e *Engine) reserveCall(queue string, n int, lease time.Duration) (call, st
 
 // parseReserve reads the replies of a migrate call and the reserve call
 // that ran after it.
-func parseReserve(queue, token string, migrated, reserved *redis.Cmd) (Batch, error) {
+func parseReserve(queue, token string, migrated, reserved *redis.Cmd) (ReserveResult, error) {
 	m, err := parseMigration(migrated)
 	if err != nil {
-		return Batch{}, err
+		return ReserveResult{}, err
 	}
 	reply, err := reserved.Slice()
 	if err != nil || len(reply) < 2 || (len(reply)-2)%4 != 0 {
-		return Batch{}, fmt.Errorf("unexpected reply (%v)", err)
+		return ReserveResult{}, fmt.Errorf("unexpected reply (%v)", err)
 	}
-	b := Batch{Now: msTime(asInt(reply[0])), NextDue: m.NextDue, NextExpiry: m.NextExpiry, clock: m.Now}
+	b := ReserveResult{Now: msTime(asInt(reply[0])), NextDue: m.NextDue, NextExpiry: m.NextExpiry, clock: m.Now}
 	until := msTime(asInt(reply[1]))
 	if len(reply) > 2 {
 		b.Jobs = make([]Reservation, 0, (len(reply)-2)/4)
@@ -542,175 +370,6 @@ func msTime(ms int64) time.Time {
 		return time.Time{}
 	}
 	return time.UnixMilli(ms)
-}
-
-// pairCalls groups refs by queue and splits them into calls of at most
-// per refs each, with argument pairs id, token after head.
-func pairCalls(refs []Ref, per int, build func(queue string, args []any) call) ([]call, [][]Ref) {
-	var calls []call
-	var groups [][]Ref
-	byQueue := map[string][]Ref{}
-	var order []string
-	for _, r := range refs {
-		if _, ok := byQueue[r.Queue]; !ok {
-			order = append(order, r.Queue)
-		}
-		byQueue[r.Queue] = append(byQueue[r.Queue], r)
-	}
-	for _, q := range order {
-		rs := byQueue[q]
-		for len(rs) > 0 {
-			n := min(per, len(rs))
-			args := make([]any, 0, 2*n)
-			for _, r := range rs[:n] {
-				args = append(args, r.ID, r.Token)
-			}
-			calls = append(calls, build(q, args))
-			groups = append(groups, rs[:n])
-			rs = rs[n:]
-		}
-	}
-	return calls, groups
-}
-
-// applyRefs runs the calls and returns the refs whose token was stale,
-// reading the per-pair statuses from each reply after skip leading values.
-func applyRefs(ctx context.Context, rdb redis.UniversalClient, calls []call, groups [][]Ref, skip int) ([]Ref, error) {
-	if len(calls) == 0 {
-		return nil, nil
-	}
-	cmds, err := runAll(ctx, rdb, calls)
-	if err != nil {
-		return nil, err
-	}
-	var lost []Ref
-	for i, cmd := range cmds {
-		st, err := cmd.Int64Slice()
-		if err != nil {
-			return nil, err
-		}
-		for j, r := range groups[i] {
-			if skip+j >= len(st) || st[skip+j] != 1 {
-				lost = append(lost, r)
-			}
-		}
-	}
-	return lost, nil
-}
-
-// lostError joins one LeaseLostError per stale ref.
-func lostError(lost []Ref) error {
-	if len(lost) == 0 {
-		return nil
-	}
-	errs := make([]error, len(lost))
-	for i, r := range lost {
-		errs[i] = &LeaseLostError{Queue: r.Queue, ID: r.ID}
-	}
-	return errors.Join(errs...)
-}
-
-// Extend renews the leases of refs to lease from now (the heartbeat). It
-// returns the refs whose lease was lost; those are not renewed.
-func (e *Engine) Extend(ctx context.Context, lease time.Duration, refs ...Ref) (lost []Ref, err error) {
-	calls, groups := pairCalls(refs, 500, func(q string, args []any) call {
-		qk := e.keys.queue(q)
-		return call{scriptExtend, []string{qk.Reserved, qk.State}, append([]any{lease.Milliseconds()}, args...)}
-	})
-	lost, err = applyRefs(ctx, e.rdb, calls, groups, 1)
-	if err != nil {
-		return nil, fmt.Errorf("extend leases: %w", err)
-	}
-	return lost, nil
-}
-
-// Ack deletes finished jobs. A ref whose lease was lost is left alone and
-// reported as a *LeaseLostError (errors.Is ErrLeaseLost); the others are
-// still deleted.
-func (e *Engine) Ack(ctx context.Context, refs ...Ref) error {
-	lost, err := e.ack(ctx, refs...)
-	if err != nil {
-		return err
-	}
-	return lostError(lost)
-}
-
-// ack is Ack, returning the refs whose ack was refused.
-func (e *Engine) ack(ctx context.Context, refs ...Ref) (lost []Ref, err error) {
-	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
-		qk := e.keys.queue(q)
-		return call{scriptAck, []string{qk.Reserved, qk.State, qk.Payloads}, args}
-	})
-	lost, err = applyRefs(ctx, e.rdb, calls, groups, 0)
-	if err != nil {
-		return nil, fmt.Errorf("ack: %w", err)
-	}
-	return lost, nil
-}
-
-// absent returns the refs whose job has no state entry: it is in no
-// queue, reserved or waiting.
-func (e *Engine) absent(ctx context.Context, refs []Ref) ([]Ref, error) {
-	cmds := make([]*redis.BoolCmd, len(refs))
-	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, r := range refs {
-			cmds[i] = p.HExists(ctx, e.keys.queue(r.Queue).State, r.ID)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	var gone []Ref
-	for i, c := range cmds {
-		if !c.Val() {
-			gone = append(gone, refs[i])
-		}
-	}
-	return gone, nil
-}
-
-// ReleaseOpts says how to release a job.
-type ReleaseOpts struct {
-	// Delay before the job is ready again; 0 puts it at the back of the
-	// ready list now.
-	Delay time.Duration
-	// Exception counts the release toward the job's MaxExceptions.
-	Exception bool
-}
-
-// Release puts reserved jobs back on their queue. Their attempt counts are
-// kept. Stale refs are reported as in Ack.
-func (e *Engine) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) error {
-	exc := 0
-	if opts.Exception {
-		exc = 1
-	}
-	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
-		qk := e.keys.queue(q)
-		return call{scriptRelease, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify},
-			append([]any{delayMillis(opts.Delay), exc}, args...)}
-	})
-	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
-	if err != nil {
-		return fmt.Errorf("release: %w", err)
-	}
-	return lostError(lost)
-}
-
-// unreserve gives back reserved jobs that never started: they go back to
-// the front of their ready lists in the order of refs, and lose the
-// attempt their reserve counted. Stale refs are reported as in Ack.
-func (e *Engine) unreserve(ctx context.Context, refs ...Ref) error {
-	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
-		qk := e.keys.queue(q)
-		return call{scriptUnreserve, []string{qk.Ready, qk.Reserved, qk.State, qk.Notify}, args}
-	})
-	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
-	if err != nil {
-		return fmt.Errorf("give back jobs: %w", err)
-	}
-	return lostError(lost)
 }
 
 // Pause stops workers from reserving jobs of queue until Resume.

@@ -57,7 +57,7 @@ func env(queue, name string, body string) *runtime.Envelope {
 	return &runtime.Envelope{Name: name, Queue: queue, Body: []byte(body)}
 }
 
-func mustReserve(t *testing.T, b bundle, queue string, n int) runtime.Batch {
+func mustReserve(t *testing.T, b bundle, queue string, n int) runtime.ReserveResult {
 	t.Helper()
 	batch, err := b.engine.Reserve(b.ctx, queue, n, time.Minute)
 	require.NoError(t, err)

@@ -208,10 +208,10 @@ func keySlot(tag string) uint16 {
 // reservePartitioned is Reserve on a partitioned queue: it takes up to n
 // jobs from its partitions in turn, starting one further on each call.
 // ok is false if queue has no partitions.
-func (e *Engine) reservePartitioned(ctx context.Context, queue string, n int, lease time.Duration) (b Batch, ok bool, err error) {
+func (e *Engine) reservePartitioned(ctx context.Context, queue string, n int, lease time.Duration) (b ReserveResult, ok bool, err error) {
 	ps := e.partitionsOf(ctx, queue)
 	if ps == nil {
-		return Batch{}, false, nil
+		return ReserveResult{}, false, nil
 	}
 	pctx := physicalCtx(ctx)
 	start := int(ps.start.Add(1) - 1)

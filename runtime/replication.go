@@ -149,34 +149,19 @@ func runWaited(ctx context.Context, rdb redis.Cmdable, calls []call, r Replicati
 	cmds := make([]*redis.Cmd, len(calls))
 	waitOf := make([]*redis.Cmd, len(calls))
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, c := range calls {
-			cmds[i] = p.EvalSha(ctx, c.s.SHA, c.keys, c.args...)
-		}
+		evalAll(ctx, p, calls, cmds)
 		w := p.Do(ctx, "WAIT", r.Replicas, r.Timeout.Milliseconds())
 		for i := range waitOf {
 			waitOf[i] = w
 		}
 		return nil
 	})
-	var again []int
-	for i, cmd := range cmds {
-		if isNoScript(cmd.Err()) {
-			again = append(again, i)
+	sendAgain(ctx, rdb, calls, cmds, func(p redis.Pipeliner, again []int) {
+		w := p.Do(ctx, "WAIT", r.Replicas, r.Timeout.Milliseconds())
+		for _, i := range again {
+			waitOf[i] = w
 		}
-	}
-	if len(again) > 0 {
-		_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, i := range again {
-				c := calls[i]
-				cmds[i] = p.Eval(ctx, c.s.Src, c.keys, c.args...)
-			}
-			w := p.Do(ctx, "WAIT", r.Replicas, r.Timeout.Milliseconds())
-			for _, i := range again {
-				waitOf[i] = w
-			}
-			return nil
-		})
-	}
+	})
 	var errs []error
 	for i, cmd := range cmds {
 		err := cmd.Err()

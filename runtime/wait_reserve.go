@@ -23,17 +23,17 @@ import (
 // If wakeID is not "", the BLPOP also waits on that worker's wake list, so
 // Engine.wake ends it at once when the worker stops; the scripts still
 // run then.
-func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.Duration, n int, lease time.Duration, wakeID string) (rang string, b Batch, ok bool, err error) {
+func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.Duration, n int, lease time.Duration, wakeID string) (rang string, b ReserveResult, ok bool, err error) {
 	if len(queues) == 0 || n < 1 || lease < time.Millisecond || timeout < time.Millisecond {
-		return "", Batch{}, false, nil
+		return "", ReserveResult{}, false, nil
 	}
 	for _, q := range queues {
 		if e.partitionsOf(ctx, q) != nil {
-			return "", Batch{}, false, nil
+			return "", ReserveResult{}, false, nil
 		}
 	}
 	if _, cluster := e.rdb.(*redis.ClusterClient); cluster && len(queues) > 1 {
-		return "", Batch{}, false, nil
+		return "", ReserveResult{}, false, nil
 	}
 	timeout = e.blockFor(timeout)
 	q := queues[0]
@@ -56,26 +56,20 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 	cmds := make([]*redis.Cmd, len(calls))
 	_, _ = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		bell = p.Do(ctx, args...)
-		for i, c := range calls {
-			cmds[i] = p.EvalSha(ctx, c.s.SHA, c.keys, c.args...)
-		}
+		evalAll(ctx, p, calls, cmds)
 		return nil
 	})
-	if isNoScript(cmds[0].Err()) || isNoScript(cmds[1].Err()) {
-		// The scripts were flushed: run them again, loading them.
-		cmds, err = runAll(ctx, e.rdb, calls)
-	} else {
-		for _, c := range cmds {
-			if err = c.Err(); err != nil {
-				break
-			}
+	sendAgain(ctx, e.rdb, calls, cmds, nil) // the scripts were flushed
+	for _, c := range cmds {
+		if err = c.Err(); err != nil {
+			break
 		}
 	}
 	if err == nil {
 		b, err = parseReserve(q, token, cmds[0], cmds[1])
 	}
 	if err != nil {
-		return "", Batch{}, true, fmt.Errorf("reserve from %q: %w", q, err)
+		return "", ReserveResult{}, true, fmt.Errorf("reserve from %q: %w", q, err)
 	}
 	switch reply, berr := bell.StringSlice(); {
 	case berr == redis.Nil:

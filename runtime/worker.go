@@ -225,8 +225,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() { defer sideWG.Done(); w.acker(base) }()
 
 	w.log.Debug("worker starting", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency)
-	dispatched := make(chan struct{})
-	go func() { defer close(dispatched); w.dispatch(base, start) }()
+	started := make(chan struct{})
+	go func() { defer close(started); w.startJobs(base, start) }()
 	helped := make(chan struct{})
 	if w.helped() {
 		go func() { defer close(helped); w.help(ctx) }()
@@ -236,7 +236,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.fetch(ctx, base, start)
 	<-helped
 	close(w.queued)
-	<-dispatched
+	<-started
 	w.drain()
 	close(w.ackStop)
 	<-w.ackDone
@@ -285,108 +285,162 @@ func (w *Worker) watch(ctx, side context.Context, restarted int64) {
 const restartPoll = 500 * time.Millisecond
 
 // fetch is the main loop: it reserves jobs while there is free capacity
-// and starts a goroutine for each.
+// and starts a goroutine for each, and waits for jobs when there are
+// none.
 func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
-	errDelay := 10 * time.Millisecond
+	retry := errBackoff{w: w}
 	for !w.stopping() {
 		w.events.emit(Event{Kind: Looping, Worker: w.cfg.Name})
-		if ch := w.pausedCh(); ch != nil {
-			w.emptied = nil
-			select {
-			case <-ch:
-			case <-w.stopCh:
-			}
+		if w.waitWhilePaused() || !w.takeSlot(start) {
 			continue
-		}
-		select {
-		case <-w.slots:
-		case <-w.stopCh:
-			return
-		}
-		// Checked with a slot in hand, just before reserving, so a job
-		// that just finished counts.
-		if reason := w.limitReached(start); reason != "" {
-			w.slots <- struct{}{}
-			w.stop(reason)
-			return
 		}
 		n := 1 + w.grabSlots(w.batchLimit()-1)
 		settled := w.processed.Load()
-		var jobs []Reservation
-		var next upcoming
-		var err error
-		if w.emptied != nil {
-			// The reserve behind the last wait took the last ready jobs: a
-			// reserve now would most likely find none, so wait again at
-			// once. A job pushed since rang the doorbell, and ends the wait
-			// with itself.
-			next, w.emptied = *w.emptied, nil
-		} else {
-			jobs, next, err = w.reserve(ctx, n)
-		}
+		jobs, next, err := w.reserveUnlessEmptied(ctx, n)
 		w.accept(jobs, n)
-		if err != nil {
-			if ctx.Err() != nil {
-				continue
-			}
-			w.log.Error("reserve failed; retrying", "err", err, "in", errDelay)
-			w.sleep(errDelay)
-			errDelay = min(2*errDelay, w.cfg.Sleep)
+		switch {
+		case err != nil && ctx.Err() != nil:
 			continue
-		}
-		errDelay = 10 * time.Millisecond
-		if len(jobs) > 0 {
+		case err != nil:
+			retry.after("reserve failed; retrying", err)
+			continue
+		case len(jobs) > 0:
+			retry.reset()
 			if len(jobs) == n {
 				w.markBusy()
 			}
 			continue
 		}
-		// A job that ended during the reserve may have pushed another (a
-		// chain's next link), too late for the reserve to see it.
-		if w.cfg.StopWhenEmpty && w.running() == 0 && w.processed.Load() == settled {
-			w.stop("empty")
+		retry.reset()
+		if w.stopWhenIdle(settled) {
 			return
 		}
-		if w.cfg.Once && w.waited && w.running() == 0 {
-			w.stop("once")
-			return
-		}
-		wait := w.cfg.Sleep
-		if !next.due.IsZero() {
-			wait = min(wait, next.untilDue())
-		}
-		if !next.expiry.IsZero() {
-			wait = min(wait, max(next.expiry.Sub(next.now)+time.Millisecond, 100*time.Millisecond))
-		}
-		if w.cfg.StopWhenEmpty {
-			wait = min(wait, 20*time.Millisecond)
-		}
-		r := w.idle(base, wait)
+		r := w.idle(base, w.idleFor(next))
 		w.accept(r.jobs, r.n)
 		w.waited = true
-		if len(r.jobs) > 0 {
-			// Let the dispatcher start them before this goroutine sends
-			// the next call: the jobs an idle worker was woken for are the
-			// ones someone is waiting on.
-			goruntime.Gosched()
-			if r.reserved && len(r.jobs) == r.n {
-				w.markBusy()
-			}
-			// Its reserve, of the worker's only queue, took fewer jobs than
-			// it asked for: it emptied the queue.
-			if r.reserved && len(r.jobs) < r.n && len(w.cfg.Queues) == 1 && !w.cfg.Once {
-				w.emptied = &r.next
-			}
-		}
+		w.woken(r)
 		if err := r.err; err != nil && !w.stopping() {
-			w.log.Error("waiting for jobs failed; retrying", "err", err, "in", errDelay)
-			w.sleep(errDelay)
-			errDelay = min(2*errDelay, w.cfg.Sleep)
+			retry.after("waiting for jobs failed; retrying", err)
 		}
 	}
 }
 
-// accept hands reserved jobs to the dispatcher and returns the slots of
+// errBackoff spaces the retries of the fetch loop's failed Redis calls:
+// 10 ms, doubling up to Sleep.
+type errBackoff struct {
+	w     *Worker
+	delay time.Duration
+}
+
+func (b *errBackoff) after(msg string, err error) {
+	if b.delay == 0 {
+		b.delay = 10 * time.Millisecond
+	}
+	b.w.log.Error(msg, "err", err, "in", b.delay)
+	b.w.sleep(b.delay)
+	b.delay = min(2*b.delay, b.w.cfg.Sleep)
+}
+
+func (b *errBackoff) reset() { b.delay = 0 }
+
+// waitWhilePaused waits out a Pause, and says whether it did.
+func (w *Worker) waitWhilePaused() bool {
+	ch := w.pausedCh()
+	if ch == nil {
+		return false
+	}
+	w.emptied = nil
+	select {
+	case <-ch:
+	case <-w.stopCh:
+	}
+	return true
+}
+
+// takeSlot takes a free slot for the next reserve. It says false if the
+// worker stops instead: it was stopped, or a limit is reached, checked
+// with the slot in hand, just before reserving, so a job that just
+// finished counts.
+func (w *Worker) takeSlot(start time.Time) bool {
+	select {
+	case <-w.slots:
+	case <-w.stopCh:
+		return false
+	}
+	if reason := w.limitReached(start); reason != "" {
+		w.slots <- struct{}{}
+		w.stop(reason)
+		return false
+	}
+	return true
+}
+
+// reserveUnlessEmptied reserves up to n jobs, unless the reserve behind
+// the last wait took the last ready jobs: a reserve now would most likely
+// find none, so the worker waits again at once. A job pushed since rang
+// the doorbell, and ends the wait with itself.
+func (w *Worker) reserveUnlessEmptied(ctx context.Context, n int) ([]Reservation, upcoming, error) {
+	if w.emptied != nil {
+		next := *w.emptied
+		w.emptied = nil
+		return nil, next, nil
+	}
+	return w.reserve(ctx, n)
+}
+
+// stopWhenIdle stops a worker with StopWhenEmpty or Once that found
+// nothing to do, and says whether it did. A job that ended during the
+// reserve may have pushed another (a chain's next link), too late for
+// the reserve to see it: settled is the count of finished jobs from
+// before the reserve.
+func (w *Worker) stopWhenIdle(settled int64) bool {
+	switch {
+	case w.cfg.StopWhenEmpty && w.running() == 0 && w.processed.Load() == settled:
+		w.stop("empty")
+	case w.cfg.Once && w.waited && w.running() == 0:
+		w.stop("once")
+	default:
+		return false
+	}
+	return true
+}
+
+// idleFor is how long to wait for jobs: Sleep, or less when a delayed
+// job falls due or a lease runs out sooner.
+func (w *Worker) idleFor(next upcoming) time.Duration {
+	wait := w.cfg.Sleep
+	if !next.due.IsZero() {
+		wait = min(wait, next.untilDue())
+	}
+	if !next.expiry.IsZero() {
+		wait = min(wait, max(next.expiry.Sub(next.now)+time.Millisecond, 100*time.Millisecond))
+	}
+	if w.cfg.StopWhenEmpty {
+		wait = min(wait, 20*time.Millisecond)
+	}
+	return wait
+}
+
+// woken takes note of the jobs a wait ended with.
+func (w *Worker) woken(r idleWait) {
+	if len(r.jobs) == 0 {
+		return
+	}
+	// Let startJobs start them before this goroutine sends the next
+	// call: the jobs an idle worker was woken for are the ones someone is
+	// waiting on.
+	goruntime.Gosched()
+	if r.reserved && len(r.jobs) == r.n {
+		w.markBusy()
+	}
+	// Its reserve, of the worker's only queue, took fewer jobs than it
+	// asked for: it emptied the queue.
+	if r.reserved && len(r.jobs) < r.n && len(w.cfg.Queues) == 1 && !w.cfg.Once {
+		w.emptied = &r.next
+	}
+}
+
+// accept hands reserved jobs to startJobs and returns the slots of
 // the n taken that the jobs do not use.
 func (w *Worker) accept(jobs []Reservation, n int) {
 	for range n - len(jobs) {

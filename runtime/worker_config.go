@@ -3,8 +3,9 @@ package runtime
 import (
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
+
+	"github.com/jobgen/jobgen/internal/qname"
 )
 
 // WorkerConfig configures a Worker, with the names and meanings of
@@ -136,55 +137,80 @@ func (c *WorkerConfig) setDefaults() {
 
 // validate names the first bad field.
 func (c *WorkerConfig) validate() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: WorkerConfig.%s", ErrInvalid, fmt.Sprintf(format, args...))
-	}
-	seen := map[string]bool{}
-	for _, q := range c.Queues {
-		if err := ValidateQueueName(q); err != nil {
-			return bad("Queues: %s", strings.TrimPrefix(err.Error(), ErrInvalid.Error()+": "))
-		}
-		if seen[q] {
-			return bad("Queues lists %q twice", q)
-		}
-		seen[q] = true
-	}
-	switch {
-	case c.Concurrency < 1:
-		return bad("Concurrency (%d) must be at least 1", c.Concurrency)
-	case c.Prefetch < 0:
-		return bad("Prefetch (%d) must be 0 or more (-1 also means off)", c.Prefetch)
-	case c.Sleep < time.Millisecond:
-		return bad("Sleep (%v) must be at least 1ms", c.Sleep)
-	case c.Rest < 0:
-		return bad("Rest (%v) must not be negative", c.Rest)
-	case c.Tries < 0:
-		return bad("Tries (%d) must not be negative", c.Tries)
-	case len(c.Backoff) > 0 && c.ExponentialBackoff != nil:
-		return bad("Backoff and ExponentialBackoff are both set; choose one")
-	case c.ExponentialBackoff != nil && (c.ExponentialBackoff.Base <= 0 || c.ExponentialBackoff.Max < c.ExponentialBackoff.Base):
-		return bad("ExponentialBackoff (base %v, max %v) needs 0 < Base <= Max", c.ExponentialBackoff.Base, c.ExponentialBackoff.Max)
-	case c.RetryAfter < 10*time.Millisecond:
-		return bad("RetryAfter (%v) must be at least 10ms", c.RetryAfter)
-	case c.Timeout <= 0:
-		return bad("Timeout (%v) must be positive", c.Timeout)
-	case c.Timeout >= c.RetryAfter:
-		return bad("Timeout (%v) must be shorter than RetryAfter (%v), or a job could run twice at once", c.Timeout, c.RetryAfter)
-	case c.Grace < 0:
-		return bad("Grace (%v) must not be negative", c.Grace)
-	case c.MaxJobs < 0:
-		return bad("MaxJobs (%d) must not be negative", c.MaxJobs)
-	case c.MaxTime < 0:
-		return bad("MaxTime (%v) must not be negative", c.MaxTime)
-	case c.Memory < 0:
-		return bad("Memory (%d) must not be negative", c.Memory)
-	}
-	for i, d := range c.Backoff {
-		if d < 0 {
-			return bad("Backoff[%d] (%v) must not be negative", i, d)
+	for _, check := range []func() string{c.badQueues, c.badCounts, c.badBackoff, c.badTimes} {
+		if msg := check(); msg != "" {
+			return fmt.Errorf("%w: WorkerConfig.%s", ErrInvalid, msg)
 		}
 	}
 	return nil
+}
+
+// The checks of validate: each names the first bad field it checks, or
+// returns "".
+
+func (c *WorkerConfig) badQueues() string {
+	seen := map[string]bool{}
+	for _, q := range c.Queues {
+		if err := qname.Validate(q); err != nil {
+			return "Queues: " + err.Error()
+		}
+		if seen[q] {
+			return fmt.Sprintf("Queues lists %q twice", q)
+		}
+		seen[q] = true
+	}
+	return ""
+}
+
+func (c *WorkerConfig) badCounts() string {
+	switch {
+	case c.Concurrency < 1:
+		return fmt.Sprintf("Concurrency (%d) must be at least 1", c.Concurrency)
+	case c.Prefetch < 0:
+		return fmt.Sprintf("Prefetch (%d) must be 0 or more (-1 also means off)", c.Prefetch)
+	case c.Tries < 0:
+		return fmt.Sprintf("Tries (%d) must not be negative", c.Tries)
+	case c.MaxJobs < 0:
+		return fmt.Sprintf("MaxJobs (%d) must not be negative", c.MaxJobs)
+	case c.Memory < 0:
+		return fmt.Sprintf("Memory (%d) must not be negative", c.Memory)
+	}
+	return ""
+}
+
+func (c *WorkerConfig) badBackoff() string {
+	switch e := c.ExponentialBackoff; {
+	case len(c.Backoff) > 0 && e != nil:
+		return "Backoff and ExponentialBackoff are both set; choose one"
+	case e != nil && (e.Base <= 0 || e.Max < e.Base):
+		return fmt.Sprintf("ExponentialBackoff (base %v, max %v) needs 0 < Base <= Max", e.Base, e.Max)
+	}
+	for i, d := range c.Backoff {
+		if d < 0 {
+			return fmt.Sprintf("Backoff[%d] (%v) must not be negative", i, d)
+		}
+	}
+	return ""
+}
+
+func (c *WorkerConfig) badTimes() string {
+	switch {
+	case c.Sleep < time.Millisecond:
+		return fmt.Sprintf("Sleep (%v) must be at least 1ms", c.Sleep)
+	case c.Rest < 0:
+		return fmt.Sprintf("Rest (%v) must not be negative", c.Rest)
+	case c.RetryAfter < 10*time.Millisecond:
+		return fmt.Sprintf("RetryAfter (%v) must be at least 10ms", c.RetryAfter)
+	case c.Timeout <= 0:
+		return fmt.Sprintf("Timeout (%v) must be positive", c.Timeout)
+	case c.Timeout >= c.RetryAfter:
+		return fmt.Sprintf("Timeout (%v) must be shorter than RetryAfter (%v), or a job could run twice at once", c.Timeout, c.RetryAfter)
+	case c.Grace < 0:
+		return fmt.Sprintf("Grace (%v) must not be negative", c.Grace)
+	case c.MaxTime < 0:
+		return fmt.Sprintf("MaxTime (%v) must not be negative", c.MaxTime)
+	}
+	return ""
 }
 
 // backoff returns the delay before the retry that follows attempt.

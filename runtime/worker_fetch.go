@@ -86,12 +86,12 @@ func (w *Worker) grabSlots(n int) int {
 // running is the number of jobs holding a slot: running or prefetched.
 func (w *Worker) running() int { return cap(w.slots) - len(w.slots) }
 
-// dispatch starts the reserved jobs in the order they were reserved, each
+// startJobs starts the reserved jobs in the order they were reserved, each
 // when a run slot is free. Prefetched jobs wait here, leased and
 // heartbeated. At a stop that ends taking work (a signal, a restart, max
 // time, memory) those not started are released at once; at a stop by
 // MaxJobs or Once they were reserved within the limit, and run.
-func (w *Worker) dispatch(base context.Context, start time.Time) {
+func (w *Worker) startJobs(base context.Context, start time.Time) {
 	var waiting []Ref
 	for res := range w.queued {
 		if !w.startable() {
@@ -220,7 +220,7 @@ func (u upcoming) untilDue() time.Duration {
 }
 
 // upcoming is what b tells of the queue it came from.
-func (b Batch) upcoming() upcoming {
+func (b ReserveResult) upcoming() upcoming {
 	now := b.clock
 	if now.IsZero() {
 		now = b.Now

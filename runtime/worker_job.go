@@ -19,45 +19,10 @@ func (w *Worker) process(base context.Context, res Reservation) {
 		}
 		w.slots <- struct{}{}
 	}()
-
-	env, err := DecodeEnvelope(res.Queue, res.ID, res.Payload)
-	if err != nil {
-		w.fail(base, res, nil, err)
-		return
+	env, maxTries := w.admit(base, res)
+	if env == nil {
+		return // settled without running
 	}
-	if err := w.open(env); err != nil { // crypt.go: a sealed body that does not open fails at once
-		w.fail(base, res, env, err)
-		return
-	}
-	if res.Err != nil { // its state entry in Redis was malformed: its counts are lost
-		w.fail(base, res, env, res.Err)
-		return
-	}
-	// worker_bus.go: a chain link that finished before its worker died,
-	// or a job of a cancelled batch, settles as a success without running,
-	// before any check of its attempts.
-	if w.prepare(base, res, env) {
-		w.succeed(base, res, env, Event{Worker: w.cfg.Name, Queue: res.Queue, Name: env.Name, ID: res.ID, Attempt: res.Attempts})
-		return
-	}
-	maxTries := env.Tries
-	if maxTries == 0 {
-		maxTries = w.cfg.Tries
-	}
-	// A job reserved again after its worker died mid-attempt may already
-	// be past its limits.
-	switch {
-	case env.RetryUntil > 0 && w.cfg.Clock().UnixMilli() > env.RetryUntil:
-		w.fail(base, res, env, fmt.Errorf("%w (%s)", ErrRetryUntil, time.UnixMilli(env.RetryUntil).Format(time.RFC3339)))
-		return
-	case env.RetryUntil == 0 && maxTries > 0 && res.Attempts > maxTries:
-		w.fail(base, res, env, fmt.Errorf("%w: attempt %d of %d (an earlier attempt did not finish)", ErrMaxAttempts, res.Attempts, maxTries))
-		return
-	case w.r.lookup(env.Name) == nil:
-		w.fail(base, res, env, fmt.Errorf("%w %q; registered: %v", ErrUnknownJob, env.Name, w.r.Names()))
-		return
-	}
-
 	ev := Event{Worker: w.cfg.Name, Queue: res.Queue, Name: env.Name, ID: res.ID, Attempt: res.Attempts}
 	w.emit(ev, JobProcessing)
 
@@ -74,45 +39,117 @@ func (w *Worker) process(base context.Context, res Reservation) {
 	ev.Duration = time.Since(began)
 	w.untrack(res.Ref)
 
-	cause := context.Cause(jobCtx)
-	var rel *releaseRequest
-	var failReq *failRequest
+	o := outcome{res: res, env: env, ev: ev, herr: herr, cause: context.Cause(jobCtx), timeout: timeout, maxTries: maxTries}
+	if !w.settleCutShort(base, o) {
+		w.settle(base, o)
+	}
+}
+
+// admit decodes and checks a reserved job before it runs. It returns nil
+// once it has settled the job without running it: a payload that does
+// not decode or open, a malformed state entry, a chain link or batch job
+// that needs no run (worker_bus.go), a job past its tries or retry-until,
+// or one no handler is registered for. Otherwise it returns the job's
+// envelope and the tries it has.
+func (w *Worker) admit(base context.Context, res Reservation) (*Envelope, int) {
+	env, err := DecodeEnvelope(res.Queue, res.ID, res.Payload)
+	if err != nil {
+		w.fail(base, res, nil, err)
+		return nil, 0
+	}
+	if err := w.open(env); err != nil { // crypt.go: a sealed body that does not open fails at once
+		w.fail(base, res, env, err)
+		return nil, 0
+	}
+	if res.Err != nil { // its state entry in Redis was malformed: its counts are lost
+		w.fail(base, res, env, res.Err)
+		return nil, 0
+	}
+	// A chain link that finished before its worker died, or a job of a
+	// cancelled batch, settles as a success without running, before any
+	// check of its attempts.
+	if w.prepare(base, res, env) {
+		w.succeed(base, res, env, Event{Worker: w.cfg.Name, Queue: res.Queue, Name: env.Name, ID: res.ID, Attempt: res.Attempts})
+		return nil, 0
+	}
+	maxTries := env.Tries
+	if maxTries == 0 {
+		maxTries = w.cfg.Tries
+	}
+	// A job reserved again after its worker died mid-attempt may already
+	// be past its limits.
+	var reason error
 	switch {
-	case errors.Is(cause, ErrLeaseLost):
-		w.log.Warn("job lease lost while running; its result is discarded", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", herr)
-		return
-	case errors.Is(cause, ErrWorkerStopping) && errors.As(herr, new(*abandonedError)):
+	case env.RetryUntil > 0 && w.cfg.Clock().UnixMilli() > env.RetryUntil:
+		reason = fmt.Errorf("%w (%s)", ErrRetryUntil, time.UnixMilli(env.RetryUntil).Format(time.RFC3339))
+	case env.RetryUntil == 0 && maxTries > 0 && res.Attempts > maxTries:
+		reason = fmt.Errorf("%w: attempt %d of %d (an earlier attempt did not finish)", ErrMaxAttempts, res.Attempts, maxTries)
+	case w.r.lookup(env.Name) == nil:
+		reason = fmt.Errorf("%w %q; registered: %v", ErrUnknownJob, env.Name, w.r.Names())
+	}
+	if reason != nil {
+		w.fail(base, res, env, reason)
+		return nil, 0
+	}
+	return env, maxTries
+}
+
+// outcome is how one attempt ended.
+type outcome struct {
+	res      Reservation
+	env      *Envelope
+	ev       Event
+	herr     error         // what the handler returned
+	cause    error         // why its context ended, if it did
+	timeout  time.Duration // the attempt's timeout
+	maxTries int
+}
+
+// settleCutShort settles an attempt that lost its lease or that a stop
+// cut short, and says whether it did.
+func (w *Worker) settleCutShort(base context.Context, o outcome) bool {
+	switch {
+	case errors.Is(o.cause, ErrLeaseLost):
+		w.log.Warn("job lease lost while running; its result is discarded", "queue", o.res.Queue, "job", o.env.Name, "id", o.res.ID, "err", o.herr)
+	case errors.Is(o.cause, ErrWorkerStopping) && errors.As(o.herr, new(*abandonedError)):
 		// A handler that ignored the stop still runs: its job goes back
 		// keeping the attempt, so that one that always hangs runs out of
 		// tries rather than coming back at every stop.
-		w.release(base, res, ev, 0, false, herr)
-		return
-	case errors.Is(cause, ErrWorkerStopping) && herr != nil && !isControl(herr):
+		w.release(base, o.res, o.ev, 0, false, o.herr)
+	case errors.Is(o.cause, ErrWorkerStopping) && o.herr != nil && !isControl(o.herr):
 		// The stop's grace ran out and cut the handler short: the job goes
 		// back with its attempt returned, as a job that never started does.
-		w.giveBack(base, res, ev)
-		return
+		w.giveBack(base, o.res, o.ev)
+	default:
+		return false
 	}
+	return true
+}
 
+// settle acks, releases or fails a job by what its attempt returned.
+func (w *Worker) settle(base context.Context, o outcome) {
+	res, env, ev, herr := o.res, o.env, o.ev, o.herr
+	var rel *releaseRequest
+	var failReq *failRequest
 	switch {
 	case herr == nil || errors.Is(herr, deleteRequest{}):
 		w.succeed(base, res, env, ev)
 	case errors.As(herr, &rel):
-		if reason := w.noTriesLeft(env, res, maxTries); reason != nil {
+		if reason := w.noTriesLeft(env, res, o.maxTries); reason != nil {
 			w.fail(base, res, env, reason)
 			return
 		}
 		w.release(base, res, ev, rel.delay, false, nil)
 	case errors.As(herr, &failReq):
 		w.fail(base, res, env, failReq.err)
-	case errors.Is(cause, ErrTimeout):
-		ev.Err = fmt.Errorf("%w after %v: %w", ErrTimeout, timeout, herr)
+	case errors.Is(o.cause, ErrTimeout):
+		ev.Err = fmt.Errorf("%w after %v: %w", ErrTimeout, o.timeout, herr)
 		w.emit(ev, JobTimedOut)
 		if env.FailOnTimeout {
 			w.fail(base, res, env, ev.Err)
 			return
 		}
-		w.retryOrFail(base, res, env, ev, maxTries, false)
+		w.retryOrFail(base, res, env, ev, o.maxTries, false)
 	case errors.Is(herr, ErrDecode):
 		ev.Err = herr
 		w.emit(ev, JobExceptionOccurred)
@@ -120,7 +157,7 @@ func (w *Worker) process(base context.Context, res Reservation) {
 	default:
 		ev.Err = herr
 		w.emit(ev, JobExceptionOccurred)
-		w.retryOrFail(base, res, env, ev, maxTries, true)
+		w.retryOrFail(base, res, env, ev, o.maxTries, true)
 	}
 }
 

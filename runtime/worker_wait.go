@@ -46,21 +46,7 @@ func (w *Worker) idle(ctx context.Context, wait time.Duration) idleWait {
 	// pipeline does not get it, so a reserve's reply is never dropped.
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	go func() {
-		r := idleWait{n: n}
-		var ok bool
-		if n > 0 {
-			var b Batch
-			r.rang, b, ok, r.err = w.e.waitReserve(ctx, w.cfg.Queues, bellPoll, n, w.cfg.RetryAfter, w.wakeID)
-			r.jobs = b.Jobs
-			r.reserved = ok && r.err == nil
-			r.next = b.upcoming()
-		}
-		if !ok && r.err == nil {
-			r.rang, r.err = w.e.wait(wctx, w.cfg.Queues, bellPoll, w.wakeID)
-		}
-		done <- r
-	}()
+	go func() { done <- w.waitOrReserve(ctx, wctx, n) }()
 
 	t := time.NewTimer(wait)
 	defer t.Stop()
@@ -68,39 +54,10 @@ func (w *Worker) idle(ctx context.Context, wait time.Duration) idleWait {
 	for {
 		select {
 		case r := <-done:
-			if len(r.jobs) > 0 && w.pausedCh() != nil {
-				// Paused while waiting: the jobs go back untouched.
-				refs := make([]Ref, len(r.jobs))
-				for i, j := range r.jobs {
-					refs[i] = j.Ref
-				}
-				if err := w.e.unreserve(ctx, refs...); err != nil {
-					w.log.Error("giving back jobs taken while pausing", "jobs", len(refs), "err", err)
-				}
-				r.jobs = nil
-			}
-			if r.rang != "" && len(r.jobs) == 0 && w.stopping() {
-				// Pass on a doorbell this worker will not answer.
-				if err := w.e.ring(ctx, r.rang); err != nil {
-					w.log.Error("passing on a doorbell", "queue", r.rang, "err", err)
-				}
-			}
-			return r
+			return w.endWait(ctx, r)
 		case <-timer:
 			timer = nil
-			var next upcoming
-			for _, q := range w.cfg.Queues {
-				m, err := w.e.Migrate(ctx, q)
-				if err != nil {
-					w.log.Error("moving due jobs", "queue", q, "err", err)
-					continue
-				}
-				if next.now.IsZero() {
-					next.now = m.Now
-				}
-				next.due = earliest(next.due, m.NextDue)
-			}
-			if !next.due.IsZero() {
+			if next := w.migrateAll(ctx); !next.due.IsZero() {
 				// Nothing was due yet, or more falls due soon: migrate again
 				// then, unless the BLPOP in flight returns first.
 				t.Reset(next.untilDue())
@@ -117,4 +74,63 @@ func (w *Worker) idle(ctx context.Context, wait time.Duration) idleWait {
 			}
 		}
 	}
+}
+
+// waitOrReserve waits on the doorbells of the worker's queues, with a
+// reserve of n jobs behind the wait where it can (waitReserve), or a
+// plain wait under wctx where it cannot.
+func (w *Worker) waitOrReserve(ctx, wctx context.Context, n int) idleWait {
+	r := idleWait{n: n}
+	var ok bool
+	if n > 0 {
+		var b ReserveResult
+		r.rang, b, ok, r.err = w.e.waitReserve(ctx, w.cfg.Queues, bellPoll, n, w.cfg.RetryAfter, w.wakeID)
+		r.jobs = b.Jobs
+		r.reserved = ok && r.err == nil
+		r.next = b.upcoming()
+	}
+	if !ok && r.err == nil {
+		r.rang, r.err = w.e.wait(wctx, w.cfg.Queues, bellPoll, w.wakeID)
+	}
+	return r
+}
+
+// endWait handles the end of a wait: jobs reserved while the worker was
+// paused go back untouched, and a doorbell a stopping worker will not
+// answer is passed on.
+func (w *Worker) endWait(ctx context.Context, r idleWait) idleWait {
+	if len(r.jobs) > 0 && w.pausedCh() != nil {
+		refs := make([]Ref, len(r.jobs))
+		for i, j := range r.jobs {
+			refs[i] = j.Ref
+		}
+		if err := w.e.unreserve(ctx, refs...); err != nil {
+			w.log.Error("giving back jobs taken while pausing", "jobs", len(refs), "err", err)
+		}
+		r.jobs = nil
+	}
+	if r.rang != "" && len(r.jobs) == 0 && w.stopping() {
+		if err := w.e.ring(ctx, r.rang); err != nil {
+			w.log.Error("passing on a doorbell", "queue", r.rang, "err", err)
+		}
+	}
+	return r
+}
+
+// migrateAll moves the due jobs of the worker's queues, and returns when
+// the next delayed job falls due.
+func (w *Worker) migrateAll(ctx context.Context) upcoming {
+	var next upcoming
+	for _, q := range w.cfg.Queues {
+		m, err := w.e.Migrate(ctx, q)
+		if err != nil {
+			w.log.Error("moving due jobs", "queue", q, "err", err)
+			continue
+		}
+		if next.now.IsZero() {
+			next.now = m.Now
+		}
+		next.due = earliest(next.due, m.NextDue)
+	}
+	return next
 }

@@ -1,0 +1,182 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Settling reserved jobs: extend, ack, release and give back, each a
+// compare-and-set on the reservation's token.
+
+// pairCalls groups refs by queue and splits them into calls of at most
+// per refs each, with argument pairs id, token after head.
+func pairCalls(refs []Ref, per int, build func(queue string, args []any) call) ([]call, [][]Ref) {
+	var calls []call
+	var groups [][]Ref
+	byQueue := map[string][]Ref{}
+	var order []string
+	for _, r := range refs {
+		if _, ok := byQueue[r.Queue]; !ok {
+			order = append(order, r.Queue)
+		}
+		byQueue[r.Queue] = append(byQueue[r.Queue], r)
+	}
+	for _, q := range order {
+		rs := byQueue[q]
+		for len(rs) > 0 {
+			n := min(per, len(rs))
+			args := make([]any, 0, 2*n)
+			for _, r := range rs[:n] {
+				args = append(args, r.ID, r.Token)
+			}
+			calls = append(calls, build(q, args))
+			groups = append(groups, rs[:n])
+			rs = rs[n:]
+		}
+	}
+	return calls, groups
+}
+
+// applyRefs runs the calls and returns the refs whose token was stale,
+// reading the per-pair statuses from each reply after skip leading values.
+func applyRefs(ctx context.Context, rdb redis.UniversalClient, calls []call, groups [][]Ref, skip int) ([]Ref, error) {
+	if len(calls) == 0 {
+		return nil, nil
+	}
+	cmds, err := runAll(ctx, rdb, calls)
+	if err != nil {
+		return nil, err
+	}
+	var lost []Ref
+	for i, cmd := range cmds {
+		st, err := cmd.Int64Slice()
+		if err != nil {
+			return nil, err
+		}
+		for j, r := range groups[i] {
+			if skip+j >= len(st) || st[skip+j] != 1 {
+				lost = append(lost, r)
+			}
+		}
+	}
+	return lost, nil
+}
+
+// lostError joins one LeaseLostError per stale ref.
+func lostError(lost []Ref) error {
+	if len(lost) == 0 {
+		return nil
+	}
+	errs := make([]error, len(lost))
+	for i, r := range lost {
+		errs[i] = &LeaseLostError{Queue: r.Queue, ID: r.ID}
+	}
+	return errors.Join(errs...)
+}
+
+// Extend renews the leases of refs to lease from now (the heartbeat). It
+// returns the refs whose lease was lost; those are not renewed.
+func (e *Engine) Extend(ctx context.Context, lease time.Duration, refs ...Ref) (lost []Ref, err error) {
+	calls, groups := pairCalls(refs, 500, func(q string, args []any) call {
+		qk := e.keys.queue(q)
+		return call{scriptExtend, []string{qk.Reserved, qk.State}, append([]any{lease.Milliseconds()}, args...)}
+	})
+	lost, err = applyRefs(ctx, e.rdb, calls, groups, 1)
+	if err != nil {
+		return nil, fmt.Errorf("extend leases: %w", err)
+	}
+	return lost, nil
+}
+
+// Ack deletes finished jobs. A ref whose lease was lost is left alone and
+// reported as a *LeaseLostError (errors.Is ErrLeaseLost); the others are
+// still deleted.
+func (e *Engine) Ack(ctx context.Context, refs ...Ref) error {
+	lost, err := e.ack(ctx, refs...)
+	if err != nil {
+		return err
+	}
+	return lostError(lost)
+}
+
+// ack is Ack, returning the refs whose ack was refused.
+func (e *Engine) ack(ctx context.Context, refs ...Ref) (lost []Ref, err error) {
+	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
+		qk := e.keys.queue(q)
+		return call{scriptAck, []string{qk.Reserved, qk.State, qk.Payloads}, args}
+	})
+	lost, err = applyRefs(ctx, e.rdb, calls, groups, 0)
+	if err != nil {
+		return nil, fmt.Errorf("ack: %w", err)
+	}
+	return lost, nil
+}
+
+// absent returns the refs whose job has no state entry: it is in no
+// queue, reserved or waiting.
+func (e *Engine) absent(ctx context.Context, refs []Ref) ([]Ref, error) {
+	cmds := make([]*redis.BoolCmd, len(refs))
+	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, r := range refs {
+			cmds[i] = p.HExists(ctx, e.keys.queue(r.Queue).State, r.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var gone []Ref
+	for i, c := range cmds {
+		if !c.Val() {
+			gone = append(gone, refs[i])
+		}
+	}
+	return gone, nil
+}
+
+// ReleaseOpts says how to release a job.
+type ReleaseOpts struct {
+	// Delay before the job is ready again; 0 puts it at the back of the
+	// ready list now.
+	Delay time.Duration
+	// Exception counts the release toward the job's MaxExceptions.
+	Exception bool
+}
+
+// Release puts reserved jobs back on their queue. Their attempt counts are
+// kept. Stale refs are reported as in Ack.
+func (e *Engine) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) error {
+	exc := 0
+	if opts.Exception {
+		exc = 1
+	}
+	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
+		qk := e.keys.queue(q)
+		return call{scriptRelease, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify},
+			append([]any{delayMillis(opts.Delay), exc}, args...)}
+	})
+	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
+	if err != nil {
+		return fmt.Errorf("release: %w", err)
+	}
+	return lostError(lost)
+}
+
+// unreserve gives back reserved jobs that never started: they go back to
+// the front of their ready lists in the order of refs, and lose the
+// attempt their reserve counted. Stale refs are reported as in Ack.
+func (e *Engine) unreserve(ctx context.Context, refs ...Ref) error {
+	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
+		qk := e.keys.queue(q)
+		return call{scriptUnreserve, []string{qk.Ready, qk.Reserved, qk.State, qk.Notify}, args}
+	})
+	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
+	if err != nil {
+		return fmt.Errorf("give back jobs: %w", err)
+	}
+	return lostError(lost)
+}
