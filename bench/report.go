@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -100,93 +101,136 @@ var metrics = []metric{
 // was met.
 func WriteTable(w io.Writer, cfg Config, recs []Record) error {
 	cfg.setDefaults()
-	var systems []string
+	t := table{cfg: cfg, recs: recs}
 	for _, name := range cfg.Systems {
-		for _, r := range recs {
-			if r.System == name {
-				systems = append(systems, name)
-				break
-			}
+		if slices.ContainsFunc(recs, func(r Record) bool { return r.System == name }) {
+			t.systems = append(t.systems, name)
 		}
-	}
-	find := func(system, phase string) (Record, bool) {
-		for _, r := range recs {
-			if r.System == system && r.Phase == phase {
-				return r, true
-			}
-		}
-		return Record{}, false
 	}
 	var b strings.Builder
-	b.WriteString("| figure | unit |")
-	for _, s := range systems {
-		fmt.Fprintf(&b, " %s |", s)
-	}
-	b.WriteString(" jobgen target | met |\n|---|---|")
-	for range systems {
-		b.WriteString("---:|")
-	}
-	b.WriteString("---|---|\n")
+	t.writeHeader(&b)
 	for _, m := range metrics {
-		vals := map[string]float64{}
-		complete := map[string]bool{}
-		for _, s := range systems {
-			if r, ok := find(s, m.phase); ok {
-				if v, ok := m.value(r); ok {
-					vals[s], complete[s] = v, r.Complete
-				}
-			}
+		if r, ok := t.figures(m); ok {
+			t.writeRow(&b, m, r)
 		}
-		if len(vals) == 0 {
-			continue
-		}
-		best, haveBest := 0.0, false
-		for s, v := range vals {
-			if s == jobgenInfo.Name || !complete[s] {
-				continue
-			}
-			if !haveBest || (m.higher && v > best) || (!m.higher && v < best) {
-				best, haveBest = v, true
-			}
-		}
-		fmt.Fprintf(&b, "| %s | %s |", m.name, m.unit)
-		for _, s := range systems {
-			v, ok := vals[s]
-			if !ok {
-				b.WriteString(" – |")
-				continue
-			}
-			cell := formatValue(v, m.unit)
-			if r, ok := ratio(v, best, haveBest); ok {
-				cell += fmt.Sprintf(" (%s×)", formatRatio(r))
-			}
-			if !complete[s] {
-				cell += " !"
-			}
-			fmt.Fprintf(&b, " %s |", cell)
-		}
-		met := ""
-		if v, ok := vals[jobgenInfo.Name]; ok && m.check != nil {
-			r, _ := ratio(v, best, haveBest)
-			rec, _ := find(jobgenInfo.Name, m.phase)
-			ok := m.check(rec, v, r, cfg)
-			if strings.Contains(m.target, "best peer") && !haveBest {
-				met = "no peer"
-			} else if ok {
-				met = "yes"
-			} else {
-				met = "no"
-			}
-		}
-		target := m.target
-		if strings.Contains(target, "payload") {
-			target = fmt.Sprintf("≤ %d B (payload + 150)", cfg.Payload+150)
-		}
-		fmt.Fprintf(&b, " %s | %s |\n", target, met)
 	}
 	b.WriteString("\nEach figure is followed by its ratio to the best peer's (for jobs/s, higher is better; for ms, µs, B and MB, lower is better). ! marks a run with duplicate or missing jobs or errors.\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// table is what WriteTable works from.
+type table struct {
+	cfg  Config
+	recs []Record
+	// systems are those of cfg.Systems that have records, in that order:
+	// the table's columns.
+	systems []string
+}
+
+// find returns the record of system for phase.
+func (t *table) find(system, phase string) (Record, bool) {
+	for _, r := range t.recs {
+		if r.System == system && r.Phase == phase {
+			return r, true
+		}
+	}
+	return Record{}, false
+}
+
+func (t *table) writeHeader(b *strings.Builder) {
+	b.WriteString("| figure | unit |")
+	for _, s := range t.systems {
+		fmt.Fprintf(b, " %s |", s)
+	}
+	b.WriteString(" jobgen target | met |\n|---|---|")
+	for range t.systems {
+		b.WriteString("---:|")
+	}
+	b.WriteString("---|---|\n")
+}
+
+// figures are one metric's values, by system, and the best peer's.
+type figures struct {
+	vals     map[string]float64
+	complete map[string]bool // whether the system's run was complete
+	best     float64
+	haveBest bool
+}
+
+// figures returns m's figures, or false if no system has one.
+func (t *table) figures(m metric) (figures, bool) {
+	f := figures{vals: map[string]float64{}, complete: map[string]bool{}}
+	for _, s := range t.systems {
+		if r, ok := t.find(s, m.phase); ok {
+			if v, ok := m.value(r); ok {
+				f.vals[s], f.complete[s] = v, r.Complete
+			}
+		}
+	}
+	if len(f.vals) == 0 {
+		return f, false
+	}
+	for s, v := range f.vals {
+		if s == jobgenInfo.Name || !f.complete[s] {
+			continue
+		}
+		if !f.haveBest || (m.higher && v > f.best) || (!m.higher && v < f.best) {
+			f.best, f.haveBest = v, true
+		}
+	}
+	return f, true
+}
+
+// writeRow writes m's row: a cell per system, then jobgen's target and
+// whether it was met.
+func (t *table) writeRow(b *strings.Builder, m metric, f figures) {
+	fmt.Fprintf(b, "| %s | %s |", m.name, m.unit)
+	for _, s := range t.systems {
+		fmt.Fprintf(b, " %s |", f.cell(s, m.unit))
+	}
+	target := m.target
+	if strings.Contains(target, "payload") {
+		target = fmt.Sprintf("≤ %d B (payload + 150)", t.cfg.Payload+150)
+	}
+	fmt.Fprintf(b, " %s | %s |\n", target, t.met(m, f))
+}
+
+// cell is system s's figure with its ratio to the best peer's, "!" if its
+// run was incomplete, or "–" if it has none.
+func (f figures) cell(s, unit string) string {
+	v, ok := f.vals[s]
+	if !ok {
+		return "–"
+	}
+	cell := formatValue(v, unit)
+	if r, ok := ratio(v, f.best, f.haveBest); ok {
+		cell += fmt.Sprintf(" (%s×)", formatRatio(r))
+	}
+	if !f.complete[s] {
+		cell += " !"
+	}
+	return cell
+}
+
+// met says whether jobgen met m's target: "yes", "no", "no peer" when the
+// target is relative to a best peer there is none of, or "" when jobgen
+// has no figure or m no target.
+func (t *table) met(m metric, f figures) string {
+	v, ok := f.vals[jobgenInfo.Name]
+	if !ok || m.check == nil {
+		return ""
+	}
+	r, _ := ratio(v, f.best, f.haveBest)
+	rec, _ := t.find(jobgenInfo.Name, m.phase)
+	ok = m.check(rec, v, r, t.cfg)
+	switch {
+	case strings.Contains(m.target, "best peer") && !f.haveBest:
+		return "no peer"
+	case ok:
+		return "yes"
+	}
+	return "no"
 }
 
 // ratio is v over best, when both are positive.

@@ -117,6 +117,8 @@ func TestUsageErrorsAreOneLine(t *testing.T) {
 		{[]string{"queue:work", "--queue", "a{b}"}, `app queue:work: invalid value "a{b}" for flag --queue: queue name "a{b}" contains "{", which would break its cluster hash tag`},
 		{[]string{"queue:failed", "--queue", "a#b"}, `app queue:failed: invalid value "a#b" for flag --queue: queue name "a#b" contains "#"`},
 		{[]string{"queue:size", "--partitions", "a#b=2"}, `app queue:size: invalid value "a#b=2" for flag --partitions: queue name "a#b" contains "#"`},
+		{[]string{"queue:size", "--partitions", "a}b=2"}, `app queue:size: invalid value "a}b=2" for flag --partitions: queue name "a}b" contains "}", which would break its cluster hash tag (see app queue:size --help)`},
+		{[]string{"queue:work", "--queue", strings.Repeat("q", 201)}, `for flag --queue: queue name "qqqqqqqqqqqqqqqqqqqq"... is longer than 200 bytes (see app queue:work --help)`},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := runNoRedis(&console.Command{Router: runtime.NewRouter()}, tt.args...)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/qname"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -253,13 +254,13 @@ func (v *listValue) Set(s string) error {
 	return nil
 }
 
-// validQueue is runtime.ValidateQueueName for a flag's value, whose error
-// already says the input is invalid.
+// validQueue checks a queue name given in a flag by the rules
+// runtime.ValidateQueueName applies (internal/qname). It returns qname's
+// error, which names the queue and what is wrong with it without
+// runtime.ErrInvalid's prefix: the flag package already says the value is
+// invalid.
 func validQueue(name string) error {
-	if err := runtime.ValidateQueueName(name); err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), runtime.ErrInvalid.Error()+": "))
-	}
-	return nil
+	return qname.Validate(name)
 }
 
 func (v *listValue) String() string {

@@ -1,7 +1,9 @@
 package load
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,11 +22,7 @@ const prefix = "//job:"
 const gofmtBare = "// job:"
 
 // keys are the annotation's keys, sorted, as listed in error messages.
-var keys = []string{
-	"backoff", "connection", "delay", "encrypted", "fail_on_timeout",
-	"max_exceptions", "name", "queue", "retry_until", "tags", "timeout",
-	"tries", "unique_for",
-}
+var keys = slices.Sorted(maps.Keys(setters))
 
 // boolKeys may be written bare, meaning true.
 var boolKeys = []string{"encrypted", "fail_on_timeout"}
@@ -101,7 +99,8 @@ func (a *annotation) parseLine(text string) []tokenError {
 
 // set applies one key; it returns what is wrong, or "".
 func (a *annotation) set(key, value string, hasValue bool) string {
-	if !slices.Contains(keys, key) {
+	apply, ok := setters[key]
+	if !ok {
 		return fmt.Sprintf("unknown key %q in //job: annotation; valid keys: %s", key, strings.Join(keys, ", "))
 	}
 	if a.seen[key] {
@@ -109,61 +108,73 @@ func (a *annotation) set(key, value string, hasValue bool) string {
 	}
 	a.seen[key] = true
 	if !hasValue {
-		if slices.Contains(boolKeys, key) {
-			value = "true"
-		} else {
+		if !slices.Contains(boolKeys, key) {
 			return fmt.Sprintf("key %s needs a value (%s=...)", key, key)
 		}
+		value = "true"
 	}
-	bad := func(format string, args ...any) string {
-		return fmt.Sprintf("%s=%s: ", key, value) + fmt.Sprintf(format, args...)
-	}
-	o := &a.opts
-	var err error
-	switch key {
-	case "name":
-		if !validName(value) {
-			return bad("a job name is letters, digits and . _ - / : (at least one)")
-		}
-		a.name = value
-	case "queue":
-		if value == "" {
-			return bad("the queue name is empty")
-		}
-		if err := qname.Validate(value); err != nil {
-			return bad("%v", err)
-		}
-		o.Queue = value
-	case "connection":
-		if value == "" {
-			return bad("the connection name is empty")
-		}
-		o.Connection = value
-	case "tries":
-		o.Tries, err = positiveInt(value)
-	case "max_exceptions":
-		o.MaxExceptions, err = positiveInt(value)
-	case "backoff":
-		o.Backoff, err = durationList(value)
-	case "timeout":
-		o.Timeout, err = positiveDuration(value)
-	case "retry_until":
-		o.RetryUntil, err = positiveDuration(value)
-	case "delay":
-		o.Delay, err = positiveDuration(value)
-	case "unique_for":
-		o.UniqueFor, err = positiveDuration(value)
-	case "fail_on_timeout":
-		o.FailOnTimeout, err = parseBool(value)
-	case "encrypted":
-		o.Encrypted, err = parseBool(value)
-	case "tags":
-		o.Tags, err = list(value)
-	}
-	if err != nil {
-		return bad("%v", err)
+	if err := apply(a, value); err != nil {
+		return fmt.Sprintf("%s=%s: %v", key, value, err)
 	}
 	return ""
+}
+
+// setter reads the value of one key into a, or says what is wrong with
+// it.
+type setter func(a *annotation, value string) error
+
+// setters hold, for each key, how its value is read and where it goes.
+var setters = map[string]setter{
+	"name":            setName,
+	"queue":           setQueue,
+	"connection":      setConnection,
+	"tries":           option(positiveInt, func(o *model.Options) *int { return &o.Tries }),
+	"max_exceptions":  option(positiveInt, func(o *model.Options) *int { return &o.MaxExceptions }),
+	"backoff":         option(durationList, func(o *model.Options) *[]time.Duration { return &o.Backoff }),
+	"timeout":         option(positiveDuration, func(o *model.Options) *time.Duration { return &o.Timeout }),
+	"retry_until":     option(positiveDuration, func(o *model.Options) *time.Duration { return &o.RetryUntil }),
+	"delay":           option(positiveDuration, func(o *model.Options) *time.Duration { return &o.Delay }),
+	"unique_for":      option(positiveDuration, func(o *model.Options) *time.Duration { return &o.UniqueFor }),
+	"fail_on_timeout": option(parseBool, func(o *model.Options) *bool { return &o.FailOnTimeout }),
+	"encrypted":       option(parseBool, func(o *model.Options) *bool { return &o.Encrypted }),
+	"tags":            option(list, func(o *model.Options) *[]string { return &o.Tags }),
+}
+
+// option is the setter of a key that parses its value with parse and
+// stores it in the field of model.Options that field points to.
+func option[T any](parse func(string) (T, error), field func(*model.Options) *T) setter {
+	return func(a *annotation, value string) error {
+		v, err := parse(value)
+		*field(&a.opts) = v
+		return err
+	}
+}
+
+func setName(a *annotation, value string) error {
+	if !validName(value) {
+		return errors.New("a job name is letters, digits and . _ - / : (at least one)")
+	}
+	a.name = value
+	return nil
+}
+
+func setQueue(a *annotation, value string) error {
+	if value == "" {
+		return errors.New("the queue name is empty")
+	}
+	if err := qname.Validate(value); err != nil {
+		return err
+	}
+	a.opts.Queue = value
+	return nil
+}
+
+func setConnection(a *annotation, value string) error {
+	if value == "" {
+		return errors.New("the connection name is empty")
+	}
+	a.opts.Connection = value
+	return nil
 }
 
 func validName(s string) bool {

@@ -43,8 +43,10 @@ type Job struct {
 	FailedMethod bool
 }
 
-// Options mirrors runtime.JobOptions. A zero field was not set and is
-// left out of the generated literal.
+// Options mirrors runtime.JobOptions, field for field. A zero field was
+// not set and is left out of the generated literal. Tests of model, load
+// and emit fail when runtime.JobOptions changes and this copy, the //job:
+// keys or the emitted literal do not follow.
 type Options struct {
 	Queue         string
 	Connection    string
