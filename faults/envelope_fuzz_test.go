@@ -25,8 +25,10 @@ func FuzzDecodeEnvelope(f *testing.F) {
 			MaxExceptions: 3, FailOnTimeout: true, Chain: [][]byte{{1, 2}, {3}}, BatchID: "b", UniqueKey: "u",
 			Tags: []string{"t1", "t2"}, DispatchedAt: 1700000000000},
 	}
-	// An envelope with no "at", which the ID tells.
-	untimed, err := runtime.DecodeEnvelope("default", timed, []byte{0x82, 0xa1, 'v', 2, 0xa1, 'n', 0xa1, 'x'})
+	// An envelope with no "at", which the ID it carries tells.
+	untimedPayload := append([]byte{0x83, 0xa1, 'v', 2, 0xa2, 'i', 'd', 0xa0 | byte(len(timed))}, timed...)
+	untimedPayload = append(untimedPayload, 0xa1, 'n', 0xa1, 'x')
+	untimed, err := runtime.DecodeEnvelope("default", timed, untimedPayload)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -384,38 +384,43 @@ func (d envDecoder) skip(depth int) error {
 	if err != nil {
 		return err
 	}
-	var n int
 	switch {
 	case msgpcode.IsString(c) || msgpcode.IsBin(c):
-		if n, err = d.length(d.dec.DecodeBytesLen()); err == nil {
-			err = d.discard(n)
-		}
+		return d.skipBytes(d.dec.DecodeBytesLen())
 	case msgpcode.IsExt(c) || msgpcode.IsFixedExt(c):
-		if _, n, err = d.dec.DecodeExtHeader(); err == nil {
-			if _, err = d.length(n, nil); err == nil {
-				err = d.discard(n)
-			}
-		}
+		_, n, err := d.dec.DecodeExtHeader()
+		return d.skipBytes(n, err)
 	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
-		if n, err = d.length(d.dec.DecodeArrayLen()); err == nil {
-			for range n {
-				if err = d.skip(depth + 1); err != nil {
-					break
-				}
-			}
-		}
+		return d.skipValues(1, depth)(d.dec.DecodeArrayLen())
 	case msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32:
-		if n, err = d.length(d.dec.DecodeMapLen()); err == nil {
-			for range 2 * n {
-				if err = d.skip(depth + 1); err != nil {
-					break
-				}
+		return d.skipValues(2, depth)(d.dec.DecodeMapLen())
+	}
+	return d.dec.Skip() // nil, bool, numbers: a few bytes at most
+}
+
+// skipBytes drops the n bytes of a string, binary or ext value whose
+// header was read with err.
+func (d envDecoder) skipBytes(n int, err error) error {
+	if n, err = d.length(n, err); err != nil {
+		return err
+	}
+	return d.discard(n)
+}
+
+// skipValues returns a func that skips the values of an array (per 1) or
+// a map (per 2) of n entries, whose header was read with err.
+func (d envDecoder) skipValues(per, depth int) func(n int, err error) error {
+	return func(n int, err error) error {
+		if n, err = d.length(n, err); err != nil {
+			return err
+		}
+		for range per * n {
+			if err := d.skip(depth + 1); err != nil {
+				return err
 			}
 		}
-	default: // nil, bool, numbers: a few bytes at most
-		err = d.dec.Skip()
+		return nil
 	}
-	return err
 }
 
 // discard reads and drops n bytes, n at most the payload's size.
