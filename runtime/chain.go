@@ -352,7 +352,7 @@ func (e *Engine) pushLink(ctx context.Context, next *Envelope, delay time.Durati
 // other pushes are, so that a push made again finds the marker that the
 // first one set.
 func (e *Engine) linkQueue(queue, id string) string {
-	ps := e.partitionsOf(context.Background(), queue)
+	ps := e.partitionsOf(queue)
 	if ps == nil {
 		return queue
 	}

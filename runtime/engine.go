@@ -139,6 +139,9 @@ type Engine struct {
 	parts  partitionState
 	// flights sends concurrent single-group pushes together (flight.go).
 	flights pushFlights
+	// phys is the engine without partitions, on the same Redis and keys:
+	// a call on a partitioned queue runs on it once per partition.
+	phys *Engine
 }
 
 // Subscribe calls fn with a JobQueued event after every job this engine
@@ -156,7 +159,14 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 	if err := loadScripts(ctx, rdb); err != nil {
 		return nil, fmt.Errorf("jobgen: start engine: %w", err)
 	}
-	return &Engine{rdb: rdb, cfg: cfg, keys: newKeys(cfg.Prefix)}, nil
+	e := &Engine{rdb: rdb, cfg: cfg, keys: newKeys(cfg.Prefix)}
+	// The physical view: the same Redis and keys, with no partitions, for
+	// the partition loop to run each partition's call on (partition.go).
+	physCfg := cfg
+	physCfg.Partitions = nil
+	e.phys = &Engine{rdb: rdb, cfg: physCfg, keys: e.keys}
+	e.phys.phys = e.phys
+	return e, nil
 }
 
 // Client returns the engine's Redis client.
@@ -377,7 +387,7 @@ func (e *Engine) Pause(ctx context.Context, queue string) error {
 	if err := validateQueueOrPartition(queue); err != nil {
 		return err
 	}
-	if _, ok, err := e.eachPartition(ctx, queue, func(ctx context.Context, p string) (int64, error) { return 0, e.Pause(ctx, p) }); ok {
+	if _, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.Pause(ctx, p) }); ok {
 		return err
 	}
 	return e.rdb.Set(ctx, e.keys.queue(queue).Paused, "1", 0).Err()
@@ -388,7 +398,7 @@ func (e *Engine) Resume(ctx context.Context, queue string) error {
 	if err := validateQueueOrPartition(queue); err != nil {
 		return err
 	}
-	if _, ok, err := e.eachPartition(ctx, queue, func(ctx context.Context, p string) (int64, error) { return 0, e.Resume(ctx, p) }); ok {
+	if _, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.Resume(ctx, p) }); ok {
 		return err
 	}
 	if err := e.rdb.Del(ctx, e.keys.queue(queue).Paused).Err(); err != nil {

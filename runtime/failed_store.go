@@ -115,7 +115,7 @@ func (s *FailedStore) keysFor(queue string) ([]string, error) {
 
 // Count returns how many failed jobs queue holds.
 func (s *FailedStore) Count(ctx context.Context, queue string) (int64, error) {
-	if n, ok, err := s.e.eachPartition(ctx, queue, s.Count); ok {
+	if n, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.Failed().Count(ctx, p) }); ok {
 		return n, err
 	}
 	k, err := s.keysFor(queue)
@@ -243,8 +243,8 @@ func (s *FailedStore) Retry(ctx context.Context, queue string, ids ...string) ([
 // RetryAll pushes every failed job of queue back, oldest first, in calls
 // of up to 1,000, and returns how many were pushed.
 func (s *FailedStore) RetryAll(ctx context.Context, queue string) (int, error) {
-	if n, ok, err := s.e.eachPartition(ctx, queue, func(ctx context.Context, p string) (int64, error) {
-		n, err := s.RetryAll(ctx, p)
+	if n, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) {
+		n, err := pe.Failed().RetryAll(ctx, p)
 		return int64(n), err
 	}); ok {
 		return int(n), err
@@ -282,7 +282,7 @@ func (s *FailedStore) RetryAll(ctx context.Context, queue string) (int, error) {
 
 // Forget deletes failed jobs and returns how many there were.
 func (s *FailedStore) Forget(ctx context.Context, queue string, ids ...string) (int64, error) {
-	if n, ok, err := s.e.eachPartition(ctx, queue, func(ctx context.Context, p string) (int64, error) { return s.Forget(ctx, p, ids...) }); ok {
+	if n, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.Failed().Forget(ctx, p, ids...) }); ok {
 		return n, err
 	}
 	k, err := s.keysFor(queue)
@@ -308,7 +308,7 @@ func (s *FailedStore) Forget(ctx context.Context, queue string, ids ...string) (
 
 // Flush deletes every failed job of queue.
 func (s *FailedStore) Flush(ctx context.Context, queue string) error {
-	if _, ok, err := s.e.eachPartition(ctx, queue, func(ctx context.Context, p string) (int64, error) { return 0, s.Flush(ctx, p) }); ok {
+	if _, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.Failed().Flush(ctx, p) }); ok {
 		return err
 	}
 	k, err := s.keysFor(queue)
@@ -324,7 +324,7 @@ func (s *FailedStore) Flush(ctx context.Context, queue string) error {
 // Prune deletes the failed jobs of queue that failed more than age ago
 // (by the Redis clock), 1,000 per call, and returns how many went.
 func (s *FailedStore) Prune(ctx context.Context, queue string, age time.Duration) (int64, error) {
-	if n, ok, err := s.e.eachPartition(ctx, queue, func(ctx context.Context, p string) (int64, error) { return s.Prune(ctx, p, age) }); ok {
+	if n, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.Failed().Prune(ctx, p, age) }); ok {
 		return n, err
 	}
 	k, err := s.keysFor(queue)

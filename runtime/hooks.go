@@ -102,7 +102,7 @@ func (w *Worker) sweeper(ctx context.Context) {
 // as due more than RetryAfter ago and did not finish.
 func (w *Worker) sweepHooks(ctx context.Context) {
 	for _, q := range w.cfg.Queues {
-		_, partitioned, _ := w.e.eachPartition(ctx, q, func(ctx context.Context, p string) (int64, error) {
+		_, partitioned, _ := w.e.eachPartition(q, func(_ *Engine, p string) (int64, error) {
 			w.sweepQueue(ctx, p)
 			return 0, nil
 		})

@@ -104,15 +104,12 @@ type partitionState struct {
 	logical sync.Map // partition name -> queue
 }
 
-// noPartitions marks a context whose calls act on the physical queue
-// named, as the engine's own calls on partition 0 do.
-type noPartitions struct{}
-
-// partitionsOf returns the partitions of queue, or nil if it has none (or
-// ctx asks for the physical queue).
-func (e *Engine) partitionsOf(ctx context.Context, queue string) *partitionSet {
+// partitionsOf returns the partitions of queue, or nil if it has none.
+// The engine's physical view (Engine.phys) has none: a partition loop
+// runs each call on it, with the partition's own name.
+func (e *Engine) partitionsOf(queue string) *partitionSet {
 	n := e.cfg.Partitions[queue]
-	if n <= 1 || ctx.Value(noPartitions{}) != nil {
+	if n <= 1 {
 		return nil
 	}
 	if ps, ok := e.parts.sets.Load(queue); ok {
@@ -126,14 +123,9 @@ func (e *Engine) partitionsOf(ctx context.Context, queue string) *partitionSet {
 	return got.(*partitionSet)
 }
 
-// physicalCtx marks ctx so that engine calls act on the queue named.
-func physicalCtx(ctx context.Context) context.Context {
-	return context.WithValue(ctx, noPartitions{}, true)
-}
-
 // pushQueue picks the partition the next job pushed to queue goes to.
 func (e *Engine) pushQueue(queue string) string {
-	ps := e.partitionsOf(context.Background(), queue)
+	ps := e.partitionsOf(queue)
 	if ps == nil {
 		return queue
 	}
@@ -205,21 +197,36 @@ func keySlot(tag string) uint16 {
 	return crc % slotCount
 }
 
+// overPartitions runs op on the partitions of queue in turn, from the
+// one at start, each on the engine's physical view with the partition's
+// own name, until op says it is done or fails: the one partition loop.
+// ok is false if queue has no partitions, and op did not run.
+func (e *Engine) overPartitions(queue string, start int, op func(pe *Engine, name string) (done bool, err error)) (ok bool, err error) {
+	ps := e.partitionsOf(queue)
+	if ps == nil {
+		return false, nil
+	}
+	for k := range ps.names {
+		done, err := op(e.phys, ps.names[(start+k)%len(ps.names)])
+		if err != nil || done {
+			return true, err
+		}
+	}
+	return true, nil
+}
+
 // reservePartitioned is Reserve on a partitioned queue: it takes up to n
 // jobs from its partitions in turn, starting one further on each call.
 // ok is false if queue has no partitions.
 func (e *Engine) reservePartitioned(ctx context.Context, queue string, n int, lease time.Duration) (b ReserveResult, ok bool, err error) {
-	ps := e.partitionsOf(ctx, queue)
-	if ps == nil {
-		return ReserveResult{}, false, nil
+	var start int
+	if ps := e.partitionsOf(queue); ps != nil {
+		start = int(ps.start.Add(1) - 1)
 	}
-	pctx := physicalCtx(ctx)
-	start := int(ps.start.Add(1) - 1)
-	for k := range ps.names {
-		name := ps.names[(start+k)%len(ps.names)]
-		got, err := e.Reserve(pctx, name, n-len(b.Jobs), lease)
+	ok, err = e.overPartitions(queue, start, func(pe *Engine, name string) (bool, error) {
+		got, err := pe.Reserve(ctx, name, n-len(b.Jobs), lease)
 		if err != nil {
-			return b, true, err
+			return true, err
 		}
 		b.Now = got.Now
 		if b.clock.IsZero() {
@@ -228,76 +235,54 @@ func (e *Engine) reservePartitioned(ctx context.Context, queue string, n int, le
 		b.NextDue = earliest(b.NextDue, got.NextDue)
 		b.NextExpiry = earliest(b.NextExpiry, got.NextExpiry)
 		b.Jobs = append(b.Jobs, got.Jobs...)
-		if len(b.Jobs) == n {
-			break
-		}
-	}
-	return b, true, nil
+		return len(b.Jobs) == n, nil
+	})
+	return b, ok, err
 }
 
 // migratePartitioned is Migrate on every partition of a queue.
 func (e *Engine) migratePartitioned(ctx context.Context, queue string) (m Migration, ok bool, err error) {
-	ps := e.partitionsOf(ctx, queue)
-	if ps == nil {
-		return Migration{}, false, nil
-	}
-	pctx := physicalCtx(ctx)
-	for _, name := range ps.names {
-		got, err := e.Migrate(pctx, name)
-		if err != nil {
-			return m, true, err
-		}
+	ok, err = e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
+		got, err := pe.Migrate(ctx, name)
 		m.Now = got.Now
 		m.Delayed += got.Delayed
 		m.Expired += got.Expired
 		m.NextDue = earliest(m.NextDue, got.NextDue)
 		m.NextExpiry = earliest(m.NextExpiry, got.NextExpiry)
-	}
-	return m, true, nil
+		return false, err
+	})
+	return m, ok, err
 }
 
 // sizesPartitioned sums the sizes of a queue's partitions.
 func (e *Engine) sizesPartitioned(ctx context.Context, queue string) (s Sizes, ok bool, err error) {
-	ps := e.partitionsOf(ctx, queue)
-	if ps == nil {
-		return Sizes{}, false, nil
-	}
-	pctx := physicalCtx(ctx)
-	for _, name := range ps.names {
-		got, err := e.Sizes(pctx, name)
-		if err != nil {
-			return s, true, err
-		}
+	ok, err = e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
+		got, err := pe.Sizes(ctx, name)
 		s.Ready += got.Ready
 		s.Delayed += got.Delayed
 		s.Reserved += got.Reserved
 		s.Failed += got.Failed
-	}
-	return s, true, nil
+		return false, err
+	})
+	return s, ok, err
 }
 
-// eachPartition runs fn on every partition of queue and sums what it
-// returns; ok is false if queue has no partitions.
-func (e *Engine) eachPartition(ctx context.Context, queue string, fn func(ctx context.Context, name string) (int64, error)) (total int64, ok bool, err error) {
-	ps := e.partitionsOf(ctx, queue)
-	if ps == nil {
-		return 0, false, nil
-	}
-	pctx := physicalCtx(ctx)
-	for _, name := range ps.names {
-		n, err := fn(pctx, name)
+// eachPartition runs fn on every partition of queue, on the engine's
+// physical view, and sums what it returns; ok is false if queue has no
+// partitions.
+func (e *Engine) eachPartition(queue string, fn func(pe *Engine, name string) (int64, error)) (total int64, ok bool, err error) {
+	ok, err = e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
+		n, err := fn(pe, name)
 		total += n
-		if err != nil {
-			return total, true, err
-		}
-	}
-	return total, true, nil
+		return false, err
+	})
+	return total, ok, err
 }
 
 // pausedPartitioned reports whether any partition of a queue is paused.
 func (e *Engine) pausedPartitioned(ctx context.Context, queue string) (paused, ok bool, err error) {
-	n, ok, err := e.eachPartition(ctx, queue, func(ctx context.Context, p string) (int64, error) {
-		paused, err := e.Paused(ctx, p)
+	n, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) {
+		paused, err := pe.Paused(ctx, p)
 		if paused {
 			return 1, err
 		}
@@ -314,7 +299,7 @@ func (e *Engine) waitKeys(ctx context.Context, queues []string) []string {
 	}
 	var out []string
 	for _, q := range queues {
-		if ps := e.partitionsOf(ctx, q); ps != nil {
+		if ps := e.partitionsOf(q); ps != nil {
 			out = append(out, ps.names...)
 		} else {
 			out = append(out, q)
@@ -326,16 +311,14 @@ func (e *Engine) waitKeys(ctx context.Context, queues []string) []string {
 // The failed store of a partitioned queue is the union of its
 // partitions' stores.
 
-func (s *FailedStore) partitions(ctx context.Context, queue string) (*partitionSet, context.Context) {
-	ps := s.e.partitionsOf(ctx, queue)
-	if ps == nil {
-		return nil, ctx
-	}
-	return ps, physicalCtx(ctx)
+// partitions returns the partitions of queue, or nil, and the failed
+// store of the engine's physical view, to run each partition's call on.
+func (s *FailedStore) partitions(queue string) (*partitionSet, *FailedStore) {
+	return s.e.partitionsOf(queue), &FailedStore{e: s.e.phys}
 }
 
 func (s *FailedStore) listPartitioned(ctx context.Context, queue string, offset, limit int) ([]FailedJob, bool, error) {
-	ps, pctx := s.partitions(ctx, queue)
+	ps, phys := s.partitions(queue)
 	if ps == nil {
 		return nil, false, nil
 	}
@@ -349,7 +332,7 @@ func (s *FailedStore) listPartitioned(ctx context.Context, queue string, offset,
 	}
 	var all []FailedJob
 	for _, name := range ps.names {
-		got, err := s.List(pctx, name, 0, want)
+		got, err := phys.List(ctx, name, 0, want)
 		if err != nil {
 			return nil, true, err
 		}
@@ -366,12 +349,12 @@ func (s *FailedStore) listPartitioned(ctx context.Context, queue string, offset,
 }
 
 func (s *FailedStore) getPartitioned(ctx context.Context, queue, id string) (FailedJob, bool, bool, error) {
-	ps, pctx := s.partitions(ctx, queue)
+	ps, phys := s.partitions(queue)
 	if ps == nil {
 		return FailedJob{}, false, false, nil
 	}
 	for _, name := range ps.names {
-		j, found, err := s.Get(pctx, name, id)
+		j, found, err := phys.Get(ctx, name, id)
 		if err != nil || found {
 			j.Queue = queue
 			return j, found, true, err
@@ -381,7 +364,7 @@ func (s *FailedStore) getPartitioned(ctx context.Context, queue, id string) (Fai
 }
 
 func (s *FailedStore) retryPartitioned(ctx context.Context, queue string, ids []string) ([]string, bool, error) {
-	ps, pctx := s.partitions(ctx, queue)
+	ps, phys := s.partitions(queue)
 	if ps == nil {
 		return nil, false, nil
 	}
@@ -391,7 +374,7 @@ func (s *FailedStore) retryPartitioned(ctx context.Context, queue string, ids []
 		if len(left) == 0 {
 			break
 		}
-		got, err := s.Retry(pctx, name, left...)
+		got, err := phys.Retry(ctx, name, left...)
 		done = append(done, got...)
 		if err != nil {
 			return done, true, err

@@ -48,7 +48,7 @@ func (e *Engine) Clear(ctx context.Context, queue string) (int64, error) {
 	if err := validateQueueOrPartition(queue); err != nil {
 		return 0, err
 	}
-	if n, ok, err := e.eachPartition(ctx, queue, e.Clear); ok {
+	if n, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.Clear(ctx, p) }); ok {
 		return n, err
 	}
 	qk := e.keys.queue(queue)

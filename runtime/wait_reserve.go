@@ -28,7 +28,7 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 		return "", ReserveResult{}, false, nil
 	}
 	for _, q := range queues {
-		if e.partitionsOf(ctx, q) != nil {
+		if e.partitionsOf(q) != nil {
 			return "", ReserveResult{}, false, nil
 		}
 	}
