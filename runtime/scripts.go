@@ -61,12 +61,16 @@ var (
 	scriptRateLimit   = mustScript("rate_limit")
 	scriptHits        = mustScript("hits")
 
+	// Schedules.
+	scriptScheduleTick = mustScript("schedule_tick")
+
 	allScripts = []*script{
 		scriptPush, scriptLater, scriptMigrate, scriptReserve, scriptExtend, scriptAck,
 		scriptRelease, scriptFail, scriptRetry, scriptForget, scriptPrune, scriptClear,
 		scriptChainPush, scriptLock, scriptUnlock,
 		scriptBatchAdd, scriptBatchDone, scriptBatchFail, scriptBatchRan, scriptBatchCancel,
 		scriptRateLimit, scriptHits, scriptHooksDue, scriptHooksClaim,
+		scriptScheduleTick,
 	}
 )
 

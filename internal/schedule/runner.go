@@ -143,15 +143,16 @@ func NewRunner(cfg Config) (*Runner, error) {
 	return &Runner{cfg: cfg}, nil
 }
 
-// Start sets when the runner started (see Tick.Since). Run calls it
-// with the clock's time if it was not called.
+// Start sets when the runner started (see Tick.Since). Otherwise the
+// first pass sets it to its time less Grace, so that a new entry's tick
+// that fell due just before the runner started still runs.
 func (r *Runner) Start(since time.Time) { r.since = since }
 
 // Pass fires every due tick of every entry at now (see Entry.Due),
 // oldest first per entry, and returns the errors of the Fire calls.
 func (r *Runner) Pass(ctx context.Context, now time.Time) error {
 	if r.since.IsZero() {
-		r.since = now
+		r.since = now.Add(-r.cfg.Grace)
 	}
 	var errs []error
 	for _, e := range r.cfg.Entries {
@@ -190,9 +191,6 @@ func (r *Runner) Run(ctx context.Context) error {
 		wait := time.Second
 		now, err := r.cfg.Clock.Now(ctx)
 		if err == nil {
-			if r.since.IsZero() {
-				r.since = now
-			}
 			_ = r.Pass(ctx, now) // each error went to Report
 			wait = r.cfg.MaxWait
 			if next := r.NextAfter(now); !next.IsZero() {
