@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jobgen/jobgen/internal/schedule"
@@ -26,7 +27,8 @@ import (
 // is claimed in the same Redis script call that pushes its job. No
 // process leads; any may stop or die.
 //
-// A Schedule is not safe for concurrent changes; build it, then run it.
+// Build a Schedule in one goroutine, then run it: any number of runs,
+// in one process or several, may share it.
 type Schedule struct {
 	entries []*ScheduledEntry
 }
@@ -125,6 +127,9 @@ type ScheduledEntry struct {
 	missed     int
 	err        error
 
+	// mu guards spec, built by check when first needed: several runs of
+	// one schedule may check its entries at once.
+	mu   sync.Mutex
 	spec schedule.Spec
 }
 
@@ -462,6 +467,8 @@ func (e *ScheduledEntry) Next(t time.Time) time.Time {
 
 // check builds the entry's spec and reports what is wrong with it.
 func (e *ScheduledEntry) check() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.err != nil {
 		return e.err
 	}

@@ -180,11 +180,21 @@ func (s *Schedule) runner(e *Engine, cfg *ScheduleConfig) (*schedule.Runner, err
 			if onTick != nil {
 				onTick(rep)
 			}
-			if rep.Err != nil {
-				log.Error("scheduled dispatch failed; the next pass tries again", "entry", rep.Entry, "tick", rep.Tick, "err", rep.Err)
-				return schedule.Taken, rep.Err
+			switch rep.Outcome {
+			case TickDispatched:
+				return schedule.Fired, nil
+			case TickTaken:
+				return schedule.Taken, nil
+			case TickOverlapping:
+				if en.overlap > 0 {
+					return schedule.Overlapping, nil
+				}
+				return schedule.Held, nil
+			case TickTooOld:
+				return schedule.TooOld, nil
 			}
-			return schedule.Fired, nil
+			log.Error("scheduled dispatch failed; the next pass tries again", "entry", rep.Entry, "tick", rep.Tick, "err", rep.Err)
+			return schedule.Held, rep.Err
 		},
 		Report: func(t schedule.Tick, _ schedule.Outcome, err error) {
 			if t.Entry.Name == "" && err != nil {

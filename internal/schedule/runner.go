@@ -58,6 +58,9 @@ const (
 	// TooOld: the entry has no state and the tick is before the runner
 	// started, so it is not one this runner missed.
 	TooOld
+	// Held: nothing was claimed or pushed, for a reason that may pass
+	// (the job's own unique lock is held): the tick is tried again.
+	Held
 )
 
 func (o Outcome) String() string {
@@ -70,6 +73,8 @@ func (o Outcome) String() string {
 		return "overlapping"
 	case TooOld:
 		return "too old"
+	case Held:
+		return "held"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
@@ -117,7 +122,16 @@ type Config struct {
 type Runner struct {
 	cfg   Config
 	since time.Time
+	// done is, per entry, the latest tick this runner saw claimed (fired
+	// by it or another): later passes skip the ticks up to it, so that a
+	// runner calls Fire about once per tick however often it wakes.
+	done map[string]time.Time
+	// seen is, per entry, the time of its last pass that left nothing to
+	// try again, and its next tick after it: passes until then skip it.
+	seen map[string]seenAt
 }
+
+type seenAt struct{ at, next time.Time }
 
 // NewRunner checks cfg and returns a runner.
 func NewRunner(cfg Config) (*Runner, error) {
@@ -140,7 +154,7 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if cfg.MaxWait <= 0 {
 		cfg.MaxWait = time.Minute
 	}
-	return &Runner{cfg: cfg}, nil
+	return &Runner{cfg: cfg, done: map[string]time.Time{}, seen: map[string]seenAt{}}, nil
 }
 
 // Start sets when the runner started (see Tick.Since). Otherwise the
@@ -156,7 +170,14 @@ func (r *Runner) Pass(ctx context.Context, now time.Time) error {
 	}
 	var errs []error
 	for _, e := range r.cfg.Entries {
+		if s, ok := r.seen[e.Name]; ok && !now.Before(s.at) && now.Before(s.next) {
+			continue // no tick since its last pass
+		}
+		settled := true
 		for _, at := range e.Due(now, r.cfg.Grace) {
+			if !at.After(r.done[e.Name]) {
+				continue
+			}
 			t := Tick{Entry: e, At: at, Next: e.Spec.Next(at), Since: r.since}
 			o, err := r.cfg.Fire(ctx, t)
 			if r.cfg.Report != nil {
@@ -164,7 +185,20 @@ func (r *Runner) Pass(ctx context.Context, now time.Time) error {
 			}
 			if err != nil {
 				errs = append(errs, fmt.Errorf("schedule %q, tick %v: %w", e.Name, at, err))
+				settled = false
+				continue
 			}
+			switch o {
+			case Fired, Taken, Overlapping:
+				r.done[e.Name] = at
+			case Held:
+				settled = false
+			}
+		}
+		if settled {
+			r.seen[e.Name] = seenAt{at: now, next: e.Spec.Next(now)}
+		} else {
+			delete(r.seen, e.Name)
 		}
 	}
 	return errors.Join(errs...)
@@ -175,7 +209,11 @@ func (r *Runner) Pass(ctx context.Context, now time.Time) error {
 func (r *Runner) NextAfter(now time.Time) time.Time {
 	var next time.Time
 	for _, e := range r.cfg.Entries {
-		if n := e.Spec.Next(now); !n.IsZero() && (next.IsZero() || n.Before(next)) {
+		n := r.seen[e.Name].next
+		if s := r.seen[e.Name]; now.Before(s.at) || !now.Before(s.next) {
+			n = e.Spec.Next(now)
+		}
+		if !n.IsZero() && (next.IsZero() || n.Before(next)) {
 			next = n
 		}
 	}
