@@ -367,7 +367,7 @@ func TestScheduleWithoutOverlapping(t *testing.T) {
 		log.mu.Lock()
 		defer log.mu.Unlock()
 		require.Equal(t, map[string]int{
-			"slow @ " + strconv.FormatInt(start.UnixMilli(), 10):                      1,
+			"slow @ " + strconv.FormatInt(start.UnixMilli(), 10):                    1,
 			"slow @ " + strconv.FormatInt(start.Add(3*time.Minute).UnixMilli(), 10): 1,
 		}, log.dispatched)
 		require.Equal(t, 2, log.outcomes[runtime.TickOverlapping], "one per skipped tick, the other process finding it taken")
