@@ -355,7 +355,7 @@ func (e *ScheduledEntry) Days(days ...time.Weekday) *ScheduledEntry {
 // zone tz (such as "Europe/Paris"); default UTC. On the days clocks
 // change, a time that does not exist runs once, at the first valid
 // instant after it, and a time that occurs twice runs once, at its first
-// occurrence (see package doc, Schedules).
+// occurrence (see the package doc, Schedules).
 func (e *ScheduledEntry) Timezone(tz string) *ScheduledEntry {
 	e.spec = nil
 	loc, err := time.LoadLocation(tz)
