@@ -435,3 +435,42 @@ func TestScheduleStatusAndDispatchNow(t *testing.T) {
 		require.ErrorIs(t, err, runtime.ErrInvalid)
 	})
 }
+
+// TestSchedulePartitionedQueue schedules into a partitioned queue: an
+// entry's state and pushes stay in one partition, chosen by its name,
+// so that the claim and the push are one call on a cluster too.
+func TestSchedulePartitionedQueue(t *testing.T) {
+	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	forEachScheduleBackend(t, start, func(t *testing.T, b schedBundle) {
+		cfg := runtime.EngineConfig{Prefix: b.prefix, Partitions: map[string]int{"default": 3}}
+		s := runtime.NewSchedule()
+		for i := range 6 {
+			s.Job(job(i, runtime.JobOptions{})).Name("p" + strconv.Itoa(i))
+		}
+		for range 2 {
+			e, err := runtime.Open(b.ctx, b.url, cfg)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = e.Close() })
+			_, err = s.RunDue(b.ctx, e, runtime.ScheduleConfig{Clock: b.clock})
+			require.NoError(t, err)
+		}
+		got := map[string]int{}
+		parts := map[string]bool{}
+		for _, p := range runtime.PartitionNames("default", 3) {
+			for k, v := range b.queued(t, p) {
+				got[k] += v
+				parts[p] = true
+			}
+		}
+		require.Equal(t, want(t, s, start.Add(-time.Nanosecond), start), got)
+		require.Greater(t, len(parts), 1, "entries spread over the partitions")
+		e, err := runtime.Open(b.ctx, b.url, cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = e.Close() })
+		st, err := s.Status(b.ctx, e)
+		require.NoError(t, err)
+		for _, entry := range st {
+			require.True(t, entry.LastTick.Equal(start), entry.Name)
+		}
+	})
+}
