@@ -47,7 +47,7 @@ func ExampleSchedule() {
 	}
 	// Output:
 	// shop.PruneCarts 0 3 * * * Europe/Paris next Sun 2026-03-29 03:00 CEST
-	// crm.Sync @every 5m0s                 next Sat 2026-03-28 12:05 UTC
+	// crm.Sync @every 5m                   next Sat 2026-03-28 12:05 UTC
 	// mail.SendDigest 0 9 * * 1-5          next Mon 2026-03-30 09:00 UTC
 	// prune-half-past-two                  next Sun 2026-03-29 03:00 CEST
 }

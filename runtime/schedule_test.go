@@ -162,7 +162,7 @@ func TestScheduleEntries(t *testing.T) {
 	}
 	require.Equal(t, []string{
 		"test.Job 0 3 * * * Europe/Paris",
-		"test.Job @every 5m0s",
+		"test.Job @every 5m",
 		"test.Job 0 9 * * 1-5",
 		"test.Job */15 * * * 0,6",
 		"monthly",
@@ -472,5 +472,47 @@ func TestSchedulePartitionedQueue(t *testing.T) {
 		for _, entry := range st {
 			require.True(t, entry.LastTick.Equal(start), entry.Name)
 		}
+	})
+}
+
+// TestScheduleUniqueJob schedules a job type that is unique of its own
+// (UniqueFor): while its last job is queued, a tick pushes nothing and is
+// not claimed, so it runs once the lock is free, if it is still the
+// entry's latest tick.
+func TestScheduleUniqueJob(t *testing.T) {
+	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	forEachScheduleBackend(t, start, func(t *testing.T, b schedBundle) {
+		s := runtime.NewSchedule()
+		s.Job(job(1, runtime.JobOptions{UniqueFor: time.Hour})).Name("unique")
+		cfg := runtime.ScheduleConfig{Clock: b.clock}
+		pass := func() runtime.TickReport {
+			reports, err := s.RunDue(b.ctx, b.bundle.engine, cfg)
+			require.NoError(t, err)
+			require.Len(t, reports, 1)
+			return reports[0]
+		}
+		first := pass()
+		require.Equal(t, runtime.TickDispatched, first.Outcome)
+
+		b.clock.Set(start.Add(time.Minute))
+		held := pass()
+		require.Equal(t, runtime.TickOverlapping, held.Outcome)
+		require.Equal(t, first.JobID, held.JobID)
+		st, err := s.Status(b.ctx, b.bundle.engine)
+		require.NoError(t, err)
+		require.True(t, st[0].LastTick.Equal(start), "the held tick is not claimed")
+
+		// The job runs and releases its lock; the held tick, still the
+		// latest, is dispatched at the next pass.
+		router := runtime.NewRouter()
+		runtime.Register(router, "test.Job", func(context.Context, testJob) error { return nil })
+		w, err := runtime.NewWorker(b.bundle.engine, router, runtime.WorkerConfig{Logger: quiet, StopWhenEmpty: true})
+		require.NoError(t, err)
+		require.NoError(t, w.Run(b.ctx))
+		require.Zero(t, b.rdb.Exists(b.ctx, b.prefix+":unique:test.Job").Val(), "the worker released the lock")
+		b.clock.Set(start.Add(time.Minute + 30*time.Second))
+		again := pass()
+		require.Equal(t, runtime.TickDispatched, again.Outcome)
+		require.True(t, again.Tick.Equal(start.Add(time.Minute)))
 	})
 }

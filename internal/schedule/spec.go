@@ -3,6 +3,7 @@ package schedule
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -136,7 +137,17 @@ func NewEvery(d time.Duration) (Every, error) {
 	return Every{d}, nil
 }
 
-func (e Every) String() string { return "@every " + e.d.String() }
+// String is "@every" and the interval in its largest whole unit: 90s,
+// 5m, 2h. It names entries, so it must not change between releases.
+func (e Every) String() string {
+	switch {
+	case e.d%time.Hour == 0:
+		return "@every " + strconv.FormatInt(int64(e.d/time.Hour), 10) + "h"
+	case e.d%time.Minute == 0:
+		return "@every " + strconv.FormatInt(int64(e.d/time.Minute), 10) + "m"
+	}
+	return "@every " + strconv.FormatInt(int64(e.d/time.Second), 10) + "s"
+}
 
 // Next returns the first multiple of the interval after t.
 func (e Every) Next(t time.Time) time.Time { return e.Prev(t).Add(e.d) }

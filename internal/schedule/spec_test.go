@@ -32,6 +32,11 @@ func TestScheduleParse(t *testing.T) {
 		_, err := Parse(bad, nil)
 		require.ErrorIs(t, err, ErrSpec, bad)
 	}
+	for expr, name := range map[string]string{"@every 90s": "@every 90s", "@every 5m0s": "@every 5m", "@every 120m": "@every 2h", "@every 61s": "@every 61s"} {
+		s, err := Parse(expr, nil)
+		require.NoError(t, err)
+		require.Equal(t, name, s.String())
+	}
 	utc := time.UTC
 	for _, tc := range []struct {
 		expr string
