@@ -475,8 +475,8 @@ func (e *ScheduledEntry) check() error {
 	if e.spec != nil {
 		return nil
 	}
-	if strings.ContainsAny(e.name, "{}") {
-		return fmt.Errorf("%w: schedule entry name %q must not contain { or }", ErrInvalid, e.name)
+	if strings.ContainsAny(e.name, "{}") || (e.name == "" && strings.ContainsAny(e.job.JobName(), "{}")) {
+		return fmt.Errorf("%w: schedule entry name %q must not contain { or }: its state is kept in the slot of its queue", ErrInvalid, e.name+e.job.JobName())
 	}
 	if e.queue != "" {
 		if err := ValidateQueueName(e.queue); err != nil {
