@@ -475,8 +475,12 @@ func (e *ScheduledEntry) check() error {
 	if e.spec != nil {
 		return nil
 	}
-	if strings.ContainsAny(e.name, "{}") || (e.name == "" && strings.ContainsAny(e.job.JobName(), "{}")) {
-		return fmt.Errorf("%w: schedule entry name %q must not contain { or }: its state is kept in the slot of its queue", ErrInvalid, e.name+e.job.JobName())
+	name := e.name
+	if name == "" {
+		name = e.job.JobName()
+	}
+	if strings.ContainsAny(name, "{}") {
+		return fmt.Errorf("%w: schedule entry name %q must not contain { or }: its state is kept in the slot of its queue", ErrInvalid, name)
 	}
 	if e.queue != "" {
 		if err := ValidateQueueName(e.queue); err != nil {
