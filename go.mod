@@ -3,6 +3,7 @@ module github.com/jobgen/jobgen
 go 1.26.0
 
 require (
+	github.com/adhocore/gronx v1.20.4
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/dave/jennifer v1.7.1
 	github.com/redis/go-redis/v9 v9.23.0

@@ -30,6 +30,10 @@ type Command struct {
 	// Router routes jobs to the application's handlers. queue:work needs
 	// it; without it, queue:work explains where it runs and fails.
 	Router *runtime.Router
+	// Schedule is the application's periodic jobs, which the schedule:
+	// commands and queue:work --schedule run; without it, they explain
+	// where they run and fail.
+	Schedule *runtime.Schedule
 	// Engine is the engine configuration the commands start from;
 	// --prefix overrides its Prefix. Set Keys here for a worker of
 	// encrypted jobs.
@@ -146,6 +150,10 @@ func (c *Command) Run(ctx context.Context, args []string) int {
 	if v.needsRouter && c.Router == nil {
 		c.fail(v, errors.New("needs the application's job handlers, so it runs from the application's own binary: "+
 			"call console.Main(router) in its main (see go doc github.com/jobgen/jobgen/console)"))
+		return 1
+	}
+	if v.needsSchedule && c.Schedule == nil {
+		c.fail(v, errNoSchedule)
 		return 1
 	}
 	s, err := c.open(ctx, v, fs, rest)
@@ -307,6 +315,9 @@ func (c *Command) WriteCommands(w io.Writer) {
 		summary := v.summary
 		if v.needsRouter && c.Router == nil {
 			summary += " (from your own binary: console.Main)"
+		}
+		if v.needsSchedule && c.Schedule == nil {
+			summary += " (from your own binary: console.WithSchedule)"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\n", v.name, summary)
 	}

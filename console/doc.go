@@ -66,6 +66,11 @@
 //	queue:resume        undo queue:pause
 //	queue:size          jobs per queue: ready, delayed, reserved, failed
 //	queue:monitor       sizes against --max and --max-failed; exits 1 over
+//	schedule:work       dispatch the schedule's jobs as they fall due, until
+//	                    stopped; queue:work --schedule does it in a worker
+//	schedule:run        one pass over the schedule, for a system cron
+//	schedule:list       entries, next tick in their zone, last run
+//	schedule:test NAME  dispatch one entry now
 //
 // Without --queue, the failed-job commands and queue:size and
 // queue:monitor cover every queue that has been dispatched to
@@ -77,6 +82,16 @@
 // prints a line per finished, retried or failed job, logs warnings to
 // Stderr, and sets its engine as runtime's default dispatcher if none is
 // set, for handlers that dispatch jobs.
+//
+// The schedule: commands run the application's runtime.Schedule, given
+// with WithSchedule (Command.Schedule), so they run from its own binary:
+//
+//	s := runtime.NewSchedule()
+//	s.DailyAt("03:00", jobs.PruneCarts{}).Timezone("Europe/Paris")
+//	console.Main(r, console.WithSchedule(s))
+//
+// Any number of schedule:work processes (or workers with --schedule, or
+// schedule:run from cron) may run at once: each tick is dispatched once.
 //
 // # Connection
 //

@@ -23,6 +23,9 @@ type verb struct {
 	about       string // a paragraph, for --help
 	maxArgs     int    // most positional arguments; -1 for any number
 	needsRouter bool
+	// needsSchedule: the command runs the application's schedule
+	// (Command.Schedule).
+	needsSchedule bool
 	// setup declares the command's flags and returns what runs it once
 	// they are parsed.
 	setup func(c *Command, fs *flags) func(ctx context.Context, s *session) error
@@ -34,6 +37,7 @@ var verbs = []*verb{
 	failedVerb, retryVerb, forgetVerb, flushVerb, pruneVerb,
 	clearVerb, restartVerb, pauseVerb, resumeVerb,
 	sizeVerb, monitorVerb,
+	scheduleWorkVerb, scheduleRunVerb, scheduleListVerb, scheduleTestVerb,
 }
 
 func lookup(name string) *verb {

@@ -40,6 +40,8 @@ type testBundle struct {
 	engine  *runtime.Engine
 	router  *runtime.Router
 	env     map[string]string
+	// schedule, if set, is given to the commands (console.WithSchedule).
+	schedule *runtime.Schedule
 }
 
 // forEachBackend runs fn, in parallel, on a real Redis and an embedded
@@ -92,6 +94,9 @@ func (b *testBundle) runRaw(t *testing.T, args ...string) (code int, stdout, std
 		Stderr: &errOut,
 		Getenv: func(k string) string { return b.env[k] },
 		Worker: runtime.WorkerConfig{Sleep: 20 * time.Millisecond},
+	}
+	if b.schedule != nil {
+		console.WithSchedule(b.schedule)(c)
 	}
 	code = c.Run(b.ctx, args)
 	return code, out.String(), errOut.String()

@@ -32,7 +32,18 @@ out.`,
 
 func setupWork(c *Command, fs *flags) func(context.Context, *session) error {
 	cfg, quiet := workerFlags(c, fs)
+	sched := new(bool)
+	fs.boolVar(sched, "schedule", false, "also run the application's schedule, as schedule:work does (console.WithSchedule)")
 	return func(ctx context.Context, s *session) error {
+		if *sched {
+			// The worker and the schedule print lines to the same stream.
+			s.out = &lockedWriter{w: s.out}
+			stop, err := s.runSchedule(ctx, *quiet)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
 		return s.work(ctx, *cfg, *quiet)
 	}
 }

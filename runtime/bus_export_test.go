@@ -22,6 +22,11 @@ func (e *Engine) Unreserve(ctx context.Context, refs ...Ref) error { return e.un
 // HooksDue is Engine.hooksDue, for tests.
 func (e *Engine) HooksDue(ctx context.Context, ref Ref) error { return e.hooksDue(ctx, ref) }
 
+// ClaimHooks is Engine.claimHooks, for tests.
+func (e *Engine) ClaimHooks(ctx context.Context, queue string, age time.Duration) ([]Ref, error) {
+	return e.claimHooks(ctx, queue, age)
+}
+
 // WaitReserve is Engine.waitReserve, for tests.
 func (e *Engine) WaitReserve(ctx context.Context, queues []string, timeout time.Duration, n int, lease time.Duration) (string, ReserveResult, bool, error) {
 	return e.waitReserve(ctx, queues, timeout, n, lease, "")

@@ -159,6 +159,31 @@
 // state in Redis; SkipIf, SkipUnless and SkipWhen skip a job as a
 // success.
 //
+// # Schedules
+//
+// A Schedule lists periodic jobs (Laravel's schedule()); Run dispatches
+// each entry's job at each tick, and any number of processes may run it:
+//
+//	s := runtime.NewSchedule()
+//	s.Cron("0 3 * * *", PruneCarts{}).Timezone("Europe/Paris").WithoutOverlapping()
+//	s.Every(5*time.Minute, SyncCRM{})
+//	s.DailyAt("09:00", SendDigest{}).Weekdays()
+//	err := s.Run(ctx, engine, runtime.ScheduleConfig{})
+//
+// Each tick of each entry is dispatched once in all: one script call
+// claims the tick (the entry's name and the tick's time, kept as the
+// entry's last tick in a hash in the slot of its queue) and pushes its
+// job. A process that comes back after every one was down dispatches the
+// last tick missed per entry (CatchUp(n): the last n; SkipMissed: none).
+// Cron fields are read on the wall clock of the entry's Timezone; on the
+// days clocks change, a local time that does not exist runs once, at the
+// first valid instant after it, and one that occurs twice runs once, at
+// its first occurrence. Every counts real time. WithoutOverlapping skips
+// a tick while the last run's job is queued or running, with a unique
+// lock of the entry's own. RunDue makes one pass (schedule:run), Status
+// reads each entry's last run (schedule:list) and DispatchNow
+// dispatches an entry now (schedule:test).
+//
 // # Queues
 //
 // Engine.Sizes counts a queue's ready, delayed, reserved and failed

@@ -157,6 +157,24 @@ func callsTick(t time.Time) int64 { return t.UnixMilli() / 10 }
 // commands touch it, so its slot does not matter.
 func (k keys) unique(key string) string { return k.prefix + ":unique:" + key }
 
+// schedule is a HASH of the state of the schedule entry name whose jobs
+// go to queue (a physical queue: one partition of a partitioned queue):
+// tick, the unix ms of the last tick claimed; id and at, the job pushed
+// for it and when (Redis clock, unix ms); skipped_by and skipped_at when
+// that tick pushed nothing, as the job of an earlier run still held the
+// entry's lock. It is in the queue's slot, so the claim of a tick and
+// the push of its job are one script call (schedule_tick.lua). It
+// expires StateRetention after the entry's next tick, so the state of an
+// entry that was removed goes by itself.
+//
+// The lock of an entry without overlapping is keys.unique of
+// "{queue}:schedule:name" (scheduleLockKey): the STRING of a unique job,
+// which the worker releases as it does any unique lock, in the slot of
+// queue through its hash tag.
+func (k keys) schedule(queue, name string) string {
+	return k.prefix + ":{" + queue + "}:schedule:" + name
+}
+
 // batchKeys are the keys of one batch (batch.go). They share the hash
 // tag {batch:ID}, in a slot apart from every queue, and only the batch
 // scripts touch them, never in the same call as a queue's keys.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/jobgen/jobgen/internal/lua"
 	"github.com/jobgen/jobgen/internal/redistest"
+	"github.com/jobgen/jobgen/internal/schedule"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -146,6 +147,25 @@ func exerciseScripts(t *testing.T, b bundle) {
 	// clear
 	_, err = e.Clear(ctx, "audit-b")
 	require.NoError(t, err)
+	// hooks_due and hooks_claim: a failing job's hooks recorded as due,
+	// then claimed by a sweep.
+	require.NoError(t, e.HooksDue(ctx, runtime.Ref{Queue: "audit", ID: "hooked", Token: "tok"}))
+	claimed, err := e.ClaimHooks(ctx, "audit", 0)
+	require.NoError(t, err)
+	require.Len(t, claimed, 1)
+	// schedule_tick: a tick pushed with an entry's lock, one delayed, and
+	// a tick skipped as the lock is still held.
+	sched := runtime.NewSchedule()
+	sched.Job(onQueue(1, "audit-sched")).Name("audit-lock").WithoutOverlapping()
+	sched.Job(onQueue(2, "audit-sched")).Name("audit-delay").Delay(time.Minute)
+	clock := schedule.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	for _, want := range []runtime.TickOutcome{runtime.TickDispatched, runtime.TickOverlapping} {
+		reports, err := sched.RunDue(ctx, e, runtime.ScheduleConfig{Clock: clock})
+		require.NoError(t, err)
+		require.Equal(t, want, reports[0].Outcome)
+		now, _ := clock.Now(ctx)
+		clock.Set(now.Add(time.Minute))
+	}
 
 	// A worker running a chain whose next link goes to another queue (and
 	// slot): whatever scripts the worker uses for that run too.

@@ -51,6 +51,9 @@ var (
 	scriptBatchCancel = mustScript("batch_cancel")
 	scriptRateLimit   = mustScript("rate_limit")
 	scriptHits        = mustScript("hits")
+
+	// Schedules.
+	scriptScheduleTick = mustScript("schedule_tick")
 )
 
 func sha1Hex(s string) string {

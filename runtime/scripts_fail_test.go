@@ -86,6 +86,8 @@ var failCases = []failCase{
 		setup: [][]any{{"SET", "K1", "owner"}}, args: []any{"owner"}},
 	{name: "rate_limit", s: scriptRateLimit, kinds: []string{"zset"}, args: []any{10, 1000, "tok"}},
 	{name: "hits", s: scriptHits, kinds: []string{"set"}, args: []any{1000, "nonce"}},
+	{name: "schedule_tick", s: scriptScheduleTick, kinds: []string{"hash", "list", "zset", "hash", "list", "string"},
+		args: []any{1000, 0, 60000, "j1", "p1", 0, 60000}},
 	{name: "hooks_due", s: scriptHooksDue, kinds: []string{"zset"}, args: []any{"j1 tok", ""}},
 	{name: "hooks_claim", s: scriptHooksClaim, kinds: []string{"zset"},
 		setup: [][]any{{"ZADD", "K1", 1, "j1 tok"}}, args: []any{0, 100}},

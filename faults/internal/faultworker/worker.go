@@ -13,7 +13,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	goruntime "runtime"
+	"syscall"
 	"time"
 
 	"github.com/jobgen/jobgen/runtime"
@@ -102,6 +104,12 @@ type Config struct {
 	Stats time.Duration
 	// Skew shifts the worker's clock (WorkerConfig.Clock).
 	Skew time.Duration
+	// Schedule, if set, makes the process a schedule process rather than
+	// a worker (see runSchedule): one entry per spec, named e0, e1, ...,
+	// dispatching a Task whose Seq is its index to the first of Queues.
+	Schedule []string
+	// CatchUp is the entries' runtime.ScheduledEntry.CatchUp.
+	CatchUp int
 }
 
 // Child reports whether this process was started as a child worker.
@@ -139,6 +147,9 @@ func run(cfg Config) error {
 		return err
 	}
 	defer e.Close()
+	if len(cfg.Schedule) > 0 {
+		return runSchedule(ctx, cfg, e, ledger, log)
+	}
 	r := runtime.NewRouter()
 	runtime.Register(r, TaskName, func(ctx context.Context, t Task) error { return handle(ctx, ledger, t) })
 	runtime.RegisterCallback(r, runtime.NewCallback(CallbackName, func(ctx context.Context, label string, o runtime.Outcome) error {
@@ -166,6 +177,33 @@ func run(cfg Config) error {
 	}
 	ledger.Exit(w.StopReason())
 	return nil
+}
+
+// runSchedule runs the schedule of cfg until SIGTERM or SIGINT, as
+// schedule:work does, on the Redis clock.
+func runSchedule(ctx context.Context, cfg Config, e *runtime.Engine, l *Ledger, log *slog.Logger) error {
+	s := ScheduleOf(cfg.Schedule, cfg.Queues[0], cfg.CatchUp)
+	if _, err := s.Entries(); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	l.Ready()
+	if err := s.Run(ctx, e, runtime.ScheduleConfig{Logger: log}); err != nil {
+		return err
+	}
+	l.Exit("signal")
+	return nil
+}
+
+// ScheduleOf is the schedule a schedule process runs: entry i, named
+// "e<i>", dispatches Task{Seq: i} to queue at the ticks of specs[i].
+func ScheduleOf(specs []string, queue string, catchUp int) *runtime.Schedule {
+	s := runtime.NewSchedule()
+	for i, spec := range specs {
+		s.Cron(spec, Task{Seq: i, Opts: runtime.JobOptions{Queue: queue}}).Name(fmt.Sprintf("e%d", i)).CatchUp(catchUp)
+	}
+	return s
 }
 
 func handle(ctx context.Context, l *Ledger, t Task) error {

@@ -1,0 +1,62 @@
+package console_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/console"
+	"github.com/jobgen/jobgen/runtime"
+)
+
+func TestScheduleCommandsNeedASchedule(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"schedule:work", "schedule:run", "schedule:list", "schedule:test"} {
+		code, _, stderr := runNoRedis(&console.Command{}, v, "--redis", "embedded://")
+		require.Equal(t, 1, code, v)
+		require.Contains(t, oneLine(t, stderr), "app "+v+": needs the application's schedule", v)
+		require.Contains(t, stderr, "console.WithSchedule(s)")
+	}
+	_, stdout, _ := runNoRedis(&console.Command{}, "list")
+	require.Contains(t, stdout, "schedule:work       Dispatch the schedule's jobs as they fall due, until stopped (from your own binary: console.WithSchedule)")
+}
+
+func TestScheduleCommands(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *testBundle) {
+		s := runtime.NewSchedule()
+		s.EveryMinute(greet{"minutely"}).Name("greet")
+		s.DailyAt("03:00", greet{"nightly"}).Timezone("Europe/Paris").OnQueue("nightly").WithoutOverlapping()
+		b.schedule = s
+
+		out := b.ok(t, "schedule:run")
+		require.Regexp(t, `SCHEDULED greet tick \S+Z \S+\nDispatched 1 job\.\n$`, out)
+		require.Equal(t, "Dispatched 0 jobs.\n", b.ok(t, "schedule:run"), "the tick is taken")
+		require.EqualValues(t, 1, b.sizes(t, "default").Ready)
+
+		out = b.ok(t, "schedule:list")
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		require.Len(t, lines, 3)
+		require.Regexp(t, `^NAME +SPEC +QUEUE +NEXT +LAST$`, lines[0])
+		require.Regexp(t, `^greet +\* \* \* \* \* +default +\S+ \S+ UTC +\S+ \S+ UTC job \S+$`, lines[1])
+		require.Regexp(t, `^test\.Greet 0 3 \* \* \* Europe/Paris +0 3 \* \* \* Europe/Paris +nightly +\S+ 03:00:00 CES?T +never$`, lines[2])
+
+		out = b.ok(t, "schedule:test", "test.Greet 0 3 * * * Europe/Paris")
+		require.Regexp(t, regexp.QuoteMeta("Dispatched test.Greet 0 3 * * * Europe/Paris: job ")+`\S+\.\n`, out)
+		require.EqualValues(t, 1, b.sizes(t, "nightly").Ready)
+		code, _, stderr := b.run(t, "schedule:test", "test.Greet 0 3 * * * Europe/Paris")
+		require.Equal(t, 1, code)
+		require.Contains(t, stderr, "is held by job", "without overlapping while the last run is queued")
+		code, _, stderr = b.run(t, "schedule:test", "nope")
+		require.Equal(t, 2, code)
+		require.Contains(t, stderr, `no entry is named "nope": one of "greet", "test.Greet 0 3 * * * Europe/Paris"`)
+
+		// queue:work --schedule dispatches and runs in one process.
+		b.schedule = runtime.NewSchedule()
+		b.schedule.EveryMinute(greet{"worker"}).Name("in-worker")
+		out = b.ok(t, "queue:work", "--schedule", "--max-jobs", "2")
+		require.Contains(t, out, "SCHEDULED in-worker tick")
+		require.Equal(t, 2, strings.Count(out, " DONE "), out)
+	})
+}
