@@ -33,6 +33,7 @@ var verbs = []*verb{
 	failedVerb, retryVerb, forgetVerb, flushVerb, pruneVerb,
 	clearVerb, restartVerb, pauseVerb, resumeVerb,
 	sizeVerb, monitorVerb,
+	dashboardVerb,
 }
 
 func lookup(name string) *verb {

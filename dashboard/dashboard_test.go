@@ -1,0 +1,244 @@
+package dashboard_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/dashboard"
+	"github.com/jobgen/jobgen/internal/redistest"
+	"github.com/jobgen/jobgen/runtime"
+)
+
+func TestMain(m *testing.M) { redistest.Main(m) }
+
+// note is a job whose fields are shown on the pages.
+type note struct {
+	Text string
+	tags []string
+	enc  bool
+}
+
+func (note) JobName() string { return "test.Note" }
+func (n note) JobOptions() runtime.JobOptions {
+	return runtime.JobOptions{Queue: "notes", Tags: n.tags, Encrypted: n.enc}
+}
+func (n note) EncodeJob() ([]byte, error) { return runtime.Encode(n) }
+
+type bundle struct {
+	ctx    context.Context
+	engine *runtime.Engine
+	srv    *httptest.Server
+	client *http.Client
+}
+
+func setup(t *testing.T, opts dashboard.Options) bundle {
+	t.Helper()
+	ctx := context.Background()
+	ring, err := runtime.NewKeyRing(runtime.Key{ID: "k1", Secret: make([]byte, 32)})
+	require.NoError(t, err)
+	e, err := runtime.Open(ctx, "redis://"+redistest.Addr(t)+"/0", runtime.EngineConfig{Prefix: redistest.Prefix(t), Keys: ring})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = e.Close() })
+	mux := http.NewServeMux()
+	mux.Handle("/admin/queues/", http.StripPrefix("/admin/queues", dashboard.New(e, opts)))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return bundle{ctx: runtime.WithDispatcher(ctx, e), engine: e, srv: srv, client: client}
+}
+
+func (b bundle) url(path string) string {
+	return b.srv.URL + "/admin/queues/" + strings.TrimPrefix(path, "/")
+}
+
+func (b bundle) get(t *testing.T, path string) (int, string, http.Header) {
+	t.Helper()
+	res, err := b.client.Get(b.url(path))
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, string(body), res.Header
+}
+
+// post sends a form as a browser on the dashboard's own origin does.
+func (b bundle) post(t *testing.T, path string, form url.Values, origin string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, b.url(path), strings.NewReader(form.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Sec-Fetch-Site", map[bool]string{true: "same-origin", false: "cross-site"}[origin == b.srv.URL])
+	}
+	res, err := b.client.Do(req)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	return res
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+const evil = `<script>alert(1)</script><img src=x onerror=alert(2)>`
+
+func TestPagesEscapeAndCarryCSP(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Options{})
+	id, err := runtime.Dispatch(b.ctx, note{Text: evil, tags: []string{evil}})
+	require.NoError(t, err)
+	secret, err := runtime.Dispatch(b.ctx, note{Text: "the secret plaintext", enc: true})
+	require.NoError(t, err)
+
+	for _, path := range []string{"", "queues/notes", "jobs/" + id, "search?tag=script", "failed", "workers", "batches"} {
+		status, body, hdr := b.get(t, path)
+		require.Equal(t, http.StatusOK, status, path)
+		require.Contains(t, hdr.Get("Content-Security-Policy"), "script-src 'self'", path)
+		require.NotContains(t, hdr.Get("Content-Security-Policy"), "unsafe-inline", path)
+		require.NotContains(t, body, "<script>alert", path)
+		require.NotContains(t, body, "<img src=x", path)
+		require.NotContains(t, body, "the secret plaintext", path)
+	}
+	_, body, _ := b.get(t, "queues/notes")
+	require.Contains(t, body, "&lt;script&gt;alert(1)&lt;/script&gt;", "the payload and the tag are shown as text")
+	require.Contains(t, body, "sealed")
+	_, body, _ = b.get(t, "jobs/"+secret)
+	require.Contains(t, body, "sealed")
+	require.NotContains(t, body, "secret plaintext")
+	_, body, _ = b.get(t, "search?tag=script")
+	require.Contains(t, body, id)
+}
+
+func TestActionsRefuseCrossOriginAndReadOnly(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Options{})
+	_, err := runtime.Dispatch(b.ctx, note{Text: "x"})
+	require.NoError(t, err)
+
+	res := b.post(t, "queues/notes/pause", nil, "https://evil.example")
+	require.Equal(t, http.StatusForbidden, res.StatusCode)
+	paused, err := b.engine.Paused(b.ctx, "notes")
+	require.NoError(t, err)
+	require.False(t, paused, "a cross-site POST changes nothing")
+
+	res = b.post(t, "queues/notes/pause", nil, b.srv.URL)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	require.Equal(t, "../../queues/notes", res.Header.Get("Location"), "relative, so the prefix stays")
+	paused, err = b.engine.Paused(b.ctx, "notes")
+	require.NoError(t, err)
+	require.True(t, paused)
+
+	res = b.post(t, "queues/notes/clear", nil, b.srv.URL)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, "clear without confirm asks first")
+	s, err := b.engine.Sizes(b.ctx, "notes")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), s.Ready)
+	res = b.post(t, "queues/notes/clear", url.Values{"confirm": {"yes"}}, b.srv.URL)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	s, err = b.engine.Sizes(b.ctx, "notes")
+	require.NoError(t, err)
+	require.Zero(t, s.Ready)
+
+	ro := setup(t, dashboard.Options{ReadOnly: true})
+	res = ro.post(t, "queues/notes/pause", nil, ro.srv.URL)
+	require.Equal(t, http.StatusForbidden, res.StatusCode)
+	_, body, _ := ro.get(t, "queues/notes")
+	require.NotContains(t, body, "Pause</button>")
+	require.Contains(t, body, "read-only")
+}
+
+func TestAuthorize(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Options{Authorize: dashboard.BasicAuth("admin", "pw")})
+	status, _, hdr := b.get(t, "")
+	require.Equal(t, http.StatusUnauthorized, status)
+	require.Contains(t, hdr.Get("WWW-Authenticate"), "Basic")
+	req, err := http.NewRequest(http.MethodGet, b.url(""), nil)
+	require.NoError(t, err)
+	req.SetBasicAuth("admin", "pw")
+	res, err := b.client.Do(req)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+}
+
+// A failed job is listed with its error as text, retried from the page
+// with its attempts reset, and runs again.
+func TestRetryFailedFromThePage(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Options{})
+	r := runtime.NewRouter()
+	ran := make(chan string, 10)
+	runtime.Register(r, "test.Note", func(ctx context.Context, n note) error {
+		ran <- n.Text
+		if n.Text == "fail" {
+			return errors.New(evil)
+		}
+		return nil
+	})
+	id, err := runtime.Dispatch(b.ctx, note{Text: "fail"})
+	require.NoError(t, err)
+	w, err := runtime.NewWorker(b.engine, r, runtime.WorkerConfig{Queues: []string{"notes"}, StopWhenEmpty: true, Sleep: 20 * time.Millisecond, Logger: quiet})
+	require.NoError(t, err)
+	require.NoError(t, w.Run(b.ctx))
+	require.Equal(t, "fail", <-ran)
+
+	_, body, _ := b.get(t, "failed")
+	require.Contains(t, body, id)
+	require.Contains(t, body, "&lt;script&gt;alert(1)")
+	require.NotContains(t, body, evil)
+
+	res := b.post(t, "failed/act", url.Values{"one": {"retry " + url.Values{"q": {"notes"}, "id": {id}}.Encode()}}, b.srv.URL)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	j, ok, err := b.engine.FindJob(b.ctx, "notes", id)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, runtime.StateReady, j.State)
+
+	w, err = runtime.NewWorker(b.engine, r, runtime.WorkerConfig{Queues: []string{"notes"}, StopWhenEmpty: true, Sleep: 20 * time.Millisecond, Logger: quiet})
+	require.NoError(t, err)
+	require.NoError(t, w.Run(b.ctx))
+	require.Equal(t, "fail", <-ran, "the retried job ran again")
+}
+
+// Retry all runs in the background and its page follows its progress
+// to the end.
+func TestRetryAllShowsProgress(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Options{})
+	for range 1200 {
+		e := &runtime.Envelope{Name: "test.Note", Queue: "notes", Body: []byte{0x80}}
+		require.NoError(t, b.engine.Push(b.ctx, e))
+	}
+	batch, err := b.engine.Reserve(b.ctx, "notes", 1200, time.Minute)
+	require.NoError(t, err)
+	var fs []runtime.Failure
+	for _, j := range batch.Jobs {
+		fs = append(fs, runtime.Failure{Ref: j.Ref, Name: "test.Note", Err: errors.New("boom"), Attempts: 1})
+	}
+	require.NoError(t, b.engine.Fail(b.ctx, fs...))
+
+	res := b.post(t, "failed/retry-all", url.Values{"queue": {"notes"}}, b.srv.URL)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	loc := res.Header.Get("Location")
+	require.True(t, strings.HasPrefix(loc, "../tasks/"), loc)
+	task := strings.TrimPrefix(loc, "../")
+	require.Eventually(t, func() bool {
+		_, body, _ := b.get(t, task)
+		return strings.Contains(body, "Done in")
+	}, 20*time.Second, 20*time.Millisecond)
+	_, body, _ := b.get(t, task)
+	require.Contains(t, body, "1\u202f200 / 1\u202f200")
+	s, err := b.engine.Sizes(b.ctx, "notes")
+	require.NoError(t, err)
+	require.Equal(t, runtime.Sizes{Ready: 1200}, s)
+}
