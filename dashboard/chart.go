@@ -9,10 +9,11 @@ import (
 	"github.com/jobgen/jobgen/runtime"
 )
 
-// series is the jobs finished and failed per minute over a span, oldest
-// minute first, the last being the current minute.
+// series is the jobs finished and failed per bucket of Bucket minutes
+// over a span, oldest first, the last holding the current minute.
 type series struct {
 	Span      string
+	Bucket    int // minutes
 	Processed []int64
 	Failed    []int64
 	From      time.Time
@@ -21,17 +22,17 @@ type series struct {
 }
 
 // newSeries sums counts (of queue, or of every queue if queue is "")
-// into one bucket per minute of the n minutes up to now.
-func newSeries(counts []runtime.MinuteCount, queue string, n int, now time.Time, span string) series {
+// into n buckets of bucket minutes each, up to now.
+func newSeries(counts []runtime.MinuteCount, queue string, n, bucket int, now time.Time, span string) series {
 	last := now.Unix() / 60
-	first := last - int64(n) + 1
-	s := series{Span: span, Processed: make([]int64, n), Failed: make([]int64, n), From: time.Unix(first*60, 0)}
+	first := last - int64(n*bucket) + 1
+	s := series{Span: span, Bucket: bucket, Processed: make([]int64, n), Failed: make([]int64, n), From: time.Unix(first*60, 0)}
 	for _, c := range counts {
 		if queue != "" && c.Queue != queue {
 			continue
 		}
-		i := c.Minute.Unix()/60 - first
-		if i < 0 || i >= int64(n) {
+		i := (c.Minute.Unix()/60 - first) / int64(bucket)
+		if c.Minute.Unix()/60 < first || i >= int64(n) {
 			continue
 		}
 		s.Processed[i] += c.Processed
@@ -48,9 +49,17 @@ func newSeries(counts []runtime.MinuteCount, queue string, n int, now time.Time,
 // chartW and chartH are the chart's view box; it stretches to its box.
 const chartW, chartH = 600, 100
 
-// SVG draws the series: succeeded and failed jobs stacked, as bars up to
-// two hours of minutes, as areas beyond. Everything in it is a number
-// the dashboard computed, so it is built as text.
+// Unit names the bucket: "min", "15 min".
+func (s series) Unit() string {
+	if s.Bucket <= 1 {
+		return "min"
+	}
+	return fmt.Sprintf("%d min", s.Bucket)
+}
+
+// SVG draws the series: succeeded and failed jobs stacked, as bars (as
+// areas past 120 buckets). Everything in it is a number the dashboard
+// computed, so it is built as text.
 func (s series) SVG() template.HTML {
 	n := len(s.Processed)
 	peak := max(s.Peak, 1)
@@ -68,7 +77,7 @@ func (s series) SVG() template.HTML {
 				continue
 			}
 			x := float64(i)*w + w*0.1
-			at := s.From.Add(time.Duration(i) * time.Minute).Format("15:04")
+			at := s.From.Add(time.Duration(i*s.Bucket) * time.Minute).Format("15:04")
 			fmt.Fprintf(&b, `<g><title>%s: %d processed, %d failed</title>`, at, p, f)
 			if p > 0 {
 				fmt.Fprintf(&b, `<rect class="ok" x="%.2f" y="%.2f" width="%.2f" height="%.2f"/>`, x, y(p+f), w*0.8, chartH-y(p))

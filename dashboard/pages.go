@@ -99,8 +99,8 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		"Workers": len(workers),
 		"Busy":    busy,
 		"Slots":   slots,
-		"Hour":    newSeries(counts, "", 60, now, "last hour"),
-		"Day":     newSeries(counts, "", 24*60, now, "last day"),
+		"Hour":    newSeries(counts, "", 60, 1, now, "last hour"),
+		"Day":     newSeries(counts, "", 96, 15, now, "last day"),
 	}, false)
 }
 
