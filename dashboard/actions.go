@@ -241,6 +241,7 @@ type task struct {
 	err      error
 	finished bool
 	started  time.Time
+	ended    time.Time
 }
 
 func (t *task) progress(done int64) {
@@ -263,6 +264,9 @@ func (t *task) snapshot() snapshot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := snapshot{ID: t.ID, Title: t.Title, Back: t.Back, Done: t.done, Total: t.Total, Finished: t.finished, Took: time.Since(t.started)}
+	if t.finished {
+		s.Took = t.ended.Sub(t.started)
+	}
 	s.Percent = 100
 	if t.Total > 0 {
 		s.Percent = int(min(t.done*100/t.Total, 100))
@@ -295,7 +299,7 @@ func (h *handler) startTask(title string, total int64, back string, fn func(cont
 			h.opts.Logger.Error("dashboard: "+title+" failed", "err", err)
 		}
 		t.mu.Lock()
-		t.err, t.finished = err, true
+		t.err, t.finished, t.ended = err, true, time.Now()
 		t.mu.Unlock()
 	}()
 	return t

@@ -80,6 +80,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	var total runtime.Sizes
 	var wait time.Duration
+	waiting := false
 	busy, slots := 0, 0
 	for _, q := range rows {
 		total.Ready += q.Sizes.Ready
@@ -87,6 +88,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		total.Reserved += q.Sizes.Reserved
 		total.Failed += q.Sizes.Failed
 		wait = max(wait, q.Wait)
+		waiting = waiting || q.HasWait
 	}
 	for _, wk := range workers {
 		busy += len(wk.Running)
@@ -96,6 +98,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		"Queues":  rows,
 		"Total":   total,
 		"Wait":    wait,
+		"Waiting": waiting,
 		"Workers": len(workers),
 		"Busy":    busy,
 		"Slots":   slots,
