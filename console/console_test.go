@@ -16,6 +16,7 @@ import (
 var allVerbs = []string{
 	"queue:work", "queue:failed", "queue:retry", "queue:forget", "queue:flush", "queue:prune-failed",
 	"queue:clear", "queue:restart", "queue:pause", "queue:resume", "queue:size", "queue:monitor",
+	"dashboard",
 }
 
 // runNoRedis runs a command that must not need Redis.

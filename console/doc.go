@@ -66,6 +66,8 @@
 //	queue:resume        undo queue:pause
 //	queue:size          jobs per queue: ready, delayed, reserved, failed
 //	queue:monitor       sizes against --max and --max-failed; exits 1 over
+//	dashboard           serve the web dashboard (package dashboard) on
+//	                    --addr (default 127.0.0.1:8080); --read-only
 //
 // Without --queue, the failed-job commands and queue:size and
 // queue:monitor cover every queue that has been dispatched to
