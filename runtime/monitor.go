@@ -261,7 +261,7 @@ func (w *Worker) monitorLease() time.Duration {
 
 // monitorLoop writes the worker's record and counts every MonitorEvery
 // until ctx is done, then writes its last counts and removes its record
-// with done, a context that is still live.
+// with done, a context that is still live, within a second.
 func (w *Worker) monitorLoop(ctx, done context.Context, start time.Time) {
 	if w.cfg.MonitorEvery < 0 {
 		return
@@ -277,7 +277,11 @@ func (w *Worker) monitorLoop(ctx, done context.Context, start time.Time) {
 	for {
 		select {
 		case <-ctx.Done():
-			w.writeMonitor(done, &info, true)
+			// Bounded, so that a Redis that is down does not hold up the
+			// stop: a record left behind drops out after its lease.
+			last, cancel := context.WithTimeout(done, time.Second)
+			w.writeMonitor(last, &info, true)
+			cancel()
 			return
 		case <-t.C:
 			w.writeMonitor(ctx, &info, false)
