@@ -415,10 +415,25 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, "search", "Search", data, true)
 }
 
+// batchScan is how many jobs per queue and state the batches page reads
+// to find the batches that have jobs waiting or failed.
+const batchScan = 200
+
+// batchRow is a batch on the batches page.
+type batchRow struct {
+	runtime.BatchStatus
+	Succeeded, Percent int
+}
+
 func (h *handler) findBatch(w http.ResponseWriter, r *http.Request) {
 	id := strings.TrimSpace(r.URL.Query().Get("id"))
 	if id == "" {
-		h.render(w, r, "batch", "Batches", map[string]any{"Ask": true}, true)
+		rows, err := h.openBatches(r.Context())
+		if err != nil {
+			h.fail(w, r, http.StatusBadGateway, err)
+			return
+		}
+		h.render(w, r, "batch", "Batches", map[string]any{"Ask": true, "Batches": rows, "Scan": batchScan}, false)
 		return
 	}
 	seeOther(w, base(r)+"batches/"+url.PathEscape(id))
@@ -436,7 +451,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request) {
 		return
 	case !ok:
 		w.WriteHeader(http.StatusNotFound)
-		h.render(w, r, "batch", "Batch "+id, map[string]any{"Ask": true, "Missing": id}, true)
+		h.render(w, r, "batch", "Batch "+id, map[string]any{"Ask": true, "Missing": id, "Scan": batchScan}, true)
 		return
 	}
 	// A failed job stays pending: it may yet succeed on a retry.
@@ -452,4 +467,53 @@ func percent(part, whole int) int {
 		return 100
 	}
 	return part * 100 / whole
+}
+
+// openBatches finds the batches that jobs near the head of each queue,
+// or among its newest failed jobs, belong to: batches are not indexed,
+// so these are the ones with work waiting or failed.
+func (h *handler) openBatches(ctx context.Context) ([]batchRow, error) {
+	queues, err := h.e.Queues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var ids []string
+	note := func(queue, id string, state runtime.JobState, payload []byte) {
+		if v := readJob(queue, id, state, payload); v.BatchID != "" && !seen[v.BatchID] {
+			seen[v.BatchID] = true
+			ids = append(ids, v.BatchID)
+		}
+	}
+	for _, q := range queues {
+		for _, st := range listStates {
+			jobs, _, err := h.e.ListJobs(ctx, q, st, 0, batchScan)
+			if err != nil {
+				return nil, err
+			}
+			for _, j := range jobs {
+				note(q, j.ID, st, j.Payload)
+			}
+		}
+		failed, err := h.e.Failed().List(ctx, q, 0, batchScan)
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range failed {
+			note(q, j.ID, runtime.StateFailed, j.Payload)
+		}
+	}
+	rows := make([]batchRow, 0, len(ids))
+	for _, id := range ids {
+		st, ok, err := h.e.Batches().Find(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			ok := st.Total - st.Pending
+			rows = append(rows, batchRow{BatchStatus: st, Succeeded: ok, Percent: percent(ok+st.Failed, st.Total)})
+		}
+	}
+	slices.SortFunc(rows, func(a, b batchRow) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return rows, nil
 }

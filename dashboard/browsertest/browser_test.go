@@ -403,8 +403,11 @@ func TestDashboardInABrowser(t *testing.T) {
 	until(t, ctx, `document.body.textContent.includes("No failed job.")`)
 	require.Eventually(t, func() bool { return a.runs(evil) == 2 }, 20*time.Second, 10*time.Millisecond)
 
-	// A batch: its counts, then cancelled from the page.
-	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(a.url+"batches/"+batchID)))
+	// A batch, from the list of batches: its counts, then cancelled
+	// from the page.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(a.url+"batches")))
+	until(t, ctx, `document.getElementById("batches").textContent.includes("customers.csv")`)
+	follow(t, ctx, chromedp.CSS(`#batches a[href$="batches/`+batchID+`"]`))
 	until(t, ctx, textIs("batch-total", "4"))
 	require.Equal(t, "4", text(t, ctx, "batch-pending"))
 	require.Equal(t, "0", text(t, ctx, "batch-succeeded"))
