@@ -147,6 +147,12 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
+	now := time.Now()
+	counts, err := h.e.Metrics(ctx, now.Add(-time.Hour))
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
 	views := make([]jobView, len(jobs))
 	for i, j := range jobs {
 		views[i] = readJob(j.Queue, j.ID, j.State, j.Payload)
@@ -157,7 +163,7 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 	}
 	h.render(w, r, "queue", "Queue "+q, map[string]any{
 		"Queue": q, "State": string(state), "States": listStates, "Sizes": sizes, "Paused": paused,
-		"Jobs": views, "Pager": newPager(r, size, total),
+		"Jobs": views, "Pager": newPager(r, size, total), "Hour": newSeries(counts, q, 60, 1, now, "last hour"),
 	}, false)
 }
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
@@ -440,6 +441,17 @@ func TestDashboardInABrowser(t *testing.T) {
 		shot.save(ctx, p.name)
 	}
 	require.Zero(t, dialogs.Load())
+
+	// With JavaScript off the pages still read: they are rendered on the
+	// server, and only live refresh needs the script.
+	_, err = chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true})
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(a.url+"queues/reports?state=delayed")))
+	rowsText, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("table.jobs tbody")))
+	require.NoError(t, err)
+	require.Equal(t, 3, strings.Count(rowsText, "reports.Build"))
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(a.url)))
+	require.Equal(t, "1", text(t, ctx, "workers-alive"))
 }
 
 // A page refuses a POST made from another site, whatever the browser
