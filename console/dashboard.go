@@ -35,7 +35,7 @@ $` + DashboardPasswordEnv + ` to ask for basic authentication (user
 		fs.meta["addr"] = "HOST:PORT"
 		fs.boolVar(&readOnly, "read-only", false, "show the queues, refuse every action")
 		return func(ctx context.Context, s *session) error {
-			opts := dashboard.Options{ReadOnly: readOnly, Logger: c.logger()}
+			opts := dashboard.Options{ReadOnly: readOnly, Router: c.Router, Logger: c.logger()}
 			if pw := c.getenv(DashboardPasswordEnv); pw != "" {
 				opts.Authorize = dashboard.BasicAuth("admin", pw)
 			}

@@ -32,6 +32,10 @@ type Options struct {
 	Authorize func(w http.ResponseWriter, r *http.Request) bool
 	// ReadOnly hides every action and refuses every POST.
 	ReadOnly bool
+	// Router, if set, offers a form to dispatch a job of any type
+	// registered on it, built from the type's fields (not in read-only
+	// mode). An application's binary passes its own router.
+	Router *runtime.Router
 	// Refresh is how often pages fetch their numbers again. Default 2s;
 	// negative turns live refresh off.
 	Refresh time.Duration
@@ -96,6 +100,7 @@ func New(engine *runtime.Engine, opts Options) http.Handler {
 	h.mux.HandleFunc("GET /batches", h.findBatch)
 	h.mux.HandleFunc("GET /batches/{id}", h.batch)
 	h.mux.HandleFunc("GET /tasks/{id}", h.task)
+	h.mux.HandleFunc("GET /dispatch", h.dispatchForm)
 
 	h.mux.HandleFunc("POST /queues/{queue}/pause", h.pause)
 	h.mux.HandleFunc("POST /queues/{queue}/resume", h.resume)
@@ -105,6 +110,7 @@ func New(engine *runtime.Engine, opts Options) http.Handler {
 	h.mux.HandleFunc("POST /failed/flush", h.flush)
 	h.mux.HandleFunc("POST /batches/{id}/cancel", h.cancelBatch)
 	h.mux.HandleFunc("POST /batches/{id}/retry", h.retryBatch)
+	h.mux.HandleFunc("POST /dispatch", h.dispatch)
 	return h
 }
 

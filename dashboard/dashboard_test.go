@@ -242,3 +242,45 @@ func TestRetryAllShowsProgress(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, runtime.Sizes{Ready: 1200}, s)
 }
+
+// order is a job with fields of several kinds, for the dispatch form.
+type order struct {
+	Customer string
+	Cents    int
+	Rush     bool
+	Items    []string
+}
+
+func (order) JobName() string                { return "shop.Order" }
+func (order) JobOptions() runtime.JobOptions { return runtime.JobOptions{Queue: "orders"} }
+func (o order) EncodeJob() ([]byte, error)   { return runtime.Encode(o) }
+
+// The dispatch form is built from a registered type's fields, and
+// dispatches a job that decodes into that type.
+func TestDispatchFromThePage(t *testing.T) {
+	t.Parallel()
+	r := runtime.NewRouter()
+	got := make(chan order, 1)
+	runtime.Register(r, "shop.Order", func(ctx context.Context, o order) error { got <- o; return nil })
+	b := setup(t, dashboard.Options{Router: r})
+	status, body, _ := b.get(t, "dispatch?job=shop.Order")
+	require.Equal(t, http.StatusOK, status)
+	for _, f := range []string{`name="Customer"`, `type="number" id="f-Cents"`, `type="checkbox" id="f-Rush"`, `<textarea id="f-Items"`} {
+		require.Contains(t, body, f)
+	}
+	res := b.post(t, "dispatch", url.Values{"job": {"shop.Order"}, "Customer": {evil}, "Cents": {"1250"}, "Rush": {"1"}, "Items": {`["tea","cups"]`}}, b.srv.URL)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	require.True(t, strings.HasPrefix(res.Header.Get("Location"), "./jobs/"), res.Header.Get("Location"))
+	_, body, _ = b.get(t, strings.TrimPrefix(res.Header.Get("Location"), "./"))
+	require.Contains(t, body, "ready")
+	require.NotContains(t, body, "<script>alert")
+
+	w, err := runtime.NewWorker(b.engine, r, runtime.WorkerConfig{Queues: []string{"orders"}, StopWhenEmpty: true, Sleep: 20 * time.Millisecond, Logger: quiet})
+	require.NoError(t, err)
+	require.NoError(t, w.Run(b.ctx))
+	require.Equal(t, order{Customer: evil, Cents: 1250, Rush: true, Items: []string{"tea", "cups"}}, <-got)
+
+	ro := setup(t, dashboard.Options{Router: r, ReadOnly: true})
+	status, _, _ = ro.get(t, "dispatch")
+	require.Equal(t, http.StatusNotFound, status, "no dispatch form in read-only mode")
+}

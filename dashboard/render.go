@@ -13,7 +13,7 @@ import (
 
 // pageNames are the templates under templates/, each rendered inside
 // layout.html.
-var pageNames = []string{"overview", "workers", "queue", "failed", "job", "search", "batch", "task", "confirm", "error"}
+var pageNames = []string{"overview", "workers", "queue", "failed", "job", "search", "batch", "task", "confirm", "dispatch", "error"}
 
 var funcs = template.FuncMap{
 	"ago":      ago,
@@ -44,7 +44,8 @@ type view struct {
 	Base     string // relative path to the dashboard's root
 	App      string
 	ReadOnly bool
-	Refresh  int // ms; 0 for none
+	Dispatch bool // the dispatch form is on
+	Refresh  int  // ms; 0 for none
 	Now      time.Time
 	Data     any
 }
@@ -52,7 +53,7 @@ type view struct {
 // render writes page name with data inside the layout. Pages that are
 // never live (errors, confirmations) pass still.
 func (h *handler) render(w http.ResponseWriter, r *http.Request, name, title string, data any, still bool) {
-	v := view{Title: title, Page: name, Base: base(r), App: h.opts.Title, ReadOnly: h.opts.ReadOnly, Now: time.Now(), Data: data}
+	v := view{Title: title, Page: name, Base: base(r), App: h.opts.Title, ReadOnly: h.opts.ReadOnly, Dispatch: h.opts.Router != nil && !h.opts.ReadOnly, Now: time.Now(), Data: data}
 	if h.opts.Refresh > 0 && !still {
 		v.Refresh = int(h.opts.Refresh.Milliseconds())
 	}
