@@ -8,7 +8,8 @@
 // a job by ID, a search by name and tag, and batches. It pauses and
 // resumes queues, clears them, retries and forgets failed jobs one by
 // one, in bulk or all of a queue (with progress), and cancels and
-// retries batches.
+// retries batches. With Options.Router it dispatches jobs too, from a
+// form built from the fields of a registered job type.
 //
 // # Mounting
 //
