@@ -256,7 +256,7 @@ func (m *monitor) give(counts map[countKey]int64) {
 
 // monitorLease is how long a worker's record outlives its last write.
 func (w *Worker) monitorLease() time.Duration {
-	return max(5*w.cfg.MonitorEvery, 10*time.Second)
+	return max(5*w.cfg.MonitorEvery, time.Second)
 }
 
 // monitorLoop writes the worker's record and counts every MonitorEvery

@@ -84,3 +84,27 @@ func TestWorkerMonitorOff(t *testing.T) {
 		require.Empty(t, ws)
 	})
 }
+
+// A worker killed with -9 drops out of the registry once its lease runs
+// out.
+func TestKilledWorkerDropsOut(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		c := startChild(t, b, time.Second)
+		pid := c.cmd.Process.Pid
+		var ws []runtime.WorkerInfo
+		var err error
+		require.Eventually(t, func() bool {
+			ws, err = b.engine.Workers(b.ctx)
+			require.NoError(t, err)
+			return len(ws) == 1
+		}, 10*time.Second, 10*time.Millisecond)
+		require.Equal(t, pid, ws[0].PID)
+		require.NoError(t, c.cmd.Process.Kill())
+		<-c.exited
+		require.Eventually(t, func() bool {
+			ws, err = b.engine.Workers(b.ctx)
+			require.NoError(t, err)
+			return len(ws) == 0
+		}, 10*time.Second, 20*time.Millisecond, "the dead worker's record outlived its lease")
+	})
+}

@@ -95,7 +95,7 @@ type WorkerConfig struct {
 	// finished to the per-minute counts (Engine.Metrics), in one pipeline
 	// of a few commands: never a round trip per job. A worker that stops
 	// writing drops out of the registry five periods later (at least
-	// 10s). Default 2s; negative turns both off.
+	// 1s). Default 2s; negative turns both off.
 	MonitorEvery time.Duration
 }
 
