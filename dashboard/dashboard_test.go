@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -283,4 +284,23 @@ func TestDispatchFromThePage(t *testing.T) {
 	ro := setup(t, dashboard.Options{Router: r, ReadOnly: true})
 	status, _, _ = ro.get(t, "dispatch")
 	require.Equal(t, http.StatusNotFound, status, "no dispatch form in read-only mode")
+}
+
+// A queue's jobs come a page at a time, with links between the pages.
+func TestQueuePages(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Options{PageSize: 50})
+	var ids []string
+	for i := range 120 {
+		id, err := runtime.Dispatch(b.ctx, note{Text: fmt.Sprint(i)})
+		require.NoError(t, err)
+		ids = append(ids, id)
+	}
+	_, body, _ := b.get(t, "queues/notes?state=ready&page=3")
+	require.Equal(t, 20, strings.Count(body, `<td class="name">test.Note</td>`))
+	require.Contains(t, body, "page 3 of 3")
+	require.Contains(t, body, ids[100])
+	require.NotContains(t, body, ids[99])
+	require.Contains(t, body, `href="?page=2&amp;state=ready"`)
+	require.NotContains(t, body, `rel="next"`)
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jobgen/jobgen/runtime"
@@ -26,38 +27,57 @@ type queueRow struct {
 	Processed, Failed int64
 }
 
-// queueRows reads the state of every queue.
+// queueRows reads the state of every queue, a few queues at a time.
 func (h *handler) queueRows(ctx context.Context, counts []runtime.MinuteCount) ([]queueRow, error) {
 	names, err := h.e.Queues(ctx)
 	if err != nil {
 		return nil, err
 	}
 	hourAgo := time.Now().Add(-time.Hour)
-	rows := make([]queueRow, 0, len(names))
-	for _, q := range names {
-		row := queueRow{Name: q}
-		if row.Sizes, err = h.e.Sizes(ctx, q); err != nil {
-			return nil, err
-		}
-		if row.Paused, err = h.e.Paused(ctx, q); err != nil {
-			return nil, err
-		}
-		at, ok, err := h.e.OldestReady(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			row.Wait, row.HasWait = max(time.Since(at), 0), true
-		}
+	rows := make([]queueRow, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, q := range names {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rows[i], errs[i] = h.queueRow(ctx, q)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for i := range rows {
 		for _, c := range counts {
-			if c.Queue == q && !c.Minute.Before(hourAgo) {
-				row.Processed += c.Processed
-				row.Failed += c.Failed
+			if c.Queue == rows[i].Name && !c.Minute.Before(hourAgo) {
+				rows[i].Processed += c.Processed
+				rows[i].Failed += c.Failed
 			}
 		}
-		rows = append(rows, row)
 	}
 	return rows, nil
+}
+
+// queueRow reads the counts, pause state and pickup wait of queue q.
+func (h *handler) queueRow(ctx context.Context, q string) (queueRow, error) {
+	row := queueRow{Name: q}
+	var err error
+	if row.Sizes, err = h.e.Sizes(ctx, q); err != nil {
+		return row, err
+	}
+	if row.Paused, err = h.e.Paused(ctx, q); err != nil {
+		return row, err
+	}
+	at, ok, err := h.e.OldestReady(ctx, q)
+	if err != nil {
+		return row, err
+	}
+	if ok {
+		row.Wait, row.HasWait = max(time.Since(at), 0), true
+	}
+	return row, nil
 }
 
 func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
