@@ -119,6 +119,12 @@ func (buildReport) JobName() string                { return "reports.Build" }
 func (buildReport) JobOptions() runtime.JobOptions { return runtime.JobOptions{Queue: "reports"} }
 func (j buildReport) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
 
+type slowMail struct{ To string }
+
+func (slowMail) JobName() string                { return "mail.Slow" }
+func (slowMail) JobOptions() runtime.JobOptions { return runtime.JobOptions{Queue: "emails"} }
+func (j slowMail) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
+
 type importRow struct{ Row int }
 
 func (importRow) JobName() string                { return "imports.Row" }
@@ -134,7 +140,8 @@ type app struct {
 	ctx    context.Context
 	engine *runtime.Engine
 	url    string
-	broken atomic.Bool // charges fail while set
+	broken atomic.Bool   // charges fail while set
+	slow   chan struct{} // mail.Slow jobs run until it is closed
 	mu     sync.Mutex
 	ran    map[string]int // runs per invoice
 }
@@ -152,7 +159,7 @@ func startApp(t *testing.T) *app {
 	ctx := context.Background()
 	e, err := runtime.Open(ctx, "redis://"+redistest.Addr(t)+"/0", runtime.EngineConfig{Prefix: redistest.Prefix(t)})
 	require.NoError(t, err)
-	a := &app{ctx: runtime.WithDispatcher(ctx, e), engine: e, ran: map[string]int{}}
+	a := &app{ctx: runtime.WithDispatcher(ctx, e), engine: e, ran: map[string]int{}, slow: make(chan struct{})}
 	a.broken.Store(true)
 	r := runtime.NewRouter()
 	runtime.Register(r, "mail.SendWelcome", func(ctx context.Context, j sendWelcome) error { return nil })
@@ -167,6 +174,13 @@ func startApp(t *testing.T) *app {
 	})
 	runtime.Register(r, "reports.Build", func(ctx context.Context, j buildReport) error { return nil })
 	runtime.Register(r, "imports.Row", func(ctx context.Context, j importRow) error { return nil })
+	runtime.Register(r, "mail.Slow", func(ctx context.Context, j slowMail) error {
+		select {
+		case <-a.slow:
+		case <-ctx.Done():
+		}
+		return nil
+	})
 	w, err := runtime.NewWorker(e, r, runtime.WorkerConfig{
 		Name: "web-1", Queues: []string{"emails", "billing"}, Concurrency: 4,
 		Sleep: 50 * time.Millisecond, MonitorEvery: 100 * time.Millisecond, Logger: quiet,
@@ -182,6 +196,11 @@ func startApp(t *testing.T) *app {
 	a.url = srv.URL + "/admin/"
 	t.Cleanup(func() {
 		srv.Close()
+		select {
+		case <-a.slow:
+		default:
+			close(a.slow)
+		}
 		stop()
 		<-done
 		_ = e.Close()
@@ -386,6 +405,12 @@ func TestDashboardInABrowser(t *testing.T) {
 	require.Zero(t, injected)
 	laidOut(t, ctx)
 	shot.save(ctx, "failed-1280")
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Reload()))
+	until(t, ctx, `document.querySelectorAll("table.jobs tbody tr").length === 3`)
+	laidOut(t, ctx)
+	shot.save(ctx, "failed-with-jobs-390")
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Reload()))
+	until(t, ctx, `document.querySelectorAll("table.jobs tbody tr").length === 3`)
 
 	// Retry one from the page once the card works: it runs again and
 	// leaves the failed list.
@@ -421,11 +446,23 @@ func TestDashboardInABrowser(t *testing.T) {
 	require.True(t, ok)
 	require.False(t, st.CancelledAt.IsZero())
 
-	// Workers.
+	// Workers, one of them running a job that takes its time.
+	slowID, err := runtime.Dispatch(a.ctx, slowMail{To: "ada@example.com"})
+	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(a.url+"workers")))
-	until(t, ctx, `document.getElementById("workers").textContent.includes("web-1")`)
+	until(t, ctx, `document.getElementById("workers").textContent.includes("web-1") && document.getElementById("workers").textContent.includes("mail.Slow")`)
+	busy, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("#workers tbody td.n:nth-of-type(5)")))
+	require.NoError(t, err)
+	require.Equal(t, "1 / 4", strings.TrimSpace(busy))
 	laidOut(t, ctx)
 	shot.save(ctx, "workers-1280")
+	follow(t, ctx, chromedp.CSS(`#workers a[href*="`+slowID+`"]`))
+	until(t, ctx, `document.getElementById("job-state").textContent.includes("reserved")`)
+	shown, err = chromedp.Run(ctx, chromedp.Text(chromedp.ID("job")))
+	require.NoError(t, err)
+	require.Contains(t, shown, "by web-1")
+	close(a.slow)
+	until(t, ctx, `document.body.textContent.includes("Not in any queue")`)
 
 	// The same pages on a phone.
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile)))
