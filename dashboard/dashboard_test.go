@@ -304,3 +304,42 @@ func TestQueuePages(t *testing.T) {
 	require.Contains(t, body, `href="?page=2&amp;state=ready"`)
 	require.NotContains(t, body, `rel="next"`)
 }
+
+// A batch's page shows its counts; its failed jobs are retried from it,
+// and it is cancelled from it.
+func TestBatchActions(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Options{})
+	r := runtime.NewRouter()
+	runtime.Register(r, "test.Note", func(ctx context.Context, n note) error {
+		if n.Text == "bad" {
+			return errors.New("bad note")
+		}
+		return nil
+	})
+	id, err := runtime.NewBatch(note{Text: "ok"}, note{Text: "bad"}, note{Text: "ok"}).AllowFailures().Dispatch(b.ctx)
+	require.NoError(t, err)
+	w, err := runtime.NewWorker(b.engine, r, runtime.WorkerConfig{Queues: []string{"notes"}, StopWhenEmpty: true, Sleep: 20 * time.Millisecond, Logger: quiet})
+	require.NoError(t, err)
+	require.NoError(t, w.Run(b.ctx))
+
+	_, body, _ := b.get(t, "batches/"+id)
+	require.Contains(t, body, `<dd id="batch-total">3</dd>`)
+	require.Contains(t, body, `<dd id="batch-succeeded">2</dd>`)
+	require.Contains(t, body, `<dd id="batch-failed">1 (failures allowed)</dd>`)
+	_, list, _ := b.get(t, "batches")
+	require.Contains(t, list, id, "a batch with a failed job is listed")
+
+	res := b.post(t, "batches/"+id+"/retry", nil, b.srv.URL)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	s, err := b.engine.Sizes(b.ctx, "notes")
+	require.NoError(t, err)
+	require.Equal(t, runtime.Sizes{Ready: 1}, s, "the failed job is back")
+
+	res = b.post(t, "batches/"+id+"/cancel", nil, b.srv.URL)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	st, ok, err := b.engine.Batches().Find(b.ctx, id)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.False(t, st.CancelledAt.IsZero())
+}
