@@ -180,8 +180,7 @@ func seeOther(w http.ResponseWriter, location string) {
 
 // fail writes an error page.
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
-	w.WriteHeader(status)
-	h.render(w, r, "error", "Error", map[string]any{"Status": status, "Message": err.Error()}, true)
+	h.renderStatus(w, r, status, "error", "Error", map[string]any{"Status": status, "Message": err.Error()}, true)
 }
 
 func (h *handler) failf(w http.ResponseWriter, r *http.Request, status int, format string, args ...any) {

@@ -343,3 +343,16 @@ func TestBatchActions(t *testing.T) {
 	require.True(t, ok)
 	require.False(t, st.CancelledAt.IsZero())
 }
+
+// An error is an HTML page with its status, and escapes what it repeats.
+func TestErrorPage(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Options{})
+	status, body, hdr := b.get(t, "queues/"+url.PathEscape("bad{queue}"))
+	require.Equal(t, http.StatusBadRequest, status)
+	require.Equal(t, "text/html; charset=utf-8", hdr.Get("Content-Type"))
+	require.Contains(t, body, "Error 400")
+	status, body, _ = b.get(t, "batches/"+url.PathEscape(evil))
+	require.Equal(t, http.StatusNotFound, status)
+	require.NotContains(t, body, "<script>alert")
+}

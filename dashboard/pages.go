@@ -476,8 +476,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	case !ok:
-		w.WriteHeader(http.StatusNotFound)
-		h.render(w, r, "batch", "Batch "+id, map[string]any{"Ask": true, "Missing": id, "Scan": batchScan}, true)
+		h.renderStatus(w, r, http.StatusNotFound, "batch", "Batch "+id, map[string]any{"Ask": true, "Missing": id, "Scan": batchScan}, true)
 		return
 	}
 	// A failed job stays pending: it may yet succeed on a retry.

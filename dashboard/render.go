@@ -53,6 +53,11 @@ type view struct {
 // render writes page name with data inside the layout. Pages that are
 // never live (errors, confirmations) pass still.
 func (h *handler) render(w http.ResponseWriter, r *http.Request, name, title string, data any, still bool) {
+	h.renderStatus(w, r, http.StatusOK, name, title, data, still)
+}
+
+// renderStatus is render with another status than 200.
+func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status int, name, title string, data any, still bool) {
 	v := view{Title: title, Page: name, Base: base(r), App: h.opts.Title, ReadOnly: h.opts.ReadOnly, Dispatch: h.opts.Router != nil && !h.opts.ReadOnly, Now: time.Now(), Data: data}
 	if h.opts.Refresh > 0 && !still {
 		v.Refresh = int(h.opts.Refresh.Milliseconds())
@@ -64,6 +69,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, name, title str
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
 	_, _ = buf.WriteTo(w)
 }
 
