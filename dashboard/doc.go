@@ -3,9 +3,10 @@
 //
 // It shows every queue (ready, delayed, reserved, failed, paused, and how
 // long the next job has waited), the jobs finished and failed per minute
-// over the last hour and day, the live workers and the jobs they run,
-// the jobs of a queue page by page with their payloads, the failed jobs,
-// a job by ID, a search by name and tag, and batches. It pauses and
+// over the last hour and per quarter hour over the last day, the live
+// workers and the jobs they run, the jobs of a queue page by page with
+// their payloads, the failed jobs, a job by ID, a search by name and
+// tag, and batches. It pauses and
 // resumes queues, clears them, retries and forgets failed jobs one by
 // one, in bulk or all of a queue (with progress), and cancels and
 // retries batches. With Options.Router it dispatches jobs too, from a
