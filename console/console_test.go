@@ -17,6 +17,7 @@ var allVerbs = []string{
 	"queue:work", "queue:failed", "queue:retry", "queue:forget", "queue:flush", "queue:prune-failed",
 	"queue:clear", "queue:restart", "queue:pause", "queue:resume", "queue:size", "queue:monitor",
 	"schedule:work", "schedule:run", "schedule:list", "schedule:test",
+	"dashboard",
 }
 
 // runNoRedis runs a command that must not need Redis.

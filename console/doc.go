@@ -71,6 +71,8 @@
 //	schedule:run        one pass over the schedule, for a system cron
 //	schedule:list       entries, next tick in their zone, last run
 //	schedule:test NAME  dispatch one entry now
+//	dashboard           serve the web dashboard (package dashboard) on
+//	                    --addr (default 127.0.0.1:8080); --read-only
 //
 // Without --queue, the failed-job commands and queue:size and
 // queue:monitor cover every queue that has been dispatched to

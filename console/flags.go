@@ -38,6 +38,7 @@ var verbs = []*verb{
 	clearVerb, restartVerb, pauseVerb, resumeVerb,
 	sizeVerb, monitorVerb,
 	scheduleWorkVerb, scheduleRunVerb, scheduleListVerb, scheduleTestVerb,
+	dashboardVerb,
 }
 
 func lookup(name string) *verb {

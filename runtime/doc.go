@@ -192,6 +192,17 @@
 // from a queue. Package github.com/jobgen/jobgen/console puts these, and
 // the failed store and the worker, on a command line.
 //
+// # Monitoring
+//
+// Engine.ListJobs pages through a queue's ready, delayed and reserved
+// jobs, Engine.FindJob says where a job is, and Engine.OldestReady how
+// long the next job to be taken has waited. Each worker records itself
+// (Engine.Workers: its queues, concurrency and the jobs it runs now)
+// and adds the jobs it finished to per-minute counts kept for a day
+// (Engine.Metrics), in one pipeline every WorkerConfig.MonitorEvery,
+// never a round trip per job. Package
+// github.com/jobgen/jobgen/dashboard shows all of it in a browser.
+//
 // # Testing
 //
 // embedded:// (import runtime/embedded; jobtest does) runs the real

@@ -152,6 +152,23 @@ func (k keys) calls(queue string, tick int64) string {
 // callsTick is the tick of t, for keys.calls.
 func callsTick(t time.Time) int64 { return t.UnixMilli() / 10 }
 
+// workers is a ZSET of the live workers under the prefix: worker ID ->
+// lease deadline (unix ms, by the worker's clock). Each live worker
+// renews its entry every WorkerConfig.MonitorEvery (monitor.go).
+func (k keys) workers() string { return k.prefix + ":workers" }
+
+// worker is a STRING holding the JSON WorkerInfo of worker id, with the
+// lifetime of its lease, so a dead worker's record goes by itself.
+func (k keys) worker(id string) string { return k.prefix + ":worker:" + id }
+
+// metrics is a HASH of the per-minute job counts of one hour (unix
+// hours): "minute|kind|queue" -> count, minute in unix minutes and kind
+// "processed" or "failed". It expires metricsRetention after its hour
+// began (monitor.go).
+func (k keys) metrics(hour int64) string {
+	return k.prefix + ":metrics:" + strconv.FormatInt(hour, 10)
+}
+
 // unique is a STRING holding the ID of the job that holds unique lock
 // key, with a lifetime of the job's UniqueFor (unique.go). Only single-key
 // commands touch it, so its slot does not matter.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"sync"
 )
@@ -32,6 +33,8 @@ type route struct {
 	// from the zero job; opts are the type's options, if it is a Job.
 	releasing []string
 	opts      JobOptions
+	// typ is the job type the body decodes into (router_types.go).
+	typ reflect.Type
 }
 
 // NewRouter returns an empty router.
@@ -68,6 +71,7 @@ func Register[T any](r *Router, name string, handle func(ctx context.Context, jo
 			return runJob(ctx, job, handle) // middleware.go: the job type's middleware
 		},
 	}
+	rt.typ = reflect.TypeFor[T]()
 	rt.encrypted = encryptedType[T]()
 	rt.releasing = releasingMiddleware[T]()
 	if j, ok := any(*new(T)).(Job); ok {

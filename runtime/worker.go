@@ -47,6 +47,7 @@ type Worker struct {
 	emptied   *upcoming     // set when the reserve behind a wait emptied the queue; fetch loop only
 	processed atomic.Int64  // jobs finished, whatever the outcome
 	returned  atomic.Int64  // jobs given back to their queues at a stop (WorkerStats.Returned)
+	mon       monitor       // counts and running jobs for the worker's record (monitor.go)
 }
 
 // WorkerStats counts what a worker has done with its jobs.
@@ -218,8 +219,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer hardStop(ErrWorkerStopping)
 	side, stopSide := context.WithCancel(base)
 	var sideWG sync.WaitGroup
-	sideWG.Add(4)
+	sideWG.Add(5)
 	go func() { defer sideWG.Done(); w.heartbeat(side) }()
+	go func() { defer sideWG.Done(); w.monitorLoop(side, base, start) }()
 	go func() { defer sideWG.Done(); w.sweeper(side) }()
 	go func() { defer sideWG.Done(); w.watch(ctx, side, restarted) }()
 	go func() { defer sideWG.Done(); w.acker(base) }()

@@ -91,6 +91,13 @@ type WorkerConfig struct {
 	// come from the Redis clock and never from this. Default time.Now;
 	// tests inject a skewed clock.
 	Clock func() time.Time
+	// MonitorEvery is how often the worker records itself in the
+	// registry of live workers (Engine.Workers) and adds the jobs it
+	// finished to the per-minute counts (Engine.Metrics), in one pipeline
+	// of a few commands: never a round trip per job. A worker that stops
+	// writing drops out of the registry five periods later (at least
+	// 1s). Default 2s; negative turns both off.
+	MonitorEvery time.Duration
 }
 
 // ExponentialBackoff delays retry n by Base * 2^(n-1), capped at Max.
@@ -132,6 +139,9 @@ func (c *WorkerConfig) setDefaults() {
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
+	}
+	if c.MonitorEvery == 0 {
+		c.MonitorEvery = 2 * time.Second
 	}
 }
 

@@ -387,6 +387,9 @@ func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev
 
 func (w *Worker) emit(ev Event, kind EventKind) {
 	ev.Kind = kind
+	if w.cfg.MonitorEvery >= 0 {
+		w.mon.observe(ev, time.Now())
+	}
 	w.events.emit(ev)
 }
 

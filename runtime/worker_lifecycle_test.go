@@ -365,6 +365,7 @@ func runChildWorker() int {
 	w, err := runtime.NewWorker(e, r, runtime.WorkerConfig{
 		Grace: grace, RetryAfter: time.Second, Timeout: 900 * time.Millisecond,
 		Sleep: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		MonitorEvery: 100 * time.Millisecond,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -144,6 +144,7 @@
 //	jobgen queue:resume queue...
 //	jobgen queue:size [queue...]
 //	jobgen queue:monitor [queue...] [--max n] [--max-failed n]
+//	jobgen dashboard [--addr 127.0.0.1:8080] [--read-only]
 //
 // Each takes --help, --redis URL (else $REDIS_URL, else
 // $JOBGEN_REDIS_URL), --prefix (the application's

@@ -1,0 +1,188 @@
+package dashboard
+
+import (
+	"crypto/subtle"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// Options configures the dashboard. The zero value is usable: read and
+// write, open to whoever reaches the handler.
+type Options struct {
+	// Authorize runs before every request. It returns true to let the
+	// request through; when it returns false it must have written the
+	// response itself (a 401 with a challenge, a redirect to a login
+	// page). Actions are POSTs, so a hook that allows some users only to
+	// read can refuse r.Method == http.MethodPost. Default: everyone.
+	Authorize func(w http.ResponseWriter, r *http.Request) bool
+	// ReadOnly hides every action and refuses every POST.
+	ReadOnly bool
+	// Router, if set, offers a form to dispatch a job of any type
+	// registered on it, built from the type's fields (not in read-only
+	// mode). An application's binary passes its own router.
+	Router *runtime.Router
+	// Refresh is how often pages fetch their numbers again. Default 2s;
+	// negative turns live refresh off.
+	Refresh time.Duration
+	// PageSize is the number of jobs on a page. Default 50.
+	PageSize int
+	// Title names the dashboard in the page header. Default "jobgen".
+	Title string
+	// Logger receives errors of actions that run in the background.
+	// Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (o *Options) setDefaults() {
+	if o.Refresh == 0 {
+		o.Refresh = 2 * time.Second
+	}
+	if o.PageSize <= 0 {
+		o.PageSize = 50
+	}
+	if o.Title == "" {
+		o.Title = "jobgen"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+}
+
+// contentSecurityPolicy allows only the handler's own script, style and
+// images: no inline script, no inline style, no framing.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+
+// handler is the dashboard.
+type handler struct {
+	e     *runtime.Engine
+	opts  Options
+	pages map[string]*template.Template
+	mux   *http.ServeMux
+	cop   *http.CrossOriginProtection
+
+	mu    sync.Mutex
+	tasks map[string]*task
+}
+
+// New returns the dashboard of engine as an http.Handler. Mount it with
+// http.StripPrefix under any path: its links are relative.
+func New(engine *runtime.Engine, opts Options) http.Handler {
+	opts.setDefaults()
+	h := &handler{e: engine, opts: opts, pages: parsePages(), mux: http.NewServeMux(),
+		cop: http.NewCrossOriginProtection(), tasks: map[string]*task{}}
+	static, _ := fs.Sub(staticFS, "static")
+	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	h.mux.HandleFunc("GET /{$}", h.overview)
+	h.mux.HandleFunc("GET /workers", h.workers)
+	h.mux.HandleFunc("GET /queues/{queue}", h.queue)
+	h.mux.HandleFunc("GET /queues/{queue}/clear", h.confirmClear)
+	h.mux.HandleFunc("GET /failed", h.failed)
+	h.mux.HandleFunc("GET /failed/flush", h.confirmFlush)
+	h.mux.HandleFunc("GET /jobs", h.findJob)
+	h.mux.HandleFunc("GET /jobs/{id}", h.job)
+	h.mux.HandleFunc("GET /search", h.search)
+	h.mux.HandleFunc("GET /batches", h.findBatch)
+	h.mux.HandleFunc("GET /batches/{id}", h.batch)
+	h.mux.HandleFunc("GET /tasks/{id}", h.task)
+	h.mux.HandleFunc("GET /dispatch", h.dispatchForm)
+
+	h.mux.HandleFunc("POST /queues/{queue}/pause", h.pause)
+	h.mux.HandleFunc("POST /queues/{queue}/resume", h.resume)
+	h.mux.HandleFunc("POST /queues/{queue}/clear", h.clear)
+	h.mux.HandleFunc("POST /failed/act", h.failedAct)
+	h.mux.HandleFunc("POST /failed/retry-all", h.retryAll)
+	h.mux.HandleFunc("POST /failed/flush", h.flush)
+	h.mux.HandleFunc("POST /batches/{id}/cancel", h.cancelBatch)
+	h.mux.HandleFunc("POST /batches/{id}/retry", h.retryBatch)
+	h.mux.HandleFunc("POST /dispatch", h.dispatch)
+	return h
+}
+
+// ServeHTTP sets the security headers, asks Authorize, refuses
+// cross-origin and (read-only) all POSTs, then serves the page.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hd := w.Header()
+	hd.Set("Content-Security-Policy", contentSecurityPolicy)
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("X-Frame-Options", "DENY")
+	hd.Set("Referrer-Policy", "same-origin")
+	if h.opts.Authorize != nil && !h.opts.Authorize(w, r) {
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		if err := h.cop.Check(r); err != nil {
+			http.Error(w, "cross-origin request refused", http.StatusForbidden)
+			return
+		}
+		if h.opts.ReadOnly {
+			http.Error(w, "the dashboard is read-only", http.StatusForbidden)
+			return
+		}
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// BasicAuth returns an Authorize hook that asks for HTTP basic
+// authentication with user and password, compared in constant time.
+func BasicAuth(user, password string) func(http.ResponseWriter, *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		u, p, ok := r.BasicAuth()
+		if ok && password != "" &&
+			subtle.ConstantTimeCompare([]byte(u), []byte(user)) == 1 &&
+			subtle.ConstantTimeCompare([]byte(p), []byte(password)) == 1 {
+			return true
+		}
+		w.Header().Set("WWW-Authenticate", `Basic realm="jobgen dashboard", charset="UTF-8"`)
+		http.Error(w, "authentication required", http.StatusUnauthorized)
+		return false
+	}
+}
+
+// base is the relative path from the page r asks for back to the
+// dashboard's root ("./", "../", ...), whatever prefix it is mounted
+// under.
+func base(r *http.Request) string {
+	depth := strings.Count(r.URL.EscapedPath(), "/") - 1
+	if depth <= 0 {
+		return "./"
+	}
+	return strings.Repeat("../", depth)
+}
+
+// redirect sends the browser to path (from the dashboard's root) after a
+// POST.
+func redirect(w http.ResponseWriter, r *http.Request, path string) {
+	seeOther(w, base(r)+strings.TrimPrefix(path, "/"))
+}
+
+// seeOther redirects to a relative location as it is: http.Redirect
+// would resolve it against the path StripPrefix left, losing the prefix.
+func seeOther(w http.ResponseWriter, location string) {
+	w.Header().Set("Location", location)
+	w.WriteHeader(http.StatusSeeOther)
+}
+
+// fail writes an error page.
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
+	h.renderStatus(w, r, status, "error", "Error", map[string]any{"Status": status, "Message": err.Error()}, true)
+}
+
+func (h *handler) failf(w http.ResponseWriter, r *http.Request, status int, format string, args ...any) {
+	h.fail(w, r, status, fmt.Errorf(format, args...))
+}

@@ -1,0 +1,52 @@
+// Package dashboard is a web UI for the queues of an engine, in the
+// manner of Laravel Horizon, as an http.Handler to mount under any path.
+//
+// It shows every queue (ready, delayed, reserved, failed, paused, and how
+// long the next job has waited), the jobs finished and failed per minute
+// over the last hour and per quarter hour over the last day, the live
+// workers and the jobs they run, the jobs of a queue page by page with
+// their payloads, the failed jobs, a job by ID, a search by name and
+// tag, and batches. It pauses and
+// resumes queues, clears them, retries and forgets failed jobs one by
+// one, in bulk or all of a queue (with progress), and cancels and
+// retries batches. With Options.Router it dispatches jobs too, from a
+// form built from the fields of a registered job type.
+//
+// # Mounting
+//
+//	engine, err := runtime.Open(ctx, url, runtime.EngineConfig{})
+//	mux.Handle("/queues/", http.StripPrefix("/queues", dashboard.New(engine, dashboard.Options{
+//		Authorize: dashboard.BasicAuth("admin", os.Getenv("DASHBOARD_PASSWORD")),
+//	})))
+//
+// Links are relative, so the handler works under any prefix that
+// http.StripPrefix took off. The command jobgen dashboard --redis URL
+// runs it on its own, and so does an application's binary built with
+// package console (myapp dashboard).
+//
+// # Security
+//
+// Every response carries a Content-Security-Policy that allows only the
+// handler's own script and style files: no inline script runs, so a
+// payload, error or tag that holds HTML (all three come from whoever
+// dispatched or ran the job) is shown as text, and html/template escapes
+// it in any case. Every action is a POST, refused when it comes from
+// another origin (http.CrossOriginProtection) and, with Options.ReadOnly,
+// refused altogether. Options.Authorize decides who may see the
+// dashboard; behind an application's own sessions:
+//
+//	dashboard.Options{Authorize: func(w http.ResponseWriter, r *http.Request) bool {
+//		if u := sessions.User(r); u != nil && u.Admin {
+//			return true
+//		}
+//		http.Redirect(w, r, "/login", http.StatusSeeOther)
+//		return false
+//	}}
+//
+// # Live
+//
+// Pages are rendered on the server and read without JavaScript. With it,
+// a small script of the handler's own fetches the page again every
+// Options.Refresh and swaps in the parts that change (counts, charts,
+// workers, progress), without a reload.
+package dashboard

@@ -1,0 +1,544 @@
+package dashboard
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// queueRow is one queue on the overview.
+type queueRow struct {
+	Name   string
+	Sizes  runtime.Sizes
+	Paused bool
+	// Wait is how long the next job to be taken has waited; HasWait is
+	// false when none is ready.
+	Wait    time.Duration
+	HasWait bool
+	// Processed and Failed in the last hour.
+	Processed, Failed int64
+}
+
+// queueRows reads the state of every queue, a few queues at a time.
+func (h *handler) queueRows(ctx context.Context, counts []runtime.MinuteCount) ([]queueRow, error) {
+	names, err := h.e.Queues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	hourAgo := time.Now().Add(-time.Hour)
+	rows := make([]queueRow, len(names))
+	errs := make([]error, len(names))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, q := range names {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			rows[i], errs[i] = h.queueRow(ctx, q)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		for _, c := range counts {
+			if c.Queue == rows[i].Name && !c.Minute.Before(hourAgo) {
+				rows[i].Processed += c.Processed
+				rows[i].Failed += c.Failed
+			}
+		}
+	}
+	return rows, nil
+}
+
+// queueRow reads the counts, pause state and pickup wait of queue q.
+func (h *handler) queueRow(ctx context.Context, q string) (queueRow, error) {
+	row := queueRow{Name: q}
+	var err error
+	if row.Sizes, err = h.e.Sizes(ctx, q); err != nil {
+		return row, err
+	}
+	if row.Paused, err = h.e.Paused(ctx, q); err != nil {
+		return row, err
+	}
+	at, ok, err := h.e.OldestReady(ctx, q)
+	if err != nil {
+		return row, err
+	}
+	if ok {
+		row.Wait, row.HasWait = max(time.Since(at), 0), true
+	}
+	return row, nil
+}
+
+func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	now := time.Now()
+	counts, err := h.e.Metrics(ctx, now.Add(-24*time.Hour))
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	rows, err := h.queueRows(ctx, counts)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	workers, err := h.e.Workers(ctx)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	var total runtime.Sizes
+	var wait time.Duration
+	waiting := false
+	busy, slots := 0, 0
+	for _, q := range rows {
+		total.Ready += q.Sizes.Ready
+		total.Delayed += q.Sizes.Delayed
+		total.Reserved += q.Sizes.Reserved
+		total.Failed += q.Sizes.Failed
+		wait = max(wait, q.Wait)
+		waiting = waiting || q.HasWait
+	}
+	for _, wk := range workers {
+		busy += len(wk.Running)
+		slots += wk.Concurrency
+	}
+	h.render(w, r, "overview", "Overview", map[string]any{
+		"Queues":  rows,
+		"Total":   total,
+		"Wait":    wait,
+		"Waiting": waiting,
+		"Workers": len(workers),
+		"Busy":    busy,
+		"Slots":   slots,
+		"Hour":    newSeries(counts, "", 60, 1, now, "last hour"),
+		"Day":     newSeries(counts, "", 96, 15, now, "last day"),
+	}, false)
+}
+
+func (h *handler) workers(w http.ResponseWriter, r *http.Request) {
+	ws, err := h.e.Workers(r.Context())
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	h.render(w, r, "workers", "Workers", map[string]any{"Workers": ws}, false)
+}
+
+// states a queue page lists.
+var listStates = []runtime.JobState{runtime.StateReady, runtime.StateDelayed, runtime.StateReserved}
+
+func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.PathValue("queue")
+	if err := runtime.ValidateQueueName(q); err != nil {
+		h.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
+	state := runtime.JobState(r.URL.Query().Get("state"))
+	if !slices.Contains(listStates, state) {
+		state = runtime.StateReady
+	}
+	size := h.opts.PageSize
+	page := pageOf(r)
+	jobs, total, err := h.e.ListJobs(ctx, q, state, (page-1)*size, size)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	sizes, err := h.e.Sizes(ctx, q)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	paused, err := h.e.Paused(ctx, q)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	now := time.Now()
+	counts, err := h.e.Metrics(ctx, now.Add(-time.Hour))
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	views := make([]jobView, len(jobs))
+	for i, j := range jobs {
+		views[i] = readJob(j.Queue, j.ID, j.State, j.Payload)
+		views[i].Attempts, views[i].Exceptions, views[i].Due = j.Attempts, j.Exceptions, j.Due
+	}
+	if state == runtime.StateReserved {
+		h.markWorkers(ctx, views)
+	}
+	h.render(w, r, "queue", "Queue "+q, map[string]any{
+		"Queue": q, "State": string(state), "States": listStates, "Sizes": sizes, "Paused": paused,
+		"Jobs": views, "Pager": newPager(r, size, total), "Hour": newSeries(counts, q, 60, 1, now, "last hour"),
+	}, false)
+}
+
+// markWorkers fills in the worker running each job, where one does.
+func (h *handler) markWorkers(ctx context.Context, views []jobView) {
+	ws, err := h.e.Workers(ctx)
+	if err != nil {
+		return
+	}
+	by := map[string]string{}
+	for _, wk := range ws {
+		for _, j := range wk.Running {
+			by[j.Queue+"\x00"+j.ID] = wk.Name + " (" + wk.Host + ")"
+		}
+	}
+	for i := range views {
+		views[i].Worker = by[views[i].Queue+"\x00"+views[i].ID]
+	}
+}
+
+func (h *handler) confirmClear(w http.ResponseWriter, r *http.Request) {
+	q := r.PathValue("queue")
+	if err := runtime.ValidateQueueName(q); err != nil {
+		h.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
+	s, err := h.e.Sizes(r.Context(), q)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	h.render(w, r, "confirm", "Clear "+q, map[string]any{
+		"Question": "Delete every pending job of queue " + q + "?",
+		"Detail":   num(s.Total()) + " jobs (ready, delayed and reserved) will be deleted. Failed jobs are kept.",
+		"Action":   "queues/" + url.PathEscape(q) + "/clear", "Button": "Clear " + q,
+		"Back": "queues/" + url.PathEscape(q),
+	}, true)
+}
+
+func (h *handler) confirmFlush(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query().Get("queue")
+	if err := runtime.ValidateQueueName(q); err != nil {
+		h.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
+	n, err := h.e.Failed().Count(r.Context(), q)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	h.render(w, r, "confirm", "Flush "+q, map[string]any{
+		"Question": "Delete every failed job of queue " + q + "?",
+		"Detail":   num(n) + " failed jobs will be deleted for good.",
+		"Action":   "failed/flush", "Button": "Flush " + q, "Queue": q,
+		"Back": "failed?queue=" + url.QueryEscape(q),
+	}, true)
+}
+
+// failedView is a failed job on the failed page.
+type failedView struct {
+	jobView
+	Ref string // form value for bulk actions
+}
+
+// scanLimit is the most jobs per queue and state a search or a filtered
+// list reads.
+const scanLimit = 1000
+
+func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	queue, name, tag := q.Get("queue"), strings.TrimSpace(q.Get("name")), strings.TrimSpace(q.Get("tag"))
+	queues, err := h.e.Queues(ctx)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	from := queues
+	if queue != "" {
+		if err := runtime.ValidateQueueName(queue); err != nil {
+			h.fail(w, r, http.StatusBadRequest, err)
+			return
+		}
+		from = []string{queue}
+	}
+	size, page := h.opts.PageSize, pageOf(r)
+	filtered := name != "" || tag != ""
+	want := page * size
+	if filtered {
+		want = scanLimit
+	}
+	var all []failedView
+	var total int64
+	counts := map[string]int64{}
+	for _, fq := range from {
+		n, err := h.e.Failed().Count(ctx, fq)
+		if err != nil {
+			h.fail(w, r, http.StatusBadGateway, err)
+			return
+		}
+		counts[fq] = n
+		total += n
+		if n == 0 {
+			continue
+		}
+		jobs, err := h.e.Failed().List(ctx, fq, 0, want)
+		if err != nil {
+			h.fail(w, r, http.StatusBadGateway, err)
+			return
+		}
+		for _, j := range jobs {
+			v := readJob(j.Queue, j.ID, runtime.StateFailed, j.Payload)
+			if v.Name == "" {
+				v.Name = j.Name
+			}
+			v.Attempts, v.Error, v.FailedAt = j.Attempts, j.Error, j.FailedAt
+			if filtered && !v.matches(name, tag) {
+				continue
+			}
+			all = append(all, failedView{jobView: v, Ref: jobRef(j.Queue, j.ID)})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b failedView) int { return b.FailedAt.Compare(a.FailedAt) })
+	if filtered {
+		total = int64(len(all))
+	}
+	lo := min((page-1)*size, len(all))
+	hi := min(lo+size, len(all))
+	h.render(w, r, "failed", "Failed jobs", map[string]any{
+		"Queue": queue, "Name": name, "Tag": tag, "Queues": queues, "Counts": counts,
+		"Jobs": all[lo:hi], "Pager": newPager(r, size, total), "Filtered": filtered,
+	}, false)
+}
+
+// findJob sends the job-ID form to the job's page.
+func (h *handler) findJob(w http.ResponseWriter, r *http.Request) {
+	id := strings.TrimSpace(r.URL.Query().Get("id"))
+	if id == "" {
+		redirect(w, r, "search")
+		return
+	}
+	path := "jobs/" + url.PathEscape(id)
+	if q := r.URL.Query().Get("queue"); q != "" {
+		path += "?queue=" + url.QueryEscape(q)
+	}
+	seeOther(w, base(r)+path)
+}
+
+func (h *handler) job(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	queues := []string{r.URL.Query().Get("queue")}
+	if queues[0] == "" {
+		var err error
+		if queues, err = h.e.Queues(ctx); err != nil {
+			h.fail(w, r, http.StatusBadGateway, err)
+			return
+		}
+	}
+	for _, q := range queues {
+		if err := runtime.ValidateQueueName(q); err != nil {
+			h.fail(w, r, http.StatusBadRequest, err)
+			return
+		}
+		j, ok, err := h.e.FindJob(ctx, q, id)
+		if err != nil {
+			h.fail(w, r, http.StatusBadGateway, err)
+			return
+		}
+		if !ok {
+			continue
+		}
+		v := readJob(j.Queue, j.ID, j.State, j.Payload)
+		v.Attempts, v.Exceptions, v.Due = j.Attempts, j.Exceptions, j.Due
+		if j.State == runtime.StateFailed {
+			f, ok, err := h.e.Failed().Get(ctx, q, id)
+			if err != nil {
+				h.fail(w, r, http.StatusBadGateway, err)
+				return
+			}
+			if ok {
+				v.Attempts, v.Error, v.FailedAt = f.Attempts, f.Error, f.FailedAt
+				if v.Name == "" {
+					v.Name = f.Name
+				}
+			}
+		}
+		if j.State == runtime.StateReserved {
+			vs := []jobView{v}
+			h.markWorkers(ctx, vs)
+			v = vs[0]
+		}
+		h.render(w, r, "job", "Job "+id, map[string]any{"Job": v, "Found": true, "Ref": jobRef(v.Queue, v.ID)}, false)
+		return
+	}
+	h.render(w, r, "job", "Job "+id, map[string]any{"Found": false, "ID": id}, false)
+}
+
+// search finds jobs by name, tag and queue among the first jobs of each
+// queue's ready, delayed, reserved and failed lists.
+func (h *handler) search(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	name, tag, queue := strings.TrimSpace(q.Get("name")), strings.TrimSpace(q.Get("tag")), q.Get("queue")
+	queues, err := h.e.Queues(ctx)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	data := map[string]any{"Name": name, "Tag": tag, "Queue": queue, "Queues": queues, "ScanLimit": scanLimit}
+	if name == "" && tag == "" && queue == "" {
+		h.render(w, r, "search", "Search", data, true)
+		return
+	}
+	from := queues
+	if queue != "" {
+		if err := runtime.ValidateQueueName(queue); err != nil {
+			h.fail(w, r, http.StatusBadRequest, err)
+			return
+		}
+		from = []string{queue}
+	}
+	var found []jobView
+	for _, fq := range from {
+		for _, st := range listStates {
+			jobs, _, err := h.e.ListJobs(ctx, fq, st, 0, scanLimit)
+			if err != nil {
+				h.fail(w, r, http.StatusBadGateway, err)
+				return
+			}
+			for _, j := range jobs {
+				v := readJob(j.Queue, j.ID, j.State, j.Payload)
+				v.Attempts, v.Due = j.Attempts, j.Due
+				if v.matches(name, tag) {
+					found = append(found, v)
+				}
+			}
+		}
+		failed, err := h.e.Failed().List(ctx, fq, 0, scanLimit)
+		if err != nil {
+			h.fail(w, r, http.StatusBadGateway, err)
+			return
+		}
+		for _, j := range failed {
+			v := readJob(j.Queue, j.ID, runtime.StateFailed, j.Payload)
+			v.Attempts, v.Error, v.FailedAt = j.Attempts, j.Error, j.FailedAt
+			if v.matches(name, tag) {
+				found = append(found, v)
+			}
+		}
+	}
+	slices.SortStableFunc(found, func(a, b jobView) int { return cmp.Compare(a.Queue, b.Queue) })
+	data["Jobs"] = found
+	data["Searched"] = true
+	h.render(w, r, "search", "Search", data, true)
+}
+
+// batchScan is how many jobs per queue and state the batches page reads
+// to find the batches that have jobs waiting or failed.
+const batchScan = 200
+
+// batchRow is a batch on the batches page.
+type batchRow struct {
+	runtime.BatchStatus
+	Succeeded, Percent int
+}
+
+func (h *handler) findBatch(w http.ResponseWriter, r *http.Request) {
+	id := strings.TrimSpace(r.URL.Query().Get("id"))
+	if id == "" {
+		rows, err := h.openBatches(r.Context())
+		if err != nil {
+			h.fail(w, r, http.StatusBadGateway, err)
+			return
+		}
+		h.render(w, r, "batch", "Batches", map[string]any{"Ask": true, "Batches": rows, "Scan": batchScan}, false)
+		return
+	}
+	seeOther(w, base(r)+"batches/"+url.PathEscape(id))
+}
+
+func (h *handler) batch(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	st, ok, err := h.e.Batches().Find(r.Context(), id)
+	switch {
+	case errors.Is(err, runtime.ErrInvalid):
+		h.fail(w, r, http.StatusBadRequest, err)
+		return
+	case err != nil:
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	case !ok:
+		h.renderStatus(w, r, http.StatusNotFound, "batch", "Batch "+id, map[string]any{"Ask": true, "Missing": id, "Scan": batchScan}, true)
+		return
+	}
+	// A failed job stays pending: it may yet succeed on a retry.
+	succeeded := st.Total - st.Pending
+	h.render(w, r, "batch", "Batch "+id, map[string]any{
+		"Batch": st, "Succeeded": succeeded, "Waiting": max(st.Pending-st.Failed, 0),
+		"Percent": percent(succeeded+st.Failed, st.Total),
+	}, false)
+}
+
+func percent(part, whole int) int {
+	if whole <= 0 {
+		return 100
+	}
+	return part * 100 / whole
+}
+
+// openBatches finds the batches that jobs near the head of each queue,
+// or among its newest failed jobs, belong to: batches are not indexed,
+// so these are the ones with work waiting or failed.
+func (h *handler) openBatches(ctx context.Context) ([]batchRow, error) {
+	queues, err := h.e.Queues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var ids []string
+	note := func(queue, id string, state runtime.JobState, payload []byte) {
+		if v := readJob(queue, id, state, payload); v.BatchID != "" && !seen[v.BatchID] {
+			seen[v.BatchID] = true
+			ids = append(ids, v.BatchID)
+		}
+	}
+	for _, q := range queues {
+		for _, st := range listStates {
+			jobs, _, err := h.e.ListJobs(ctx, q, st, 0, batchScan)
+			if err != nil {
+				return nil, err
+			}
+			for _, j := range jobs {
+				note(q, j.ID, st, j.Payload)
+			}
+		}
+		failed, err := h.e.Failed().List(ctx, q, 0, batchScan)
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range failed {
+			note(q, j.ID, runtime.StateFailed, j.Payload)
+		}
+	}
+	rows := make([]batchRow, 0, len(ids))
+	for _, id := range ids {
+		st, ok, err := h.e.Batches().Find(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			ok := st.Total - st.Pending
+			rows = append(rows, batchRow{BatchStatus: st, Succeeded: ok, Percent: percent(ok+st.Failed, st.Total)})
+		}
+	}
+	slices.SortFunc(rows, func(a, b batchRow) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return rows, nil
+}

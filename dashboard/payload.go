@@ -1,0 +1,124 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// jobView is a job as the pages show it: its envelope read, its body
+// decoded to JSON for reading.
+type jobView struct {
+	Queue      string
+	ID         string
+	State      string
+	Name       string
+	Attempts   int
+	Exceptions int
+	Dispatched time.Time
+	Due        time.Time
+	Tags       []string
+	BatchID    string
+	Tries      int
+	Timeout    time.Duration
+	Chain      int
+	// Body is the payload as indented JSON; "" when Sealed or Bad.
+	Body string
+	// Sealed is true for an encrypted body: the dashboard never opens it.
+	Sealed bool
+	// Bad says why the payload did not decode, if it did not.
+	Bad string
+	// Failed jobs only.
+	Error    string
+	FailedAt time.Time
+	// Worker is the name of the worker running it now, if any.
+	Worker string
+}
+
+// readJob decodes payload into a jobView.
+func readJob(queue, id string, state runtime.JobState, payload []byte) jobView {
+	v := jobView{Queue: queue, ID: id, State: string(state)}
+	if payload == nil {
+		v.Bad = "gone while it was read"
+		return v
+	}
+	env, err := runtime.DecodeEnvelope(queue, id, payload)
+	if err != nil {
+		v.Bad = err.Error()
+		return v
+	}
+	v.Name, v.Tags, v.BatchID, v.Tries, v.Timeout, v.Chain = env.Name, env.Tags, env.BatchID, env.Tries, env.Timeout, len(env.Chain)
+	if env.DispatchedAt > 0 {
+		v.Dispatched = time.UnixMilli(env.DispatchedAt)
+	}
+	if env.Encrypted {
+		v.Sealed = true
+		return v
+	}
+	v.Body, err = bodyJSON(env.Body)
+	if err != nil {
+		v.Bad = fmt.Sprintf("body does not decode: %v", err)
+	}
+	return v
+}
+
+// bodyJSON decodes a msgpack body (runtime.Encode) into indented JSON.
+func bodyJSON(body []byte) (string, error) {
+	var x any
+	if err := msgpack.Unmarshal(body, &x); err != nil {
+		return "", err
+	}
+	b, err := json.MarshalIndent(jsonable(x), "", "  ")
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// jsonable turns what msgpack decodes (maps with keys of any type) into
+// what encoding/json takes.
+func jsonable(x any) any {
+	switch v := x.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = jsonable(e)
+		}
+		return v
+	case map[any]any:
+		m := make(map[string]any, len(v))
+		for k, e := range v {
+			m[fmt.Sprint(k)] = jsonable(e)
+		}
+		return m
+	case []any:
+		for i, e := range v {
+			v[i] = jsonable(e)
+		}
+		return v
+	case []byte:
+		return string(v)
+	}
+	return x
+}
+
+// matches reports whether v passes a search: name and tag are
+// substrings (case-insensitive) of its name and one of its tags.
+func (v jobView) matches(name, tag string) bool {
+	if name != "" && !strings.Contains(strings.ToLower(v.Name), strings.ToLower(name)) {
+		return false
+	}
+	if tag == "" {
+		return true
+	}
+	for _, t := range v.Tags {
+		if strings.Contains(strings.ToLower(t), strings.ToLower(tag)) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,172 @@
+package dashboard
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// pageNames are the templates under templates/, each rendered inside
+// layout.html.
+var pageNames = []string{"overview", "workers", "queue", "failed", "job", "search", "batch", "task", "confirm", "dispatch", "error"}
+
+var funcs = template.FuncMap{
+	"ago":      ago,
+	"dur":      duration,
+	"when":     when,
+	"num":      num,
+	"pathq":    url.PathEscape,
+	"query":    url.QueryEscape,
+	"jobref":   jobRef,
+	"add":      func(a, b int) int { return a + b },
+	"contains": func(s, sub string) bool { return strings.Contains(s, sub) },
+}
+
+func parsePages() map[string]*template.Template {
+	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html"))
+	pages := make(map[string]*template.Template, len(pageNames))
+	for _, name := range pageNames {
+		t := template.Must(layout.Clone())
+		pages[name] = template.Must(t.ParseFS(templateFS, "templates/"+name+".html"))
+	}
+	return pages
+}
+
+// view is what every page's template gets.
+type view struct {
+	Title    string
+	Page     string
+	Base     string // relative path to the dashboard's root
+	App      string
+	ReadOnly bool
+	Dispatch bool // the dispatch form is on
+	Refresh  int  // ms; 0 for none
+	Now      time.Time
+	Data     any
+}
+
+// render writes page name with data inside the layout. Pages that are
+// never live (errors, confirmations) pass still.
+func (h *handler) render(w http.ResponseWriter, r *http.Request, name, title string, data any, still bool) {
+	h.renderStatus(w, r, http.StatusOK, name, title, data, still)
+}
+
+// renderStatus is render with another status than 200.
+func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status int, name, title string, data any, still bool) {
+	v := view{Title: title, Page: name, Base: base(r), App: h.opts.Title, ReadOnly: h.opts.ReadOnly, Dispatch: h.opts.Router != nil && !h.opts.ReadOnly, Now: time.Now(), Data: data}
+	if h.opts.Refresh > 0 && !still {
+		v.Refresh = int(h.opts.Refresh.Milliseconds())
+	}
+	var buf bytes.Buffer
+	if err := h.pages[name].ExecuteTemplate(&buf, "layout.html", v); err != nil {
+		http.Error(w, "render: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = buf.WriteTo(w)
+}
+
+// ago says how long before now t was, shortly: "3s", "4m", "2h", "5d".
+func ago(t time.Time) string {
+	if t.IsZero() {
+		return "–"
+	}
+	return duration(time.Since(t))
+}
+
+// when says when t is from now: "in 3m" or "3m ago".
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "–"
+	}
+	d := time.Until(t)
+	if d >= 0 {
+		return "in " + duration(d)
+	}
+	return duration(-d) + " ago"
+}
+
+// duration is d, shortly, in its largest whole unit (two units under an
+// hour).
+func duration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	switch {
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < time.Minute:
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	case d < time.Hour:
+		m, s := int64(d/time.Minute), int64(d%time.Minute/time.Second)
+		if s == 0 {
+			return fmt.Sprintf("%dm", m)
+		}
+		return fmt.Sprintf("%dm %ds", m, s)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh %dm", int64(d/time.Hour), int64(d%time.Hour/time.Minute))
+	default:
+		return fmt.Sprintf("%dd", int64(d/(24*time.Hour)))
+	}
+}
+
+// num writes n with thin groups of thousands: 12 345.
+func num(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteString("\u202f")
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// jobRef is the form value naming job id of queue in a bulk action.
+func jobRef(queue, id string) string {
+	return url.Values{"q": {queue}, "id": {id}}.Encode()
+}
+
+// pager is the position in a paginated list.
+type pager struct {
+	Page, Pages int
+	Total       int64
+	Prev, Next  string // query strings, "" at an end
+}
+
+func newPager(r *http.Request, size int, total int64) pager {
+	p := pager{Page: pageOf(r), Total: total}
+	p.Pages = int((total + int64(size) - 1) / int64(size))
+	q := r.URL.Query()
+	if p.Page > 1 {
+		q.Set("page", strconv.Itoa(p.Page-1))
+		p.Prev = "?" + q.Encode()
+	}
+	if p.Page < p.Pages {
+		q.Set("page", strconv.Itoa(p.Page+1))
+		p.Next = "?" + q.Encode()
+	}
+	return p
+}
+
+// pageOf is the 1-based page a request asks for.
+func pageOf(r *http.Request) int {
+	n, err := strconv.Atoi(r.URL.Query().Get("page"))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
+}

@@ -1,0 +1,251 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jobgen/jobgen/internal/wire"
+	"github.com/redis/go-redis/v9"
+)
+
+// Reading the jobs a queue holds, for monitoring (the dashboard). These
+// calls only read, a page at a time; none changes a job.
+
+// JobState is where a job is.
+type JobState string
+
+// The states a job can be found in.
+const (
+	StateReady    JobState = "ready"
+	StateDelayed  JobState = "delayed"
+	StateReserved JobState = "reserved"
+	StateFailed   JobState = "failed"
+)
+
+// QueuedJob is a job found in a queue.
+type QueuedJob struct {
+	Queue string
+	ID    string
+	State JobState
+	// Attempts counts the job's reservations so far; Exceptions the
+	// attempts that ended in an exception.
+	Attempts   int
+	Exceptions int
+	// Payload is the envelope as stored; decode it with
+	// DecodeEnvelope(Queue, ID, Payload). Nil if the job went while it
+	// was read.
+	Payload []byte
+	// Due is when a delayed job becomes ready; for a reserved job, when
+	// its lease runs out. Zero for a ready job.
+	Due time.Time
+}
+
+// ListJobs returns a page of the jobs of queue in state (ready, delayed
+// or reserved), from offset, at most limit, and how many the state holds:
+// ready jobs in the order they will be taken, delayed ones by due time,
+// reserved ones by lease deadline. A job that finishes while the page is
+// read comes without its payload. A partitioned queue is read one
+// partition after another.
+func (e *Engine) ListJobs(ctx context.Context, queue string, state JobState, offset, limit int) ([]QueuedJob, int64, error) {
+	if err := validateQueueOrPartition(queue); err != nil {
+		return nil, 0, err
+	}
+	if offset < 0 || limit < 1 {
+		return nil, 0, fmt.Errorf("%w: list jobs: offset (%d) must be >= 0 and limit (%d) >= 1", ErrInvalid, offset, limit)
+	}
+	var out []QueuedJob
+	var total int64
+	if ok, err := e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
+		jobs, n, err := pe.ListJobs(ctx, name, state, max(offset-int(total), 0), limit)
+		if offset < int(total+n) && len(out) < limit {
+			out = append(out, jobs[:min(len(jobs), limit-len(out))]...)
+		}
+		total += n
+		return false, err
+	}); ok {
+		if err != nil {
+			return nil, 0, err
+		}
+		return out, total, nil
+	}
+	qk := e.keys.queue(queue)
+	start, stop := int64(offset), int64(offset+limit-1)
+	var ids []string
+	var scores []float64
+	var err error
+	switch state {
+	case StateReady:
+		var n *redis.IntCmd
+		var r *redis.StringSliceCmd
+		_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			n = p.LLen(ctx, qk.Ready)
+			r = p.LRange(ctx, qk.Ready, start, stop)
+			return nil
+		})
+		if err == nil {
+			total, ids = n.Val(), r.Val()
+		}
+	case StateDelayed, StateReserved:
+		k := qk.Delayed
+		if state == StateReserved {
+			k = qk.Reserved
+		}
+		var n *redis.IntCmd
+		var r *redis.ZSliceCmd
+		_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			n = p.ZCard(ctx, k)
+			r = p.ZRangeWithScores(ctx, k, start, stop)
+			return nil
+		})
+		if err == nil {
+			total = n.Val()
+			for _, z := range r.Val() {
+				ids = append(ids, z.Member.(string))
+				scores = append(scores, z.Score)
+			}
+		}
+	default:
+		return nil, 0, fmt.Errorf("%w: list jobs: state %q (want ready, delayed or reserved)", ErrInvalid, state)
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("list %s jobs of %q: %w", state, queue, err)
+	}
+	jobs, err := e.loadJobs(ctx, queue, state, ids, scores)
+	return jobs, total, err
+}
+
+// loadJobs reads the payloads and attempt counts of ids, in one round
+// trip.
+func (e *Engine) loadJobs(ctx context.Context, queue string, state JobState, ids []string, scores []float64) ([]QueuedJob, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	qk := e.keys.queue(queue)
+	var payloads, states *redis.SliceCmd
+	if _, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		payloads = p.HMGet(ctx, qk.Payloads, ids...)
+		states = p.HMGet(ctx, qk.State, ids...)
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("load jobs of %q: %w", queue, err)
+	}
+	out := make([]QueuedJob, len(ids))
+	for i, id := range ids {
+		j := QueuedJob{Queue: queue, ID: id, State: state}
+		if p, ok := payloads.Val()[i].(string); ok {
+			j.Payload = []byte(p)
+		}
+		if s, ok := states.Val()[i].(string); ok {
+			j.Attempts, j.Exceptions = parseJobState(s)
+		}
+		if scores != nil {
+			j.Due = time.UnixMilli(int64(scores[i]))
+		}
+		out[i] = j
+	}
+	return out, nil
+}
+
+// parseJobState reads "attempts:exceptions:token" (keys.go).
+func parseJobState(s string) (attempts, exceptions int) {
+	parts := strings.SplitN(s, ":", 3)
+	attempts, _ = strconv.Atoi(parts[0])
+	if len(parts) > 1 {
+		exceptions, _ = strconv.Atoi(parts[1])
+	}
+	return attempts, exceptions
+}
+
+// FindJob looks for job id in queue: ready, delayed, reserved or failed.
+// ok is false if the queue holds no such job: it finished (and was
+// deleted), was cleared, or never was there. A partitioned queue is
+// searched partition by partition.
+func (e *Engine) FindJob(ctx context.Context, queue, id string) (job QueuedJob, ok bool, err error) {
+	if err := validateQueueOrPartition(queue); err != nil {
+		return QueuedJob{}, false, err
+	}
+	if partitioned, err2 := e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
+		job, ok, err = pe.FindJob(ctx, name, id)
+		return ok, err
+	}); partitioned {
+		return job, ok, err2
+	}
+	qk := e.keys.queue(queue)
+	var payload, failedPayload *redis.StringCmd
+	var state *redis.StringCmd
+	var delayed, reserved, failed *redis.FloatCmd
+	_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		payload = p.HGet(ctx, qk.Payloads, id)
+		state = p.HGet(ctx, qk.State, id)
+		delayed = p.ZScore(ctx, qk.Delayed, id)
+		reserved = p.ZScore(ctx, qk.Reserved, id)
+		failed = p.ZScore(ctx, qk.Failed, id)
+		failedPayload = p.HGet(ctx, qk.FailedPayloads, id)
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return QueuedJob{}, false, fmt.Errorf("find job %s in %q: %w", id, queue, err)
+	}
+	j := QueuedJob{Queue: queue, ID: id}
+	switch {
+	case payload.Err() == nil:
+		j.Payload = []byte(payload.Val())
+		j.Attempts, j.Exceptions = parseJobState(state.Val())
+		switch {
+		case reserved.Err() == nil:
+			j.State, j.Due = StateReserved, time.UnixMilli(int64(reserved.Val()))
+		case delayed.Err() == nil:
+			j.State, j.Due = StateDelayed, time.UnixMilli(int64(delayed.Val()))
+		default:
+			j.State = StateReady
+		}
+	case failed.Err() == nil:
+		j.State, j.Payload = StateFailed, []byte(failedPayload.Val())
+	default:
+		return QueuedJob{}, false, nil
+	}
+	return j, true, nil
+}
+
+// OldestReady returns when the job at the head of queue's ready list,
+// the next to be taken, was dispatched (by its ID, or its envelope for an
+// ID that does not tell); ok is false if none is ready. How long ago that
+// was is how long the queue keeps jobs waiting. A partitioned queue
+// answers with the oldest of its partitions' heads.
+func (e *Engine) OldestReady(ctx context.Context, queue string) (at time.Time, ok bool, err error) {
+	if err := validateQueueOrPartition(queue); err != nil {
+		return time.Time{}, false, err
+	}
+	if partitioned, err := e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
+		t, found, err := pe.OldestReady(ctx, name)
+		if found && (!ok || t.Before(at)) {
+			at, ok = t, true
+		}
+		return false, err
+	}); partitioned {
+		return at, ok, err
+	}
+	qk := e.keys.queue(queue)
+	id, err := e.rdb.LIndex(ctx, qk.Ready, 0).Result()
+	if err == redis.Nil {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("oldest ready job of %q: %w", queue, err)
+	}
+	if ms, ok := wire.IDTime(id); ok {
+		return time.UnixMilli(ms), true, nil
+	}
+	b, err := e.rdb.HGet(ctx, qk.Payloads, id).Bytes()
+	if err != nil {
+		return time.Time{}, false, nil // taken meanwhile
+	}
+	env, err := DecodeEnvelope(queue, id, b)
+	if err != nil || env.DispatchedAt == 0 {
+		return time.Time{}, false, nil
+	}
+	return time.UnixMilli(env.DispatchedAt), true, nil
+}

@@ -1,0 +1,340 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Monitoring: each worker keeps a record of itself in Redis, renewed
+// every WorkerConfig.MonitorEvery under a lease, and adds the jobs it
+// finished to per-minute counts in the same pipeline. Engine.Workers and
+// Engine.Metrics read them (for the dashboard). A worker counts in
+// memory and writes at most once a period, so monitoring costs a
+// pipeline of a few commands per worker every period, whatever the
+// number of jobs.
+
+// metricsRetention is how long per-minute counts are kept: a day, and
+// the hour the oldest minute of that day falls in.
+const metricsRetention = 25 * time.Hour
+
+// WorkerInfo is the record a live worker keeps of itself.
+type WorkerInfo struct {
+	// ID is unique to this run of the worker.
+	ID string `json:"id"`
+	// Name is WorkerConfig.Name.
+	Name        string    `json:"name"`
+	Host        string    `json:"host"`
+	PID         int       `json:"pid"`
+	Queues      []string  `json:"queues"`
+	Concurrency int       `json:"concurrency"`
+	StartedAt   time.Time `json:"started_at"`
+	// SeenAt is when the worker last wrote this record (its clock).
+	SeenAt time.Time `json:"seen_at"`
+	// Paused is true while the worker is paused (Worker.Pause).
+	Paused bool `json:"paused,omitempty"`
+	// Running are the jobs whose handlers run now, oldest first; their
+	// number is the worker's busy slots.
+	Running []RunningJob `json:"running,omitempty"`
+}
+
+// RunningJob is a job a worker's handler runs now.
+type RunningJob struct {
+	Queue     string    `json:"queue"`
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Attempt   int       `json:"attempt"`
+	StartedAt time.Time `json:"started_at"`
+}
+
+// Workers returns the live workers under the engine's prefix, by name
+// then ID: those whose last record is younger than its lease. The
+// entries of workers that died are deleted on the way.
+func (e *Engine) Workers(ctx context.Context) ([]WorkerInfo, error) {
+	now := time.Now().UnixMilli()
+	k := e.keys.workers()
+	ids, err := e.rdb.ZRangeByScore(ctx, k, &redis.ZRangeBy{Min: strconv.FormatInt(now, 10), Max: "+inf"}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list workers: %w", err)
+	}
+	// A worker that died left its entry; its record expired by itself.
+	_ = e.rdb.ZRemRangeByScore(ctx, k, "-inf", "("+strconv.FormatInt(now, 10)).Err()
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	cmds := make([]*redis.StringCmd, len(ids))
+	// One GET each rather than MGET: on a cluster the records are in
+	// different slots.
+	if _, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.Get(ctx, e.keys.worker(id))
+		}
+		return nil
+	}); err != nil && err != redis.Nil {
+		return nil, fmt.Errorf("read workers: %w", err)
+	}
+	out := make([]WorkerInfo, 0, len(ids))
+	for _, c := range cmds {
+		b, err := c.Bytes()
+		if err != nil {
+			continue
+		}
+		var info WorkerInfo
+		if json.Unmarshal(b, &info) == nil {
+			out = append(out, info)
+		}
+	}
+	slices.SortFunc(out, func(a, b WorkerInfo) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// MinuteCount is how many jobs of one queue finished in one minute.
+type MinuteCount struct {
+	// Minute is the start of the minute (workers' clocks).
+	Minute    time.Time
+	Queue     string
+	Processed int64 // succeeded (JobProcessed)
+	Failed    int64 // failed for good (JobFailed)
+}
+
+// Metrics returns the per-minute counts of every queue from since (at
+// most a day ago: older counts are gone) to now, by minute then queue.
+// Minutes in which no job of a queue finished are left out.
+func (e *Engine) Metrics(ctx context.Context, since time.Time) ([]MinuteCount, error) {
+	now := time.Now()
+	if oldest := now.Add(-metricsRetention); since.Before(oldest) {
+		since = oldest
+	}
+	first, last := since.Unix()/3600, now.Unix()/3600
+	cmds := make([]*redis.MapStringStringCmd, 0, last-first+1)
+	if _, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for h := first; h <= last; h++ {
+			cmds = append(cmds, p.HGetAll(ctx, e.keys.metrics(h)))
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("read metrics: %w", err)
+	}
+	type mk struct {
+		minute int64
+		queue  string
+	}
+	counts := map[mk]*MinuteCount{}
+	from := since.Unix() / 60
+	for _, c := range cmds {
+		for field, v := range c.Val() {
+			parts := strings.SplitN(field, "|", 3)
+			if len(parts) != 3 {
+				continue
+			}
+			m, err := strconv.ParseInt(parts[0], 10, 64)
+			if err != nil || m < from {
+				continue
+			}
+			n, _ := strconv.ParseInt(v, 10, 64)
+			key := mk{m, parts[2]}
+			mc := counts[key]
+			if mc == nil {
+				mc = &MinuteCount{Minute: time.Unix(m*60, 0), Queue: parts[2]}
+				counts[key] = mc
+			}
+			switch parts[1] {
+			case "processed":
+				mc.Processed += n
+			case "failed":
+				mc.Failed += n
+			}
+		}
+	}
+	out := make([]MinuteCount, 0, len(counts))
+	for _, mc := range counts {
+		out = append(out, *mc)
+	}
+	slices.SortFunc(out, func(a, b MinuteCount) int {
+		if c := a.Minute.Compare(b.Minute); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Queue, b.Queue)
+	})
+	return out, nil
+}
+
+// monitor is what a worker keeps in memory between two writes of its
+// record and counts.
+type monitor struct {
+	mu      sync.Mutex
+	counts  map[countKey]int64
+	running map[jobKey]RunningJob
+}
+
+// countKey is one per-minute counter.
+type countKey struct {
+	minute int64 // unix minutes
+	kind   string
+	queue  string
+}
+
+// jobKey names a job without its reservation token, as events do.
+type jobKey struct{ queue, id string }
+
+// observe counts finished jobs and tracks the running ones, from the
+// worker's events. It takes a lock and touches a map: no Redis call.
+func (m *monitor) observe(ev Event, now time.Time) {
+	var kind string
+	switch ev.Kind {
+	case JobProcessing:
+		m.mu.Lock()
+		if m.running == nil {
+			m.running = map[jobKey]RunningJob{}
+		}
+		m.running[jobKey{ev.Queue, ev.ID}] = RunningJob{Queue: ev.Queue, ID: ev.ID, Name: ev.Name, Attempt: ev.Attempt, StartedAt: now}
+		m.mu.Unlock()
+		return
+	case JobProcessed:
+		kind = "processed"
+	case JobFailed:
+		kind = "failed"
+	case JobExceptionOccurred, JobReleased, JobTimedOut:
+	default:
+		return
+	}
+	m.mu.Lock()
+	delete(m.running, jobKey{ev.Queue, ev.ID})
+	if kind != "" {
+		if m.counts == nil {
+			m.counts = map[countKey]int64{}
+		}
+		m.counts[countKey{now.Unix() / 60, kind, ev.Queue}]++
+	}
+	m.mu.Unlock()
+}
+
+// take returns the counts gathered since the last take, and the running
+// jobs of those in active (a job whose lease was lost ends with no
+// event), oldest first.
+func (m *monitor) take(active map[jobKey]bool) (map[countKey]int64, []RunningJob) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	counts := m.counts
+	m.counts = nil
+	running := make([]RunningJob, 0, len(m.running))
+	for k, r := range m.running {
+		if !active[k] {
+			delete(m.running, k)
+			continue
+		}
+		running = append(running, r)
+	}
+	slices.SortFunc(running, func(a, b RunningJob) int { return a.StartedAt.Compare(b.StartedAt) })
+	return counts, running
+}
+
+// give puts back counts a write could not deliver.
+func (m *monitor) give(counts map[countKey]int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.counts == nil {
+		m.counts = map[countKey]int64{}
+	}
+	for k, n := range counts {
+		m.counts[k] += n
+	}
+}
+
+// monitorLease is how long a worker's record outlives its last write.
+func (w *Worker) monitorLease() time.Duration {
+	return max(5*w.cfg.MonitorEvery, time.Second)
+}
+
+// monitorLoop writes the worker's record and counts every MonitorEvery
+// until ctx is done, then writes its last counts and removes its record
+// with done, a context that is still live, within a second.
+func (w *Worker) monitorLoop(ctx, done context.Context, start time.Time) {
+	if w.cfg.MonitorEvery < 0 {
+		return
+	}
+	host, _ := os.Hostname()
+	info := WorkerInfo{
+		ID: w.wakeID, Name: w.cfg.Name, Host: host, PID: os.Getpid(),
+		Queues: w.cfg.Queues, Concurrency: w.cfg.Concurrency, StartedAt: start,
+	}
+	w.writeMonitor(ctx, &info, false)
+	t := time.NewTicker(w.cfg.MonitorEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			// Bounded, so that a Redis that is down does not hold up the
+			// stop: a record left behind drops out after its lease.
+			last, cancel := context.WithTimeout(done, time.Second)
+			w.writeMonitor(last, &info, true)
+			cancel()
+			return
+		case <-t.C:
+			w.writeMonitor(ctx, &info, false)
+		}
+	}
+}
+
+// writeMonitor sends the worker's record (or, when last, its removal)
+// and the counts gathered since the last write, in one pipeline.
+func (w *Worker) writeMonitor(ctx context.Context, info *WorkerInfo, last bool) {
+	w.mu.Lock()
+	active := make(map[jobKey]bool, len(w.active))
+	for r := range w.active {
+		active[jobKey{r.Queue, r.ID}] = true
+	}
+	info.Paused = w.resumeCh != nil
+	w.mu.Unlock()
+	counts, running := w.mon.take(active)
+	now := time.Now()
+	info.SeenAt, info.Running = now, running
+	rec, err := json.Marshal(info)
+	if err != nil {
+		return
+	}
+	lease := w.monitorLease()
+	_, err = w.e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if last {
+			p.ZRem(ctx, w.e.keys.workers(), info.ID)
+			p.Del(ctx, w.e.keys.worker(info.ID))
+		} else {
+			p.Set(ctx, w.e.keys.worker(info.ID), rec, lease)
+			p.ZAdd(ctx, w.e.keys.workers(), redis.Z{Score: float64(now.Add(lease).UnixMilli()), Member: info.ID})
+		}
+		hours := map[int64]bool{}
+		for k, n := range counts {
+			h := k.minute / 60
+			p.HIncrBy(ctx, w.e.keys.metrics(h), strconv.FormatInt(k.minute, 10)+"|"+k.kind+"|"+k.queue, n)
+			hours[h] = true
+		}
+		for h := range hours {
+			p.ExpireAt(ctx, w.e.keys.metrics(h), time.Unix(h*3600, 0).Add(metricsRetention))
+		}
+		return nil
+	})
+	if err != nil && ctx.Err() == nil {
+		w.give(counts)
+		w.log.Debug("writing the worker's record and counts failed; trying again next period", "err", err)
+	}
+}
+
+// give puts counts back for the next write.
+func (w *Worker) give(counts map[countKey]int64) {
+	if len(counts) > 0 {
+		w.mon.give(counts)
+	}
+}
