@@ -1,0 +1,228 @@
+package laravel_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/internal/phptest"
+	"github.com/jobgen/jobgen/internal/redistest"
+	"github.com/jobgen/jobgen/laravel"
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// phpBundle is a Laravel connection shared by Go and by PHP processes
+// that run Laravel's own queue code (testdata/php).
+type phpBundle struct {
+	php    string
+	prefix string
+	q      *laravel.Queue
+	engine *runtime.Engine
+	env    []string
+}
+
+func setupPHP(t *testing.T) phpBundle {
+	t.Helper()
+	php := phptest.Laravel(t)
+	addr := redistest.Addr(t)
+	host, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	prefix := redistest.Prefix(t) + "_laravel_database_"
+	q, closeQ, err := laravel.Open(context.Background(), laravel.Scheme+"redis://"+addr+"/0?prefix="+prefix+"&cache_prefix="+prefix+"laravel_cache:")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = closeQ() })
+	engine, err := runtime.Open(context.Background(), "redis://"+addr+"/0", runtime.EngineConfig{Prefix: prefix + "jobgen"})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = engine.Close() })
+	return phpBundle{php: php, prefix: prefix, q: q, engine: engine, env: append(os.Environ(),
+		"REDIS_HOST="+host, "REDIS_PORT="+port, "REDIS_DB=0", "REDIS_PREFIX="+prefix, "RESULTS=results", "RETRY_AFTER=90")}
+}
+
+// run runs a script of testdata/php to its end.
+func (b phpBundle) run(t *testing.T, ctx context.Context, script string, args ...string) {
+	t.Helper()
+	cmd := b.command(ctx, script, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "php %s: %s%s", script, out, stderr.String())
+}
+
+func (b phpBundle) command(ctx context.Context, script string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, b.php, append([]string{filepath.Join("testdata", "php", script)}, args...)...)
+	cmd.Env = b.env
+	return cmd
+}
+
+// results returns what PHP jobs and events reported, one line each.
+func (b phpBundle) results(t *testing.T, ctx context.Context) []string {
+	t.Helper()
+	lines, err := b.q.Client().LRange(ctx, b.prefix+"results", 0, -1).Result()
+	require.NoError(t, err)
+	return lines
+}
+
+// recorder is a pair of typed Go handlers that note each job they run.
+type recorder struct {
+	mu   sync.Mutex
+	seen map[string]int // "SendWelcomeEmail|userId|email|tags" -> runs
+	n    int
+	full chan struct{}
+	want int
+}
+
+func newRecorder(want int) *recorder {
+	return &recorder{seen: map[string]int{}, full: make(chan struct{}), want: want}
+}
+
+func (r *recorder) note(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen[key]++
+	r.n++
+	if r.n == r.want {
+		close(r.full)
+	}
+}
+
+func (r *recorder) router() *runtime.Router {
+	rt := runtime.NewRouter()
+	runtime.Register(rt, SendWelcomeEmail{}.JobName(), func(ctx context.Context, j SendWelcomeEmail) error {
+		r.note(fmt.Sprintf("SendWelcomeEmail|%d|%s|%s", j.UserID, j.Email, strings.Join(j.Tags, ",")))
+		return nil
+	})
+	runtime.Register(rt, ResizeAvatar{}.JobName(), func(ctx context.Context, j ResizeAvatar) error {
+		q := "NULL"
+		if j.Quality != nil {
+			q = fmt.Sprint(*j.Quality)
+		}
+		r.note(fmt.Sprintf("ResizeAvatar|%d|%s|%s", j.UserID, joinInts(j.Sizes), q))
+		return nil
+	})
+	return rt
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// wantJob is what push.php pushes as job i, as the handlers note it.
+func wantJob(i int) string {
+	if i%2 == 0 {
+		return fmt.Sprintf("SendWelcomeEmail|%d|user%d@example.com|welcome,n%d", i, i, i)
+	}
+	q := "NULL"
+	if i%4 == 1 {
+		q = "0.5"
+	}
+	return fmt.Sprintf("ResizeAvatar|%d|64,%d|%s", i, 128+i, q)
+}
+
+// PHP pushes 1,000 jobs of two classes with Queue::push and Queue::later;
+// a Go worker runs each exactly once with typed handlers.
+func TestPHPPushesGoRuns(t *testing.T) {
+	t.Parallel()
+	b := setupPHP(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const n = 1000
+	b.run(t, ctx, "push.php", fmt.Sprint(n), "default")
+
+	rec := newRecorder(n)
+	w, err := laravel.NewWorker(b.q, newMapper(), rec.router(), laravel.WorkerConfig{
+		Concurrency: 8, Sleep: 100 * time.Millisecond, Failed: b.engine.Failed(),
+	})
+	require.NoError(t, err)
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	select {
+	case <-rec.full:
+	case <-ctx.Done():
+		t.Fatalf("ran %d of %d jobs", rec.n, n)
+	}
+	stop()
+	require.NoError(t, <-done)
+
+	for i := range n {
+		require.Equal(t, 1, rec.seen[wantJob(i)], "job %d: %s", i, wantJob(i))
+	}
+	sizes, err := b.q.Sizes(ctx, "default")
+	require.NoError(t, err)
+	require.Equal(t, laravel.Sizes{}, sizes, "nothing left: every job deleted")
+	failed, err := b.engine.Failed().Count(ctx, "laravel")
+	require.NoError(t, err)
+	require.Zero(t, failed)
+}
+
+// Go dispatches 1,000 jobs, every tenth delayed, onto the Laravel queue;
+// Laravel's own worker runs each exactly once.
+func TestGoDispatchesPHPRuns(t *testing.T) {
+	t.Parallel()
+	b := setupPHP(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	d, err := laravel.NewDispatcher(b.q, newMapper())
+	require.NoError(t, err)
+	const n = 1000
+	var want []string
+	for i := range n {
+		var p *runtime.PendingDispatch
+		if i%2 == 0 {
+			p = runtime.NewPendingDispatch(SendWelcomeEmail{UserID: i, Email: fmt.Sprintf("go%d@example.com", i), Tags: []string{"go", fmt.Sprint(i)}})
+			want = append(want, fmt.Sprintf("ran|SendWelcomeEmail|%d|go%d@example.com|go,%d|1", i, i, i))
+		} else {
+			q := float64(i) / 4
+			p = runtime.NewPendingDispatch(ResizeAvatar{UserID: i, Sizes: []int{i, 2 * i}, Quality: &q})
+			want = append(want, fmt.Sprintf("ran|ResizeAvatar|%d|%d,%d|%s|1", i, i, 2*i, phpFloat(q)))
+		}
+		if i%10 == 9 {
+			p.Delay(time.Second)
+		}
+		_, err := dispatch(ctx, d, p)
+		require.NoError(t, err)
+	}
+	sizes, err := b.q.Sizes(ctx, "default")
+	require.NoError(t, err)
+	require.Equal(t, laravel.Sizes{Ready: n - n/10, Delayed: n / 10}, sizes)
+
+	// Laravel's worker, for exactly n jobs.
+	b.run(t, ctx, "work.php", "default", "1", "60", fmt.Sprint(n), "0", "1")
+
+	var ran []string
+	for _, line := range b.results(t, ctx) {
+		if strings.HasPrefix(line, "ran|") {
+			ran = append(ran, line)
+		}
+	}
+	sort.Strings(ran)
+	sort.Strings(want)
+	require.Equal(t, want, ran)
+	sizes, err = b.q.Sizes(ctx, "default")
+	require.NoError(t, err)
+	require.Equal(t, laravel.Sizes{}, sizes)
+}
+
+// phpFloat is var_export's float: always with a decimal point.
+func phpFloat(f float64) string {
+	s := fmt.Sprint(f)
+	if !strings.ContainsAny(s, ".eE") {
+		s += ".0"
+	}
+	return s
+}

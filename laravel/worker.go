@@ -1,0 +1,509 @@
+package laravel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// WorkerConfig configures a Worker: the options of Laravel's queue:work.
+type WorkerConfig struct {
+	// Queues in strict priority order (--queue). Default "default".
+	Queues []string
+	// Concurrency is how many jobs run at once, each popped by its own
+	// loop. Default 1, as one Laravel worker process.
+	Concurrency int
+	// Sleep is the wait after finding every queue empty (--sleep).
+	// Default 3s, as Laravel's. A Queue with BlockFor waits on the first
+	// queue's notify list instead.
+	Sleep time.Duration
+	// Tries is the attempts of a job whose payload sets no maxTries
+	// (--tries). Default 1, as Laravel's; negative means no limit.
+	Tries int
+	// Backoff is the delays before retries of a job whose payload sets no
+	// backoff (--backoff); the last repeats. Default none. Whole seconds.
+	Backoff []time.Duration
+	// Timeout limits an attempt of a job whose payload sets no timeout
+	// (--timeout). Default 60s. It must be shorter than the connection's
+	// retry_after, as Laravel requires.
+	Timeout time.Duration
+	// MaxJobs stops the worker after this many jobs (--max-jobs).
+	MaxJobs int
+	// StopWhenEmpty stops each loop when it finds every queue empty
+	// (--stop-when-empty).
+	StopWhenEmpty bool
+	// Name names the worker in logs.
+	Name string
+	// Failed is where jobs that fail for good are kept, with their
+	// payloads, to list and retry (queue:failed, queue:retry). Required:
+	// Laravel's failed_jobs table is in the app's database, which the Go
+	// side leaves alone.
+	Failed *runtime.FailedStore
+	// FailedQueue is the queue of the failed store that failures are kept
+	// under; default "laravel". Retry pushes them back there, where a
+	// jobgen worker with RegisterRequeue puts them back on their Laravel
+	// queue.
+	FailedQueue string
+	// Logger receives the worker's warnings. Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (c *WorkerConfig) setDefaults() {
+	if len(c.Queues) == 0 {
+		c.Queues = []string{"default"}
+	}
+	if c.Concurrency == 0 {
+		c.Concurrency = 1
+	}
+	if c.Sleep == 0 {
+		c.Sleep = 3 * time.Second
+	}
+	if c.Tries == 0 {
+		c.Tries = 1
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 60 * time.Second
+	}
+	if c.FailedQueue == "" {
+		c.FailedQueue = "laravel"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+func (c WorkerConfig) validate(q *Queue) error {
+	switch {
+	case c.Concurrency < 1:
+		return fmt.Errorf("%w: laravel.WorkerConfig.Concurrency (%d) must be at least 1", runtime.ErrInvalid, c.Concurrency)
+	case c.Failed == nil:
+		return fmt.Errorf("%w: laravel.WorkerConfig.Failed is required: jobs that fail for good go to a jobgen failed store (engine.Failed())", runtime.ErrInvalid)
+	case c.Timeout >= q.cfg.RetryAfter:
+		return fmt.Errorf("%w: laravel.WorkerConfig.Timeout (%v) must be shorter than the connection's retry_after (%v)", runtime.ErrInvalid, c.Timeout, q.cfg.RetryAfter)
+	}
+	for _, name := range c.Queues {
+		if name == "" {
+			return fmt.Errorf("%w: laravel.WorkerConfig.Queues has an empty name", runtime.ErrInvalid)
+		}
+	}
+	return runtime.ValidateQueueName(c.FailedQueue)
+}
+
+// Worker runs the jobs of Laravel queues with Go handlers: it pops a
+// payload as Laravel's worker does, decodes it into the Go type its PHP
+// class is mapped to (Mapper), runs the handler registered for that type
+// on a runtime.Router, and deletes, releases or fails the job with
+// Laravel's rules for tries, backoff, retryUntil, maxExceptions,
+// timeout and failOnTimeout.
+//
+// While a job runs, the worker pushes its reservation forward every
+// third of retry_after, so a job longer than retry_after is not run
+// twice; this guards against a slow job, not a network partition: a
+// Laravel reservation has no token, and a worker cut off from Redis
+// for longer than retry_after may still finish a job another worker
+// has taken (its result is then dropped: delete and release find
+// nothing).
+type Worker struct {
+	q   *Queue
+	m   *Mapper
+	r   *runtime.Router
+	cfg WorkerConfig
+	log *slog.Logger
+
+	processed sync.Mutex
+	jobs      int
+}
+
+// NewWorker returns a worker for the queues of q, running the jobs m
+// maps with the handlers of r.
+func NewWorker(q *Queue, m *Mapper, r *runtime.Router, cfg WorkerConfig) (*Worker, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(q); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(m.Err(), r.Err()); err != nil {
+		return nil, err
+	}
+	for _, c := range m.Classes() {
+		m.mu.RLock()
+		mp := m.byClass[c]
+		m.mu.RUnlock()
+		if !contains(r.Names(), mp.name) {
+			return nil, fmt.Errorf("%w: laravel: PHP job %s maps to %s, which the router has no handler for", runtime.ErrInvalid, c, mp.name)
+		}
+	}
+	return &Worker{q: q, m: m, r: r, cfg: cfg, log: cfg.Logger.With("worker", cfg.Name)}, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Run processes jobs until ctx is done, a queue:restart is signalled
+// (Config.CachePrefix), MaxJobs are done, or with StopWhenEmpty the
+// queues are empty. A job running when ctx ends has its context
+// cancelled; its reservation is left to retry_after, as when a Laravel
+// worker is killed. Run returns nil for every stop.
+func (w *Worker) Run(ctx context.Context) error {
+	startMark, _, err := w.q.RestartMark(ctx)
+	if err != nil {
+		return err
+	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	if w.q.cfg.CachePrefix != "" {
+		go w.watchRestart(ctx, stop, startMark)
+	}
+	var wg sync.WaitGroup
+	for range w.cfg.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.loop(ctx, stop)
+		}()
+	}
+	wg.Wait()
+	return nil
+}
+
+// watchRestart stops the worker when Laravel's queue:restart mark
+// changes, looking every second.
+func (w *Worker) watchRestart(ctx context.Context, stop func(), start int64) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		mark, ok, err := w.q.RestartMark(ctx)
+		if err == nil && ok && mark != start {
+			w.log.Info("queue:restart signalled; stopping")
+			stop()
+			return
+		}
+	}
+}
+
+func (w *Worker) loop(ctx context.Context, stop func()) {
+	for ctx.Err() == nil {
+		r, err := w.next(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.Warn("pop failed", "err", err)
+				sleep(ctx, w.cfg.Sleep)
+			}
+			continue
+		}
+		if r == nil {
+			if w.cfg.StopWhenEmpty {
+				return
+			}
+			if w.q.cfg.BlockFor == 0 {
+				sleep(ctx, w.cfg.Sleep)
+			}
+			continue
+		}
+		w.process(ctx, r)
+		if w.cfg.MaxJobs > 0 {
+			w.processed.Lock()
+			w.jobs++
+			done := w.jobs >= w.cfg.MaxJobs
+			w.processed.Unlock()
+			if done {
+				stop()
+			}
+		}
+	}
+}
+
+// next pops from the queues in priority order.
+func (w *Worker) next(ctx context.Context) (*Reserved, error) {
+	for _, q := range w.cfg.Queues {
+		r, err := w.q.Pop(ctx, q)
+		if r != nil || err != nil {
+			return r, err
+		}
+	}
+	return nil, nil
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// errLeaseLost cancels a job whose reservation another worker took.
+var errLeaseLost = errors.New("laravel: reservation lost (retry_after ran out)")
+
+// abandonAfter is how long a handler may ignore its cancelled context.
+const abandonAfter = 2 * time.Second
+
+// process runs one popped job and settles it.
+func (w *Worker) process(ctx context.Context, r *Reserved) {
+	// Settling uses a context that outlives a stop, so a finished job
+	// is deleted even while the worker stops.
+	settle := context.WithoutCancel(ctx)
+	if r.DecodeErr != nil {
+		w.fail(settle, r, nil, fmt.Errorf("%w: %w", runtime.ErrDecode, r.DecodeErr))
+		return
+	}
+	p := r.Payload
+	mp, err := w.m.forPayload(p)
+	if err != nil {
+		w.fail(settle, r, nil, err)
+		return
+	}
+	maxTries := int64(w.cfg.Tries)
+	if p.MaxTries != nil {
+		maxTries = *p.MaxTries
+	}
+	now := time.Now().Unix()
+	// markJobAsFailedIfAlreadyExceedsMaxAttempts: an earlier attempt
+	// did not finish (its worker died or timed out).
+	switch {
+	case p.RetryUntil != nil && now > *p.RetryUntil:
+		w.fail(settle, r, mp, fmt.Errorf("%w: %s has been attempted too many times or run too long (retryUntil passed)", runtime.ErrRetryUntil, p.DisplayName))
+		return
+	case p.RetryUntil == nil && maxTries > 0 && p.Attempts > maxTries:
+		w.fail(settle, r, mp, fmt.Errorf("%w: %s has been attempted too many times (%d of %d) or run too long", runtime.ErrMaxAttempts, p.DisplayName, p.Attempts, maxTries))
+		return
+	}
+	body, err := mp.body(p)
+	if err != nil {
+		w.fail(settle, r, mp, fmt.Errorf("%w: %w", runtime.ErrDecode, err))
+		return
+	}
+	timeout := w.cfg.Timeout
+	if p.Timeout != nil && *p.Timeout > 0 {
+		timeout = time.Duration(*p.Timeout) * time.Second
+	}
+	env := &runtime.Envelope{ID: p.UUID, Name: mp.name, Queue: r.Queue, Body: body}
+	info := runtime.JobInfo{ID: p.UUID, Name: mp.name, Queue: r.Queue, Attempt: int(p.Attempts)}
+
+	jobCtx, cancel := context.WithCancelCause(runtime.WithJobInfo(ctx, info))
+	defer cancel(nil)
+	jobCtx, cancelTimeout := context.WithTimeoutCause(jobCtx, timeout, runtime.ErrTimeout)
+	defer cancelTimeout()
+	heartbeatDone := w.heartbeat(jobCtx, r, cancel)
+	herr := w.attempt(jobCtx, env)
+	cause := context.Cause(jobCtx)
+	cancel(nil)
+	<-heartbeatDone
+
+	if errors.Is(cause, errLeaseLost) {
+		w.log.Warn("job's reservation was lost while it ran; its result is dropped", "queue", r.Queue, "job", p.DisplayName, "uuid", p.UUID)
+		return
+	}
+	if ctx.Err() != nil && herr != nil {
+		// Stopped mid-job: leave the reservation to retry_after, as a
+		// Laravel worker that is killed does.
+		return
+	}
+	if delay, ok := runtime.AsRelease(herr); ok {
+		w.settle(r, w.q.Release(settle, r, delay))
+		return
+	}
+	if reason, ok := runtime.AsFail(herr); ok {
+		w.fail(settle, r, mp, reason)
+		return
+	}
+	if herr == nil || runtime.IsDelete(herr) {
+		w.settle(r, w.q.Delete(settle, r))
+		return
+	}
+	if errors.Is(herr, runtime.ErrDecode) {
+		w.fail(settle, r, mp, herr)
+		return
+	}
+	if errors.Is(cause, runtime.ErrTimeout) {
+		err := fmt.Errorf("%w: %s has timed out after %v: %w", runtime.ErrTimeout, p.DisplayName, timeout, herr)
+		if p.FailOnTimeout {
+			w.fail(settle, r, mp, err)
+			return
+		}
+		w.exception(settle, r, mp, maxTries, err, false)
+		return
+	}
+	w.exception(settle, r, mp, maxTries, herr, true)
+}
+
+// exception is Laravel's handleJobException: fail the job if this was
+// its last try, its retryUntil passed, or it reached maxExceptions;
+// else release it after its backoff.
+func (w *Worker) exception(ctx context.Context, r *Reserved, mp *mapping, maxTries int64, err error, counts bool) {
+	p := r.Payload
+	now := time.Now().Unix()
+	switch {
+	case p.RetryUntil != nil && *p.RetryUntil <= now:
+		w.fail(ctx, r, mp, fmt.Errorf("%w: %w", runtime.ErrRetryUntil, err))
+		return
+	case p.RetryUntil == nil && maxTries > 0 && p.Attempts >= maxTries:
+		w.fail(ctx, r, mp, fmt.Errorf("%w (%d of %d): %w", runtime.ErrMaxAttempts, p.Attempts, maxTries, err))
+		return
+	}
+	if counts && p.MaxExceptions != nil && *p.MaxExceptions > 0 {
+		n, cerr := w.countException(ctx, p.UUID)
+		if cerr != nil {
+			w.log.Warn("count exception", "err", cerr)
+		} else if n >= *p.MaxExceptions {
+			w.fail(ctx, r, mp, fmt.Errorf("%w (%d): %w", runtime.ErrMaxExceptions, n, err))
+			return
+		}
+	}
+	w.settle(r, w.q.Release(ctx, r, w.backoff(p)))
+}
+
+// countException adds one to the job's exceptions, where Laravel's worker
+// counts them: the cache key job-exceptions:UUID, for a day.
+func (w *Worker) countException(ctx context.Context, uuid string) (int64, error) {
+	key := w.q.cfg.CachePrefix + "job-exceptions:" + uuid
+	if w.q.cfg.CachePrefix == "" {
+		key = w.q.cfg.Prefix + "jobgen:job-exceptions:" + uuid
+	}
+	var incr *redis.IntCmd
+	_, err := w.q.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		incr = p.Incr(ctx, key)
+		p.Expire(ctx, key, 24*time.Hour)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return incr.Val(), nil
+}
+
+// backoff is Laravel's calculateBackoff: the job's backoff (else the
+// worker's) at the attempt just made, the last repeating.
+func (w *Worker) backoff(p Payload) time.Duration {
+	list := p.BackoffDelays()
+	if list == nil {
+		list = w.cfg.Backoff
+	}
+	if len(list) == 0 {
+		return 0
+	}
+	i := int(p.Attempts) - 1
+	if i < 0 {
+		i = 0
+	}
+	if i >= len(list) {
+		i = len(list) - 1
+	}
+	return list[i]
+}
+
+func (w *Worker) settle(r *Reserved, err error) {
+	if errors.Is(err, ErrNotReserved) {
+		w.log.Warn("job's reservation was gone when it finished (retry_after ran out); it may run again", "queue", r.Queue, "job", r.Payload.DisplayName, "uuid", r.Payload.UUID)
+	} else if err != nil {
+		w.log.Error("settle job", "queue", r.Queue, "uuid", r.Payload.UUID, "err", err)
+	}
+}
+
+// heartbeat extends the reservation every third of retry_after until
+// ctx ends; a lost reservation cancels the job.
+func (w *Worker) heartbeat(ctx context.Context, r *Reserved, cancel context.CancelCauseFunc) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		every := w.q.cfg.RetryAfter / 3
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			err := w.q.Extend(ctx, r, w.q.cfg.RetryAfter)
+			if errors.Is(err, ErrNotReserved) {
+				cancel(errLeaseLost)
+				return
+			}
+		}
+	}()
+	return done
+}
+
+// attempt runs the handler; a panic is an exception, and a handler that
+// ignores its cancelled context is abandoned abandonAfter later.
+func (w *Worker) attempt(ctx context.Context, env *runtime.Envelope) error {
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if v := recover(); v != nil {
+				done <- &runtime.PanicError{Value: v, Stack: debug.Stack()}
+			}
+		}()
+		done <- w.r.Run(ctx, env)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	t := time.NewTimer(abandonAfter)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C:
+		return fmt.Errorf("handler abandoned %v after its context ended: %w", abandonAfter, context.Cause(ctx))
+	}
+}
+
+// fail moves the job to the failed store, with its payload as popped,
+// deletes it from the Laravel queue, then runs its failed hook.
+func (w *Worker) fail(ctx context.Context, r *Reserved, mp *mapping, cause error) {
+	name := "laravel job"
+	if r.Payload.DisplayName != "" {
+		name = r.Payload.DisplayName
+	}
+	env, err := requeueEnvelope(w.cfg.FailedQueue, r, name)
+	if err == nil {
+		_, err = w.cfg.Failed.Record(ctx, env, cause, int(r.Payload.Attempts))
+	}
+	if err != nil {
+		// Not deleted: the job comes back after retry_after.
+		w.log.Error("record failed job; it stays reserved until retry_after", "queue", r.Queue, "job", name, "err", err)
+		return
+	}
+	w.settle(r, w.q.Delete(ctx, r))
+	w.log.Warn("job failed", "queue", r.Queue, "job", name, "uuid", r.Payload.UUID, "attempts", r.Payload.Attempts, "err", cause)
+	if mp != nil {
+		if body, err := mp.body(r.Payload); err == nil {
+			w.r.RunFailed(ctx, &runtime.Envelope{ID: r.Payload.UUID, Name: mp.name, Queue: r.Queue, Body: body}, cause)
+		}
+	}
+}
+
+// failedID is the failed store's ID for a Laravel job: its uuid, or for a
+// payload without one, its RedisQueue id.
+func failedID(r *Reserved) string {
+	switch {
+	case r.Payload.UUID != "":
+		return r.Payload.UUID
+	case r.Payload.ID != "":
+		return r.Payload.ID
+	}
+	return runtime.NewID()
+}
