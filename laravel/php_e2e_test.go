@@ -226,3 +226,97 @@ func phpFloat(f float64) string {
 	}
 	return s
 }
+
+// jobFor is push.php's job i, as a Go job.
+func jobFor(i int) runtime.Job {
+	if i%2 == 0 {
+		return SendWelcomeEmail{UserID: i, Email: fmt.Sprintf("user%d@example.com", i), Tags: []string{"welcome", fmt.Sprintf("n%d", i)}}
+	}
+	j := ResizeAvatar{UserID: i, Sizes: []int{64, 128 + i}}
+	if i%4 == 1 {
+		j.Quality = new(float64)
+		*j.Quality = 0.5
+	}
+	return j
+}
+
+// PHP and Go both push to one queue, and Laravel's worker and a Go worker
+// drain it together: every job runs once, on one side or the other.
+func TestMixedWorkersDrainOneQueue(t *testing.T) {
+	t.Parallel()
+	b := setupPHP(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	const half = 500
+	b.run(t, ctx, "push.php", fmt.Sprint(half), "default") // jobs 0..499
+	d, err := laravel.NewDispatcher(b.q, newMapper())
+	require.NoError(t, err)
+	for i := half; i < 2*half; i++ { // jobs 500..999, every tenth delayed
+		p := runtime.NewPendingDispatch(jobFor(i))
+		if i%10 == 9 {
+			p.Delay(time.Second)
+		}
+		_, err := dispatch(ctx, d, p)
+		require.NoError(t, err)
+	}
+
+	rec := newRecorder(-1)
+	w, err := laravel.NewWorker(b.q, newMapper(), rec.router(), laravel.WorkerConfig{
+		Concurrency: 4, Sleep: 100 * time.Millisecond, Failed: b.engine.Failed(),
+	})
+	require.NoError(t, err)
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	phpCtx, stopPHP := context.WithCancel(ctx)
+	defer stopPHP()
+	worker := b.command(phpCtx, "work.php", "default", "1", "60", "0", "0", "1")
+	var stderr bytes.Buffer
+	worker.Stderr = &stderr
+	require.NoError(t, worker.Start())
+
+	// Until both sides together have run every job (a deadline, not a
+	// timing assertion: a lost job would otherwise hang the test).
+	var phpRan []string
+	for {
+		phpRan = phpRan[:0]
+		for _, line := range b.results(t, ctx) {
+			if rest, ok := strings.CutPrefix(line, "ran|"); ok {
+				phpRan = append(phpRan, rest[:strings.LastIndexByte(rest, '|')])
+			}
+		}
+		rec.mu.Lock()
+		total := rec.n + len(phpRan)
+		rec.mu.Unlock()
+		// Both done: every job run, and deleted (a PHP job reports
+		// before its worker deletes it).
+		sizes, err := b.q.Sizes(ctx, "default")
+		require.NoError(t, err)
+		if total >= 2*half && sizes.Total() == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("ran %d of %d jobs (Go %d); php: %s", total, 2*half, rec.n, stderr.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	stopPHP()
+	_ = worker.Wait()
+	stop()
+	require.NoError(t, <-done)
+
+	runs := map[string]int{}
+	for k, v := range rec.seen {
+		runs[k] += v
+	}
+	for _, k := range phpRan {
+		runs[k]++
+	}
+	for i := range 2 * half {
+		require.Equal(t, 1, runs[wantJob(i)], "job %d: %s", i, wantJob(i))
+	}
+	require.Len(t, runs, 2*half)
+	t.Logf("Go ran %d jobs, Laravel's worker %d", rec.n, len(phpRan))
+}
