@@ -22,8 +22,8 @@ const gofmtBare = "// job:"
 // keys are the annotation's keys, sorted, as listed in error messages.
 var keys = []string{
 	"backoff", "connection", "delay", "encrypted", "fail_on_timeout",
-	"max_exceptions", "name", "queue", "retry_until", "tags", "timeout",
-	"tries", "unique_for",
+	"laravel", "max_exceptions", "name", "queue", "retry_until", "tags",
+	"timeout", "tries", "unique_for",
 }
 
 // boolKeys may be written bare, meaning true.
@@ -31,9 +31,10 @@ var boolKeys = []string{"encrypted", "fail_on_timeout"}
 
 // annotation is what one type's `//job:` lines say.
 type annotation struct {
-	name string // "" for the default
-	opts model.Options
-	seen map[string]bool
+	name    string // "" for the default
+	laravel string // the PHP job class, or "Class@method"; "" for none
+	opts    model.Options
+	seen    map[string]bool
 }
 
 // tokenError is a problem with one token of an annotation line; offset is
@@ -134,6 +135,11 @@ func (a *annotation) set(key, value string, hasValue bool) string {
 			return bad("%v", err)
 		}
 		o.Queue = value
+	case "laravel":
+		if !validPHPJob(value) {
+			return bad(`want a PHP class such as App\Jobs\SendWelcomeEmail, or a string job such as App\Jobs\SendWelcomeEmail@handle`)
+		}
+		a.laravel = value
 	case "connection":
 		if value == "" {
 			return bad("the connection name is empty")
@@ -175,6 +181,34 @@ func validName(s string) bool {
 		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
 		case strings.ContainsRune("._-/:", r):
 		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validPHPJob: a PHP class name (namespaced with \\), optionally followed
+// by @method for a string job.
+func validPHPJob(s string) bool {
+	class, method, hasMethod := strings.Cut(s, "@")
+	if hasMethod && !validPHPName(method) {
+		return false
+	}
+	parts := strings.Split(strings.TrimPrefix(class, `\`), `\`)
+	for _, p := range parts {
+		if !validPHPName(p) {
+			return false
+		}
+	}
+	return true
+}
+
+func validPHPName(s string) bool {
+	if s == "" || '0' <= s[0] && s[0] <= '9' {
+		return false
+	}
+	for _, r := range s {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r >= 0x80) {
 			return false
 		}
 	}
