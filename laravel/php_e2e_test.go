@@ -32,21 +32,27 @@ type phpBundle struct {
 	env    []string
 }
 
-func setupPHP(t *testing.T) phpBundle {
+// setupPHP opens the connection with retry_after 90s, or retryAfter
+// seconds if given.
+func setupPHP(t *testing.T, retryAfter ...int) phpBundle {
 	t.Helper()
+	ra := 90
+	if len(retryAfter) > 0 {
+		ra = retryAfter[0]
+	}
 	php := phptest.Laravel(t)
 	addr := redistest.Addr(t)
 	host, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
 	prefix := redistest.Prefix(t) + "_laravel_database_"
-	q, closeQ, err := laravel.Open(context.Background(), laravel.Scheme+"redis://"+addr+"/0?prefix="+prefix+"&cache_prefix="+prefix+"laravel_cache:")
+	q, closeQ, err := laravel.Open(context.Background(), laravel.Scheme+"redis://"+addr+fmt.Sprintf("/0?prefix=%s&cache_prefix=%slaravel_cache:&retry_after=%d", prefix, prefix, ra))
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = closeQ() })
 	engine, err := runtime.Open(context.Background(), "redis://"+addr+"/0", runtime.EngineConfig{Prefix: prefix + "jobgen"})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = engine.Close() })
 	return phpBundle{php: php, prefix: prefix, q: q, engine: engine, env: append(os.Environ(),
-		"REDIS_HOST="+host, "REDIS_PORT="+port, "REDIS_DB=0", "REDIS_PREFIX="+prefix, "RESULTS=results", "RETRY_AFTER=90")}
+		"REDIS_HOST="+host, "REDIS_PORT="+port, "REDIS_DB=0", "REDIS_PREFIX="+prefix, "RESULTS=results", fmt.Sprintf("RETRY_AFTER=%d", ra))}
 }
 
 // run runs a script of testdata/php to its end.

@@ -32,8 +32,9 @@ type WorkerConfig struct {
 	// backoff (--backoff); the last repeats. Default none. Whole seconds.
 	Backoff []time.Duration
 	// Timeout limits an attempt of a job whose payload sets no timeout
-	// (--timeout). Default 60s. It must be shorter than the connection's
-	// retry_after, as Laravel requires.
+	// (--timeout). Default 60s. Laravel wants it shorter than
+	// retry_after; the Go worker extends the reservations of running
+	// jobs, so a longer one is safe while the worker lives.
 	Timeout time.Duration
 	// MaxJobs stops the worker after this many jobs (--max-jobs).
 	MaxJobs int
@@ -80,14 +81,12 @@ func (c *WorkerConfig) setDefaults() {
 	}
 }
 
-func (c WorkerConfig) validate(q *Queue) error {
+func (c WorkerConfig) validate() error {
 	switch {
 	case c.Concurrency < 1:
 		return fmt.Errorf("%w: laravel.WorkerConfig.Concurrency (%d) must be at least 1", runtime.ErrInvalid, c.Concurrency)
 	case c.Failed == nil:
 		return fmt.Errorf("%w: laravel.WorkerConfig.Failed is required: jobs that fail for good go to a jobgen failed store (engine.Failed())", runtime.ErrInvalid)
-	case c.Timeout >= q.cfg.RetryAfter:
-		return fmt.Errorf("%w: laravel.WorkerConfig.Timeout (%v) must be shorter than the connection's retry_after (%v)", runtime.ErrInvalid, c.Timeout, q.cfg.RetryAfter)
 	}
 	for _, name := range c.Queues {
 		if name == "" {
@@ -126,7 +125,7 @@ type Worker struct {
 // maps with the handlers of r.
 func NewWorker(q *Queue, m *Mapper, r *runtime.Router, cfg WorkerConfig) (*Worker, error) {
 	cfg.setDefaults()
-	if err := cfg.validate(q); err != nil {
+	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	if err := errors.Join(m.Err(), r.Err()); err != nil {
