@@ -119,10 +119,15 @@ type Worker struct {
 
 	processed sync.Mutex
 	jobs      int
+	// restartMark is Laravel's queue:restart mark when the worker was
+	// made; a later one stops it.
+	restartMark int64
 }
 
 // NewWorker returns a worker for the queues of q, running the jobs m
-// maps with the handlers of r.
+// maps with the handlers of r. With Config.CachePrefix set it reads
+// Laravel's queue:restart mark now: a restart signalled after NewWorker
+// returns stops the worker.
 func NewWorker(q *Queue, m *Mapper, r *runtime.Router, cfg WorkerConfig) (*Worker, error) {
 	cfg.setDefaults()
 	if err := cfg.validate(); err != nil {
@@ -139,7 +144,11 @@ func NewWorker(q *Queue, m *Mapper, r *runtime.Router, cfg WorkerConfig) (*Worke
 			return nil, fmt.Errorf("%w: laravel: PHP job %s maps to %s, which the router has no handler for", runtime.ErrInvalid, c, mp.name)
 		}
 	}
-	return &Worker{q: q, m: m, r: r, cfg: cfg, log: cfg.Logger.With("worker", cfg.Name)}, nil
+	mark, _, err := q.RestartMark(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	return &Worker{q: q, m: m, r: r, cfg: cfg, log: cfg.Logger.With("worker", cfg.Name), restartMark: mark}, nil
 }
 
 func contains(list []string, s string) bool {
@@ -152,19 +161,15 @@ func contains(list []string, s string) bool {
 }
 
 // Run processes jobs until ctx is done, a queue:restart is signalled
-// (Config.CachePrefix), MaxJobs are done, or with StopWhenEmpty the
+// after NewWorker (Config.CachePrefix), MaxJobs are done, or with StopWhenEmpty the
 // queues are empty. A job running when ctx ends has its context
 // cancelled; its reservation is left to retry_after, as when a Laravel
 // worker is killed. Run returns nil for every stop.
 func (w *Worker) Run(ctx context.Context) error {
-	startMark, _, err := w.q.RestartMark(ctx)
-	if err != nil {
-		return err
-	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	if w.q.cfg.CachePrefix != "" {
-		go w.watchRestart(ctx, stop, startMark)
+		go w.watchRestart(ctx, stop, w.restartMark)
 	}
 	var wg sync.WaitGroup
 	for range w.cfg.Concurrency {

@@ -57,7 +57,7 @@ $redisConfig = [
 $redis = new RedisManager($container, 'phpredis', $redisConfig);
 $container->instance('redis', $redis);
 
-$cache = new Repository(new RedisStore($redis, 'laravel_cache:', 'default'));
+$cache = new Repository(new RedisStore($redis, 'laravel_cache', 'default'));
 $container->instance('cache.store', $cache);
 $container->instance(Illuminate\Contracts\Cache\Repository::class, $cache);
 
