@@ -146,6 +146,9 @@ func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null
 // or a float (cjson writes large numbers as 1.7e+09).
 func jsonInt(v json.RawMessage) (int64, error) {
 	var n json.Number
+	if t := bytes.TrimSpace(v); len(t) > 0 && t[0] == '"' {
+		return 0, fmt.Errorf("want a number, got %s", v)
+	}
 	if err := json.Unmarshal(v, &n); err != nil {
 		return 0, fmt.Errorf("want a number, got %s", v)
 	}
