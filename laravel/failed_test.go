@@ -3,6 +3,8 @@ package laravel_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -120,4 +122,59 @@ func TestRestartSignal(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.InDelta(t, time.Now().Unix(), mark, 60)
+}
+
+// signalHandler is a slog handler that closes ch at a record whose
+// message is msg.
+type signalHandler struct {
+	slog.Handler
+	msg  string
+	once *sync.Once
+	ch   chan struct{}
+}
+
+func (h signalHandler) Handle(ctx context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.once.Do(func() { close(h.ch) })
+	}
+	return nil
+}
+
+func (h signalHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+
+// At queue:restart a Go worker takes no new job and lets its running
+// job finish, as Laravel's does.
+func TestRestartLetsRunningJobFinish(t *testing.T) {
+	t.Parallel()
+	b := setupPHP(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b.run(t, ctx, "push.php", "2", "default") // two jobs: one runs, one waits
+
+	stopping := make(chan struct{})
+	logger := slog.New(signalHandler{Handler: slog.Default().Handler(), msg: "queue:restart signalled; stopping", once: new(sync.Once), ch: stopping})
+	started := make(chan struct{}, 2)
+	r := runtime.NewRouter()
+	var cancelled bool
+	runtime.Register(r, SendWelcomeEmail{}.JobName(), func(ctx context.Context, j SendWelcomeEmail) error {
+		started <- struct{}{}
+		select {
+		case <-stopping: // the worker has seen the restart: finish now
+		case <-ctx.Done():
+			cancelled = true
+		}
+		return nil
+	})
+	runtime.Register(r, ResizeAvatar{}.JobName(), func(context.Context, ResizeAvatar) error { return nil })
+	w, err := laravel.NewWorker(b.q, newMapper(), r, laravel.WorkerConfig{Sleep: 100 * time.Millisecond, Failed: b.engine.Failed(), Logger: logger})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	<-started
+	b.run(t, ctx, "restart.php")
+	require.NoError(t, <-done)
+	require.False(t, cancelled, "the running job was not cancelled")
+	sizes, err := b.q.Sizes(ctx, "default")
+	require.NoError(t, err)
+	require.Equal(t, laravel.Sizes{Ready: 1}, sizes, "the running job finished; the other was not taken")
 }

@@ -43,6 +43,11 @@ type WorkerConfig struct {
 	StopWhenEmpty bool
 	// Name names the worker in logs.
 	Name string
+	// Grace is how long running jobs may finish after Run's context ends
+	// (--grace); then they are cancelled, and their reservations left to
+	// retry_after. Default 0: cancelled at once. A queue:restart,
+	// MaxJobs or StopWhenEmpty lets them finish whatever Grace is.
+	Grace time.Duration
 	// Failed is where jobs that fail for good are kept, with their
 	// payloads, to list and retry (queue:failed, queue:retry). Required:
 	// Laravel's failed_jobs table is in the app's database, which the Go
@@ -85,6 +90,8 @@ func (c WorkerConfig) validate() error {
 	switch {
 	case c.Concurrency < 1:
 		return fmt.Errorf("%w: laravel.WorkerConfig.Concurrency (%d) must be at least 1", runtime.ErrInvalid, c.Concurrency)
+	case c.Grace < 0:
+		return fmt.Errorf("%w: laravel.WorkerConfig.Grace (%v) must not be negative", runtime.ErrInvalid, c.Grace)
 	case c.Failed == nil:
 		return fmt.Errorf("%w: laravel.WorkerConfig.Failed is required: jobs that fail for good go to a jobgen failed store (engine.Failed())", runtime.ErrInvalid)
 	}
@@ -161,22 +168,45 @@ func contains(list []string, s string) bool {
 }
 
 // Run processes jobs until ctx is done, a queue:restart is signalled
-// after NewWorker (Config.CachePrefix), MaxJobs are done, or with StopWhenEmpty the
-// queues are empty. A job running when ctx ends has its context
-// cancelled; its reservation is left to retry_after, as when a Laravel
-// worker is killed. Run returns nil for every stop.
+// after NewWorker (Config.CachePrefix), MaxJobs are done, or with
+// StopWhenEmpty the queues are empty. At a restart, MaxJobs or an empty
+// queue it takes no new job and lets the running ones finish, as
+// Laravel's worker does. When ctx ends, running jobs get Grace to
+// finish, then their contexts are cancelled and their reservations left
+// to retry_after, as when a Laravel worker is killed. Run returns nil
+// for every stop, once no job runs.
 func (w *Worker) Run(ctx context.Context) error {
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
+	// takeCtx ends the taking of jobs; jobsCtx the running jobs.
+	takeCtx, quit := context.WithCancel(ctx)
+	defer quit()
+	jobsCtx, cancelJobs := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelJobs()
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-jobsCtx.Done():
+			return
+		}
+		if w.cfg.Grace > 0 {
+			t := time.NewTimer(w.cfg.Grace)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-jobsCtx.Done():
+				return
+			}
+		}
+		cancelJobs()
+	}()
 	if w.q.cfg.CachePrefix != "" {
-		go w.watchRestart(ctx, stop, w.restartMark)
+		go w.watchRestart(takeCtx, quit, w.restartMark)
 	}
 	var wg sync.WaitGroup
 	for range w.cfg.Concurrency {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w.loop(ctx, stop)
+			w.loop(takeCtx, jobsCtx, quit)
 		}()
 	}
 	wg.Wait()
@@ -203,7 +233,8 @@ func (w *Worker) watchRestart(ctx context.Context, stop func(), start int64) {
 	}
 }
 
-func (w *Worker) loop(ctx context.Context, stop func()) {
+// loop takes jobs while ctx lasts and runs each under jobs.
+func (w *Worker) loop(ctx, jobs context.Context, stop func()) {
 	for ctx.Err() == nil {
 		r, err := w.next(ctx)
 		if err != nil {
@@ -222,7 +253,7 @@ func (w *Worker) loop(ctx context.Context, stop func()) {
 			}
 			continue
 		}
-		w.process(ctx, r)
+		w.process(jobs, r)
 		if w.cfg.MaxJobs > 0 {
 			w.processed.Lock()
 			w.jobs++
