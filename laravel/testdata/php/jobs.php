@@ -95,3 +95,14 @@ class Scenario implements ShouldQueue
         return $this->until ? \Illuminate\Support\Carbon::createFromTimestamp($this->until) : null;
     }
 }
+
+// ImportRow is a string job: Queue::push('App\Jobs\ImportRow@handle', $data).
+// Such a handler gets the job and the data, and deletes the job itself.
+class ImportRow
+{
+    public function handle($job, $data)
+    {
+        \report('ran', 'ImportRow', $data['file'], (string) $data['row'], (string) $job->attempts());
+        $job->delete();
+    }
+}
