@@ -101,6 +101,29 @@ func lowerFirst(s string) string {
 // back-references against root.
 type fromPHP struct {
 	root any
+	// depth counts the values being converted, one inside another: a
+	// back-reference can make a PHP array contain itself.
+	depth *int
+}
+
+// maxDepth bounds the nesting of a conversion.
+const maxDepth = 256
+
+func (d fromPHP) enter(path string) error {
+	if d.depth == nil {
+		return nil
+	}
+	*d.depth++
+	if *d.depth > maxDepth {
+		return fmt.Errorf("%w: %s: nested deeper than %d (a value that contains itself?)", ErrUnmappable, path, maxDepth)
+	}
+	return nil
+}
+
+func (d fromPHP) leave() {
+	if d.depth != nil {
+		*d.depth--
+	}
 }
 
 func (d fromPHP) resolve(v any) (any, error) {
@@ -142,6 +165,10 @@ func (d fromPHP) object(o *phpserial.Object, dst reflect.Value) error {
 }
 
 func (d fromPHP) value(v any, dst reflect.Value, path string) error {
+	if err := d.enter(path); err != nil {
+		return err
+	}
+	defer d.leave()
 	v, err := d.resolve(v)
 	if err != nil {
 		return err
@@ -275,6 +302,10 @@ func (d fromPHP) value(v any, dst reflect.Value, path string) error {
 // generic converts to nil, bool, int64, float64, string, []any or
 // map[string]any, for a field of type any.
 func (d fromPHP) generic(v any, path string) (any, error) {
+	if err := d.enter(path); err != nil {
+		return nil, err
+	}
+	defer d.leave()
 	v, err := d.resolve(v)
 	if err != nil {
 		return nil, err
@@ -335,7 +366,12 @@ func phpType(v any) string {
 // toPHP converts a Go value to a serialize() tree: structs become
 // associative arrays (a job's own struct becomes its object, see
 // mapping.encode), slices lists, maps arrays with sorted keys.
-func toPHP(v reflect.Value, path string) (any, error) {
+func toPHP(v reflect.Value, path string) (any, error) { return toPHPAt(v, path, 0) }
+
+func toPHPAt(v reflect.Value, path string, depth int) (any, error) {
+	if depth > maxDepth {
+		return nil, fmt.Errorf("%w: %s: nested deeper than %d (a value that contains itself?)", ErrUnmappable, path, maxDepth)
+	}
 	switch v.Kind() {
 	case reflect.Invalid:
 		return nil, nil
@@ -343,7 +379,7 @@ func toPHP(v reflect.Value, path string) (any, error) {
 		if v.IsNil() {
 			return nil, nil
 		}
-		return toPHP(v.Elem(), path)
+		return toPHPAt(v.Elem(), path, depth+1)
 	case reflect.Bool:
 		return v.Bool(), nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -363,7 +399,7 @@ func toPHP(v reflect.Value, path string) (any, error) {
 		}
 		a := &phpserial.Array{Entries: make([]phpserial.Entry, v.Len())}
 		for i := range v.Len() {
-			e, err := toPHP(v.Index(i), fmt.Sprintf("%s[%d]", path, i))
+			e, err := toPHPAt(v.Index(i), fmt.Sprintf("%s[%d]", path, i), depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -382,7 +418,7 @@ func toPHP(v reflect.Value, path string) (any, error) {
 			default:
 				return nil, fmt.Errorf("%w: %s: map key of Go type %s: want a string or an int", ErrUnmappable, path, k.Type())
 			}
-			e, err := toPHP(v.MapIndex(k), fmt.Sprintf("%s[%v]", path, key))
+			e, err := toPHPAt(v.MapIndex(k), fmt.Sprintf("%s[%v]", path, key), depth+1)
 			if err != nil {
 				return nil, err
 			}
@@ -397,7 +433,7 @@ func toPHP(v reflect.Value, path string) (any, error) {
 		}
 		a := &phpserial.Array{Entries: []phpserial.Entry{}}
 		for _, f := range fields {
-			e, err := toPHP(v.FieldByIndex(f.index), path+"."+f.php)
+			e, err := toPHPAt(v.FieldByIndex(f.index), path+"."+f.php, depth+1)
 			if err != nil {
 				return nil, err
 			}

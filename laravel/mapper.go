@@ -185,7 +185,7 @@ func DecodeCommand[T any](command, class string) (T, error) {
 		}
 	}
 	dst := reflect.ValueOf(&job).Elem()
-	if err := (fromPHP{root: v}).object(o, dst); err != nil {
+	if err := (fromPHP{root: v, depth: new(int)}).object(o, dst); err != nil {
 		return job, fmt.Errorf("%s: %w", class, err)
 	}
 	return job, nil

@@ -87,3 +87,31 @@ func TestMapperRefuses(t *testing.T) {
 	require.ErrorContains(t, err, "int is not a struct")
 	require.ErrorContains(t, err, "empty PHP class or job name")
 }
+
+type anyJob struct {
+	Data any        `php:"data"`
+	Next *anyJob    `php:"next"`
+	Nest [][]anyJob `php:"nest"`
+}
+
+// A back-reference can make a value contain itself; decoding it ends
+// with an error.
+func TestDecodeCommandSelfReference(t *testing.T) {
+	t.Parallel()
+	for _, cmd := range []string{
+		"O:1:\"A\":1:{s:4:\"data\";a:1:{i:0;R:2;}}",
+		"O:1:\"A\":1:{s:4:\"next\";r:1;}",
+		"O:1:\"A\":1:{s:4:\"nest\";a:1:{i:0;R:2;}}",
+	} {
+		_, err := laravel.DecodeCommand[anyJob](cmd, "A")
+		require.ErrorIs(t, err, laravel.ErrUnmappable, cmd)
+	}
+}
+
+func TestEncodeCommandCycle(t *testing.T) {
+	t.Parallel()
+	j := &anyJob{}
+	j.Next = j
+	_, err := laravel.EncodeCommand(j, "A", "default", 0)
+	require.ErrorIs(t, err, laravel.ErrUnmappable)
+}
