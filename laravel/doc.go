@@ -38,8 +38,9 @@
 // data.command is PHP's serialize() of the job object, which package
 // phpserial reads and writes. What cannot cross is refused with an
 // error matching ErrUnmappable: closures, Eloquent models (stored as
-// ModelIdentifier, which only the app's database restores), chains in
-// $chained, and values that do not fit their Go fields.
+// ModelIdentifier, which only the app's database restores), and values
+// that do not fit their Go fields. A chain Laravel dispatched continues
+// on a Go worker when it knows every link's class.
 //
 // # Running Laravel's jobs in Go
 //

@@ -167,8 +167,9 @@ func (m *Mapper) forPayload(p Payload) (*mapping, error) {
 }
 
 // DecodeCommand decodes data.command, PHP's serialize() of a job object
-// of class, into T. It refuses another class, closures, Eloquent models
-// and a non-empty chain ($chained), with an error matching ErrUnmappable.
+// of class, into T. It refuses another class, closures and Eloquent
+// models with an error matching ErrUnmappable. The job's chain
+// ($chained) is not part of T: the Worker continues it.
 func DecodeCommand[T any](command, class string) (T, error) {
 	var job T
 	v, err := phpserial.Unmarshal([]byte(command))
@@ -178,11 +179,6 @@ func DecodeCommand[T any](command, class string) (T, error) {
 	o, ok := v.(*phpserial.Object)
 	if !ok || o.Class != class {
 		return job, fmt.Errorf("%w: data.command is %s, not an object of %s", ErrUnmappable, phpType(v), class)
-	}
-	if chained, ok := o.Get("chained"); ok {
-		if a, ok := chained.(*phpserial.Array); ok && len(a.Entries) > 0 {
-			return job, fmt.Errorf("%w: %s carries a chain of %d jobs ($chained), which the Go worker cannot continue", ErrUnmappable, class, len(a.Entries))
-		}
 	}
 	dst := reflect.ValueOf(&job).Elem()
 	if err := (fromPHP{root: v, depth: new(int)}).object(o, dst); err != nil {

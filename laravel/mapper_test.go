@@ -39,7 +39,6 @@ func TestDecodeCommandRefuses(t *testing.T) {
 		"not an object":     `a:0:{}`,
 		"closure":           "O:25:\"App\\Jobs\\SendWelcomeEmail\":1:{s:6:\"userId\";O:47:\"Laravel\\SerializableClosure\\SerializableClosure\":0:{}}",
 		"eloquent model":    "O:25:\"App\\Jobs\\SendWelcomeEmail\":1:{s:6:\"userId\";O:45:\"Illuminate\\Contracts\\Database\\ModelIdentifier\":2:{s:5:\"class\";s:8:\"App\\User\";s:2:\"id\";i:1;}}",
-		"chain":             "O:25:\"App\\Jobs\\SendWelcomeEmail\":1:{s:7:\"chained\";a:1:{i:0;s:3:\"O:1\";}}",
 		"wrong type":        "O:25:\"App\\Jobs\\SendWelcomeEmail\":1:{s:6:\"userId\";s:3:\"abc\";}",
 		"custom serialized": "O:25:\"App\\Jobs\\SendWelcomeEmail\":1:{s:6:\"userId\";C:3:\"Foo\":0:{}}",
 	} {

@@ -327,6 +327,13 @@ func (w *Worker) process(ctx context.Context, r *Reserved) {
 		w.fail(settle, r, mp, fmt.Errorf("%w: %w", runtime.ErrDecode, err))
 		return
 	}
+	var ch *chain
+	if cmd, ok := p.Command(); ok {
+		if ch, err = w.m.chainOf(cmd.Command); err != nil {
+			w.fail(settle, r, mp, fmt.Errorf("%w: %w", runtime.ErrDecode, err))
+			return
+		}
+	}
 	timeout := w.cfg.Timeout
 	if p.Timeout != nil && *p.Timeout > 0 {
 		timeout = time.Duration(*p.Timeout) * time.Second
@@ -362,6 +369,15 @@ func (w *Worker) process(ctx context.Context, r *Reserved) {
 		return
 	}
 	if herr == nil || runtime.IsDelete(herr) {
+		// As Laravel's CallQueuedHandler: the chain's next job is
+		// pushed, then this one deleted (a job that deleted itself
+		// continues its chain too).
+		if ch != nil {
+			if err := ch.dispatchNext(settle, w.q); err != nil {
+				w.log.Error("dispatch the next job of the chain; the job stays reserved until retry_after", "queue", r.Queue, "job", p.DisplayName, "err", err)
+				return
+			}
+		}
 		w.settle(r, w.q.Delete(settle, r))
 		return
 	}

@@ -41,7 +41,12 @@ $container->instance(Illuminate\Contracts\Container\Container::class, $container
 $events = new Events($container);
 $container->instance('events', $events);
 $container->instance(Illuminate\Contracts\Events\Dispatcher::class, $events);
-$container->singleton(Illuminate\Contracts\Bus\Dispatcher::class, fn ($c) => new Illuminate\Bus\Dispatcher($c));
+// The bus queues what should be queued (the next job of a chain), as an
+// application's does, through the Capsule manager's connections.
+$container->singleton(Illuminate\Contracts\Bus\Dispatcher::class, fn ($c) => new Illuminate\Bus\Dispatcher(
+    $c,
+    fn ($connection = null) => Illuminate\Queue\Capsule\Manager::connection($connection),
+));
 $container->singleton(ExceptionHandler::class, fn () => new TestExceptionHandler);
 
 $redisConfig = [
