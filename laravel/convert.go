@@ -77,27 +77,25 @@ func fieldsOf(t reflect.Type) ([]field, error) {
 	return out, nil
 }
 
+// lowerFirst lowers the leading capitals of a Go name, all but the last
+// when a lower-case letter follows (URLPath -> urlPath): UserID ->
+// userID, Email -> email, URL -> url.
 func lowerFirst(s string) string {
 	r := []rune(s)
-	i := 0
-	for i < len(r) && unicode.IsUpper(r[i]) {
-		i++
+	n := 0
+	for n < len(r) && unicode.IsUpper(r[n]) {
+		n++
 	}
-	switch {
-	case i == 0:
-		return s
-	case i == 1 || i == len(r):
-		i = min(i, len(r))
-	default:
-		i-- // URLPath -> urlPath: the last capital starts the next word
+	if n > 1 && n < len(r) {
+		n--
 	}
-	for j := range i {
-		r[j] = unicode.ToLower(r[j])
+	for i := range n {
+		r[i] = unicode.ToLower(r[i])
 	}
 	return string(r)
 }
 
-// decoder turns a decoded serialize() tree into Go values, resolving
+// fromPHP turns a decoded serialize() tree into Go values, resolving
 // back-references against root.
 type fromPHP struct {
 	root any

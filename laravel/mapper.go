@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -132,13 +134,10 @@ func (m *Mapper) add(mp *mapping) {
 func (m *Mapper) Err() error {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if len(m.errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%v", m.errs)
+	return errors.Join(m.errs...)
 }
 
-// Classes lists the mapped PHP classes and string jobs.
+// Classes lists the mapped PHP classes and string jobs, sorted.
 func (m *Mapper) Classes() []string {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -146,6 +145,7 @@ func (m *Mapper) Classes() []string {
 	for c := range m.byClass {
 		out = append(out, c)
 	}
+	slices.Sort(out)
 	return out
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -147,7 +148,7 @@ func NewWorker(q *Queue, m *Mapper, r *runtime.Router, cfg WorkerConfig) (*Worke
 		m.mu.RLock()
 		mp := m.byClass[c]
 		m.mu.RUnlock()
-		if !contains(r.Names(), mp.name) {
+		if !slices.Contains(r.Names(), mp.name) {
 			return nil, fmt.Errorf("%w: laravel: PHP job %s maps to %s, which the router has no handler for", runtime.ErrInvalid, c, mp.name)
 		}
 	}
@@ -156,15 +157,6 @@ func NewWorker(q *Queue, m *Mapper, r *runtime.Router, cfg WorkerConfig) (*Worke
 		return nil, err
 	}
 	return &Worker{q: q, m: m, r: r, cfg: cfg, log: cfg.Logger.With("worker", cfg.Name), restartMark: mark}, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Run processes jobs until ctx is done, a queue:restart is signalled
