@@ -55,7 +55,8 @@
 // maxExceptions, timeout and failOnTimeout from the payload, release,
 // delete and fail from the handler (runtime.ReleaseJob, DeleteJob,
 // FailJob), and Laravel's queue:restart signal when Config.CachePrefix
-// names the cache's keys. Jobs that fail for good go to jobgen's failed
+// names the cache's keys. Subscribe receives its events, with Laravel's
+// names (runtime.JobProcessing, JobProcessed, JobFailed, ...). Jobs that fail for good go to jobgen's failed
 // store (WorkerConfig.Failed) with the payload Laravel pushed; Retry, or
 // queue:retry and a jobgen worker with RegisterRequeue, puts them back
 // on their Laravel queue. Laravel's failed_jobs table is in the app's

@@ -130,6 +130,47 @@ type Worker struct {
 	// restartMark is Laravel's queue:restart mark when the worker was
 	// made; a later one stops it.
 	restartMark int64
+
+	subMu sync.RWMutex
+	subs  []func(runtime.Event)
+	// reason is why the worker stops, set once.
+	reasonOnce sync.Once
+	reason     string
+}
+
+// Subscribe calls fn with each of the worker's events, named after
+// Laravel's (runtime.JobProcessing, JobProcessed, JobExceptionOccurred,
+// JobTimedOut, JobReleased, JobFailed, WorkerStopping). An outcome's
+// event comes once Redis accepted the delete, release or failure that
+// records it. fn is called from the worker's goroutines: it must be
+// quick and safe for concurrent use.
+func (w *Worker) Subscribe(fn func(runtime.Event)) {
+	w.subMu.Lock()
+	w.subs = append(w.subs, fn)
+	w.subMu.Unlock()
+}
+
+func (w *Worker) emit(kind runtime.EventKind, r *Reserved, name string, set func(*runtime.Event)) {
+	w.subMu.RLock()
+	subs := w.subs
+	w.subMu.RUnlock()
+	if len(subs) == 0 {
+		return
+	}
+	if name == "" {
+		name = r.Payload.DisplayName
+	}
+	ev := runtime.Event{Kind: kind, Worker: w.cfg.Name, Queue: r.Queue, Name: name, ID: r.Payload.UUID, Attempt: int(r.Payload.Attempts)}
+	if set != nil {
+		set(&ev)
+	}
+	for _, fn := range subs {
+		fn(ev)
+	}
+}
+
+func (w *Worker) stopFor(reason string) {
+	w.reasonOnce.Do(func() { w.reason = reason })
 }
 
 // NewWorker returns a worker for the queues of q, running the jobs m
@@ -176,6 +217,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() {
 		select {
 		case <-ctx.Done():
+			w.stopFor("context done")
 		case <-jobsCtx.Done():
 			return
 		}
@@ -202,6 +244,13 @@ func (w *Worker) Run(ctx context.Context) error {
 		}()
 	}
 	wg.Wait()
+	w.stopFor("stopped")
+	w.subMu.RLock()
+	subs := w.subs
+	w.subMu.RUnlock()
+	for _, fn := range subs {
+		fn(runtime.Event{Kind: runtime.WorkerStopping, Worker: w.cfg.Name, Reason: w.reason})
+	}
 	return nil
 }
 
@@ -218,6 +267,7 @@ func (w *Worker) watchRestart(ctx context.Context, stop func(), start int64) {
 		}
 		mark, ok, err := w.q.RestartMark(ctx)
 		if err == nil && ok && mark != start {
+			w.stopFor("queue:restart")
 			w.log.Info("queue:restart signalled; stopping")
 			stop()
 			return
@@ -238,6 +288,7 @@ func (w *Worker) loop(ctx, jobs context.Context, stop func()) {
 		}
 		if r == nil {
 			if w.cfg.StopWhenEmpty {
+				w.stopFor("empty")
 				return
 			}
 			if w.q.cfg.BlockFor == 0 {
@@ -252,6 +303,7 @@ func (w *Worker) loop(ctx, jobs context.Context, stop func()) {
 			done := w.jobs >= w.cfg.MaxJobs
 			w.processed.Unlock()
 			if done {
+				w.stopFor("max jobs")
 				stop()
 			}
 		}
@@ -338,7 +390,10 @@ func (w *Worker) process(ctx context.Context, r *Reserved) {
 	jobCtx, cancelTimeout := context.WithTimeoutCause(jobCtx, timeout, runtime.ErrTimeout)
 	defer cancelTimeout()
 	heartbeatDone := w.heartbeat(jobCtx, r, cancel)
+	w.emit(runtime.JobProcessing, r, mp.name, nil)
+	began := time.Now()
 	herr := w.attempt(jobCtx, env)
+	took := time.Since(began)
 	cause := context.Cause(jobCtx)
 	cancel(nil)
 	<-heartbeatDone
@@ -353,7 +408,9 @@ func (w *Worker) process(ctx context.Context, r *Reserved) {
 		return
 	}
 	if delay, ok := runtime.AsRelease(herr); ok {
-		w.settle(r, w.q.Release(settle, r, delay))
+		if w.settle(r, w.q.Release(settle, r, delay)) {
+			w.emit(runtime.JobReleased, r, mp.name, func(e *runtime.Event) { e.Delay, e.Duration = delay, took })
+		}
 		return
 	}
 	if reason, ok := runtime.AsFail(herr); ok {
@@ -370,7 +427,9 @@ func (w *Worker) process(ctx context.Context, r *Reserved) {
 				return
 			}
 		}
-		w.settle(r, w.q.Delete(settle, r))
+		if w.settle(r, w.q.Delete(settle, r)) {
+			w.emit(runtime.JobProcessed, r, mp.name, func(e *runtime.Event) { e.Duration = took })
+		}
 		return
 	}
 	if errors.Is(herr, runtime.ErrDecode) {
@@ -379,6 +438,7 @@ func (w *Worker) process(ctx context.Context, r *Reserved) {
 	}
 	if errors.Is(cause, runtime.ErrTimeout) {
 		err := fmt.Errorf("%w: %s has timed out after %v: %w", runtime.ErrTimeout, p.DisplayName, timeout, herr)
+		w.emit(runtime.JobTimedOut, r, mp.name, func(e *runtime.Event) { e.Err, e.Duration = err, took })
 		if p.FailOnTimeout {
 			w.fail(settle, r, mp, err)
 			return
@@ -386,6 +446,7 @@ func (w *Worker) process(ctx context.Context, r *Reserved) {
 		w.exception(settle, r, mp, maxTries, err, false)
 		return
 	}
+	w.emit(runtime.JobExceptionOccurred, r, mp.name, func(e *runtime.Event) { e.Err, e.Duration = herr, took })
 	w.exception(settle, r, mp, maxTries, herr, true)
 }
 
@@ -412,7 +473,10 @@ func (w *Worker) exception(ctx context.Context, r *Reserved, mp *mapping, maxTri
 			return
 		}
 	}
-	w.settle(r, w.q.Release(ctx, r, w.backoff(p)))
+	delay := w.backoff(p)
+	if w.settle(r, w.q.Release(ctx, r, delay)) {
+		w.emit(runtime.JobReleased, r, mp.name, func(e *runtime.Event) { e.Delay, e.Err = delay, err })
+	}
 }
 
 // countException adds one to the job's exceptions, where Laravel's worker
@@ -454,12 +518,15 @@ func (w *Worker) backoff(p Payload) time.Duration {
 	return list[i]
 }
 
-func (w *Worker) settle(r *Reserved, err error) {
+// settle logs what went wrong with a delete or release, and reports
+// whether it was done.
+func (w *Worker) settle(r *Reserved, err error) bool {
 	if errors.Is(err, ErrNotReserved) {
 		w.log.Warn("job's reservation was gone when it finished (retry_after ran out); it may run again", "queue", r.Queue, "job", r.Payload.DisplayName, "uuid", r.Payload.UUID)
 	} else if err != nil {
 		w.log.Error("settle job", "queue", r.Queue, "uuid", r.Payload.UUID, "err", err)
 	}
+	return err == nil
 }
 
 // heartbeat extends the reservation every third of retry_after until
@@ -532,6 +599,11 @@ func (w *Worker) fail(ctx context.Context, r *Reserved, mp *mapping, cause error
 	}
 	w.settle(r, w.q.Delete(ctx, r))
 	w.log.Warn("job failed", "queue", r.Queue, "job", name, "uuid", r.Payload.UUID, "attempts", r.Payload.Attempts, "err", cause)
+	mapped := ""
+	if mp != nil {
+		mapped = mp.name
+	}
+	w.emit(runtime.JobFailed, r, mapped, func(e *runtime.Event) { e.Err = cause })
 	if mp != nil {
 		if body, err := mp.body(r.Payload); err == nil {
 			w.r.RunFailed(ctx, &runtime.Envelope{ID: r.Payload.UUID, Name: mp.name, Queue: r.Queue, Body: body}, cause)
