@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -258,10 +260,16 @@ func runJobgen(t *testing.T, ctx context.Context) map[string]outcome {
 	waitFor(t, ctx, "jobgen's worker to drain the queue", func() bool { return b.empty(t, ctx, "conformance") })
 	stop()
 
+	// A worker in a process of its own, killed with SIGKILL mid-job.
 	b.pushScenarios(t, ctx, "dies", []spec{dies})
-	stop = worker("dies")
+	child := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), childEnv+"="+b.url, "JOBGEN_LARAVEL_QUEUE=dies",
+		"JOBGEN_LARAVEL_STORE="+b.storeURL, "JOBGEN_LARAVEL_STORE_PREFIX="+b.storePrefix, "JOBGEN_LARAVEL_RESULTS="+b.prefix+"results")
+	child.Stderr = os.Stderr
+	require.NoError(t, child.Start())
 	waitFor(t, ctx, "the first attempt", func() bool { return b.reported(t, ctx, "attempt|"+dies.Name+"|1|") })
-	stop() // the worker ends mid-job: the job stays reserved, as if the process died
+	require.NoError(t, child.Process.Kill())
+	_ = child.Wait()
 	stop = worker("dies")
 	waitFor(t, ctx, "a new worker to finish the job", func() bool { return b.empty(t, ctx, "dies") })
 	stop()

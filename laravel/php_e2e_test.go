@@ -30,6 +30,8 @@ type phpBundle struct {
 	q      *laravel.Queue
 	engine *runtime.Engine
 	env    []string
+	// url opens q; storeURL and storePrefix open engine.
+	url, storeURL, storePrefix string
 }
 
 // setupPHP opens the connection with retry_after 90s, or retryAfter
@@ -45,13 +47,15 @@ func setupPHP(t *testing.T, retryAfter ...int) phpBundle {
 	host, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
 	prefix := redistest.Prefix(t) + "_laravel_database_"
-	q, closeQ, err := laravel.Open(context.Background(), laravel.Scheme+"redis://"+addr+fmt.Sprintf("/0?prefix=%s&cache_prefix=%slaravel_cache:&retry_after=%d", prefix, prefix, ra))
+	url := laravel.Scheme + "redis://" + addr + fmt.Sprintf("/0?prefix=%s&cache_prefix=%slaravel_cache:&retry_after=%d", prefix, prefix, ra)
+	q, closeQ, err := laravel.Open(context.Background(), url)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = closeQ() })
-	engine, err := runtime.Open(context.Background(), "redis://"+addr+"/0", runtime.EngineConfig{Prefix: prefix + "jobgen"})
+	storeURL, storePrefix := "redis://"+addr+"/0", prefix+"jobgen"
+	engine, err := runtime.Open(context.Background(), storeURL, runtime.EngineConfig{Prefix: storePrefix})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = engine.Close() })
-	return phpBundle{php: php, prefix: prefix, q: q, engine: engine, env: append(os.Environ(),
+	return phpBundle{php: php, prefix: prefix, q: q, engine: engine, url: url, storeURL: storeURL, storePrefix: storePrefix, env: append(os.Environ(),
 		"REDIS_HOST="+host, "REDIS_PORT="+port, "REDIS_DB=0", "REDIS_PREFIX="+prefix, "RESULTS=results", fmt.Sprintf("RETRY_AFTER=%d", ra))}
 }
 
