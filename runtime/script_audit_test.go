@@ -147,6 +147,12 @@ func exerciseScripts(t *testing.T, b bundle) {
 	// clear
 	_, err = e.Clear(ctx, "audit-b")
 	require.NoError(t, err)
+	// failed_record: a job that failed outside the engine's queues.
+	rec := env("audit", "app.Job", "recorded")
+	rec.ID = runtime.NewID()
+	recorded, err := fs.Record(ctx, rec, errors.New("audit"), 1)
+	require.NoError(t, err)
+	require.True(t, recorded)
 	// hooks_due and hooks_claim: a failing job's hooks recorded as due,
 	// then claimed by a sweep.
 	require.NoError(t, e.HooksDue(ctx, runtime.Ref{Queue: "audit", ID: "hooked", Token: "tok"}))

@@ -88,6 +88,8 @@ var failCases = []failCase{
 	{name: "hits", s: scriptHits, kinds: []string{"set"}, args: []any{1000, "nonce"}},
 	{name: "schedule_tick", s: scriptScheduleTick, kinds: []string{"hash", "list", "zset", "hash", "list", "string"},
 		args: []any{1000, 0, 60000, "j1", "p1", 0, 60000}},
+	{name: "failed_record", s: scriptFailedRecord, kinds: []string{"zset", "hash", "hash"},
+		args: []any{10, 60000, "j1", "p1", "info"}},
 	{name: "hooks_due", s: scriptHooksDue, kinds: []string{"zset"}, args: []any{"j1 tok", ""}},
 	{name: "hooks_claim", s: scriptHooksClaim, kinds: []string{"zset"},
 		setup: [][]any{{"ZADD", "K1", 1, "j1 tok"}}, args: []any{0, 100}},

@@ -33,6 +33,9 @@
 //	unique_for=1h             no second copy queued while one is pending
 //	encrypted                 encrypt the body at rest (or =true, =false)
 //	tags=mail,billing         labels for monitoring
+//	laravel=App\Jobs\Mail     the PHP job class it stands for, or Class@method for
+//	                          a string job: RegisterLaravel maps it for the
+//	                          Laravel bridge (github.com/jobgen/jobgen/laravel)
 //
 // Durations are Go durations (time.ParseDuration). A job's exported
 // fields are its payload, encoded with msgpack; jobgen rejects fields

@@ -55,21 +55,6 @@ for j = 1, #ids do
   end
 end
 
-local function drop(old)
-  if #old == 0 then return end
-  redis.call('ZREM', KEYS[4], unpack(old))
-  redis.call('HDEL', KEYS[5], unpack(old))
-  redis.call('HDEL', KEYS[6], unpack(old))
-end
-local max_age = tonumber(ARGV[2])
-if max_age > 0 then
-  drop(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. string.format('%d', now - max_age), 'LIMIT', 0, 1000))
-end
-local max_count = tonumber(ARGV[1])
-if max_count > 0 then
-  local over = redis.call('ZCARD', KEYS[4]) - max_count
-  if over > 0 then
-    drop(redis.call('ZRANGE', KEYS[4], 0, math.min(over, 1000) - 1))
-  end
-end
+-- uses: failed_trim
+trimFailed(KEYS[4], KEYS[5], KEYS[6], now, tonumber(ARGV[1]), tonumber(ARGV[2]))
 return out

@@ -35,6 +35,11 @@ func File(p *model.Package) ([]byte, error) {
 	f.Add(Handlers(p))
 	f.Line()
 	f.Add(Register(p))
+	if p.HasLaravel() {
+		f.ImportName(laravelPkg, "laravel")
+		f.Line()
+		f.Add(RegisterLaravel(p))
+	}
 	for _, j := range p.Jobs {
 		f.Line()
 		for _, c := range JobMethods(j) {

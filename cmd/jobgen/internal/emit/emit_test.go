@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,6 +220,33 @@ func TestMethodsMatchModel(t *testing.T) {
 	}
 	require.Equal(t, model.Methods, methods)
 	require.ElementsMatch(t, model.PackageNames, decls)
+
+	// A job mapped to a PHP class adds LaravelNames.
+	p.Jobs[0].Laravel = `App\Jobs\T`
+	src, err = File(p)
+	require.NoError(t, err)
+	f, err = parser.ParseFile(token.NewFileSet(), "jobs_gen.go", src, parser.SkipObjectResolution)
+	require.NoError(t, err)
+	decls = decls[:0]
+	for _, d := range f.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil {
+				decls = append(decls, d.Name.Name)
+			}
+		case *ast.GenDecl:
+			for _, s := range d.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					decls = append(decls, s.Name.Name)
+				case *ast.ImportSpec:
+					path := strings.Trim(s.Path.Value, `"`)
+					decls = append(decls, path[strings.LastIndex(path, "/")+1:])
+				}
+			}
+		}
+	}
+	require.ElementsMatch(t, append(slices.Clone(model.PackageNames), model.LaravelNames...), decls)
 }
 
 // TestLocalsMatchModel: the loader rejects job types named like the

@@ -29,9 +29,10 @@ var boolKeys = []string{"encrypted", "fail_on_timeout"}
 
 // annotation is what one type's `//job:` lines say.
 type annotation struct {
-	name string // "" for the default
-	opts model.Options
-	seen map[string]bool
+	name    string // "" for the default
+	laravel string // the PHP job class, or "Class@method"; "" for none
+	opts    model.Options
+	seen    map[string]bool
 }
 
 // tokenError is a problem with one token of an annotation line; offset is
@@ -128,6 +129,7 @@ var setters = map[string]setter{
 	"name":            setName,
 	"queue":           setQueue,
 	"connection":      setConnection,
+	"laravel":         setLaravel,
 	"tries":           option(positiveInt, func(o *model.Options) *int { return &o.Tries }),
 	"max_exceptions":  option(positiveInt, func(o *model.Options) *int { return &o.MaxExceptions }),
 	"backoff":         option(durationList, func(o *model.Options) *[]time.Duration { return &o.Backoff }),
@@ -169,6 +171,14 @@ func setQueue(a *annotation, value string) error {
 	return nil
 }
 
+func setLaravel(a *annotation, value string) error {
+	if !validPHPJob(value) {
+		return errors.New(`want a PHP class such as App\Jobs\SendWelcomeEmail, or a string job such as App\Jobs\SendWelcomeEmail@handle`)
+	}
+	a.laravel = value
+	return nil
+}
+
 func setConnection(a *annotation, value string) error {
 	if value == "" {
 		return errors.New("the connection name is empty")
@@ -186,6 +196,34 @@ func validName(s string) bool {
 		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
 		case strings.ContainsRune("._-/:", r):
 		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validPHPJob: a PHP class name (namespaced with \\), optionally followed
+// by @method for a string job.
+func validPHPJob(s string) bool {
+	class, method, hasMethod := strings.Cut(s, "@")
+	if hasMethod && !validPHPName(method) {
+		return false
+	}
+	parts := strings.Split(strings.TrimPrefix(class, `\`), `\`)
+	for _, p := range parts {
+		if !validPHPName(p) {
+			return false
+		}
+	}
+	return true
+}
+
+func validPHPName(s string) bool {
+	if s == "" || '0' <= s[0] && s[0] <= '9' {
+		return false
+	}
+	for _, r := range s {
+		if !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_' || r >= 0x80) {
 			return false
 		}
 	}

@@ -86,7 +86,7 @@ func TestParseLine(t *testing.T) {
 }
 
 func TestParseLineErrors(t *testing.T) {
-	const validKeys = "valid keys: backoff, connection, delay, encrypted, fail_on_timeout, max_exceptions, name, queue, retry_until, tags, timeout, tries, unique_for"
+	const validKeys = "valid keys: backoff, connection, delay, encrypted, fail_on_timeout, laravel, max_exceptions, name, queue, retry_until, tags, timeout, tries, unique_for"
 	tests := []struct {
 		line string
 		want []tokenError
@@ -132,4 +132,18 @@ func TestParsePos(t *testing.T) {
 	require.Equal(t, "C:/a/b.go:3:7", parsePos("C:/a/b.go:3:7").String())
 	empty := parsePos("")
 	require.False(t, empty.IsValid())
+}
+
+func TestLaravelKey(t *testing.T) {
+	for _, ok := range []string{`App\Jobs\SendWelcomeEmail`, `\App\Jobs\X`, `SendMail`, `App\Jobs\ImportRow@handle`, `Ünïcode\Job`} {
+		var a annotation
+		require.Empty(t, a.parseLine("laravel="+ok), ok)
+		require.Equal(t, ok, a.laravel)
+	}
+	for _, bad := range []string{``, `App\\Jobs`, `App\`, `1Job`, `App\Jobs\X@`, `App\Jobs-X`, `App\Jobs\X@1go`} {
+		var a annotation
+		errs := a.parseLine("laravel=" + bad)
+		require.Len(t, errs, 1, bad)
+		require.Contains(t, errs[0].msg, "want a PHP class")
+	}
 }

@@ -222,7 +222,7 @@ func loadPackage(pkg *packages.Package) (*model.Package, List) {
 	}
 	slices.SortFunc(p.Jobs, func(a, b model.Job) int { return cmp.Compare(a.TypeName, b.TypeName) })
 	if len(p.Jobs) > 0 {
-		l.checkPackageNames()
+		l.checkPackageNames(p.HasLaravel())
 	}
 	l.errs.sort()
 	return p, l.errs
@@ -314,7 +314,7 @@ func (l *loader) job(spec *ast.TypeSpec, doc []*ast.Comment) (model.Job, bool) {
 			l.errs.add(l.position(c.Slash+token.Pos(len(prefix)+e.offset)), "%s", e.msg)
 		}
 	}
-	job := model.Job{TypeName: spec.Name.Name, Name: a.name, Options: a.opts}
+	job := model.Job{TypeName: spec.Name.Name, Name: a.name, Options: a.opts, Laravel: strings.TrimPrefix(a.laravel, `\`)}
 	if job.Name == "" {
 		job.Name = l.pkg.Name + "." + job.TypeName
 	}
@@ -437,13 +437,21 @@ func isError(t types.Type) bool { return types.Identical(t, types.Universe.Looku
 
 // checkPackageNames reports package-level declarations that the
 // generated file would redeclare.
-func (l *loader) checkPackageNames() {
+func (l *loader) checkPackageNames(laravel bool) {
 	scope := l.pkg.Types.Scope()
-	for _, n := range model.PackageNames {
+	names := model.PackageNames
+	if laravel {
+		names = append(slices.Clone(names), model.LaravelNames...)
+	}
+	for _, n := range names {
 		obj := scope.Lookup(n)
 		if obj == nil {
 			continue
 		}
-		l.errs.add(l.position(obj.Pos()), "package-level %s clashes with the generated %s, which declares Handlers and Register and imports context, time and github.com/jobgen/jobgen/runtime; rename it", n, model.OutputFile)
+		what := "declares Handlers and Register and imports context, time and github.com/jobgen/jobgen/runtime"
+		if laravel {
+			what = "declares Handlers, Register and RegisterLaravel and imports context, time, github.com/jobgen/jobgen/runtime and github.com/jobgen/jobgen/laravel"
+		}
+		l.errs.add(l.position(obj.Pos()), "package-level %s clashes with the generated %s, which %s; rename it", n, model.OutputFile, what)
 	}
 }

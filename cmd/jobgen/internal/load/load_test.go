@@ -146,7 +146,7 @@ func TestLoadForeignOutput(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	t.Parallel()
-	const validKeys = "valid keys: backoff, connection, delay, encrypted, fail_on_timeout, max_exceptions, name, queue, retry_until, tags, timeout, tries, unique_for"
+	const validKeys = "valid keys: backoff, connection, delay, encrypted, fail_on_timeout, laravel, max_exceptions, name, queue, retry_until, tags, timeout, tries, unique_for"
 	tests := []struct {
 		name string
 		src  string // the body of jobs.go after "package mail\n\n"

@@ -41,6 +41,20 @@ type Job struct {
 	// FailedMethod is set when the type has a
 	// Failed(ctx context.Context, err error) method, its failed hook.
 	FailedMethod bool
+	// Laravel is the PHP job class the type maps to (the `laravel=` key),
+	// such as App\Jobs\SendWelcomeEmail, or "Class@method" for a string
+	// job; empty for none.
+	Laravel string
+}
+
+// HasLaravel reports whether any job of p maps to a PHP class.
+func (p *Package) HasLaravel() bool {
+	for _, j := range p.Jobs {
+		if j.Laravel != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // Options mirrors runtime.JobOptions, field for field. A zero field was
@@ -75,6 +89,11 @@ var Methods = []string{
 // and the names of the packages it imports; the package must not declare
 // them itself.
 var PackageNames = []string{"Handlers", "Register", "context", "runtime", "time"}
+
+// LaravelNames are the package-level names the generated file adds when
+// a job maps to a PHP class (laravel=): RegisterLaravel, and the import
+// of github.com/jobgen/jobgen/laravel.
+var LaravelNames = []string{"RegisterLaravel", "laravel"}
 
 // Locals are the names of the receivers, parameters and variables in the
 // generated code. A job type named like one of them would be shadowed

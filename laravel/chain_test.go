@@ -1,0 +1,96 @@
+package laravel_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/laravel"
+)
+
+// A chain dispatched by Laravel (Queueable::chain) continues on a Go
+// worker: each link runs after the one before it, pushed with the rest
+// of the chain as Laravel's dispatchNextJobInChain does; a chain with a
+// link the Go side does not know is refused before anything runs.
+func TestChainFromLaravel(t *testing.T) {
+	t.Parallel()
+	b := setupPHP(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b.run(t, ctx, "push_chain.php", "chained")
+
+	rec := newRecorder(-1)
+	w, err := laravel.NewWorker(b.q, newMapper(), rec.router(), laravel.WorkerConfig{
+		Queues: []string{"chained"}, StopWhenEmpty: true, Failed: b.engine.Failed(),
+	})
+	require.NoError(t, err)
+	require.NoError(t, w.Run(ctx))
+	require.Equal(t, map[string]int{
+		"SendWelcomeEmail|1|one@example.com|chain":   1,
+		"ResizeAvatar|2|2|NULL":                      1,
+		"SendWelcomeEmail|3|three@example.com|chain": 1,
+	}, rec.seen)
+
+	failed, err := b.engine.Failed().List(ctx, "laravel", 0, 10)
+	require.NoError(t, err)
+	require.Len(t, failed, 1)
+	require.Contains(t, failed[0].Error, `link 1 of its chain is App\Jobs\Scenario, which no Go type is mapped to`)
+	sizes, err := b.q.Sizes(ctx, "chained")
+	require.NoError(t, err)
+	require.Equal(t, laravel.Sizes{}, sizes)
+}
+
+// The links a Go worker pushes are Laravel's: Laravel's worker runs the
+// rest of a chain that a Go worker started.
+func TestChainHandsOverToLaravel(t *testing.T) {
+	t.Parallel()
+	b := setupPHP(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b.run(t, ctx, "push_chain.php", "chained")
+	rec := newRecorder(-1)
+	w, err := laravel.NewWorker(b.q, newMapper(), rec.router(), laravel.WorkerConfig{
+		Queues: []string{"chained"}, MaxJobs: 1, Failed: b.engine.Failed(),
+	})
+	require.NoError(t, err)
+	require.NoError(t, w.Run(ctx)) // the first link of the first chain
+	require.Equal(t, map[string]int{"SendWelcomeEmail|1|one@example.com|chain": 1}, rec.seen)
+
+	b.run(t, ctx, "work.php", "chained", "1", "60", "0", "1", "0")
+	require.Equal(t, []string{
+		"ran|SendWelcomeEmail|4|four@example.com||1",
+		"ran|ResizeAvatar|2|2|NULL|1", // pushed by the Go worker
+		"ran|SendWelcomeEmail|3|three@example.com|chain|1",
+	}, trimTimes(b.results(t, ctx)))
+	// The second chain has no queue of its own: its next job went to the
+	// connection's default queue, as Laravel sends it.
+	sizes, err := b.q.Sizes(ctx, "default")
+	require.NoError(t, err)
+	require.Equal(t, laravel.Sizes{Ready: 1}, sizes)
+}
+
+// trimTimes drops the PHP reports that are events, and the time of each
+// attempt report.
+func trimTimes(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		switch {
+		case len(l) > 4 && l[:4] == "ran|":
+			out = append(out, l)
+		case len(l) > 8 && l[:8] == "attempt|":
+			out = append(out, l[:len(l)-len(l[lastBar(l):])])
+		}
+	}
+	return out
+}
+
+func lastBar(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '|' {
+			return i
+		}
+	}
+	return len(s)
+}

@@ -1,0 +1,67 @@
+package laravel
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// Dispatcher pushes Go jobs onto a Laravel queue as the payloads of their
+// PHP classes, for Laravel's workers (or a Go Worker) to run. It is a
+// runtime.Dispatcher: set it with runtime.SetConnection("laravel", d)
+// for jobs annotated connection=laravel, or runtime.SetDefaultDispatcher.
+//
+// What Laravel's payload cannot carry is refused with runtime.ErrInvalid
+// rather than dropped: chains (WithChain), unique jobs (UniqueFor),
+// encrypted jobs (Laravel encrypts with the app's key, which the Go side
+// does not hold) and sub-second precision (delays, backoffs, timeouts
+// and retry-until are rounded up to whole seconds, as Laravel counts
+// them).
+type Dispatcher struct {
+	q *Queue
+	m *Mapper
+}
+
+// NewDispatcher returns a dispatcher that pushes the jobs m maps to q.
+func NewDispatcher(q *Queue, m *Mapper) (*Dispatcher, error) {
+	if err := m.Err(); err != nil {
+		return nil, err
+	}
+	return &Dispatcher{q: q, m: m}, nil
+}
+
+// Dispatch pushes p's job and returns its payload's uuid.
+func (d *Dispatcher) Dispatch(ctx context.Context, p *runtime.PendingDispatch) (string, error) {
+	job := p.Job()
+	d.m.mu.RLock()
+	mp := d.m.byType[reflect.TypeOf(job)]
+	d.m.mu.RUnlock()
+	opts := p.JobOptions()
+	switch {
+	case mp == nil:
+		return "", fmt.Errorf("%w: job %s (%T) is mapped to no Laravel class: annotate it //job:laravel=App\\Jobs\\X, or laravel.Map it", runtime.ErrInvalid, job.JobName(), job)
+	case len(p.Chain()) > 0:
+		return "", fmt.Errorf("%w: job %s: a chain cannot be dispatched to Laravel (its payload chains PHP objects); dispatch the jobs one by one", runtime.ErrInvalid, job.JobName())
+	case opts.UniqueFor > 0:
+		return "", fmt.Errorf("%w: job %s: unique jobs are not supported on a Laravel connection (Laravel keeps unique locks in the app's cache)", runtime.ErrInvalid, job.JobName())
+	case opts.Encrypted:
+		return "", fmt.Errorf("%w: job %s: encrypted jobs are not supported on a Laravel connection (Laravel seals them with the app's APP_KEY)", runtime.ErrInvalid, job.JobName())
+	}
+	queue, delay := p.Queue(), p.DelayDuration()
+	payload, uuid, err := mp.newPayload(job, opts, queue, delay, time.Now())
+	if err != nil {
+		return "", err
+	}
+	if delay > 0 {
+		err = d.q.Later(ctx, queue, delay, payload)
+	} else {
+		err = d.q.Push(ctx, queue, payload)
+	}
+	if err != nil {
+		return "", err
+	}
+	return uuid, nil
+}

@@ -1,0 +1,9 @@
+-- delete: Laravel's RedisQueue::deleteReserved, a finished job.
+--
+-- KEYS[1] -> queues:NAME:reserved zset
+-- ARGV[1] -> the reserved payload, byte for byte as pop returned it
+--
+-- Returns: 1 if deleted; 0 if the job was no longer reserved under that
+-- payload.
+
+return redis.call('ZREM', KEYS[1], ARGV[1])

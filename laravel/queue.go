@@ -1,0 +1,318 @@
+package laravel
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+//go:embed lua/*.lua
+var luaFiles embed.FS
+
+func mustScript(name string) *redis.Script {
+	b, err := luaFiles.ReadFile("lua/" + name + ".lua")
+	if err != nil {
+		panic(fmt.Sprintf("laravel: embedded script %s: %v", name, err))
+	}
+	return redis.NewScript(string(b))
+}
+
+var (
+	scriptPush    = mustScript("push")
+	scriptLater   = mustScript("later")
+	scriptMigrate = mustScript("migrate")
+	scriptPop     = mustScript("pop")
+	scriptRelease = mustScript("release")
+	scriptDelete  = mustScript("delete")
+	scriptExtend  = mustScript("extend")
+	scriptSizes   = mustScript("sizes")
+)
+
+// Config is a Laravel Redis queue connection: the redis entry of
+// config/queue.php and the prefix of config/database.php's redis
+// connection.
+type Config struct {
+	// Prefix is the Redis connection's key prefix (database.redis.options.prefix):
+	// "laravel_database_" by default in Laravel 8 to 12, "laravel-database-"
+	// in 13, built from APP_NAME. Empty means none.
+	Prefix string
+	// HashTag puts the queue's name in braces, queues:{NAME}, as a Laravel
+	// app on Redis Cluster must name its queues.
+	HashTag bool
+	// RetryAfter is the connection's retry_after: a reserved job whose
+	// worker has not deleted or released it this long after it was popped
+	// goes back to the queue. Whole seconds; default 90s.
+	RetryAfter time.Duration
+	// BlockFor is the connection's block_for: how long a pop waits for a
+	// job on an empty queue (BLPOP on its notify list). 0, the default,
+	// does not wait.
+	BlockFor time.Duration
+	// MigrateLimit is the most due delayed jobs, and expired reservations,
+	// moved to the ready list per pop. Default 1,000 (Laravel moves
+	// them all).
+	MigrateLimit int
+	// CachePrefix is where Laravel's cache store keeps its keys in the
+	// same Redis: the cache connection's prefix plus cache.prefix, for
+	// example "laravel_database_laravel_cache:". Set, workers stop at
+	// queue:restart (see RestartKey). Empty, they do not read it.
+	CachePrefix string
+}
+
+func (c *Config) setDefaults() {
+	if c.RetryAfter == 0 {
+		c.RetryAfter = 90 * time.Second
+	}
+	if c.MigrateLimit == 0 {
+		c.MigrateLimit = 1000
+	}
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.RetryAfter < time.Second || c.RetryAfter%time.Second != 0:
+		return fmt.Errorf("%w: laravel.Config.RetryAfter (%v) must be a whole number of seconds, at least 1s: Laravel's scores are unix seconds", runtime.ErrInvalid, c.RetryAfter)
+	case c.BlockFor < 0 || c.BlockFor%time.Second != 0 && c.BlockFor > 0:
+		return fmt.Errorf("%w: laravel.Config.BlockFor (%v) must be a whole number of seconds", runtime.ErrInvalid, c.BlockFor)
+	case c.MigrateLimit < 1 || c.MigrateLimit > 1000:
+		return fmt.Errorf("%w: laravel.Config.MigrateLimit (%d) must be 1 to 1000", runtime.ErrInvalid, c.MigrateLimit)
+	case strings.ContainsAny(c.Prefix, "{}"):
+		return fmt.Errorf("%w: laravel.Config.Prefix %q must not contain { or }", runtime.ErrInvalid, c.Prefix)
+	}
+	return nil
+}
+
+// Queue speaks Laravel's Redis queue layout: the operations of
+// Illuminate\Queue\RedisQueue, each one Lua script (the lua directory),
+// on the keys Laravel uses, so Laravel's workers and producers share the
+// queues with it. It is safe for concurrent use.
+//
+// It is weaker than runtime.Engine, because the layout is Laravel's: a
+// reservation is the reserved payload itself, with no fencing token, so
+// a worker whose retry_after ran out cannot tell another worker's
+// attempt from its own beyond "the payload is no longer reserved"; and
+// it has no heartbeat of its own (Worker extends reservations of running
+// jobs, which Laravel tolerates). Scores are unix seconds.
+type Queue struct {
+	rdb redis.UniversalClient
+	cfg Config
+}
+
+// NewQueue returns a Queue on rdb.
+func NewQueue(rdb redis.UniversalClient, cfg Config) (*Queue, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Queue{rdb: rdb, cfg: cfg}, nil
+}
+
+// Client returns the Redis client.
+func (q *Queue) Client() redis.UniversalClient { return q.rdb }
+
+// Config returns the configuration, with defaults filled in.
+func (q *Queue) Config() Config { return q.cfg }
+
+func (q *Queue) keys(queue string) queueKeys { return keysFor(q.cfg.Prefix, queue, q.cfg.HashTag) }
+
+// Push adds payloads to the end of queue, ready now.
+func (q *Queue) Push(ctx context.Context, queue string, payloads ...[]byte) error {
+	k := q.keys(queue)
+	for len(payloads) > 0 {
+		n := min(len(payloads), 1000)
+		args := make([]any, n)
+		for i, p := range payloads[:n] {
+			args[i] = p
+		}
+		if err := scriptPush.Run(ctx, q.rdb, []string{k.Ready, k.Notify}, args...).Err(); err != nil {
+			return fmt.Errorf("push to Laravel queue %q: %w", queue, err)
+		}
+		payloads = payloads[n:]
+	}
+	return nil
+}
+
+// Later adds payloads to queue's delayed set, due after delay, rounded
+// up to a whole second.
+func (q *Queue) Later(ctx context.Context, queue string, delay time.Duration, payloads ...[]byte) error {
+	k := q.keys(queue)
+	secs := seconds(delay)
+	for len(payloads) > 0 {
+		n := min(len(payloads), 1000)
+		args := make([]any, 0, n+1)
+		args = append(args, secs)
+		for _, p := range payloads[:n] {
+			args = append(args, p)
+		}
+		if err := scriptLater.Run(ctx, q.rdb, []string{k.Delayed}, args...).Err(); err != nil {
+			return fmt.Errorf("push delayed to Laravel queue %q: %w", queue, err)
+		}
+		payloads = payloads[n:]
+	}
+	return nil
+}
+
+// seconds rounds d up to whole seconds, 0 for d <= 0.
+func seconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Second - 1) / time.Second)
+}
+
+// Migrate moves queue's due delayed jobs and expired reservations to its
+// ready list, at most MigrateLimit of each.
+func (q *Queue) Migrate(ctx context.Context, queue string) (delayed, expired int, err error) {
+	k := q.keys(queue)
+	v, err := scriptMigrate.Run(ctx, q.rdb, []string{k.Delayed, k.Reserved, k.Ready, k.Notify}, q.cfg.MigrateLimit).Int64Slice()
+	if err != nil {
+		return 0, 0, fmt.Errorf("migrate Laravel queue %q: %w", queue, err)
+	}
+	return int(v[0]), int(v[1]), nil
+}
+
+// Reserved is a job popped from a Laravel queue.
+type Reserved struct {
+	// Queue is the queue it was popped from.
+	Queue string
+	// Raw is the payload as it was pushed.
+	Raw []byte
+	// Reserved is the payload as the reserved set holds it, byte for
+	// byte: the key to delete, release or extend the job.
+	Reserved []byte
+	// Payload is Reserved decoded, its Attempts counting this pop; zero
+	// if DecodeErr is set.
+	Payload Payload
+	// DecodeErr is set for a payload that does not decode; such a job
+	// is reserved as it was pushed, for the worker to fail.
+	DecodeErr error
+}
+
+// Pop migrates queue, then reserves its first ready job for RetryAfter,
+// as RedisQueue::pop does; with BlockFor set it waits that long for one.
+// It returns nil when the queue has no ready job.
+func (q *Queue) Pop(ctx context.Context, queue string) (*Reserved, error) {
+	if _, _, err := q.Migrate(ctx, queue); err != nil {
+		return nil, err
+	}
+	r, err := q.pop(ctx, queue)
+	if r != nil || err != nil || q.cfg.BlockFor <= 0 {
+		return r, err
+	}
+	k := q.keys(queue)
+	err = q.rdb.BLPop(ctx, q.cfg.BlockFor, k.Notify).Err()
+	switch {
+	case errors.Is(err, redis.Nil):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("wait on Laravel queue %q: %w", queue, err)
+	}
+	return q.pop(ctx, queue)
+}
+
+func (q *Queue) pop(ctx context.Context, queue string) (*Reserved, error) {
+	k := q.keys(queue)
+	v, err := scriptPop.Run(ctx, q.rdb, []string{k.Ready, k.Reserved, k.Notify}, seconds(q.cfg.RetryAfter)).Slice()
+	if err != nil {
+		return nil, fmt.Errorf("pop from Laravel queue %q: %w", queue, err)
+	}
+	if len(v) < 3 {
+		return nil, nil
+	}
+	job, _ := v[0].(string)
+	reserved, _ := v[1].(string)
+	r := &Reserved{Queue: queue, Raw: []byte(job), Reserved: []byte(reserved)}
+	if ok, _ := v[2].(int64); ok != 1 {
+		r.DecodeErr = fmt.Errorf("laravel payload: not a JSON object with numeric attempts: %.200q", job)
+		return r, nil
+	}
+	r.Payload, r.DecodeErr = DecodePayload(r.Reserved)
+	return r, nil
+}
+
+// ErrNotReserved is the error of Delete, Release and Extend for a job
+// that is no longer reserved under its payload: its retry_after ran out
+// and it went back to the queue, perhaps to another worker.
+var ErrNotReserved = errors.New("laravel: job is no longer reserved (its retry_after ran out)")
+
+// Delete removes a finished job from the reserved set
+// (RedisQueue::deleteReserved).
+func (q *Queue) Delete(ctx context.Context, r *Reserved) error {
+	n, err := scriptDelete.Run(ctx, q.rdb, []string{q.keys(r.Queue).Reserved}, r.Reserved).Int64()
+	if err != nil {
+		return fmt.Errorf("delete job from Laravel queue %q: %w", r.Queue, err)
+	}
+	if n == 0 {
+		return ErrNotReserved
+	}
+	return nil
+}
+
+// Release puts a reserved job back in the delayed set, due after delay
+// rounded up to a whole second, with the attempts of its reservation
+// (RedisQueue::deleteAndRelease).
+func (q *Queue) Release(ctx context.Context, r *Reserved, delay time.Duration) error {
+	k := q.keys(r.Queue)
+	n, err := scriptRelease.Run(ctx, q.rdb, []string{k.Delayed, k.Reserved}, r.Reserved, seconds(delay)).Int64()
+	if err != nil {
+		return fmt.Errorf("release job on Laravel queue %q: %w", r.Queue, err)
+	}
+	if n == 0 {
+		return ErrNotReserved
+	}
+	return nil
+}
+
+// Extend pushes a reservation forward to lease from now (rounded up to a
+// whole second), with ZADD XX: a job that runs longer than retry_after
+// is then not migrated back while it runs.
+func (q *Queue) Extend(ctx context.Context, r *Reserved, lease time.Duration) error {
+	n, err := scriptExtend.Run(ctx, q.rdb, []string{q.keys(r.Queue).Reserved}, r.Reserved, max(seconds(lease), 1)).Int64()
+	if err != nil {
+		return fmt.Errorf("extend job on Laravel queue %q: %w", r.Queue, err)
+	}
+	if n == 0 {
+		return ErrNotReserved
+	}
+	return nil
+}
+
+// Sizes are the jobs of a queue by state.
+type Sizes struct {
+	Ready, Delayed, Reserved int64
+}
+
+// Total is Laravel's size(): every job of the queue.
+func (s Sizes) Total() int64 { return s.Ready + s.Delayed + s.Reserved }
+
+// Sizes returns the jobs of queue by state.
+func (q *Queue) Sizes(ctx context.Context, queue string) (Sizes, error) {
+	k := q.keys(queue)
+	v, err := scriptSizes.Run(ctx, q.rdb, []string{k.Ready, k.Delayed, k.Reserved}).Int64Slice()
+	if err != nil {
+		return Sizes{}, fmt.Errorf("size of Laravel queue %q: %w", queue, err)
+	}
+	return Sizes{Ready: v[0], Delayed: v[1], Reserved: v[2]}, nil
+}
+
+// RestartMark returns the time of Laravel's last queue:restart, as its
+// cache holds it, and false if CachePrefix is not set or there was none.
+func (q *Queue) RestartMark(ctx context.Context) (int64, bool, error) {
+	if q.cfg.CachePrefix == "" {
+		return 0, false, nil
+	}
+	s, err := q.rdb.Get(ctx, q.cfg.CachePrefix+restartKey).Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("read Laravel's queue:restart signal: %w", err)
+	}
+	return restartValue(s)
+}

@@ -1,0 +1,50 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+var scriptFailedRecord = mustScript("failed_record")
+
+// Record adds env, a job that failed for good somewhere other than this
+// engine's queues (the Laravel bridge's worker records Laravel jobs so),
+// to the failed store of env.Queue, with cause and the attempts it
+// made, trimming the store as Fail does. Retry then pushes env onto
+// env.Queue of this engine, for the worker that has a handler for
+// env.Name. Recording an ID the store holds already changes nothing and
+// returns false.
+func (s *FailedStore) Record(ctx context.Context, env *Envelope, cause error, attempts int) (bool, error) {
+	k, err := s.keysFor(env.Queue)
+	if err != nil {
+		return false, err
+	}
+	if env.ID == "" || env.Name == "" {
+		return false, fmt.Errorf("%w: record failed job: the envelope needs an ID and a name", ErrInvalid)
+	}
+	if env.DispatchedAt == 0 {
+		env.DispatchedAt = time.Now().UnixMilli()
+	}
+	payload, err := env.Encode()
+	if err != nil {
+		return false, err
+	}
+	msg := "unknown error"
+	if cause != nil {
+		msg = cause.Error()
+	}
+	info, err := msgpack.Marshal(failedInfo{Name: env.Name, Error: msg, Attempts: attempts})
+	if err != nil {
+		return false, fmt.Errorf("record failed job %s: %w", env.ID, err)
+	}
+	maxCount := max(s.e.cfg.FailedMaxCount, 0)
+	maxAge := max(s.e.cfg.FailedMaxAge.Milliseconds(), 0)
+	n, err := call{scriptFailedRecord, k, []any{maxCount, maxAge, env.ID, payload, info}}.run(ctx, s.e.rdb).Int64()
+	if err != nil {
+		return false, fmt.Errorf("record failed job %s: %w", env.ID, err)
+	}
+	return n == 1, nil
+}

@@ -1,0 +1,34 @@
+package runtime
+
+import (
+	"errors"
+	"time"
+)
+
+// The inspectors below let a worker outside this package (such as the
+// Laravel bridge's) act on what a handler returned as runtime's own
+// worker does.
+
+// AsRelease reports whether err, or an error it wraps, is a ReleaseJob
+// request, and its delay.
+func AsRelease(err error) (delay time.Duration, ok bool) {
+	var r *releaseRequest
+	if errors.As(err, &r) {
+		return r.delay, true
+	}
+	return 0, false
+}
+
+// AsFail reports whether err, or an error it wraps, is a FailJob
+// request, and the reason it carries.
+func AsFail(err error) (reason error, ok bool) {
+	var f *failRequest
+	if errors.As(err, &f) {
+		return f.err, true
+	}
+	return nil, false
+}
+
+// IsDelete reports whether err, or an error it wraps, is a DeleteJob
+// request.
+func IsDelete(err error) bool { return errors.Is(err, deleteRequest{}) }
