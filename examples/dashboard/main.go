@@ -26,6 +26,8 @@ import (
 
 	"github.com/jobgen/jobgen/dashboard"
 	"github.com/jobgen/jobgen/runtime"
+
+	_ "github.com/jobgen/jobgen/runtime/embedded" // embedded:// for the example
 )
 
 func main() {

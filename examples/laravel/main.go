@@ -30,6 +30,8 @@ import (
 
 	"github.com/jobgen/jobgen/laravel"
 	"github.com/jobgen/jobgen/runtime"
+
+	_ "github.com/jobgen/jobgen/runtime/embedded" // embedded:// for the example
 )
 
 // handlers are the service's handlers of the app's jobs.
