@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jobgen/jobgen/internal/wire"
@@ -139,6 +140,8 @@ type Engine struct {
 	parts  partitionState
 	// flights sends concurrent single-group pushes together (flight.go).
 	flights pushFlights
+	// dispatchMW wraps every push (dispatch_hooks.go).
+	dispatchMW atomic.Pointer[[]DispatchMiddleware]
 }
 
 // Subscribe calls fn with a JobQueued event after every job this engine
