@@ -325,7 +325,6 @@ func (w *Worker) fail(ctx context.Context, res Reservation, env *Envelope, cause
 		}
 		return
 	}
-	w.log.Warn("job failed", "queue", res.Queue, "job", name, "id", res.ID, "attempt", res.Attempts, "err", cause)
 	if env != nil {
 		w.failed(ctx, env, cause)
 	}
