@@ -34,22 +34,21 @@ func (discard) Shutdown(context.Context) error                             { ret
 
 // BenchmarkDrain dispatches N jobs one by one to a running worker on a
 // real Redis, and times until all have run, with the tracing and metrics
-// integrations off and on (spans batched to an exporter that drops them,
-// metrics registered and scraped once at the end). It reports the
+// integrations off, each alone, and both on (spans batched to an
+// exporter that drops them, metrics scraped once at the end). It reports the
 // median pickup latency, from dispatch to the handler's start.
 //
 //	go test ./examples/observability -run - -bench Drain -benchtime 5x -count 3
 func BenchmarkDrain(b *testing.B) {
-	for _, on := range []bool{false, true} {
-		name := "off"
-		if on {
-			name = "on"
-		}
-		b.Run(name, func(b *testing.B) { benchDrain(b, on) })
+	for _, c := range []struct {
+		name             string
+		tracing, metrics bool
+	}{{"off", false, false}, {"tracing", true, false}, {"metrics", false, true}, {"on", true, true}} {
+		b.Run(c.name, func(b *testing.B) { benchDrain(b, c.tracing, c.metrics) })
 	}
 }
 
-func benchDrain(b *testing.B, on bool) {
+func benchDrain(b *testing.B, tracing, metrics bool) {
 	const n = 2000
 	ctx := context.Background()
 	be := redistest.Backends(b)[0] // a real redis-server
@@ -62,12 +61,14 @@ func benchDrain(b *testing.B, on bool) {
 		Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))}
 	var tr *jobotel.Tracing
 	var m *jobprom.Metrics
-	if on {
+	if tracing {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}))
 		defer tp.Shutdown(ctx) //nolint:errcheck // drops spans
 		tr = jobotel.New(jobotel.Config{TracerProvider: tp, Propagator: propagation.TraceContext{}})
-		m = jobprom.New(jobprom.Config{})
 		tr.Instrument(engine, &cfg)
+	}
+	if metrics {
+		m = jobprom.New(jobprom.Config{})
 		m.Instrument(engine, &cfg)
 	}
 	var mu sync.Mutex
@@ -86,8 +87,10 @@ func benchDrain(b *testing.B, on bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if on {
+	if tracing {
 		tr.Attach(w)
+	}
+	if metrics {
 		m.Attach(w)
 	}
 	wctx, stop := context.WithCancel(ctx)
@@ -108,7 +111,7 @@ func benchDrain(b *testing.B, on bool) {
 	if err := <-ran; err != nil {
 		b.Fatal(err)
 	}
-	if on { // a scrape, so the metrics are read as in production
+	if metrics { // a scrape, so the metrics are read as in production
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(m, jobprom.NewQueueCollector(engine, []string{"bench"}))
 		if _, err := reg.Gather(); err != nil {
