@@ -16,7 +16,9 @@
 // version 1.43.0 (go.opentelemetry.io/otel/semconv/v1.43.0):
 //
 //   - A dispatch makes one span "send <queue>", of kind PRODUCER, for the
-//     call: a single Dispatch, a PushBulk of many jobs or a batch alike.
+//     call: a single Dispatch, a PushBulk of many jobs or a batch alike
+//     (plain "send", with no destination, for a PushBulk to several
+//     queues).
 //     It injects its context, through the configured propagator (W3C
 //     traceparent and tracestate, and baggage if the propagator has it),
 //     into the headers of every envelope pushed, so the context is kept
@@ -45,5 +47,12 @@
 //	failed     the job failed for good and is in the failed store
 //
 // error, timed_out and failed set the span's status to Error and record
-// the error as an exception event.
+// the error as an exception event (once: a failure after an error keeps
+// the error's event and sets the status to why the job failed).
+//
+// Limits: a job that fails before any handler runs (a payload that does
+// not decode, a job no handler is registered for) has no process span.
+// An attempt whose lease is lost is not settled by this worker, so its
+// span stays open until the same job next starts in this process, and
+// then ends with jobgen.outcome "unknown".
 package jobotel

@@ -113,8 +113,12 @@ func (t *Tracing) Dispatch(ctx context.Context, out *runtime.Outbound, next func
 		semconv.MessagingSystemKey.String(System),
 		semconv.MessagingOperationTypeSend,
 		semconv.MessagingOperationName("send"),
-		semconv.MessagingDestinationName(first.Queue),
 		DispatchKey.String(out.Kind.String()),
+	}
+	name := "send"
+	if oneQueue(out.Jobs) { // a bulk push to several queues has no one destination
+		name += " " + first.Queue
+		attrs = append(attrs, semconv.MessagingDestinationName(first.Queue))
 	}
 	if len(out.Jobs) == 1 {
 		attrs = append(attrs, semconv.MessagingMessageID(first.ID), JobNameKey.String(first.Name))
@@ -124,11 +128,17 @@ func (t *Tracing) Dispatch(ctx context.Context, out *runtime.Outbound, next func
 	if out.From != nil {
 		ctx = t.pusherContext(ctx, out.From)
 	}
-	ctx, span := t.tracer.Start(ctx, "send "+first.Queue, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
+	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
 	defer span.End()
 	carrier := propagation.MapCarrier{}
 	t.prop.Inject(ctx, carrier)
 	for _, j := range out.Jobs {
+		if t.carries(j.Envelope.Headers) {
+			// Pushed before: its context stays that of its first push, so
+			// that a push made again stores the same payload, as the
+			// engine requires of a job ID that exists already.
+			continue
+		}
 		h := make(map[string]string, len(j.Envelope.Headers)+len(carrier))
 		for k, v := range j.Envelope.Headers {
 			h[k] = v
@@ -144,6 +154,25 @@ func (t *Tracing) Dispatch(ctx context.Context, out *runtime.Outbound, next func
 		span.SetStatus(codes.Error, err.Error())
 	}
 	return err
+}
+
+// carries says whether headers hold a context of t's propagator.
+func (t *Tracing) carries(headers map[string]string) bool {
+	for _, f := range t.prop.Fields() {
+		if _, ok := headers[f]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func oneQueue(jobs []runtime.Outgoing) bool {
+	for _, j := range jobs[1:] {
+		if j.Envelope.Queue != jobs[0].Envelope.Queue {
+			return false
+		}
+	}
+	return true
 }
 
 // pusherContext returns ctx with the span of the attempt that pushes a

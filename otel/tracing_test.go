@@ -175,3 +175,36 @@ func exceptions(s tracetestSpan) int {
 	}
 	return n
 }
+
+// TestOneSendPerBulkPush: a PushBulk is one send span; to several queues
+// it names no destination. Jobs pushed again keep the context of their
+// first push, so the engine sees the same payloads and takes the push.
+func TestOneSendPerBulkPush(t *testing.T) {
+	forEachBackend(t, jobotel.Config{}, func(t *testing.T, b *bundle) {
+		var out []runtime.Outgoing
+		for i, q := range []string{"a", "a", "b"} {
+			env, err := runtime.NewPendingDispatch(step{N: i}).OnQueue(q).Envelope()
+			require.NoError(t, err)
+			out = append(out, runtime.Outgoing{Envelope: env})
+		}
+		require.NoError(t, b.engine.PushBulk(b.ctx, out[:2]))
+		require.NoError(t, b.engine.PushBulk(b.ctx, out[2:]))
+		first := out[0].Envelope.Headers["traceparent"]
+		require.NoError(t, b.engine.PushBulk(b.ctx, []runtime.Outgoing{out[0], out[2]})) // pushed again: the same jobs
+		require.Equal(t, first, out[0].Envelope.Headers["traceparent"])
+		var got []map[string]string
+		for _, s := range b.exp.GetSpans() {
+			m := attrs(s, "jobgen.dispatch.kind", "messaging.destination.name", "messaging.batch.message_count")
+			m["name"] = s.Name
+			got = append(got, m)
+		}
+		require.Equal(t, []map[string]string{
+			{"name": "send a", "jobgen.dispatch.kind": "bulk", "messaging.destination.name": "a", "messaging.batch.message_count": "2"},
+			{"name": "send b", "jobgen.dispatch.kind": "one", "messaging.destination.name": "b", "messaging.batch.message_count": ""},
+			{"name": "send", "jobgen.dispatch.kind": "bulk", "messaging.destination.name": "", "messaging.batch.message_count": "2"},
+		}, got)
+		for _, o := range out {
+			require.Contains(t, o.Envelope.Headers, "traceparent")
+		}
+	})
+}
