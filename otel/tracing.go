@@ -30,13 +30,14 @@ const (
 	DispatchKey   = attribute.Key("jobgen.dispatch.kind")
 )
 
-// The outcomes of an attempt, as OutcomeKey values.
+// The outcomes of an attempt, as OutcomeKey values: the worker's log
+// tells the same outcomes with the same words.
 const (
-	OutcomeOK       = "ok"
-	OutcomeError    = "error"
-	OutcomeReleased = "released"
-	OutcomeTimedOut = "timed_out"
-	OutcomeFailed   = "failed"
+	OutcomeOK       = runtime.OutcomeOK
+	OutcomeError    = runtime.OutcomeError
+	OutcomeReleased = runtime.OutcomeReleased
+	OutcomeTimedOut = runtime.OutcomeTimedOut
+	OutcomeFailed   = runtime.OutcomeFailed
 )
 
 // Config configures Tracing. The zero value uses the global

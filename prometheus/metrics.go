@@ -168,7 +168,7 @@ func (m *Metrics) readyAt(info runtime.JobInfo) (time.Time, bool) {
 			return time.UnixMilli(ms), true
 		}
 	}
-	return info.DispatchedAt, !info.DispatchedAt.IsZero()
+	return info.DispatchedAt, info.DispatchedAt.UnixMilli() > 0 // an envelope with no dispatch time has none
 }
 
 // maxDue bounds the release times kept for pickup latency, in case
