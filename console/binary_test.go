@@ -218,11 +218,12 @@ func TestBinary(t *testing.T) {
 		}
 	}
 	require.NoError(t, cmd.Wait(), "stderr:\n%s", stderr.String())
-	require.Len(t, got, 4, "stdout:\n%s", strings.Join(got, "\n"))
+	require.Len(t, got, 5, "stdout:\n%s", strings.Join(got, "\n"))
 	require.Equal(t, "Worker worker processing queues default. Stop it with Ctrl-C or SIGTERM.", got[0])
 	require.Equal(t, "handling report", got[1])
 	require.Contains(t, got[2], " DONE     default test.Slow ")
-	require.Equal(t, "Worker worker stopped (context done): 1 done, 0 released for retry, 0 failed.", got[3])
+	require.Contains(t, got[3], " INFO     worker stopped worker=worker reason=")
+	require.Equal(t, "Worker worker stopped (context done): 1 done, 0 released for retry, 0 failed.", got[4])
 	require.Zero(t, b.sizes(t, "default").Total())
 
 	// The other commands run from the same binary, and errors exit non-zero.

@@ -40,7 +40,7 @@ type Command struct {
 	Engine runtime.EngineConfig
 	// Worker is the worker configuration queue:work starts from; the
 	// flags given override its fields. Set Worker.Logger here to send
-	// the worker's logs elsewhere than Stderr.
+	// the worker's logs elsewhere than queue:work's log on Stdout.
 	Worker runtime.WorkerConfig
 	// Stdout receives results; nil means os.Stdout.
 	Stdout io.Writer

@@ -80,10 +80,26 @@
 // "<command> --help" describes one.
 //
 // queue:work runs runtime.Worker.RunWithSignals: SIGTERM or Ctrl-C
-// stops it gracefully, SIGUSR2 pauses it and SIGCONT resumes it. It
-// prints a line per finished, retried or failed job, logs warnings to
-// Stderr, and sets its engine as runtime's default dispatcher if none is
-// set, for handlers that dispatch jobs.
+// stops it gracefully, SIGUSR2 pauses it and SIGCONT resumes it. It sets
+// its engine as runtime's default dispatcher if none is set, for
+// handlers that dispatch jobs.
+//
+// The worker has one log, through log/slog, on Stdout: each change of a
+// job's state is one record (see runtime's Logs), and so are the
+// worker's warnings and errors, so a failure is told once. In the text
+// format (--log-format text, the default) a slog handler prints a job's
+// record as a line such as
+//
+//	2026-05-01 10:00:00 DONE     emails main.SendEmail 01JT... 12ms
+//	2026-05-01 10:00:00 FAILED   emails main.SendEmail 01JT... attempt 3: smtp: refused
+//
+// and others as "time LEVEL message key=value...". --log-format json
+// writes JSON objects instead, one a line, the start and stop lines
+// included. By default the finished, released, retried and failed jobs
+// and the records at Info and above are logged; --quiet leaves out the
+// jobs that went well; --log-level debug|info|warn|error sets the level
+// outright. A Command.Worker.Logger set by the program replaces all of
+// this.
 //
 // The schedule: commands run the application's runtime.Schedule, given
 // with WithSchedule (Command.Schedule), so they run from its own binary:
@@ -109,7 +125,8 @@
 // Results go to Stdout. Progress of long operations (retrying, deleting
 // or pruning many failed jobs) goes to Stderr. An error is one line on
 // Stderr, "program command: message"; go-redis's own log lines (a failed
-// dial, say) go to Command.Worker.Logger at Debug level, not to Stderr.
+// dial, say) go to Command.Worker.Logger at Debug level, or are dropped,
+// not printed to Stderr.
 // The exit status is 0 on success, 1 when the command failed or
 // queue:monitor found a queue over its threshold, and 2 for bad usage.
 package console

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/jobgen/jobgen/runtime"
 )
@@ -24,9 +24,12 @@ SIGTERM or Ctrl-C stops it gracefully: it takes no new job and lets
 running ones finish within --grace. SIGUSR2 pauses it, SIGCONT resumes
 it; queue:restart stops every worker under the prefix.
 
-Durations are Go durations (90s, 1m30s) or a number of seconds (90). It
-prints a line per finished, retried or failed job; --quiet leaves them
-out.`,
+Durations are Go durations (90s, 1m30s) or a number of seconds (90).
+Everything the worker logs goes to Stdout as one stream: a line per
+finished, released, retried or failed job, and the worker's warnings and
+errors. --quiet leaves out the lines of jobs that went well (Info and
+above); --log-level debug adds each job's start and the rest of the
+Debug log; --log-format json writes it all as JSON, one object a line.`,
 	setup: setupWork,
 }
 
@@ -34,6 +37,7 @@ func setupWork(c *Command, fs *flags) func(context.Context, *session) error {
 	cfg, quiet := workerFlags(c, fs)
 	sched := new(bool)
 	fs.boolVar(sched, "schedule", false, "also run the application's schedule, as schedule:work does (console.WithSchedule)")
+	lf := logFlags(fs)
 	return func(ctx context.Context, s *session) error {
 		if *sched {
 			// The worker and the schedule print lines to the same stream.
@@ -44,7 +48,8 @@ func setupWork(c *Command, fs *flags) func(context.Context, *session) error {
 			}
 			defer stop()
 		}
-		return s.work(ctx, *cfg, *quiet)
+		lf.quiet = *quiet
+		return s.work(ctx, *cfg, *lf)
 	}
 }
 
@@ -77,14 +82,58 @@ func workerFlags(c *Command, fs *flags) (cfg *runtime.WorkerConfig, quiet *bool)
 	fs.meta["name"] = "NAME"
 	fs.durationVar(&cfg.Grace, "grace", "how long running jobs may finish after a stop before they are cancelled and released", "30s")
 	quiet = new(bool)
-	fs.boolVar(quiet, "quiet", false, "print no line per job")
+	fs.boolVar(quiet, "quiet", false, "log no line for jobs that went well (--log-level info)")
 	return cfg, quiet
 }
 
-// work runs a worker until it stops.
-func (s *session) work(ctx context.Context, cfg runtime.WorkerConfig, quiet bool) error {
+// workLog is how queue:work logs: its flags.
+type workLog struct {
+	format, level string
+	quiet         bool
+}
+
+// logFlags declares queue:work's flags for its log.
+func logFlags(fs *flags) *workLog {
+	l := &workLog{}
+	fs.stringVar(&l.format, "log-format", "text", "text, lines for people, or json, one JSON object a line", "")
+	fs.meta["log-format"] = "text|json"
+	fs.stringVar(&l.level, "log-level", "", "debug, info, warn or error; default a line per finished job and Info and above", "")
+	fs.meta["log-level"] = "LEVEL"
+	return l
+}
+
+// logger returns the logger of a worker that writes to w, or an error
+// for a flag it does not know.
+func (l workLog) logger(w io.Writer) (*slog.Logger, error) {
+	var h slog.Handler
+	switch l.format {
+	case "text", "":
+		h = newHumanHandler(w)
+	case "json":
+		h = slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug})
+	default:
+		return nil, fmt.Errorf("%w: --log-format %q: want text or json", runtime.ErrInvalid, l.format)
+	}
+	f := levelFilter{Handler: h, min: slog.LevelInfo, jobLines: !l.quiet}
+	if l.level != "" {
+		if err := f.min.UnmarshalText([]byte(l.level)); err != nil {
+			return nil, fmt.Errorf("%w: --log-level %q: want debug, info, warn or error", runtime.ErrInvalid, l.level)
+		}
+		f.jobLines = false
+	}
+	return slog.New(f), nil
+}
+
+// work runs a worker until it stops. Its log, the program's
+// Worker.Logger or one made from the log flags, is its only output about
+// jobs.
+func (s *session) work(ctx context.Context, cfg runtime.WorkerConfig, lf workLog) error {
 	if cfg.Logger == nil {
-		cfg.Logger = s.c.logger()
+		l, err := lf.logger(s.out)
+		if err != nil {
+			return err
+		}
+		cfg.Logger = l
 	}
 	// Handlers that dispatch jobs of their own need a dispatcher.
 	if _, err := runtime.DispatcherFor(ctx, ""); err != nil {
@@ -101,9 +150,6 @@ func (s *session) work(ctx context.Context, cfg runtime.WorkerConfig, quiet bool
 	}
 	counts := &jobCounts{}
 	w.Subscribe(counts.add)
-	if !quiet {
-		w.Subscribe(jobPrinter(s.out))
-	}
 	name, queues := cfg.Name, cfg.Queues
 	if name == "" {
 		name = "worker"
@@ -111,13 +157,20 @@ func (s *session) work(ctx context.Context, cfg runtime.WorkerConfig, quiet bool
 	if len(queues) == 0 {
 		queues = []string{runtime.DefaultQueue}
 	}
-	fmt.Fprintf(s.out, "Worker %s processing queues %s. Stop it with Ctrl-C or SIGTERM.\n", name, strings.Join(queues, ", "))
+	say := func(format string, args ...any) {
+		if lf.format == "json" { // Stdout is all JSON
+			cfg.Logger.Info(fmt.Sprintf(format, args...))
+			return
+		}
+		fmt.Fprintf(s.out, format+"\n", args...)
+	}
+	say("Worker %s processing queues %s. Stop it with Ctrl-C or SIGTERM.", name, strings.Join(queues, ", "))
 	if err := w.RunWithSignals(ctx); err != nil {
 		return err
 	}
 	// Jobs given back at the stop go back to their queues, to run again.
 	counts.returned(w.Stats().Returned)
-	fmt.Fprintf(s.out, "Worker %s stopped (%s): %s.\n", name, w.StopReason(), counts)
+	say("Worker %s stopped (%s): %s.", name, w.StopReason(), counts)
 	return nil
 }
 
@@ -153,35 +206,4 @@ func (n *jobCounts) String() string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return fmt.Sprintf("%d done, %d released for retry, %d failed", n.done, n.released, n.fails)
-}
-
-// jobPrinter returns an event subscriber that prints a line per
-// finished, released or failed job:
-//
-//	2026-05-01 10:00:00 DONE     emails  main.SendEmail  01JT...  12ms
-func jobPrinter(w io.Writer) func(runtime.Event) {
-	var mu sync.Mutex
-	return func(ev runtime.Event) {
-		var status, detail string
-		switch ev.Kind {
-		case runtime.JobProcessed:
-			d := ev.Duration.Round(time.Millisecond)
-			if d == 0 {
-				d = ev.Duration.Round(time.Microsecond)
-			}
-			status, detail = "DONE", d.String()
-		case runtime.JobReleased:
-			status, detail = "RELEASED", fmt.Sprintf("attempt %d; again in %v", ev.Attempt, ev.Delay)
-			if ev.Err != nil {
-				status, detail = "RETRY", detail+": "+oneLine(ev.Err)
-			}
-		case runtime.JobFailed:
-			status, detail = "FAILED", fmt.Sprintf("attempt %d: %s", ev.Attempt, oneLine(ev.Err))
-		default:
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		fmt.Fprintf(w, "%s %-8s %s %s %s %s\n", time.Now().Format(time.DateTime), status, ev.Queue, ev.Name, ev.ID, detail)
-	}
 }

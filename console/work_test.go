@@ -2,6 +2,8 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -27,6 +29,10 @@ func TestWork(t *testing.T) {
 		var statuses []string
 		for _, l := range lines[1 : len(lines)-1] {
 			f := strings.Fields(l) // date time status queue name id detail...
+			if f[2] == "INFO" {
+				require.Contains(t, l, "INFO     worker stopped worker=w1 reason=empty")
+				continue
+			}
 			statuses = append(statuses, f[2]+" "+f[3]+" "+f[4])
 		}
 		require.ElementsMatch(t, []string{
@@ -35,11 +41,35 @@ func TestWork(t *testing.T) {
 		}, statuses)
 		require.Contains(t, stdout, "attempt 1; again in 0s: boom 7")
 		require.Contains(t, stdout, "attempt 2: job attempted too many times (2 of 2): boom 7")
-		require.Contains(t, stderr, "job failed") // the worker's log
+		require.Empty(t, stderr, "the worker's log is the lines on Stdout, each told once")
 
 		require.Equal(t, int64(1), b.sizes(t, "low").Failed)
 		require.Zero(t, b.sizes(t, "low").Total())
 		require.Zero(t, b.sizes(t, "high").Total())
+	})
+}
+
+// TestWorkLogsJSON: with --log-format json, Stdout is one JSON object a
+// line, and a job's failure is one of them, at ERROR, with the job's
+// attributes; the jobs that went well are at DEBUG.
+func TestWorkLogsJSON(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *testBundle) {
+		b.push(t, "default", greet{"ada"}, boom{7})
+		code, stdout, stderr := b.run(t, "queue:work", "--stop-when-empty", "--concurrency", "1", "--name", "w1", "--log-format", "json")
+		require.Equal(t, 0, code, stderr)
+		require.Empty(t, stderr)
+		var outcomes []string
+		for _, l := range strings.Split(strings.TrimSpace(stdout), "\n") {
+			var rec map[string]any
+			require.NoError(t, json.Unmarshal([]byte(l), &rec), l)
+			if o, ok := rec["outcome"]; ok {
+				require.Equal(t, "w1", rec["worker"])
+				require.Equal(t, "default", rec["queue"])
+				require.NotEmpty(t, rec["id"])
+				outcomes = append(outcomes, fmt.Sprintf("%s %s %s attempt %v", rec["level"], rec["job"], o, rec["attempt"]))
+			}
+		}
+		require.ElementsMatch(t, []string{"DEBUG test.Greet ok attempt 1", "WARN test.Boom error attempt 1", "ERROR test.Boom failed attempt 2"}, outcomes)
 	})
 }
 
@@ -49,8 +79,11 @@ func TestWorkStopsOnLimits(t *testing.T) {
 
 		code, stdout, stderr := b.run(t, "queue:work", "--once", "--quiet")
 		require.Equal(t, 0, code, stderr)
-		require.Equal(t, "Worker worker processing queues default. Stop it with Ctrl-C or SIGTERM.\n"+
-			"Worker worker stopped (once): 1 done, 0 released for retry, 0 failed.\n", stdout)
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		require.Len(t, lines, 3, "--quiet: no line per job")
+		require.Equal(t, "Worker worker processing queues default. Stop it with Ctrl-C or SIGTERM.", lines[0])
+		require.Contains(t, lines[1], " INFO     worker stopped worker=worker reason=once processed=1")
+		require.Equal(t, "Worker worker stopped (once): 1 done, 0 released for retry, 0 failed.", lines[2])
 
 		code, stdout, stderr = b.run(t, "queue:work", "--max-jobs", "1", "--quiet", "--concurrency", "1")
 		require.Equal(t, 0, code, stderr)

@@ -94,6 +94,27 @@
 // JobFailed, JobTimedOut and WorkerStopping. JobInfoFrom tells a handler
 // which job and attempt it runs.
 //
+// # Logs
+//
+// A worker logs to WorkerConfig.Logger one record per change of a job's
+// state, with the attributes id, job, queue and attempt, and where they
+// apply duration, delay, outcome (ok, error, released, timed_out,
+// failed) and err. A healthy worker is quiet at Info: a job's start, its
+// success and a release by its handler are Debug; a retry after an error
+// or a timeout is Warn; a failure for good is Error, and is logged once.
+// The worker's own life (stopping, pausing, a restart) is Info, and
+// trouble with Redis or leases Warn or Error.
+//
+// # Observability
+//
+// Engine.UseDispatch wraps every push in DispatchMiddleware, which may
+// set Envelope.Headers (a trace context, say); a worker's Middleware
+// reads them through JobInfoFrom, and its events (Subscribe) tell each
+// attempt's outcome. The modules github.com/jobgen/jobgen/otel
+// (OpenTelemetry traces) and github.com/jobgen/jobgen/prometheus
+// (Prometheus metrics) are built on these hooks; Engine.States reads
+// every queue's sizes in one round trip for a metrics collector.
+//
 // # Failures
 //
 // A handler's error is an exception: the job is released for another

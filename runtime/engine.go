@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jobgen/jobgen/internal/wire"
@@ -142,6 +143,8 @@ type Engine struct {
 	// phys is the engine without partitions, on the same Redis and keys:
 	// a call on a partitioned queue runs on it once per partition.
 	phys *Engine
+	// dispatchMW wraps every push (dispatch_hooks.go).
+	dispatchMW atomic.Pointer[[]DispatchMiddleware]
 }
 
 // Subscribe calls fn with a JobQueued event after every job this engine

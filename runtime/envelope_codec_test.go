@@ -13,27 +13,28 @@ import (
 // mirror has Envelope's fields and tags but no codec methods, so msgpack
 // encodes it by reflection.
 type mirror struct {
-	Version       int             `msgpack:"v"`
-	ID            string          `msgpack:"id"`
-	Name          string          `msgpack:"n"`
-	Queue         string          `msgpack:"q"`
-	Connection    string          `msgpack:"c,omitempty"`
-	Body          []byte          `msgpack:"b"`
-	Tries         int             `msgpack:"t,omitempty"`
-	Backoff       []time.Duration `msgpack:"bo,omitempty"`
-	Timeout       time.Duration   `msgpack:"to,omitempty"`
-	RetryUntil    int64           `msgpack:"ru,omitempty"`
-	MaxExceptions int             `msgpack:"me,omitempty"`
-	FailOnTimeout bool            `msgpack:"ft,omitempty"`
-	Chain         [][]byte        `msgpack:"ch,omitempty"`
-	BatchID       string          `msgpack:"ba,omitempty"`
-	UniqueKey     string          `msgpack:"uk,omitempty"`
-	UniqueUntil   bool            `msgpack:"up,omitempty"`
-	Encrypted     bool            `msgpack:"en,omitempty"`
-	Catch         []byte          `msgpack:"cc,omitempty"`
-	Tags          []string        `msgpack:"tg,omitempty"`
-	DispatchedAt  int64           `msgpack:"at"`
-	Future        string          `msgpack:"zz,omitempty"` // a field a newer writer might add
+	Version       int               `msgpack:"v"`
+	ID            string            `msgpack:"id"`
+	Name          string            `msgpack:"n"`
+	Queue         string            `msgpack:"q"`
+	Connection    string            `msgpack:"c,omitempty"`
+	Body          []byte            `msgpack:"b"`
+	Tries         int               `msgpack:"t,omitempty"`
+	Backoff       []time.Duration   `msgpack:"bo,omitempty"`
+	Timeout       time.Duration     `msgpack:"to,omitempty"`
+	RetryUntil    int64             `msgpack:"ru,omitempty"`
+	MaxExceptions int               `msgpack:"me,omitempty"`
+	FailOnTimeout bool              `msgpack:"ft,omitempty"`
+	Chain         [][]byte          `msgpack:"ch,omitempty"`
+	BatchID       string            `msgpack:"ba,omitempty"`
+	UniqueKey     string            `msgpack:"uk,omitempty"`
+	UniqueUntil   bool              `msgpack:"up,omitempty"`
+	Encrypted     bool              `msgpack:"en,omitempty"`
+	Catch         []byte            `msgpack:"cc,omitempty"`
+	Tags          []string          `msgpack:"tg,omitempty"`
+	DispatchedAt  int64             `msgpack:"at"`
+	Headers       map[string]string `msgpack:"hd,omitempty"`
+	Future        string            `msgpack:"zz,omitempty"` // a field a newer writer might add
 }
 
 func TestEnvelopeCodec(t *testing.T) {
@@ -44,6 +45,7 @@ func TestEnvelopeCodec(t *testing.T) {
 		Chain: [][]byte{{9}, {8, 7}}, BatchID: "b1", UniqueKey: "u1", Tags: []string{"a", "b"},
 		UniqueUntilProcessing: true, Encrypted: true, Catch: []byte{5, 6},
 		DispatchedAt: 1_700_000_000_000,
+		Headers:      map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "baggage": "k=v"},
 	}
 	minimal := runtime.Envelope{Version: 2, ID: "01K", Name: "app.Job", Queue: "q", DispatchedAt: 1}
 	for name, env := range map[string]runtime.Envelope{"full": full, "minimal": minimal} {
@@ -69,6 +71,7 @@ func TestEnvelopeCodec(t *testing.T) {
 			require.Equal(t, env.UniqueUntilProcessing, m.UniqueUntil)
 			require.Equal(t, env.Encrypted, m.Encrypted)
 			require.Equal(t, env.Catch, m.Catch)
+			require.Equal(t, env.Headers, m.Headers)
 
 			// ...and reads what reflection writes, skipping unknown keys.
 			m.Future = "ignored"

@@ -159,6 +159,7 @@ func TestStoredFormRoundTrip(t *testing.T) {
 		Chain: [][]byte{{9}, {8, 7}}, BatchID: "b1", UniqueKey: "u1", Tags: []string{"a", "b"},
 		UniqueUntilProcessing: true, Encrypted: true, Catch: []byte{5, 6},
 		DispatchedAt: 1_700_000_000_000,
+		Headers:      map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "baggage": "k=v"},
 	}
 	minimal := &runtime.Envelope{ID: runtime.NewID(), Name: "app.Job", Queue: "q", Body: make([]byte, 128)}
 	minimal.DispatchedAt, _ = runtime.IDTime(minimal.ID)

@@ -1,6 +1,9 @@
 package runtime
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // JobInfo describes the job a handler is running.
 type JobInfo struct {
@@ -12,6 +15,14 @@ type JobInfo struct {
 	// BatchID is the batch the job belongs to, if any: add jobs to it
 	// with Engine.Batches().Add.
 	BatchID string
+	// Worker is the name of the worker running the job.
+	Worker string
+	// DispatchedAt is when the job was dispatched (dispatcher's clock).
+	DispatchedAt time.Time
+	// Headers are the envelope's headers, such as a trace context set by
+	// dispatch middleware (Engine.UseDispatch). Read them; do not change
+	// them.
+	Headers map[string]string
 }
 
 type jobInfoKey struct{}

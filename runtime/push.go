@@ -74,7 +74,18 @@ func (e *Engine) pushCall(queue string, delay int64, pairs []any) call {
 // A push whose jobs all go to one queue with one delay (every Push, Later
 // and Dispatch) may be sent together with other such pushes on the same
 // engine; see Engine for what that changes.
+//
+// The push runs inside the engine's dispatch middleware (UseDispatch).
 func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	return e.pushThrough(ctx, &Outbound{Kind: pushKind(jobs), Jobs: jobs}, func(ctx context.Context) error {
+		return e.pushBulk(ctx, jobs)
+	})
+}
+
+func (e *Engine) pushBulk(ctx context.Context, jobs []Outgoing) error {
 	var g pushGroups
 	now := time.Now().UnixMilli()
 	for _, j := range jobs {

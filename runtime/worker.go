@@ -125,6 +125,7 @@ func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
 		w.runSlots <- struct{}{}
 	}
 	w.warnReleasingOnOneTry() // middleware.go
+	w.events.add(w.logJob)    // job_log.go
 	return w, nil
 }
 

@@ -31,7 +31,8 @@ func (w *Worker) process(base context.Context, res Reservation) {
 		timeout = w.cfg.Timeout
 	}
 	began := time.Now()
-	jobCtx, cancelJob := newJobContext(base, began, timeout, JobInfo{ID: res.ID, Name: env.Name, Queue: res.Queue, Attempt: res.Attempts, BatchID: env.BatchID}, w.e)
+	jobCtx, cancelJob := newJobContext(base, began, timeout, JobInfo{ID: res.ID, Name: env.Name, Queue: res.Queue, Attempt: res.Attempts, BatchID: env.BatchID,
+		Worker: w.cfg.Name, DispatchedAt: time.UnixMilli(env.DispatchedAt), Headers: env.Headers}, w.e)
 	defer cancelJob(nil)
 	w.track(res.Ref, cancelJob)
 
@@ -324,7 +325,6 @@ func (w *Worker) fail(ctx context.Context, res Reservation, env *Envelope, cause
 		}
 		return
 	}
-	w.log.Warn("job failed", "queue", res.Queue, "job", name, "id", res.ID, "attempt", res.Attempts, "err", cause)
 	if env != nil {
 		w.failed(ctx, env, cause)
 	}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -60,7 +61,7 @@ func (e *Envelope) encodeStoredForm(enc *msgpack.Encoder, withQueue bool) error 
 
 // optionals says which of the fields that an encoding may leave out
 // e writes.
-type optionals [16]bool
+type optionals [17]bool
 
 // The fields of optionals, in the order they are written.
 const (
@@ -80,6 +81,7 @@ const (
 	optEncrypted
 	optCatch
 	optAt
+	optHeaders
 )
 
 func (e *Envelope) optional(withQueue bool) optionals {
@@ -88,7 +90,7 @@ func (e *Envelope) optional(withQueue bool) optionals {
 		withQueue, e.Connection != "", e.Tries != 0, len(e.Backoff) > 0, e.Timeout != 0, e.RetryUntil != 0,
 		e.MaxExceptions != 0, e.FailOnTimeout, len(e.Chain) > 0, e.BatchID != "", e.UniqueKey != "", len(e.Tags) > 0,
 		e.UniqueUntilProcessing, e.Encrypted, len(e.Catch) > 0,
-		!ok || at != e.DispatchedAt,
+		!ok || at != e.DispatchedAt, len(e.Headers) > 0,
 	}
 }
 
@@ -174,6 +176,25 @@ func (e *Envelope) encodeTail(w *encWriter, o optionals) {
 	}
 	if o[optAt] {
 		w.int("at", e.DispatchedAt)
+	}
+	if o[optHeaders] {
+		e.encodeHeaders(w)
+	}
+}
+
+// encodeHeaders writes the headers as a map of strings, keys sorted so
+// that the same envelope always encodes to the same bytes (a push made
+// again must match the payload stored by the first).
+func (e *Envelope) encodeHeaders(w *encWriter) {
+	keys := make([]string, 0, len(e.Headers))
+	for k := range e.Headers {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	w.key("hd")
+	w.do(func() error { return w.enc.EncodeMapLen(len(keys)) })
+	for _, k := range keys {
+		w.str(k, e.Headers[k])
 	}
 }
 
@@ -363,6 +384,8 @@ func (e *Envelope) decodeField(d envDecoder, k string, c *carried) error {
 	case "at":
 		e.DispatchedAt, err = dec.DecodeInt64()
 		c.at = true
+	case "hd":
+		e.Headers, err = d.strMap()
 	default:
 		err = d.skip(0)
 	}
@@ -434,6 +457,25 @@ func (d envDecoder) discard(n int) error {
 		n -= k
 	}
 	return nil
+}
+
+// strMap reads a map of strings to strings; nil stays nil.
+func (d envDecoder) strMap() (map[string]string, error) {
+	n, err := d.length(d.dec.DecodeMapLen())
+	if err != nil || n <= 0 {
+		return nil, err
+	}
+	m := make(map[string]string, min(n, 64))
+	for range n {
+		k, err := d.str()
+		if err != nil {
+			return nil, err
+		}
+		if m[k], err = d.str(); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }
 
 func decodeArray[T any](d envDecoder, one func() (T, error)) ([]T, error) {

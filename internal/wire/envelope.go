@@ -87,6 +87,12 @@ type Envelope struct {
 	Catch []byte `msgpack:"cc,omitempty"`
 	// Tags are free-form labels for monitoring.
 	Tags []string `msgpack:"tg,omitempty"`
+	// Headers carry context across the queue, such as the W3C trace
+	// context (traceparent, tracestate, baggage) that a dispatch
+	// middleware injects and a worker's middleware extracts. They are
+	// kept through releases, retries and the failed store. Empty is left
+	// out of the encoding, so payloads without headers are as before.
+	Headers map[string]string `msgpack:"hd,omitempty"`
 	// DispatchedAt is when the job was dispatched (unix ms, dispatcher's
 	// clock). It is left out of the encoding when the ID tells it: an ID
 	// from NewID begins with its time.

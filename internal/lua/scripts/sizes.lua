@@ -4,16 +4,22 @@
 -- KEYS[2] -> delayed zset
 -- KEYS[3] -> reserved zset
 -- KEYS[4] -> failed zset
+-- KEYS[5] -> paused string (optional)
 --
--- Returns: {ready, delayed, reserved, failed}.
+-- Returns: {ready, delayed, reserved, failed}, and with KEYS[5] a fifth
+-- value, 1 if the queue is paused and 0 if not.
 --
 -- A script, so a job moving between states meanwhile is counted once: a
 -- pipeline of the four reads lets a release or a migrate slip between
 -- them. It only reads, so it runs even when Redis is past maxmemory.
 
-return {
+local out = {
   redis.call('LLEN', KEYS[1]),
   redis.call('ZCARD', KEYS[2]),
   redis.call('ZCARD', KEYS[3]),
   redis.call('ZCARD', KEYS[4]),
 }
+if KEYS[5] then
+  out[5] = redis.call('EXISTS', KEYS[5])
+end
+return out

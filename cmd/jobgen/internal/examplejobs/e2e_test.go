@@ -13,6 +13,7 @@ import (
 
 	"github.com/jobgen/jobgen/cmd/jobgen/internal/examplejobs"
 	"github.com/jobgen/jobgen/internal/redistest"
+	"github.com/jobgen/jobgen/internal/wire"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -170,7 +171,9 @@ func TestEndToEnd(t *testing.T) {
 			)
 
 			now := b.entry(t, "SendEmail now@example.com")
-			require.Equal(t, runtime.JobInfo{ID: sent, Name: "examplejobs.SendEmail", Queue: "emails", Attempt: 1}, now.Job)
+			at, _ := wire.IDTime(sent)
+			require.Equal(t, runtime.JobInfo{ID: sent, Name: "examplejobs.SendEmail", Queue: "emails", Attempt: 1,
+				Worker: "worker", DispatchedAt: time.UnixMilli(at)}, now.Job)
 
 			later := b.entry(t, "ResizeImage later.png")
 			require.Equal(t, "default", later.Job.Queue)

@@ -1,0 +1,295 @@
+package jobotel
+
+import (
+	"context"
+	"sync"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/baggage"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// ScopeName is the instrumentation scope of the tracer.
+const ScopeName = "github.com/jobgen/jobgen/otel"
+
+// System is the value of messaging.system.
+const System = "jobgen"
+
+// The attributes of this package that the conventions do not define.
+const (
+	JobNameKey    = attribute.Key("jobgen.job.name")
+	AttemptKey    = attribute.Key("jobgen.job.attempt")
+	WorkerNameKey = attribute.Key("jobgen.worker.name")
+	OutcomeKey    = attribute.Key("jobgen.outcome")
+	DispatchKey   = attribute.Key("jobgen.dispatch.kind")
+)
+
+// The outcomes of an attempt, as OutcomeKey values: the worker's log
+// tells the same outcomes with the same words.
+const (
+	OutcomeOK       = runtime.OutcomeOK
+	OutcomeError    = runtime.OutcomeError
+	OutcomeReleased = runtime.OutcomeReleased
+	OutcomeTimedOut = runtime.OutcomeTimedOut
+	OutcomeFailed   = runtime.OutcomeFailed
+)
+
+// Config configures Tracing. The zero value uses the global
+// TracerProvider and propagator (otel.SetTracerProvider,
+// otel.SetTextMapPropagator).
+type Config struct {
+	// TracerProvider makes the tracer; nil means otel.GetTracerProvider().
+	TracerProvider trace.TracerProvider
+	// Propagator injects the trace context into envelope headers and
+	// extracts it; nil means otel.GetTextMapPropagator().
+	Propagator propagation.TextMapPropagator
+	// ChildOf makes each attempt's span a child of its dispatch's span,
+	// rather than the root of a trace of its own with a link to it.
+	ChildOf bool
+}
+
+// Tracing makes the spans of dispatches and attempts. One Tracing serves
+// any number of engines and workers; it is safe for concurrent use.
+type Tracing struct {
+	tracer  trace.Tracer
+	prop    propagation.TextMapPropagator
+	childOf bool
+
+	mu   sync.Mutex
+	open map[string]*attemptSpan // by job ID: the attempt running in this process
+}
+
+// attemptSpan is the span of an attempt that has not been settled yet.
+type attemptSpan struct {
+	span    trace.Span
+	bag     baggage.Baggage // from its dispatch, for the chain link it pushes
+	attempt int
+	outcome string
+}
+
+// New returns a Tracing with cfg.
+func New(cfg Config) *Tracing {
+	tp := cfg.TracerProvider
+	if tp == nil {
+		tp = otel.GetTracerProvider()
+	}
+	prop := cfg.Propagator
+	if prop == nil {
+		prop = otel.GetTextMapPropagator()
+	}
+	return &Tracing{
+		tracer:  tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
+		prop:    prop,
+		childOf: cfg.ChildOf,
+		open:    map[string]*attemptSpan{},
+	}
+}
+
+// Instrument adds t's dispatch middleware to e and its worker middleware
+// to cfg, outermost, so a worker built with cfg traces its jobs. Attach
+// the worker once it is built.
+func (t *Tracing) Instrument(e *runtime.Engine, cfg *runtime.WorkerConfig) {
+	e.UseDispatch(t.Dispatch)
+	cfg.Middleware = append([]runtime.Middleware{t.Middleware()}, cfg.Middleware...)
+}
+
+// Attach subscribes t to w's events, which end each attempt's span with
+// its outcome.
+func (t *Tracing) Attach(w *runtime.Worker) { w.Subscribe(t.Observe) }
+
+// Dispatch is a runtime.DispatchMiddleware: one PRODUCER span for the
+// call, whose context it injects into every envelope's headers.
+func (t *Tracing) Dispatch(ctx context.Context, out *runtime.Outbound, next func(context.Context) error) error {
+	if len(out.Jobs) == 0 {
+		return next(ctx)
+	}
+	first := out.Jobs[0].Envelope
+	attrs := []attribute.KeyValue{
+		semconv.MessagingSystemKey.String(System),
+		semconv.MessagingOperationTypeSend,
+		semconv.MessagingOperationName("send"),
+		DispatchKey.String(out.Kind.String()),
+	}
+	name := "send"
+	if oneQueue(out.Jobs) { // a bulk push to several queues has no one destination
+		name += " " + first.Queue
+		attrs = append(attrs, semconv.MessagingDestinationName(first.Queue))
+	}
+	if len(out.Jobs) == 1 {
+		attrs = append(attrs, semconv.MessagingMessageID(first.ID), JobNameKey.String(first.Name))
+	} else {
+		attrs = append(attrs, semconv.MessagingBatchMessageCount(len(out.Jobs)))
+	}
+	if out.From != nil {
+		ctx = t.pusherContext(ctx, out.From)
+	}
+	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
+	defer span.End()
+	carrier := propagation.MapCarrier{}
+	t.prop.Inject(ctx, carrier)
+	for _, j := range out.Jobs {
+		if t.carries(j.Envelope.Headers) {
+			// Pushed before: its context stays that of its first push, so
+			// that a push made again stores the same payload, as the
+			// engine requires of a job ID that exists already.
+			continue
+		}
+		h := make(map[string]string, len(j.Envelope.Headers)+len(carrier))
+		for k, v := range j.Envelope.Headers {
+			h[k] = v
+		}
+		for k, v := range carrier {
+			h[k] = v
+		}
+		j.Envelope.Headers = h
+	}
+	err := next(ctx)
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	return err
+}
+
+// carries says whether headers hold a context of t's propagator.
+func (t *Tracing) carries(headers map[string]string) bool {
+	for _, f := range t.prop.Fields() {
+		if _, ok := headers[f]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func oneQueue(jobs []runtime.Outgoing) bool {
+	for _, j := range jobs[1:] {
+		if j.Envelope.Queue != jobs[0].Envelope.Queue {
+			return false
+		}
+	}
+	return true
+}
+
+// pusherContext returns ctx with the span of the attempt that pushes a
+// chain link as its parent: the attempt's open span if it runs in this
+// process, else the context its own dispatch carried.
+func (t *Tracing) pusherContext(ctx context.Context, from *runtime.JobInfo) context.Context {
+	t.mu.Lock()
+	a := t.open[from.ID]
+	t.mu.Unlock()
+	if a != nil {
+		return baggage.ContextWithBaggage(trace.ContextWithSpan(ctx, a.span), a.bag)
+	}
+	return t.prop.Extract(ctx, propagation.MapCarrier(from.Headers))
+}
+
+// Middleware returns the worker middleware that starts each attempt's
+// CONSUMER span and runs the handler in its context. Attach the worker
+// too, or the spans never end.
+func (t *Tracing) Middleware() runtime.Middleware { return runtime.MiddlewareFunc(t.handle) }
+
+func (t *Tracing) handle(ctx context.Context, next func(context.Context) error) error {
+	info, ok := runtime.JobInfoFrom(ctx)
+	if !ok {
+		return next(ctx)
+	}
+	remote := t.prop.Extract(ctx, propagation.MapCarrier(info.Headers))
+	opts := []trace.SpanStartOption{
+		trace.WithSpanKind(trace.SpanKindConsumer),
+		trace.WithAttributes(
+			semconv.MessagingSystemKey.String(System),
+			semconv.MessagingOperationTypeProcess,
+			semconv.MessagingOperationName("process"),
+			semconv.MessagingDestinationName(info.Queue),
+			semconv.MessagingMessageID(info.ID),
+			JobNameKey.String(info.Name),
+			AttemptKey.Int(info.Attempt),
+			WorkerNameKey.String(info.Worker),
+		),
+	}
+	bag := baggage.FromContext(remote)
+	parent := ctx
+	if t.childOf {
+		parent = remote
+	} else {
+		if sc := trace.SpanContextFromContext(remote); sc.IsValid() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}), trace.WithNewRoot())
+		}
+		if bag.Len() > 0 {
+			parent = baggage.ContextWithBaggage(parent, bag)
+		}
+	}
+	ctx, span := t.tracer.Start(parent, "process "+info.Queue, opts...)
+	t.mu.Lock()
+	if old := t.open[info.ID]; old != nil { // an attempt whose settling this process never saw
+		old.span.SetAttributes(OutcomeKey.String("unknown"))
+		old.span.End()
+	}
+	t.open[info.ID] = &attemptSpan{span: span, bag: bag, attempt: info.Attempt}
+	t.mu.Unlock()
+	return next(ctx)
+}
+
+// Observe is a worker event subscriber: it records what happened to an
+// attempt on its span and ends the span once the attempt is settled.
+func (t *Tracing) Observe(ev runtime.Event) {
+	switch ev.Kind {
+	case runtime.JobExceptionOccurred, runtime.JobTimedOut, runtime.JobProcessed, runtime.JobReleased, runtime.JobFailed:
+	default:
+		return
+	}
+	t.mu.Lock()
+	a := t.open[ev.ID]
+	if a == nil || a.attempt != ev.Attempt {
+		t.mu.Unlock()
+		return
+	}
+	settled := ev.Kind == runtime.JobProcessed || ev.Kind == runtime.JobReleased || ev.Kind == runtime.JobFailed
+	if settled {
+		delete(t.open, ev.ID)
+	}
+	t.mu.Unlock()
+	switch ev.Kind {
+	case runtime.JobExceptionOccurred:
+		a.outcome = OutcomeError
+		recordError(a.span, ev.Err)
+	case runtime.JobTimedOut:
+		a.outcome = OutcomeTimedOut
+		recordError(a.span, ev.Err)
+	case runtime.JobProcessed:
+		a.outcome = OutcomeOK
+	case runtime.JobReleased:
+		if a.outcome == "" {
+			a.outcome = OutcomeReleased
+		}
+		a.span.SetAttributes(attribute.String("jobgen.release.delay", ev.Delay.String()))
+	case runtime.JobFailed:
+		// The handler's error is recorded once, as it happened; a failure
+		// without one (FailJob, a release with no tries left) records
+		// its own. The status tells why the job stopped.
+		if a.outcome != OutcomeError && a.outcome != OutcomeTimedOut {
+			recordError(a.span, ev.Err)
+		} else if ev.Err != nil {
+			a.span.SetStatus(codes.Error, ev.Err.Error())
+		}
+		a.outcome = OutcomeFailed
+	}
+	if settled {
+		a.span.SetAttributes(OutcomeKey.String(a.outcome))
+		a.span.End()
+	}
+}
+
+func recordError(span trace.Span, err error) {
+	if err == nil {
+		return
+	}
+	span.RecordError(err)
+	span.SetStatus(codes.Error, err.Error())
+}

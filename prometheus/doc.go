@@ -1,0 +1,42 @@
+// Package jobprom exports Prometheus metrics for jobgen: what dispatchers
+// push and workers run, and, read at scrape time, how many jobs each
+// queue holds.
+//
+// # Wiring
+//
+//	m := jobprom.New(jobprom.Config{})
+//	m.Instrument(engine, &workerCfg) // dispatch and worker middleware
+//	w, err := runtime.NewWorker(engine, router, workerCfg)
+//	m.Attach(w)                      // counts each attempt's outcome
+//	prometheus.MustRegister(m, jobprom.NewQueueCollector(engine, nil))
+//
+// # Metrics
+//
+// Labels are the queue and the job's wire name (job); never the job ID,
+// whose values would grow without bound.
+//
+//	jobgen_jobs_dispatched_total{queue,job}    jobs pushed (chain links and batch jobs included)
+//	jobgen_jobs_processed_total{queue,job}     attempts that succeeded
+//	jobgen_jobs_failed_total{queue,job}        jobs that failed for good (to the failed store)
+//	jobgen_jobs_released_total{queue,job}      jobs released by their handler or middleware, or given back at a stop
+//	jobgen_jobs_retried_total{queue,job}       jobs released for another attempt after an error or a timeout
+//	jobgen_jobs_timed_out_total{queue,job}     attempts that ran past their timeout
+//	jobgen_job_duration_seconds{queue,job}     histogram of how long handlers ran
+//	jobgen_job_pickup_latency_seconds{queue,job} histogram of the time from ready to start
+//	jobgen_worker_busy_slots{worker}           handlers running now, read at scrape time
+//
+// Pickup latency runs from when the job was ready to when its handler
+// started: its dispatch time, or for a delayed job its due time, which
+// the dispatch middleware writes in the header jobgen-due; for a retry,
+// the time its release was due, when this process saw the release. A
+// retry released by another process is not observed. A job retried from
+// the failed store counts from its first dispatch.
+//
+// QueueCollector reads, at each scrape, every queue's sizes and paused
+// flag in one round trip (runtime.Engine.States):
+//
+//	jobgen_queue_jobs{queue,state}  state is ready, delayed, reserved or failed
+//	jobgen_queue_paused{queue}      1 while the queue is paused
+//
+// dashboard.json is a Grafana dashboard of these metrics.
+package jobprom

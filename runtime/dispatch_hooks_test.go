@@ -1,0 +1,76 @@
+package runtime_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// TestDispatchMiddlewareSetsHeadersThatHandlersSee: dispatch middleware
+// sees each call once with its kind, the headers it sets reach the
+// handler through JobInfo, and a chain link's push names the job that
+// pushed it.
+func TestDispatchMiddlewareSetsHeadersThatHandlersSee(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		type seen struct {
+			kind runtime.DispatchKind
+			jobs int
+			from string
+		}
+		var mu sync.Mutex
+		var calls []seen
+		b.engine.UseDispatch(func(ctx context.Context, out *runtime.Outbound, next func(context.Context) error) error {
+			from := ""
+			if out.From != nil {
+				from = out.From.ID
+			}
+			mu.Lock()
+			calls = append(calls, seen{out.Kind, len(out.Jobs), from})
+			mu.Unlock()
+			for _, j := range out.Jobs {
+				require.NotEmpty(t, j.Envelope.ID)
+				j.Envelope.Headers = map[string]string{"pushed-by": out.Kind.String()}
+			}
+			return next(ctx)
+		})
+		rec := &recorder{}
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
+			info, _ := runtime.JobInfoFrom(ctx)
+			rec.add(ctx, info.Headers["pushed-by"])
+			return nil
+		})
+		first, err := runtime.NewPendingDispatch(job(1, runtime.JobOptions{})).WithChain(job(2, runtime.JobOptions{})).Dispatch(b.ctx)
+		require.NoError(t, err)
+		e3, err := runtime.NewPendingDispatch(job(3, runtime.JobOptions{})).Envelope()
+		require.NoError(t, err)
+		e4, err := runtime.NewPendingDispatch(job(4, runtime.JobOptions{})).Envelope()
+		require.NoError(t, err)
+		require.NoError(t, b.engine.PushBulk(b.ctx, []runtime.Outgoing{{Envelope: e3}, {Envelope: e4}}))
+		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true})
+
+		require.ElementsMatch(t, []string{"one", "link", "bulk", "bulk"}, rec.list())
+		require.Equal(t, []seen{{runtime.DispatchOne, 1, ""}, {runtime.DispatchBulk, 2, ""}, {runtime.DispatchLink, 1, first}}, calls)
+	})
+}
+
+// TestStatesReadsManyQueuesAtOnce: States counts each queue's jobs by
+// state and tells a paused queue, for queues with jobs and without.
+func TestStatesReadsManyQueuesAtOnce(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		require.NoError(t, b.engine.Push(b.ctx, env("a", "x", "1")))
+		require.NoError(t, b.engine.Push(b.ctx, env("a", "x", "2")))
+		require.NoError(t, b.engine.Later(b.ctx, env("b", "x", "3"), 3600e9))
+		require.NoError(t, b.engine.Pause(b.ctx, "b"))
+		got, err := b.engine.States(b.ctx, []string{"a", "b", "empty"})
+		require.NoError(t, err)
+		require.Equal(t, map[string]runtime.QueueState{
+			"a":     {Sizes: runtime.Sizes{Ready: 2}},
+			"b":     {Sizes: runtime.Sizes{Delayed: 1}, Paused: true},
+			"empty": {},
+		}, got)
+	})
+}
