@@ -330,12 +330,20 @@ func (e *Envelope) decodeFields(d envDecoder, n int, c *carried) error {
 }
 
 func (e *Envelope) decodeField(d envDecoder, k string, c *carried) error {
-	dec := d.dec
+	if ok, err := e.decodeHeadField(d, k, c); ok {
+		return err
+	}
+	return e.decodeOptionField(d, k)
+}
+
+// decodeHeadField decodes a field that says what the job is and where it
+// comes from, and says whether k is one.
+func (e *Envelope) decodeHeadField(d envDecoder, k string, c *carried) (bool, error) {
 	var err error
-	var i int64
 	switch k {
 	case "v":
-		i, err = dec.DecodeInt64()
+		var i int64
+		i, err = d.dec.DecodeInt64()
 		e.Version = int(i)
 	case "id":
 		e.ID, err = d.str()
@@ -349,6 +357,24 @@ func (e *Envelope) decodeField(d envDecoder, k string, c *carried) error {
 		e.Connection, err = d.str()
 	case "b":
 		e.Body, err = d.bytes()
+	case "at":
+		e.DispatchedAt, err = d.dec.DecodeInt64()
+		c.at = true
+	case "hd":
+		e.Headers, err = d.strMap()
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// decodeOptionField decodes a dispatch option, or skips a field this
+// version does not know.
+func (e *Envelope) decodeOptionField(d envDecoder, k string) error {
+	dec := d.dec
+	var err error
+	var i int64
+	switch k {
 	case "t":
 		i, err = dec.DecodeInt64()
 		e.Tries = int(i)
@@ -381,11 +407,6 @@ func (e *Envelope) decodeField(d envDecoder, k string, c *carried) error {
 		e.Encrypted, err = dec.DecodeBool()
 	case "cc":
 		e.Catch, err = d.bytes()
-	case "at":
-		e.DispatchedAt, err = dec.DecodeInt64()
-		c.at = true
-	case "hd":
-		e.Headers, err = d.strMap()
 	default:
 		err = d.skip(0)
 	}
