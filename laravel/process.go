@@ -16,118 +16,111 @@ var errLeaseLost = errors.New("laravel: reservation lost (retry_after ran out)")
 // abandonAfter is how long a handler may ignore its cancelled context.
 const abandonAfter = 2 * time.Second
 
+// job is a popped job that passed its checks, ready to run.
+type job struct {
+	r  *Reserved
+	mp *mapping
+	// ch is the rest of the job's chain, or nil.
+	ch       *chain
+	body     []byte
+	maxTries int64
+	timeout  time.Duration
+}
+
+// outcome is how an attempt of a job ended.
+type outcome struct {
+	// err is the handler's error.
+	err error
+	// cause is why the job's context ended: errLeaseLost,
+	// runtime.ErrTimeout, or a stop.
+	cause error
+	took  time.Duration
+}
+
 // process runs one popped job and settles it.
 func (w *Worker) process(ctx context.Context, r *Reserved) {
 	// Settling uses a context that outlives a stop, so a finished job
 	// is deleted even while the worker stops.
 	settle := context.WithoutCancel(ctx)
+	j, ok := w.prepare(settle, r)
+	if !ok {
+		return
+	}
+	w.finish(ctx, settle, j, w.run(ctx, j))
+}
+
+// prepare maps and decodes a popped job, and fails it (under settle)
+// if it cannot run: it does not decode, or an earlier attempt used up
+// its tries or its time. It reports whether the job is to run.
+func (w *Worker) prepare(settle context.Context, r *Reserved) (*job, bool) {
 	if r.DecodeErr != nil {
 		w.fail(settle, r, nil, fmt.Errorf("%w: %w", runtime.ErrDecode, r.DecodeErr))
-		return
+		return nil, false
 	}
 	p := r.Payload
 	mp, err := w.m.forPayload(p)
 	if err != nil {
 		w.fail(settle, r, nil, err)
-		return
+		return nil, false
 	}
-	maxTries := int64(w.cfg.Tries)
+	j := &job{r: r, mp: mp, maxTries: int64(w.cfg.Tries), timeout: w.cfg.Timeout}
 	if p.MaxTries != nil {
-		maxTries = *p.MaxTries
+		j.maxTries = *p.MaxTries
 	}
-	now := time.Now().Unix()
-	// markJobAsFailedIfAlreadyExceedsMaxAttempts: an earlier attempt
-	// did not finish (its worker died or timed out).
-	switch {
-	case p.RetryUntil != nil && now > *p.RetryUntil:
-		w.fail(settle, r, mp, fmt.Errorf("%w: %s has been attempted too many times or run too long (retryUntil passed)", runtime.ErrRetryUntil, p.DisplayName))
-		return
-	case p.RetryUntil == nil && maxTries > 0 && p.Attempts > maxTries:
-		w.fail(settle, r, mp, fmt.Errorf("%w: %s has been attempted too many times (%d of %d) or run too long", runtime.ErrMaxAttempts, p.DisplayName, p.Attempts, maxTries))
-		return
+	if err := alreadyExceeded(p, j.maxTries); err != nil {
+		w.fail(settle, r, mp, err)
+		return nil, false
 	}
-	body, err := mp.body(p)
-	if err != nil {
+	if j.body, err = mp.body(p); err != nil {
 		w.fail(settle, r, mp, fmt.Errorf("%w: %w", runtime.ErrDecode, err))
-		return
+		return nil, false
 	}
-	var ch *chain
 	if cmd, ok := p.Command(); ok {
-		if ch, err = w.m.chainOf(cmd.Command); err != nil {
+		if j.ch, err = w.m.chainOf(cmd.Command); err != nil {
 			w.fail(settle, r, mp, fmt.Errorf("%w: %w", runtime.ErrDecode, err))
-			return
+			return nil, false
 		}
 	}
-	timeout := w.cfg.Timeout
 	if p.Timeout != nil && *p.Timeout > 0 {
-		timeout = time.Duration(*p.Timeout) * time.Second
+		j.timeout = time.Duration(*p.Timeout) * time.Second
 	}
-	env := &runtime.Envelope{ID: p.UUID, Name: mp.name, Queue: r.Queue, Body: body}
-	info := runtime.JobInfo{ID: p.UUID, Name: mp.name, Queue: r.Queue, Attempt: int(p.Attempts)}
+	return j, true
+}
+
+// alreadyExceeded is Laravel's markJobAsFailedIfAlreadyExceedsMaxAttempts:
+// the error of a job whose earlier attempt did not finish (its worker
+// died or timed out) and used up its retryUntil or its tries; nil if it
+// may run.
+func alreadyExceeded(p Payload, maxTries int64) error {
+	now := time.Now().Unix()
+	switch {
+	case p.RetryUntil != nil && now > *p.RetryUntil:
+		return fmt.Errorf("%w: %s has been attempted too many times or run too long (retryUntil passed)", runtime.ErrRetryUntil, p.DisplayName)
+	case p.RetryUntil == nil && maxTries > 0 && p.Attempts > maxTries:
+		return fmt.Errorf("%w: %s has been attempted too many times (%d of %d) or run too long", runtime.ErrMaxAttempts, p.DisplayName, p.Attempts, maxTries)
+	}
+	return nil
+}
+
+// run runs the job's handler under ctx with its timeout, extending its
+// reservation while it runs.
+func (w *Worker) run(ctx context.Context, j *job) outcome {
+	r, p := j.r, j.r.Payload
+	env := &runtime.Envelope{ID: p.UUID, Name: j.mp.name, Queue: r.Queue, Body: j.body}
+	info := runtime.JobInfo{ID: p.UUID, Name: j.mp.name, Queue: r.Queue, Attempt: int(p.Attempts)}
 
 	jobCtx, cancel := context.WithCancelCause(runtime.WithJobInfo(ctx, info))
 	defer cancel(nil)
-	jobCtx, cancelTimeout := context.WithTimeoutCause(jobCtx, timeout, runtime.ErrTimeout)
+	jobCtx, cancelTimeout := context.WithTimeoutCause(jobCtx, j.timeout, runtime.ErrTimeout)
 	defer cancelTimeout()
 	heartbeatDone := w.heartbeat(jobCtx, r, cancel)
-	w.emit(runtime.JobProcessing, r, mp.name, nil)
+	w.emit(runtime.JobProcessing, r, j.mp.name, nil)
 	began := time.Now()
 	herr := w.attempt(jobCtx, env)
-	took := time.Since(began)
-	cause := context.Cause(jobCtx)
+	o := outcome{err: herr, took: time.Since(began), cause: context.Cause(jobCtx)}
 	cancel(nil)
 	<-heartbeatDone
-
-	if errors.Is(cause, errLeaseLost) {
-		w.log.Warn("job's reservation was lost while it ran; its result is dropped", "queue", r.Queue, "job", p.DisplayName, "uuid", p.UUID)
-		return
-	}
-	if ctx.Err() != nil && herr != nil {
-		// Stopped mid-job: leave the reservation to retry_after, as a
-		// Laravel worker that is killed does.
-		return
-	}
-	if delay, ok := runtime.AsRelease(herr); ok {
-		if w.settle(r, w.q.Release(settle, r, delay)) {
-			w.emit(runtime.JobReleased, r, mp.name, func(e *runtime.Event) { e.Delay, e.Duration = delay, took })
-		}
-		return
-	}
-	if reason, ok := runtime.AsFail(herr); ok {
-		w.fail(settle, r, mp, reason)
-		return
-	}
-	if herr == nil || runtime.IsDelete(herr) {
-		// As Laravel's CallQueuedHandler: the chain's next job is
-		// pushed, then this one deleted (a job that deleted itself
-		// continues its chain too).
-		if ch != nil {
-			if err := ch.dispatchNext(settle, w.q); err != nil {
-				w.log.Error("dispatch the next job of the chain; the job stays reserved until retry_after", "queue", r.Queue, "job", p.DisplayName, "err", err)
-				return
-			}
-		}
-		if w.settle(r, w.q.Delete(settle, r)) {
-			w.emit(runtime.JobProcessed, r, mp.name, func(e *runtime.Event) { e.Duration = took })
-		}
-		return
-	}
-	if errors.Is(herr, runtime.ErrDecode) {
-		w.fail(settle, r, mp, herr)
-		return
-	}
-	if errors.Is(cause, runtime.ErrTimeout) {
-		err := fmt.Errorf("%w: %s has timed out after %v: %w", runtime.ErrTimeout, p.DisplayName, timeout, herr)
-		w.emit(runtime.JobTimedOut, r, mp.name, func(e *runtime.Event) { e.Err, e.Duration = err, took })
-		if p.FailOnTimeout {
-			w.fail(settle, r, mp, err)
-			return
-		}
-		w.exception(settle, r, mp, maxTries, err, false)
-		return
-	}
-	w.emit(runtime.JobExceptionOccurred, r, mp.name, func(e *runtime.Event) { e.Err, e.Duration = herr, took })
-	w.exception(settle, r, mp, maxTries, herr, true)
+	return o
 }
 
 // heartbeat extends the reservation every third of retry_after until

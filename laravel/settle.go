@@ -11,6 +11,78 @@ import (
 	"github.com/jobgen/jobgen/runtime"
 )
 
+// finish settles a job after its attempt, as Laravel's worker does:
+// release or fail it when the handler asks, delete it when it
+// succeeded, else handle its exception or timeout. A job whose
+// reservation was lost, or that was stopped mid-run (ctx done), is left
+// alone.
+func (w *Worker) finish(ctx, settle context.Context, j *job, o outcome) {
+	r, p := j.r, j.r.Payload
+	if errors.Is(o.cause, errLeaseLost) {
+		w.log.Warn("job's reservation was lost while it ran; its result is dropped", "queue", r.Queue, "job", p.DisplayName, "uuid", p.UUID)
+		return
+	}
+	if ctx.Err() != nil && o.err != nil {
+		// Stopped mid-job: leave the reservation to retry_after, as a
+		// Laravel worker that is killed does.
+		return
+	}
+	if delay, ok := runtime.AsRelease(o.err); ok {
+		if w.settle(r, w.q.Release(settle, r, delay)) {
+			w.emit(runtime.JobReleased, r, j.mp.name, func(e *runtime.Event) { e.Delay, e.Duration = delay, o.took })
+		}
+		return
+	}
+	if reason, ok := runtime.AsFail(o.err); ok {
+		w.fail(settle, r, j.mp, reason)
+		return
+	}
+	if o.err == nil || runtime.IsDelete(o.err) {
+		w.complete(settle, j, o.took)
+		return
+	}
+	if errors.Is(o.err, runtime.ErrDecode) {
+		w.fail(settle, r, j.mp, o.err)
+		return
+	}
+	if errors.Is(o.cause, runtime.ErrTimeout) {
+		w.timedOut(settle, j, o)
+		return
+	}
+	w.emit(runtime.JobExceptionOccurred, r, j.mp.name, func(e *runtime.Event) { e.Err, e.Duration = o.err, o.took })
+	w.exception(settle, r, j.mp, j.maxTries, o.err, true)
+}
+
+// complete deletes a job that succeeded or deleted itself. As Laravel's
+// CallQueuedHandler, the chain's next job is pushed first (a job that
+// deleted itself continues its chain too).
+func (w *Worker) complete(settle context.Context, j *job, took time.Duration) {
+	r := j.r
+	if j.ch != nil {
+		if err := j.ch.dispatchNext(settle, w.q); err != nil {
+			w.log.Error("dispatch the next job of the chain; the job stays reserved until retry_after", "queue", r.Queue, "job", r.Payload.DisplayName, "err", err)
+			return
+		}
+	}
+	if w.settle(r, w.q.Delete(settle, r)) {
+		w.emit(runtime.JobProcessed, r, j.mp.name, func(e *runtime.Event) { e.Duration = took })
+	}
+}
+
+// timedOut fails a job that ran past its timeout if it says
+// failOnTimeout, else handles the timeout as an exception that does not
+// count towards maxExceptions.
+func (w *Worker) timedOut(settle context.Context, j *job, o outcome) {
+	r, p := j.r, j.r.Payload
+	err := fmt.Errorf("%w: %s has timed out after %v: %w", runtime.ErrTimeout, p.DisplayName, j.timeout, o.err)
+	w.emit(runtime.JobTimedOut, r, j.mp.name, func(e *runtime.Event) { e.Err, e.Duration = err, o.took })
+	if p.FailOnTimeout {
+		w.fail(settle, r, j.mp, err)
+		return
+	}
+	w.exception(settle, r, j.mp, j.maxTries, err, false)
+}
+
 // exception is Laravel's handleJobException: fail the job if this was
 // its last try, its retryUntil passed, or it reached maxExceptions;
 // else release it after its backoff.
