@@ -171,9 +171,6 @@ func (d fromPHP) value(v any, dst reflect.Value, path string) error {
 	if err != nil {
 		return err
 	}
-	bad := func() error {
-		return fmt.Errorf("%w: %s: PHP %s does not fit Go %s", ErrUnmappable, path, phpType(v), dst.Type())
-	}
 	if o, ok := v.(*phpserial.Object); ok {
 		if why, ok := refused[o.Class]; ok {
 			return fmt.Errorf("%w: %s is %s", ErrUnmappable, path, why)
@@ -190,33 +187,44 @@ func (d fromPHP) value(v any, dst reflect.Value, path string) error {
 			return err
 		}
 		dst.Set(p)
+		return nil
 	case reflect.Interface:
-		if dst.NumMethod() != 0 {
-			return bad()
-		}
-		g, err := d.generic(v, path)
-		if err != nil {
-			return err
-		}
-		if g != nil {
-			dst.Set(reflect.ValueOf(g))
-		}
+		return d.iface(v, dst, path)
+	case reflect.Slice:
+		return d.slice(v, dst, path)
+	case reflect.Map:
+		return d.mapOf(v, dst, path)
+	case reflect.Struct:
+		return d.structOf(v, dst, path)
+	}
+	return setScalar(v, dst, path)
+}
+
+// misfit is the error of PHP value v that does not fit dst.
+func misfit(v any, dst reflect.Value, path string) error {
+	return fmt.Errorf("%w: %s: PHP %s does not fit Go %s", ErrUnmappable, path, phpType(v), dst.Type())
+}
+
+// setScalar sets a bool, number or string dst from the resolved, non-null
+// PHP value v.
+func setScalar(v any, dst reflect.Value, path string) error {
+	switch dst.Kind() {
 	case reflect.Bool:
 		b, ok := v.(bool)
 		if !ok {
-			return bad()
+			return misfit(v, dst, path)
 		}
 		dst.SetBool(b)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		n, ok := v.(int64)
 		if !ok || dst.OverflowInt(n) {
-			return bad()
+			return misfit(v, dst, path)
 		}
 		dst.SetInt(n)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		n, ok := v.(int64)
 		if !ok || n < 0 || dst.OverflowUint(uint64(n)) {
-			return bad()
+			return misfit(v, dst, path)
 		}
 		dst.SetUint(uint64(n))
 	case reflect.Float32, reflect.Float64:
@@ -226,75 +234,103 @@ func (d fromPHP) value(v any, dst reflect.Value, path string) error {
 		case int64:
 			dst.SetFloat(float64(n))
 		default:
-			return bad()
+			return misfit(v, dst, path)
 		}
 	case reflect.String:
 		s, ok := v.(string)
 		if !ok {
-			return bad()
+			return misfit(v, dst, path)
 		}
 		dst.SetString(s)
-	case reflect.Slice:
-		if dst.Type().Elem().Kind() == reflect.Uint8 {
-			s, ok := v.(string)
-			if !ok {
-				return bad()
-			}
-			dst.SetBytes([]byte(s))
-			return nil
-		}
-		a, ok := v.(*phpserial.Array)
-		if !ok {
-			return bad()
-		}
-		s := reflect.MakeSlice(dst.Type(), len(a.Entries), len(a.Entries))
-		for i, e := range a.Entries {
-			if k, ok := e.Key.(int64); !ok || k != int64(i) {
-				return fmt.Errorf("%w: %s: PHP array with key %v is not a list for Go %s", ErrUnmappable, path, e.Key, dst.Type())
-			}
-			if err := d.value(e.Value, s.Index(i), fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-		dst.Set(s)
-	case reflect.Map:
-		a, ok := v.(*phpserial.Array)
-		if !ok {
-			return bad()
-		}
-		m := reflect.MakeMapWithSize(dst.Type(), len(a.Entries))
-		for _, e := range a.Entries {
-			k := reflect.New(dst.Type().Key()).Elem()
-			if err := d.value(e.Key, k, path+" key"); err != nil {
-				return err
-			}
-			ev := reflect.New(dst.Type().Elem()).Elem()
-			if err := d.value(e.Value, ev, fmt.Sprintf("%s[%v]", path, e.Key)); err != nil {
-				return err
-			}
-			m.SetMapIndex(k, ev)
-		}
-		dst.Set(m)
-	case reflect.Struct:
-		switch v := v.(type) {
-		case *phpserial.Object:
-			return d.object(v, dst)
-		case *phpserial.Array: // an associative array by the fields' names
-			o := &phpserial.Object{Class: "array"}
-			for _, e := range v.Entries {
-				k, ok := e.Key.(string)
-				if !ok {
-					return bad()
-				}
-				o.Props = append(o.Props, phpserial.Prop{Name: k, Value: e.Value})
-			}
-			return d.object(o, dst)
-		}
-		return bad()
 	default:
 		return fmt.Errorf("%w: %s: Go %s has no PHP counterpart", ErrUnmappable, path, dst.Type())
 	}
 	return nil
+}
+
+// iface sets a dst of type any to v's generic form.
+func (d fromPHP) iface(v any, dst reflect.Value, path string) error {
+	if dst.NumMethod() != 0 {
+		return misfit(v, dst, path)
+	}
+	g, err := d.generic(v, path)
+	if err != nil {
+		return err
+	}
+	if g != nil {
+		dst.Set(reflect.ValueOf(g))
+	}
+	return nil
+}
+
+// slice sets a []byte dst from a PHP string, any other slice from a PHP
+// list.
+func (d fromPHP) slice(v any, dst reflect.Value, path string) error {
+	if dst.Type().Elem().Kind() == reflect.Uint8 {
+		s, ok := v.(string)
+		if !ok {
+			return misfit(v, dst, path)
+		}
+		dst.SetBytes([]byte(s))
+		return nil
+	}
+	a, ok := v.(*phpserial.Array)
+	if !ok {
+		return misfit(v, dst, path)
+	}
+	s := reflect.MakeSlice(dst.Type(), len(a.Entries), len(a.Entries))
+	for i, e := range a.Entries {
+		if k, ok := e.Key.(int64); !ok || k != int64(i) {
+			return fmt.Errorf("%w: %s: PHP array with key %v is not a list for Go %s", ErrUnmappable, path, e.Key, dst.Type())
+		}
+		if err := d.value(e.Value, s.Index(i), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			return err
+		}
+	}
+	dst.Set(s)
+	return nil
+}
+
+// mapOf sets a map dst from a PHP array, converting its keys and values.
+func (d fromPHP) mapOf(v any, dst reflect.Value, path string) error {
+	a, ok := v.(*phpserial.Array)
+	if !ok {
+		return misfit(v, dst, path)
+	}
+	m := reflect.MakeMapWithSize(dst.Type(), len(a.Entries))
+	for _, e := range a.Entries {
+		k := reflect.New(dst.Type().Key()).Elem()
+		if err := d.value(e.Key, k, path+" key"); err != nil {
+			return err
+		}
+		ev := reflect.New(dst.Type().Elem()).Elem()
+		if err := d.value(e.Value, ev, fmt.Sprintf("%s[%v]", path, e.Key)); err != nil {
+			return err
+		}
+		m.SetMapIndex(k, ev)
+	}
+	dst.Set(m)
+	return nil
+}
+
+// structOf sets a struct dst from a PHP object, or from an associative
+// array by the fields' names.
+func (d fromPHP) structOf(v any, dst reflect.Value, path string) error {
+	switch o := v.(type) {
+	case *phpserial.Object:
+		return d.object(o, dst)
+	case *phpserial.Array:
+		obj := &phpserial.Object{Class: "array"}
+		for _, e := range o.Entries {
+			k, ok := e.Key.(string)
+			if !ok {
+				return misfit(v, dst, path)
+			}
+			obj.Props = append(obj.Props, phpserial.Prop{Name: k, Value: e.Value})
+		}
+		return d.object(obj, dst)
+	}
+	return misfit(v, dst, path)
 }
 
 // generic converts to nil, bool, int64, float64, string, []any or
@@ -395,49 +431,66 @@ func toPHPAt(v reflect.Value, path string, depth int) (any, error) {
 		if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
 			return string(v.Bytes()), nil
 		}
-		a := &phpserial.Array{Entries: make([]phpserial.Entry, v.Len())}
-		for i := range v.Len() {
-			e, err := toPHPAt(v.Index(i), fmt.Sprintf("%s[%d]", path, i), depth+1)
-			if err != nil {
-				return nil, err
-			}
-			a.Entries[i] = phpserial.Entry{Key: int64(i), Value: e}
-		}
-		return a, nil
+		return listToPHP(v, path, depth)
 	case reflect.Map:
-		a := &phpserial.Array{}
-		for _, k := range v.MapKeys() {
-			var key any
-			switch k.Kind() {
-			case reflect.String:
-				key = k.String()
-			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-				key = k.Int()
-			default:
-				return nil, fmt.Errorf("%w: %s: map key of Go type %s: want a string or an int", ErrUnmappable, path, k.Type())
-			}
-			e, err := toPHPAt(v.MapIndex(k), fmt.Sprintf("%s[%v]", path, key), depth+1)
-			if err != nil {
-				return nil, err
-			}
-			a.Entries = append(a.Entries, phpserial.Entry{Key: key, Value: e})
-		}
-		sort.Slice(a.Entries, func(i, j int) bool { return fmt.Sprint(a.Entries[i].Key) < fmt.Sprint(a.Entries[j].Key) })
-		return a, nil
+		return mapToPHP(v, path, depth)
 	case reflect.Struct:
-		fields, err := fieldsOf(v.Type())
+		return structToPHP(v, path, depth)
+	}
+	return nil, fmt.Errorf("%w: %s: Go %s has no PHP counterpart", ErrUnmappable, path, v.Type())
+}
+
+// listToPHP converts a slice or an array to a PHP list.
+func listToPHP(v reflect.Value, path string, depth int) (any, error) {
+	a := &phpserial.Array{Entries: make([]phpserial.Entry, v.Len())}
+	for i := range v.Len() {
+		e, err := toPHPAt(v.Index(i), fmt.Sprintf("%s[%d]", path, i), depth+1)
 		if err != nil {
 			return nil, err
 		}
-		a := &phpserial.Array{Entries: []phpserial.Entry{}}
-		for _, f := range fields {
-			e, err := toPHPAt(v.FieldByIndex(f.index), path+"."+f.php, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			a.Entries = append(a.Entries, phpserial.Entry{Key: f.php, Value: e})
-		}
-		return a, nil
+		a.Entries[i] = phpserial.Entry{Key: int64(i), Value: e}
 	}
-	return nil, fmt.Errorf("%w: %s: Go %s has no PHP counterpart", ErrUnmappable, path, v.Type())
+	return a, nil
+}
+
+// mapToPHP converts a map with string or int keys to a PHP array, its
+// keys sorted.
+func mapToPHP(v reflect.Value, path string, depth int) (any, error) {
+	a := &phpserial.Array{}
+	for _, k := range v.MapKeys() {
+		var key any
+		switch k.Kind() {
+		case reflect.String:
+			key = k.String()
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			key = k.Int()
+		default:
+			return nil, fmt.Errorf("%w: %s: map key of Go type %s: want a string or an int", ErrUnmappable, path, k.Type())
+		}
+		e, err := toPHPAt(v.MapIndex(k), fmt.Sprintf("%s[%v]", path, key), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		a.Entries = append(a.Entries, phpserial.Entry{Key: key, Value: e})
+	}
+	sort.Slice(a.Entries, func(i, j int) bool { return fmt.Sprint(a.Entries[i].Key) < fmt.Sprint(a.Entries[j].Key) })
+	return a, nil
+}
+
+// structToPHP converts a struct to an associative array by its fields'
+// PHP names.
+func structToPHP(v reflect.Value, path string, depth int) (any, error) {
+	fields, err := fieldsOf(v.Type())
+	if err != nil {
+		return nil, err
+	}
+	a := &phpserial.Array{Entries: []phpserial.Entry{}}
+	for _, f := range fields {
+		e, err := toPHPAt(v.FieldByIndex(f.index), path+"."+f.php, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		a.Entries = append(a.Entries, phpserial.Entry{Key: f.php, Value: e})
+	}
+	return a, nil
 }

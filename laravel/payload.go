@@ -69,75 +69,91 @@ func DecodePayload(b []byte) (Payload, error) {
 		return Payload{}, fmt.Errorf("laravel payload: %w", err)
 	}
 	var p Payload
-	var err error
-	str := func(key string, dst *string) {
-		if v, ok := raw[key]; ok && err == nil && !isNull(v) {
-			if e := json.Unmarshal(v, dst); e != nil {
-				err = fmt.Errorf("laravel payload: %s: %w", key, e)
-			}
+	for _, f := range payloadFields {
+		v, ok := raw[f.key]
+		if !ok || isNull(v) {
+			continue
 		}
-	}
-	num := func(key string) *int64 {
-		v, ok := raw[key]
-		if !ok || isNull(v) || err != nil {
-			return nil
-		}
-		n, e := jsonInt(v)
-		if e != nil {
-			err = fmt.Errorf("laravel payload: %s: %w", key, e)
-			return nil
-		}
-		return &n
-	}
-	str("uuid", &p.UUID)
-	str("displayName", &p.DisplayName)
-	str("job", &p.Job)
-	str("id", &p.ID)
-	p.MaxTries = num("maxTries")
-	p.MaxExceptions = num("maxExceptions")
-	p.Timeout = num("timeout")
-	p.RetryUntil = num("retryUntil")
-	p.CreatedAt = num("createdAt")
-	p.Delay = num("delay")
-	if a := num("attempts"); a != nil {
-		p.Attempts = *a
-	}
-	if v, ok := raw["failOnTimeout"]; ok && !isNull(v) {
-		if e := json.Unmarshal(v, &p.FailOnTimeout); e != nil && err == nil {
-			err = fmt.Errorf("laravel payload: failOnTimeout: %w", e)
-		}
-	}
-	if v, ok := raw["backoff"]; ok && !isNull(v) && err == nil {
-		// A string "1,5,10" as Laravel writes it; a number or a list
-		// from other producers.
-		var s string
-		if json.Unmarshal(v, &s) == nil {
-			p.Backoff = &s
-		} else if n, e := jsonInt(v); e == nil {
-			s = strconv.FormatInt(n, 10)
-			p.Backoff = &s
-		} else {
-			var list []json.Number
-			if e := json.Unmarshal(v, &list); e != nil {
-				err = fmt.Errorf("laravel payload: backoff: want a string, number or list, got %s", v)
-			} else {
-				parts := make([]string, len(list))
-				for i, n := range list {
-					parts[i] = n.String()
-				}
-				s = strings.Join(parts, ",")
-				p.Backoff = &s
-			}
+		if err := f.decode(v, &p); err != nil {
+			return Payload{}, fmt.Errorf("laravel payload: %s: %w", f.key, err)
 		}
 	}
 	p.Data = raw["data"]
-	if err != nil {
-		return Payload{}, err
-	}
 	if p.Job == "" {
 		return Payload{}, fmt.Errorf("laravel payload: no job")
 	}
 	return p, nil
+}
+
+// payloadFields are the fields DecodePayload reads, each with its
+// decoder, in the order their errors are reported; a field that is
+// missing or null is left zero. Data is kept raw.
+var payloadFields = []struct {
+	key    string
+	decode func(v json.RawMessage, p *Payload) error
+}{
+	{"uuid", stringField(func(p *Payload) *string { return &p.UUID })},
+	{"displayName", stringField(func(p *Payload) *string { return &p.DisplayName })},
+	{"job", stringField(func(p *Payload) *string { return &p.Job })},
+	{"id", stringField(func(p *Payload) *string { return &p.ID })},
+	{"maxTries", intField(func(p *Payload) **int64 { return &p.MaxTries })},
+	{"maxExceptions", intField(func(p *Payload) **int64 { return &p.MaxExceptions })},
+	{"timeout", intField(func(p *Payload) **int64 { return &p.Timeout })},
+	{"retryUntil", intField(func(p *Payload) **int64 { return &p.RetryUntil })},
+	{"createdAt", intField(func(p *Payload) **int64 { return &p.CreatedAt })},
+	{"delay", intField(func(p *Payload) **int64 { return &p.Delay })},
+	{"attempts", func(v json.RawMessage, p *Payload) (err error) {
+		p.Attempts, err = jsonInt(v)
+		return err
+	}},
+	{"failOnTimeout", func(v json.RawMessage, p *Payload) error {
+		return json.Unmarshal(v, &p.FailOnTimeout)
+	}},
+	{"backoff", decodeBackoff},
+}
+
+// stringField decodes a JSON string into the field dst returns.
+func stringField(dst func(*Payload) *string) func(json.RawMessage, *Payload) error {
+	return func(v json.RawMessage, p *Payload) error { return json.Unmarshal(v, dst(p)) }
+}
+
+// intField decodes a whole JSON number (see jsonInt) into the optional
+// field dst returns.
+func intField(dst func(*Payload) **int64) func(json.RawMessage, *Payload) error {
+	return func(v json.RawMessage, p *Payload) error {
+		n, err := jsonInt(v)
+		if err != nil {
+			return err
+		}
+		*dst(p) = &n
+		return nil
+	}
+}
+
+// decodeBackoff reads a string "1,5,10" as Laravel writes it, or a
+// number or a list from other producers.
+func decodeBackoff(v json.RawMessage, p *Payload) error {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		p.Backoff = &s
+		return nil
+	}
+	if n, err := jsonInt(v); err == nil {
+		s = strconv.FormatInt(n, 10)
+		p.Backoff = &s
+		return nil
+	}
+	var list []json.Number
+	if err := json.Unmarshal(v, &list); err != nil {
+		return fmt.Errorf("want a string, number or list, got %s", v)
+	}
+	parts := make([]string, len(list))
+	for i, n := range list {
+		parts[i] = n.String()
+	}
+	s = strings.Join(parts, ",")
+	p.Backoff = &s
+	return nil
 }
 
 func isNull(v json.RawMessage) bool { return string(bytes.TrimSpace(v)) == "null" }

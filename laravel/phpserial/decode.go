@@ -176,47 +176,17 @@ func (d *decoder) value(depth int) (any, error) {
 	if err := d.expect(':'); err != nil {
 		return nil, err
 	}
+	var v any
+	var err error
 	switch kind {
 	case 'b':
-		b, err := d.until(';')
-		if err != nil {
-			return nil, err
-		}
-		if len(b) != 1 || b[0] != '0' && b[0] != '1' {
-			d.pos = start
-			return nil, d.errorf("bad boolean %q", b)
-		}
-		d.slots++
-		return b[0] == '1', nil
+		v, err = d.boolean(start)
 	case 'i':
-		n, err := d.integer(';')
-		if err != nil {
-			return nil, err
-		}
-		d.slots++
-		return n, nil
+		v, err = d.integer(';')
 	case 'd':
-		b, err := d.until(';')
-		if err != nil {
-			return nil, err
-		}
-		f, ok := parseFloat(string(b))
-		if !ok {
-			d.pos = start
-			return nil, d.errorf("bad float %q", b)
-		}
-		d.slots++
-		return f, nil
+		v, err = d.float(start)
 	case 's':
-		s, err := d.str()
-		if err != nil {
-			return nil, err
-		}
-		if err := d.expect(';'); err != nil {
-			return nil, err
-		}
-		d.slots++
-		return s, nil
+		v, err = d.strValue()
 	case 'a':
 		d.slots++
 		return d.array(depth)
@@ -224,27 +194,77 @@ func (d *decoder) value(depth int) (any, error) {
 		d.slots++
 		return d.object(depth)
 	case 'r', 'R':
-		n, err := d.integer(';')
-		if err != nil {
-			return nil, err
-		}
-		// A reference names a value before it; R: adds no value of its own.
-		if n < 1 || n > int64(d.slots) {
-			d.pos = start
-			return nil, d.errorf("%c:%d names no earlier value (%d so far)", kind, n, d.slots)
-		}
-		if kind == 'R' {
-			return RefVar(n), nil
-		}
-		d.slots++
-		return Ref(n), nil
+		return d.ref(kind, start)
 	case 'C':
 		return nil, &unsupportedError{offset: start, what: "a custom-serialized object (C:, PHP's Serializable)"}
 	case 'E':
 		return nil, &unsupportedError{offset: start, what: "an enum (E:)"}
+	default:
+		d.pos = start
+		return nil, d.errorf("unknown type %q", kind)
 	}
-	d.pos = start
-	return nil, d.errorf("unknown type %q", kind)
+	if err != nil {
+		return nil, err
+	}
+	d.slots++
+	return v, nil
+}
+
+// boolean reads 0; or 1; of a b: value starting at start.
+func (d *decoder) boolean(start int) (bool, error) {
+	b, err := d.until(';')
+	if err != nil {
+		return false, err
+	}
+	if len(b) != 1 || b[0] != '0' && b[0] != '1' {
+		d.pos = start
+		return false, d.errorf("bad boolean %q", b)
+	}
+	return b[0] == '1', nil
+}
+
+// float reads the number of a d: value starting at start.
+func (d *decoder) float(start int) (float64, error) {
+	b, err := d.until(';')
+	if err != nil {
+		return 0, err
+	}
+	f, ok := parseFloat(string(b))
+	if !ok {
+		d.pos = start
+		return 0, d.errorf("bad float %q", b)
+	}
+	return f, nil
+}
+
+// strValue reads N:"bytes"; of an s: value.
+func (d *decoder) strValue() (string, error) {
+	s, err := d.str()
+	if err != nil {
+		return "", err
+	}
+	if err := d.expect(';'); err != nil {
+		return "", err
+	}
+	return s, nil
+}
+
+// ref reads the number of an r: or R: value starting at start, which
+// must name a value before it; R: adds no value of its own.
+func (d *decoder) ref(kind byte, start int) (any, error) {
+	n, err := d.integer(';')
+	if err != nil {
+		return nil, err
+	}
+	if n < 1 || n > int64(d.slots) {
+		d.pos = start
+		return nil, d.errorf("%c:%d names no earlier value (%d so far)", kind, n, d.slots)
+	}
+	if kind == 'R' {
+		return RefVar(n), nil
+	}
+	d.slots++
+	return Ref(n), nil
 }
 
 func (d *decoder) array(depth int) (*Array, error) {

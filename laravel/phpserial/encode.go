@@ -37,6 +37,28 @@ func (e *encoder) value(v any, depth int) error {
 		return fmt.Errorf("phpserial: nested deeper than %d", maxDepth)
 	}
 	switch v := v.(type) {
+	case *Array:
+		return e.array(v, depth)
+	case *Object:
+		return e.object(v, depth)
+	case Ref:
+		if err := e.ref('r', int(v)); err != nil {
+			return err
+		}
+	case RefVar:
+		return e.ref('R', int(v)) // R: takes no slot
+	default:
+		if err := e.scalar(v); err != nil {
+			return err
+		}
+	}
+	e.slots++
+	return nil
+}
+
+// scalar writes null, a bool, an int, a float or a string.
+func (e *encoder) scalar(v any) error {
+	switch v := v.(type) {
 	case nil:
 		e.buf = append(e.buf, 'N', ';')
 	case bool:
@@ -46,91 +68,101 @@ func (e *encoder) value(v any, depth int) error {
 			e.buf = append(e.buf, "b:0;"...)
 		}
 	case int:
-		return e.value(int64(v), depth)
+		e.int('i', int64(v))
 	case int64:
-		e.buf = append(e.buf, 'i', ':')
-		e.buf = strconv.AppendInt(e.buf, v, 10)
-		e.buf = append(e.buf, ';')
+		e.int('i', v)
 	case float64:
 		e.buf = append(e.buf, 'd', ':')
 		e.buf = append(e.buf, FormatFloat(v)...)
 		e.buf = append(e.buf, ';')
 	case string:
 		e.str(v)
-	case *Array:
-		if v == nil {
-			return fmt.Errorf("phpserial: nil *Array")
-		}
-		e.slots++
-		e.buf = append(e.buf, 'a', ':')
-		e.buf = strconv.AppendInt(e.buf, int64(len(v.Entries)), 10)
-		e.buf = append(e.buf, ':', '{')
-		for _, en := range v.Entries {
-			switch k := en.Key.(type) {
-			case int64:
-				e.buf = append(e.buf, 'i', ':')
-				e.buf = strconv.AppendInt(e.buf, k, 10)
-				e.buf = append(e.buf, ';')
-			case int:
-				e.buf = append(e.buf, 'i', ':')
-				e.buf = strconv.AppendInt(e.buf, int64(k), 10)
-				e.buf = append(e.buf, ';')
-			case string:
-				e.str(k)
-			default:
-				return fmt.Errorf("phpserial: array key of Go type %T: want int64 or string", en.Key)
-			}
-			if err := e.value(en.Value, depth+1); err != nil {
-				return err
-			}
-		}
-		e.buf = append(e.buf, '}')
-		return nil
-	case *Object:
-		if v == nil {
-			return fmt.Errorf("phpserial: nil *Object")
-		}
-		if v.Class == "" {
-			return fmt.Errorf("phpserial: object with an empty class name")
-		}
-		e.slots++
-		e.buf = append(e.buf, 'O', ':')
-		e.buf = strconv.AppendInt(e.buf, int64(len(v.Class)), 10)
-		e.buf = append(e.buf, ':', '"')
-		e.buf = append(e.buf, v.Class...)
-		e.buf = append(e.buf, '"', ':')
-		e.buf = strconv.AppendInt(e.buf, int64(len(v.Props)), 10)
-		e.buf = append(e.buf, ':', '{')
-		for _, p := range v.Props {
-			if err := p.check(); err != nil {
-				return fmt.Errorf("phpserial: property of %s: %w", v.Class, err)
-			}
-			e.str(p.mangled())
-			if err := e.value(p.Value, depth+1); err != nil {
-				return err
-			}
-		}
-		e.buf = append(e.buf, '}')
-		return nil
-	case Ref:
-		if v < 1 || int(v) > e.slots {
-			return fmt.Errorf("phpserial: r:%d names no earlier value (%d so far)", v, e.slots)
-		}
-		e.buf = append(e.buf, 'r', ':')
-		e.buf = strconv.AppendInt(e.buf, int64(v), 10)
-		e.buf = append(e.buf, ';')
-	case RefVar:
-		if v < 1 || int(v) > e.slots {
-			return fmt.Errorf("phpserial: R:%d names no earlier value (%d so far)", v, e.slots)
-		}
-		e.buf = append(e.buf, 'R', ':')
-		e.buf = strconv.AppendInt(e.buf, int64(v), 10)
-		e.buf = append(e.buf, ';')
-		return nil // R: takes no slot
 	default:
 		return fmt.Errorf("phpserial: cannot serialize Go type %T", v)
 	}
+	return nil
+}
+
+// int writes kind:n; (an int, or a reference when kind is r or R).
+func (e *encoder) int(kind byte, n int64) {
+	e.buf = append(e.buf, kind, ':')
+	e.buf = strconv.AppendInt(e.buf, n, 10)
+	e.buf = append(e.buf, ';')
+}
+
+// ref writes r:n or R:n, which must name a value written before it; the
+// caller counts the slot of an r:.
+func (e *encoder) ref(kind byte, n int) error {
+	if n < 1 || n > e.slots {
+		return fmt.Errorf("phpserial: %c:%d names no earlier value (%d so far)", kind, n, e.slots)
+	}
+	e.int(kind, int64(n))
+	return nil
+}
+
+// array writes a:N:{key;value...}, taking its slot before its entries.
+func (e *encoder) array(a *Array, depth int) error {
+	if a == nil {
+		return fmt.Errorf("phpserial: nil *Array")
+	}
 	e.slots++
+	e.buf = append(e.buf, 'a', ':')
+	e.buf = strconv.AppendInt(e.buf, int64(len(a.Entries)), 10)
+	e.buf = append(e.buf, ':', '{')
+	for _, en := range a.Entries {
+		if err := e.key(en.Key); err != nil {
+			return err
+		}
+		if err := e.value(en.Value, depth+1); err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, '}')
+	return nil
+}
+
+// key writes an array key, an int or a string.
+func (e *encoder) key(k any) error {
+	switch k := k.(type) {
+	case int64:
+		e.int('i', k)
+	case int:
+		e.int('i', int64(k))
+	case string:
+		e.str(k)
+	default:
+		return fmt.Errorf("phpserial: array key of Go type %T: want int64 or string", k)
+	}
+	return nil
+}
+
+// object writes O:len:"Class":N:{name;value...}, taking its slot
+// before its properties.
+func (e *encoder) object(o *Object, depth int) error {
+	if o == nil {
+		return fmt.Errorf("phpserial: nil *Object")
+	}
+	if o.Class == "" {
+		return fmt.Errorf("phpserial: object with an empty class name")
+	}
+	e.slots++
+	e.buf = append(e.buf, 'O', ':')
+	e.buf = strconv.AppendInt(e.buf, int64(len(o.Class)), 10)
+	e.buf = append(e.buf, ':', '"')
+	e.buf = append(e.buf, o.Class...)
+	e.buf = append(e.buf, '"', ':')
+	e.buf = strconv.AppendInt(e.buf, int64(len(o.Props)), 10)
+	e.buf = append(e.buf, ':', '{')
+	for _, p := range o.Props {
+		if err := p.check(); err != nil {
+			return fmt.Errorf("phpserial: property of %s: %w", o.Class, err)
+		}
+		e.str(p.mangled())
+		if err := e.value(p.Value, depth+1); err != nil {
+			return err
+		}
+	}
+	e.buf = append(e.buf, '}')
 	return nil
 }
 
