@@ -164,13 +164,13 @@ func (e *Engine) DispatchBatch(ctx context.Context, b *PendingBatch) (string, er
 	if err != nil {
 		return "", err
 	}
-	bk := e.keys.batch(id)
+	bk := e.keys.Batch(id)
 	args := append([]any{"create", n, e.cfg.StateRetention.Milliseconds(), wire.NewToken()}, fields...)
-	if err := (call{scriptBatchAdd, bk.all(), args}).run(ctx, e.rdb).Err(); err != nil {
+	if err := (call{scriptBatchAdd, bk.All(), args}).run(ctx, e.rdb).Err(); err != nil {
 		return "", fmt.Errorf("dispatch batch: %w", err)
 	}
 	if err := e.PushBulk(ctx, out); err != nil {
-		_ = e.rdb.Del(context.WithoutCancel(ctx), bk.all()...).Err()
+		_ = e.rdb.Del(context.WithoutCancel(ctx), bk.All()...).Err()
 		return "", fmt.Errorf("dispatch batch: %w", err)
 	}
 	return id, nil

@@ -9,6 +9,8 @@ import (
 
 	"github.com/jobgen/jobgen/internal/wire"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/jobgen/jobgen/internal/keyspace"
 )
 
 // Batches returns the engine's batch store.
@@ -20,11 +22,11 @@ type BatchStore struct {
 	e *Engine
 }
 
-func batchKeysFor(e *Engine, id string) (batchKeys, error) {
+func batchKeysFor(e *Engine, id string) (keyspace.BatchKeys, error) {
 	if id == "" || strings.ContainsAny(id, "{}") {
-		return batchKeys{}, fmt.Errorf("%w: batch ID %q", ErrInvalid, id)
+		return keyspace.BatchKeys{}, fmt.Errorf("%w: batch ID %q", ErrInvalid, id)
 	}
-	return e.keys.batch(id), nil
+	return e.keys.Batch(id), nil
 }
 
 // Find returns the state of batch id; ok is false if there is none.
@@ -69,7 +71,7 @@ func (s *BatchStore) Cancel(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	n, err := call{scriptBatchCancel, bk.all(), []any{s.e.cfg.StateRetention.Milliseconds()}}.run(ctx, s.e.rdb).Int64()
+	n, err := call{scriptBatchCancel, bk.All(), []any{s.e.cfg.StateRetention.Milliseconds()}}.run(ctx, s.e.rdb).Int64()
 	switch {
 	case err != nil:
 		return fmt.Errorf("cancel batch %s: %w", id, err)
@@ -99,7 +101,7 @@ func (s *BatchStore) Add(ctx context.Context, id string, jobs ...Job) error {
 		return fmt.Errorf("add to batch %s: %w", id, err)
 	}
 	count := func(n int) error {
-		return call{scriptBatchAdd, bk.all(), []any{"add", n, s.e.cfg.StateRetention.Milliseconds(), wire.NewToken()}}.run(ctx, s.e.rdb).Err()
+		return call{scriptBatchAdd, bk.All(), []any{"add", n, s.e.cfg.StateRetention.Milliseconds(), wire.NewToken()}}.run(ctx, s.e.rdb).Err()
 	}
 	switch err := count(n); {
 	case err == nil:

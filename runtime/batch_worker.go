@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/jobgen/jobgen/internal/keyspace"
 )
 
 // The worker's side of batches: skipping the jobs of a cancelled batch,
@@ -40,7 +42,7 @@ func (w *Worker) batchSucceeded(ctx context.Context, env *Envelope) error {
 	if err != nil {
 		return nil
 	}
-	due, err := call{scriptBatchDone, bk.all(), []any{env.ID, w.e.cfg.StateRetention.Milliseconds()}}.run(ctx, w.e.rdb).Int64Slice()
+	due, err := call{scriptBatchDone, bk.All(), []any{env.ID, w.e.cfg.StateRetention.Milliseconds()}}.run(ctx, w.e.rdb).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("count job %s in batch %s: %w", env.ID, env.BatchID, err)
 	}
@@ -60,7 +62,7 @@ func (w *Worker) batchFailed(ctx context.Context, env *Envelope, cause error) {
 	if err != nil {
 		return
 	}
-	due, err := call{scriptBatchFail, bk.all(), []any{env.ID, env.Queue, len(env.Chain), w.e.cfg.StateRetention.Milliseconds()}}.run(ctx, w.e.rdb).Int64Slice()
+	due, err := call{scriptBatchFail, bk.All(), []any{env.ID, env.Queue, len(env.Chain), w.e.cfg.StateRetention.Milliseconds()}}.run(ctx, w.e.rdb).Int64Slice()
 	if err != nil {
 		w.log.Error("counting a failed job in its batch failed", "job", env.Name, "id", env.ID, "batch", env.BatchID, "err", err)
 		return
@@ -76,7 +78,7 @@ var batchKinds = [3]string{"then", "catch", "finally"}
 // Marking catch done claims finally for env if every job has run by then:
 // finally waits for a catch that another job claimed, so it never runs
 // before it.
-func (w *Worker) runBatchCallbacks(ctx context.Context, env *Envelope, bk batchKeys, due []int64, cause error) {
+func (w *Worker) runBatchCallbacks(ctx context.Context, env *Envelope, bk keyspace.BatchKeys, due []int64, cause error) {
 	if len(due) != 4 {
 		return
 	}
@@ -114,7 +116,7 @@ func (w *Worker) runBatchCallbacks(ctx context.Context, env *Envelope, bk batchK
 		for _, ref := range refs {
 			w.runCallback(ctx, env.Queue, "batch "+kind, ref, o)
 		}
-		finally, err := call{scriptBatchRan, bk.all(), []any{kind, env.ID, w.e.cfg.StateRetention.Milliseconds()}}.run(ctx, w.e.rdb).Int64()
+		finally, err := call{scriptBatchRan, bk.All(), []any{kind, env.ID, w.e.cfg.StateRetention.Milliseconds()}}.run(ctx, w.e.rdb).Int64()
 		if err != nil {
 			w.log.Error("marking batch callbacks as run failed; they may run again", "batch", env.BatchID, "kind", kind, "err", err)
 			continue

@@ -337,8 +337,8 @@ func (e *Engine) pushLink(ctx context.Context, next *Envelope, delay time.Durati
 	if err != nil {
 		return err
 	}
-	qk := e.keys.queue(q)
-	n, err := call{scriptChainPush, []string{qk.Ready, qk.Payloads, qk.Notify, e.keys.chained(q, next.ID), qk.Delayed},
+	qk := e.keys.Queue(q)
+	n, err := call{scriptChainPush, []string{qk.Ready, qk.Payloads, qk.Notify, e.keys.Chained(q, next.ID), qk.Delayed},
 		[]any{e.cfg.StateRetention.Milliseconds(), next.ID, payload, delayMillis(delay)}}.run(ctx, e.rdb).Int64()
 	if err != nil {
 		return fmt.Errorf("push next job %s (%s) of a chain: %w", next.ID, next.Name, err)
@@ -379,7 +379,7 @@ func (w *Worker) chainDone(ctx context.Context, res Reservation, env *Envelope) 
 	if err != nil {
 		return false, nil
 	}
-	n, err := e.rdb.Exists(ctx, e.keys.chained(e.linkQueue(next.Queue, next.ID), next.ID)).Result()
+	n, err := e.rdb.Exists(ctx, e.keys.Chained(e.linkQueue(next.Queue, next.ID), next.ID)).Result()
 	if err != nil {
 		return false, fmt.Errorf("look for the next link of chain job %s: %w", env.ID, err)
 	}

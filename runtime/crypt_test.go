@@ -122,7 +122,7 @@ func forEachCryptBackend(t *testing.T, keys *runtime.KeyRing, fn func(t *testing
 	forEachBusBackend(t, runtime.EngineConfig{Keys: keys}, fn)
 }
 
-// payloadsKey is the hash of a queue's payloads (keys.go).
+// payloadsKey is the hash of a queue's payloads (internal/keyspace).
 func payloadsKey(b wbundle, queue string) string { return b.prefix + ":{" + queue + "}:payloads" }
 
 // payloadOf reads job id's payload as stored in Redis.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jobgen/jobgen/internal/wire"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/jobgen/jobgen/internal/keyspace"
 )
 
 // EngineConfig configures an Engine. The zero value is usable.
@@ -133,7 +135,7 @@ func (c *EngineConfig) validate() error {
 type Engine struct {
 	rdb    redis.UniversalClient
 	cfg    EngineConfig
-	keys   keys
+	keys   keyspace.Keys
 	known  sync.Map // queue name -> struct{}: already added to the queues set
 	events listeners
 	closer func() error
@@ -162,7 +164,7 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 	if err := loadScripts(ctx, rdb); err != nil {
 		return nil, fmt.Errorf("jobgen: start engine: %w", err)
 	}
-	e := &Engine{rdb: rdb, cfg: cfg, keys: newKeys(cfg.Prefix)}
+	e := &Engine{rdb: rdb, cfg: cfg, keys: keyspace.New(cfg.Prefix)}
 	// The physical view: the same Redis and keys, with no partitions, for
 	// the partition loop to run each partition's call on (partition.go).
 	physCfg := cfg
@@ -255,7 +257,7 @@ type Migration struct {
 }
 
 func (e *Engine) migrateCall(queue string) call {
-	qk := e.keys.queue(queue)
+	qk := e.keys.Queue(queue)
 	return call{scriptMigrate, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify}, []any{e.cfg.MigrateLimit}}
 }
 
@@ -321,9 +323,9 @@ func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Du
 // reserveCall is the reserve script call for up to n jobs of queue, and
 // the fresh token it reserves them under.
 func (e *Engine) reserveCall(queue string, n int, lease time.Duration) (call, string) {
-	qk := e.keys.queue(queue)
+	qk := e.keys.Queue(queue)
 	token := wire.NewToken()
-	return call{scriptReserve, []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.calls(queue, callsTick(time.Now()))},
+	return call{scriptReserve, []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.Calls(queue, keyspace.CallsTick(time.Now()))},
 		[]any{n, lease.Milliseconds(), token, e.retryWindow()}}, token
 }
 
@@ -393,7 +395,7 @@ func (e *Engine) Pause(ctx context.Context, queue string) error {
 	if _, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.Pause(ctx, p) }); ok {
 		return err
 	}
-	return e.rdb.Set(ctx, e.keys.queue(queue).Paused, "1", 0).Err()
+	return e.rdb.Set(ctx, e.keys.Queue(queue).Paused, "1", 0).Err()
 }
 
 // Resume undoes Pause, and wakes a waiting worker.
@@ -404,7 +406,7 @@ func (e *Engine) Resume(ctx context.Context, queue string) error {
 	if _, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.Resume(ctx, p) }); ok {
 		return err
 	}
-	if err := e.rdb.Del(ctx, e.keys.queue(queue).Paused).Err(); err != nil {
+	if err := e.rdb.Del(ctx, e.keys.Queue(queue).Paused).Err(); err != nil {
 		return err
 	}
 	return e.ring(ctx, queue)
@@ -421,7 +423,7 @@ func (e *Engine) Resume(ctx context.Context, queue string) error {
 // key that vanishes (a Redis restarted without persistence, a flush) or
 // goes back in time (a restore) stops no worker.
 func (e *Engine) Restart(ctx context.Context) error {
-	k := e.keys.restart()
+	k := e.keys.Restart()
 	var last *redis.StringCmd
 	var now *redis.TimeCmd
 	_, _ = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -448,7 +450,7 @@ func (e *Engine) Restart(ctx context.Context) error {
 // the one it read at its start. (Before marks were times they were a
 // count, which also only grew.)
 func (e *Engine) lastRestart(ctx context.Context) (int64, error) {
-	n, err := e.rdb.Get(ctx, e.keys.restart()).Int64()
+	n, err := e.rdb.Get(ctx, e.keys.Restart()).Int64()
 	if err == redis.Nil {
 		return 0, nil
 	}
@@ -460,6 +462,6 @@ func (e *Engine) Paused(ctx context.Context, queue string) (bool, error) {
 	if paused, ok, err := e.pausedPartitioned(ctx, queue); ok {
 		return paused, err
 	}
-	n, err := e.rdb.Exists(ctx, e.keys.queue(queue).Paused).Result()
+	n, err := e.rdb.Exists(ctx, e.keys.Queue(queue).Paused).Result()
 	return n == 1, err
 }

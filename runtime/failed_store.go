@@ -65,7 +65,7 @@ func (e *Engine) Fail(ctx context.Context, failures ...Failure) error {
 	var groups [][]Ref
 	for _, q := range order {
 		fs := byQueue[q]
-		qk := e.keys.queue(q)
+		qk := e.keys.Queue(q)
 		for len(fs) > 0 {
 			n := min(300, len(fs))
 			args := []any{maxCount, maxAge}
@@ -109,7 +109,7 @@ func (s *FailedStore) keysFor(queue string) ([]string, error) {
 	if err := validateQueueOrPartition(queue); err != nil {
 		return nil, err
 	}
-	qk := s.e.keys.queue(queue)
+	qk := s.e.keys.Queue(queue)
 	return []string{qk.Failed, qk.FailedPayloads, qk.FailedInfo}, nil
 }
 
@@ -222,7 +222,7 @@ func (s *FailedStore) Retry(ctx context.Context, queue string, ids ...string) ([
 	if err := s.e.remember(ctx, queue); err != nil {
 		return nil, err
 	}
-	qk := s.e.keys.queue(queue)
+	qk := s.e.keys.Queue(queue)
 	var done []string
 	for len(ids) > 0 {
 		n := min(1000, len(ids))

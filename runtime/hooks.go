@@ -32,7 +32,7 @@ func hooksMember(ref Ref) string { return ref.ID + " " + ref.Token }
 
 // hooksDue records ref's hooks as due, before its fail.
 func (e *Engine) hooksDue(ctx context.Context, ref Ref) error {
-	return call{scriptHooksDue, []string{e.keys.queue(ref.Queue).Hooks}, []any{hooksMember(ref), ""}}.run(ctx, e.rdb).Err()
+	return call{scriptHooksDue, []string{e.keys.Queue(ref.Queue).Hooks}, []any{hooksMember(ref), ""}}.run(ctx, e.rdb).Err()
 }
 
 // renewHooks renews the records of refs' hooks that still exist, so
@@ -40,7 +40,7 @@ func (e *Engine) hooksDue(ctx context.Context, ref Ref) error {
 func (e *Engine) renewHooks(ctx context.Context, refs []Ref) error {
 	calls := make([]call, len(refs))
 	for i, ref := range refs {
-		calls[i] = call{scriptHooksDue, []string{e.keys.queue(ref.Queue).Hooks}, []any{hooksMember(ref), "XX"}}
+		calls[i] = call{scriptHooksDue, []string{e.keys.Queue(ref.Queue).Hooks}, []any{hooksMember(ref), "XX"}}
 	}
 	_, err := runAll(ctx, e.rdb, calls)
 	return err
@@ -62,7 +62,7 @@ func (w *Worker) runningHooks(ref Ref) (done func()) {
 // claimHooks claims up to 100 entries of queue's hooks set recorded at
 // least age ago.
 func (e *Engine) claimHooks(ctx context.Context, queue string, age time.Duration) ([]Ref, error) {
-	ms, err := call{scriptHooksClaim, []string{e.keys.queue(queue).Hooks}, []any{age.Milliseconds(), 100}}.run(ctx, e.rdb).StringSlice()
+	ms, err := call{scriptHooksClaim, []string{e.keys.Queue(queue).Hooks}, []any{age.Milliseconds(), 100}}.run(ctx, e.rdb).StringSlice()
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func (e *Engine) claimHooks(ctx context.Context, queue string, age time.Duration
 
 // hooksDone removes ref's entry: its hooks ran, or will not.
 func (w *Worker) hooksDone(ctx context.Context, ref Ref) {
-	if err := w.e.rdb.ZRem(ctx, w.e.keys.queue(ref.Queue).Hooks, hooksMember(ref)).Err(); err != nil {
+	if err := w.e.rdb.ZRem(ctx, w.e.keys.Queue(ref.Queue).Hooks, hooksMember(ref)).Err(); err != nil {
 		w.log.Warn("removing a failed job's hooks entry failed; a sweep may run its hooks again", "queue", ref.Queue, "id", ref.ID, "err", err)
 	}
 }

@@ -71,7 +71,7 @@ func (e *Engine) ListJobs(ctx context.Context, queue string, state JobState, off
 		}
 		return out, total, nil
 	}
-	qk := e.keys.queue(queue)
+	qk := e.keys.Queue(queue)
 	start, stop := int64(offset), int64(offset+limit-1)
 	var ids []string
 	var scores []float64
@@ -123,7 +123,7 @@ func (e *Engine) loadJobs(ctx context.Context, queue string, state JobState, ids
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	qk := e.keys.queue(queue)
+	qk := e.keys.Queue(queue)
 	var payloads, states *redis.SliceCmd
 	if _, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		payloads = p.HMGet(ctx, qk.Payloads, ids...)
@@ -149,7 +149,7 @@ func (e *Engine) loadJobs(ctx context.Context, queue string, state JobState, ids
 	return out, nil
 }
 
-// parseJobState reads "attempts:exceptions:token" (keys.go).
+// parseJobState reads "attempts:exceptions:token" (internal/keyspace).
 func parseJobState(s string) (attempts, exceptions int) {
 	parts := strings.SplitN(s, ":", 3)
 	attempts, _ = strconv.Atoi(parts[0])
@@ -173,7 +173,7 @@ func (e *Engine) FindJob(ctx context.Context, queue, id string) (job QueuedJob, 
 	}); partitioned {
 		return job, ok, err2
 	}
-	qk := e.keys.queue(queue)
+	qk := e.keys.Queue(queue)
 	var payload, failedPayload *redis.StringCmd
 	var state *redis.StringCmd
 	var delayed, reserved, failed *redis.FloatCmd
@@ -228,7 +228,7 @@ func (e *Engine) OldestReady(ctx context.Context, queue string) (at time.Time, o
 	}); partitioned {
 		return at, ok, err
 	}
-	qk := e.keys.queue(queue)
+	qk := e.keys.Queue(queue)
 	id, err := e.rdb.LIndex(ctx, qk.Ready, 0).Result()
 	if err == redis.Nil {
 		return time.Time{}, false, nil

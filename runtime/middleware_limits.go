@@ -49,7 +49,7 @@ func (r *RateLimit) Handle(ctx context.Context, next func(context.Context) error
 	if err != nil {
 		return err
 	}
-	reply, err := call{scriptRateLimit, []string{e.keys.limiter(r.key)}, []any{r.limit, r.per.Milliseconds(), wire.NewToken()}}.run(ctx, e.rdb).Int64Slice()
+	reply, err := call{scriptRateLimit, []string{e.keys.Limiter(r.key)}, []any{r.limit, r.per.Milliseconds(), wire.NewToken()}}.run(ctx, e.rdb).Int64Slice()
 	if err != nil || len(reply) != 2 {
 		return fmt.Errorf("rate limit %q: %v", r.key, err)
 	}
@@ -123,7 +123,7 @@ func (o *Overlap) Handle(ctx context.Context, next func(context.Context) error) 
 	if !o.shared {
 		key = info.Name + ":" + key
 	}
-	k := e.keys.overlap(key)
+	k := e.keys.Overlap(key)
 	reply, err := call{scriptLock, []string{k}, []any{owner, max(o.expireAfter.Milliseconds(), 1)}}.run(ctx, e.rdb).Slice()
 	if err != nil || len(reply) != 2 {
 		return fmt.Errorf("lock %q without overlapping: %v", key, err)
@@ -193,7 +193,7 @@ func (x *ExceptionThrottle) Handle(ctx context.Context, next func(context.Contex
 		info, _ := JobInfoFrom(ctx)
 		key = info.Name
 	}
-	k := e.keys.throttle(key)
+	k := e.keys.Throttle(key)
 	var count *redis.IntCmd
 	var ttl *redis.DurationCmd
 	if _, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {

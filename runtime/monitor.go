@@ -60,7 +60,7 @@ type RunningJob struct {
 // entries of workers that died are deleted on the way.
 func (e *Engine) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	now := time.Now().UnixMilli()
-	k := e.keys.workers()
+	k := e.keys.Workers()
 	ids, err := e.rdb.ZRangeByScore(ctx, k, &redis.ZRangeBy{Min: strconv.FormatInt(now, 10), Max: "+inf"}).Result()
 	if err != nil {
 		return nil, fmt.Errorf("list workers: %w", err)
@@ -75,7 +75,7 @@ func (e *Engine) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	// different slots.
 	if _, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
-			cmds[i] = p.Get(ctx, e.keys.worker(id))
+			cmds[i] = p.Get(ctx, e.keys.Worker(id))
 		}
 		return nil
 	}); err != nil && err != redis.Nil {
@@ -122,7 +122,7 @@ func (e *Engine) Metrics(ctx context.Context, since time.Time) ([]MinuteCount, e
 	cmds := make([]*redis.MapStringStringCmd, 0, last-first+1)
 	if _, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for h := first; h <= last; h++ {
-			cmds = append(cmds, p.HGetAll(ctx, e.keys.metrics(h)))
+			cmds = append(cmds, p.HGetAll(ctx, e.keys.Metrics(h)))
 		}
 		return nil
 	}); err != nil {
@@ -309,20 +309,20 @@ func (w *Worker) writeMonitor(ctx context.Context, info *WorkerInfo, last bool) 
 	lease := w.monitorLease()
 	_, err = w.e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if last {
-			p.ZRem(ctx, w.e.keys.workers(), info.ID)
-			p.Del(ctx, w.e.keys.worker(info.ID))
+			p.ZRem(ctx, w.e.keys.Workers(), info.ID)
+			p.Del(ctx, w.e.keys.Worker(info.ID))
 		} else {
-			p.Set(ctx, w.e.keys.worker(info.ID), rec, lease)
-			p.ZAdd(ctx, w.e.keys.workers(), redis.Z{Score: float64(now.Add(lease).UnixMilli()), Member: info.ID})
+			p.Set(ctx, w.e.keys.Worker(info.ID), rec, lease)
+			p.ZAdd(ctx, w.e.keys.Workers(), redis.Z{Score: float64(now.Add(lease).UnixMilli()), Member: info.ID})
 		}
 		hours := map[int64]bool{}
 		for k, n := range counts {
 			h := k.minute / 60
-			p.HIncrBy(ctx, w.e.keys.metrics(h), strconv.FormatInt(k.minute, 10)+"|"+k.kind+"|"+k.queue, n)
+			p.HIncrBy(ctx, w.e.keys.Metrics(h), strconv.FormatInt(k.minute, 10)+"|"+k.kind+"|"+k.queue, n)
 			hours[h] = true
 		}
 		for h := range hours {
-			p.ExpireAt(ctx, w.e.keys.metrics(h), time.Unix(h*3600, 0).Add(metricsRetention))
+			p.ExpireAt(ctx, w.e.keys.Metrics(h), time.Unix(h*3600, 0).Add(metricsRetention))
 		}
 		return nil
 	})

@@ -9,6 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/jobgen/jobgen/internal/wire"
+
+	"github.com/jobgen/jobgen/internal/keyspace"
 )
 
 // Outgoing is one job to push: its envelope and, optionally, a delay.
@@ -46,8 +48,8 @@ func (g *pushGroup) jobs() int { return len(g.args) / 2 }
 // so that a retry of it by the Redis client is not pushed again
 // (push.lua, later.lua).
 func (e *Engine) pushCall(queue string, delay int64, pairs []any) call {
-	qk := e.keys.queue(queue)
-	record := e.keys.calls(queue, callsTick(time.Now()))
+	qk := e.keys.Queue(queue)
+	record := e.keys.Calls(queue, keyspace.CallsTick(time.Now()))
 	args := make([]any, 0, len(pairs)+3)
 	if delay > 0 {
 		args = append(args, delay)
@@ -215,7 +217,7 @@ func (e *Engine) remember(ctx context.Context, queue string) error {
 	if _, ok := e.known.Load(queue); ok {
 		return nil
 	}
-	if err := e.rdb.SAdd(ctx, e.keys.queues(), queue).Err(); err != nil {
+	if err := e.rdb.SAdd(ctx, e.keys.Queues(), queue).Err(); err != nil {
 		return fmt.Errorf("register queue %q: %w", queue, err)
 	}
 	e.known.Store(queue, struct{}{})

@@ -30,7 +30,7 @@ func (e *Engine) Sizes(ctx context.Context, queue string) (Sizes, error) {
 	if s, ok, err := e.sizesPartitioned(ctx, queue); ok {
 		return s, err
 	}
-	qk := e.keys.queue(queue)
+	qk := e.keys.Queue(queue)
 	v, err := call{scriptSizes, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed}, nil}.run(ctx, e.rdb).Int64Slice()
 	if err == nil && len(v) != 4 {
 		err = fmt.Errorf("unexpected reply %v", v)
@@ -51,7 +51,7 @@ func (e *Engine) Clear(ctx context.Context, queue string) (int64, error) {
 	if n, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.Clear(ctx, p) }); ok {
 		return n, err
 	}
-	qk := e.keys.queue(queue)
+	qk := e.keys.Queue(queue)
 	n, err := call{scriptClear, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Payloads, qk.State, qk.Notify}, nil}.
 		run(ctx, e.rdb).Int64()
 	if err != nil {
@@ -63,7 +63,7 @@ func (e *Engine) Clear(ctx context.Context, queue string) (int64, error) {
 // Queues lists, sorted, every queue that has been pushed to under this
 // engine's prefix.
 func (e *Engine) Queues(ctx context.Context) ([]string, error) {
-	qs, err := e.rdb.SMembers(ctx, e.keys.queues()).Result()
+	qs, err := e.rdb.SMembers(ctx, e.keys.Queues()).Result()
 	if err != nil {
 		return nil, fmt.Errorf("list queues: %w", err)
 	}
@@ -96,7 +96,7 @@ func (e *Engine) wait(ctx context.Context, queues []string, timeout time.Duratio
 	byKey := make(map[string]string, len(queues))
 	keys := make([]string, len(queues))
 	for i, q := range queues {
-		keys[i] = e.keys.queue(q).Notify
+		keys[i] = e.keys.Queue(q).Notify
 		byKey[keys[i]] = q
 	}
 	if cc, ok := e.rdb.(*redis.ClusterClient); ok && len(keys) > 1 {
@@ -105,7 +105,7 @@ func (e *Engine) wait(ctx context.Context, queues []string, timeout time.Duratio
 		return e.waitCluster(ctx, cc, keys, byKey, timeout)
 	}
 	if id != "" {
-		keys = append(keys, e.keys.wake(queues[0], id)) // not in byKey: it returns ""
+		keys = append(keys, e.keys.Wake(queues[0], id)) // not in byKey: it returns ""
 	}
 	var reply []string
 	var err error
@@ -138,7 +138,7 @@ func (e *Engine) wait(ctx context.Context, queues []string, timeout time.Duratio
 // wake ends the wait of id on queues under way, or the next one if it
 // starts within a second.
 func (e *Engine) wake(ctx context.Context, queues []string, id string) error {
-	k := e.keys.wake(e.waitKeys(ctx, queues)[0], id)
+	k := e.keys.Wake(e.waitKeys(ctx, queues)[0], id)
 	_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.RPush(ctx, k, "1")
 		p.PExpire(ctx, k, time.Second)
@@ -149,7 +149,7 @@ func (e *Engine) wake(ctx context.Context, queues []string, id string) error {
 
 // ring rings queue's doorbell, which holds at most one element.
 func (e *Engine) ring(ctx context.Context, queue string) error {
-	k := e.keys.queue(queue).Notify
+	k := e.keys.Queue(queue).Notify
 	_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.RPush(ctx, k, "1")
 		p.LTrim(ctx, k, 0, 0)

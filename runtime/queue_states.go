@@ -29,7 +29,7 @@ func (e *Engine) States(ctx context.Context, queues []string) (map[string]QueueS
 			names = ps.names
 		}
 		for _, name := range names {
-			qk := e.keys.queue(name)
+			qk := e.keys.Queue(name)
 			parts = append(parts, part{q, name})
 			calls = append(calls, call{scriptSizes, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed, qk.Paused}, nil})
 		}

@@ -290,13 +290,13 @@ func (e *Engine) fireTick(ctx context.Context, en *ScheduledEntry, t schedule.Ti
 	}
 	tick := t.At.UnixMilli()
 	env.Tags = append(env.Tags, "tick:"+strconv.FormatInt(tick, 10))
-	qk := eng.keys.queue(q)
-	keys := []string{eng.keys.schedule(q, rep.Entry), qk.Ready, qk.Delayed, qk.Payloads, qk.Notify}
+	qk := eng.keys.Queue(q)
+	keys := []string{eng.keys.Schedule(q, rep.Entry), qk.Ready, qk.Delayed, qk.Payloads, qk.Notify}
 	var lockTTL int64
 	undo := func() {}
 	switch {
 	case en.overlap > 0:
-		keys = append(keys, eng.keys.unique(env.UniqueKey))
+		keys = append(keys, eng.keys.Unique(env.UniqueKey))
 		lockTTL = max(en.overlap.Milliseconds(), 1)
 	case env.UniqueKey != "":
 		// The job's own unique lock is in a slot of its own: take it
@@ -433,7 +433,7 @@ func (s *Schedule) Status(ctx context.Context, e *Engine) ([]EntryStatus, error)
 			return nil, err
 		}
 		st := EntryStatus{Name: en.EntryName(), Spec: en.Spec(), Queue: env.Queue, Next: en.Next(now)}
-		h, err := eng.rdb.HGetAll(ctx, eng.keys.schedule(q, st.Name)).Result()
+		h, err := eng.rdb.HGetAll(ctx, eng.keys.Schedule(q, st.Name)).Result()
 		if err != nil {
 			return nil, err
 		}

@@ -82,7 +82,7 @@ func lostError(lost []Ref) error {
 // returns the refs whose lease was lost; those are not renewed.
 func (e *Engine) Extend(ctx context.Context, lease time.Duration, refs ...Ref) (lost []Ref, err error) {
 	calls, groups := pairCalls(refs, 500, func(q string, args []any) call {
-		qk := e.keys.queue(q)
+		qk := e.keys.Queue(q)
 		return call{scriptExtend, []string{qk.Reserved, qk.State}, append([]any{lease.Milliseconds()}, args...)}
 	})
 	lost, err = applyRefs(ctx, e.rdb, calls, groups, 1)
@@ -106,7 +106,7 @@ func (e *Engine) Ack(ctx context.Context, refs ...Ref) error {
 // ack is Ack, returning the refs whose ack was refused.
 func (e *Engine) ack(ctx context.Context, refs ...Ref) (lost []Ref, err error) {
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
-		qk := e.keys.queue(q)
+		qk := e.keys.Queue(q)
 		return call{scriptAck, []string{qk.Reserved, qk.State, qk.Payloads}, args}
 	})
 	lost, err = applyRefs(ctx, e.rdb, calls, groups, 0)
@@ -122,7 +122,7 @@ func (e *Engine) absent(ctx context.Context, refs []Ref) ([]Ref, error) {
 	cmds := make([]*redis.BoolCmd, len(refs))
 	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range refs {
-			cmds[i] = p.HExists(ctx, e.keys.queue(r.Queue).State, r.ID)
+			cmds[i] = p.HExists(ctx, e.keys.Queue(r.Queue).State, r.ID)
 		}
 		return nil
 	})
@@ -155,7 +155,7 @@ func (e *Engine) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) err
 		exc = 1
 	}
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
-		qk := e.keys.queue(q)
+		qk := e.keys.Queue(q)
 		return call{scriptRelease, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify},
 			append([]any{delayMillis(opts.Delay), exc}, args...)}
 	})
@@ -171,7 +171,7 @@ func (e *Engine) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) err
 // attempt their reserve counted. Stale refs are reported as in Ack.
 func (e *Engine) unreserve(ctx context.Context, refs ...Ref) error {
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
-		qk := e.keys.queue(q)
+		qk := e.keys.Queue(q)
 		return call{scriptUnreserve, []string{qk.Ready, qk.Reserved, qk.State, qk.Notify}, args}
 	})
 	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)

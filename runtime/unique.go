@@ -87,7 +87,7 @@ func (e *Engine) lockUnique(ctx context.Context, env *Envelope, ttl time.Duratio
 	if env.UniqueKey == "" {
 		return func() {}, nil
 	}
-	k := e.keys.unique(env.UniqueKey)
+	k := e.keys.Unique(env.UniqueKey)
 	reply, err := call{scriptLock, []string{k}, []any{env.ID, max(ttl.Milliseconds(), 1)}}.run(ctx, e.rdb).Slice()
 	switch {
 	case err != nil:
@@ -114,7 +114,7 @@ func (w *Worker) releaseUnique(ctx context.Context, env *Envelope, atStart bool)
 	if env.UniqueKey == "" || env.UniqueUntilProcessing != atStart {
 		return
 	}
-	if err := w.e.unlock(ctx, w.e.keys.unique(env.UniqueKey), env.ID); err != nil {
+	if err := w.e.unlock(ctx, w.e.keys.Unique(env.UniqueKey), env.ID); err != nil {
 		w.log.Error("releasing a unique lock failed; it expires by itself", "job", env.Name, "id", env.ID, "key", env.UniqueKey, "err", err)
 	}
 }

@@ -41,12 +41,12 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 	args = append(args, "BLPOP")
 	byKey := make(map[string]string, len(queues))
 	for _, name := range queues {
-		k := e.keys.queue(name).Notify
+		k := e.keys.Queue(name).Notify
 		byKey[k] = name
 		args = append(args, k)
 	}
 	if wakeID != "" {
-		args = append(args, e.keys.wake(q, wakeID)) // not in byKey: it returns ""
+		args = append(args, e.keys.Wake(q, wakeID)) // not in byKey: it returns ""
 	}
 	args = append(args, fmt.Sprintf("%.3f", timeout.Seconds()))
 	rc, token := e.reserveCall(q, n, lease)

@@ -79,7 +79,7 @@ func (d *Dispatcher) checkKeys(ctx context.Context, id string) error {
 		return err
 	}
 	if !ok {
-		return fmt.Errorf("job %s is not in the payloads hash harness.Keys names: runtime/keys.go has changed; update faults/internal/harness/keys.go", id)
+		return fmt.Errorf("job %s is not in the payloads hash harness.Keys names: internal/keyspace/keyspace.go has changed; update faults/internal/harness/keys.go", id)
 	}
 	return nil
 }

@@ -1,6 +1,6 @@
 package harness
 
-// QueueKeys are the Redis keys of one queue, as runtime/keys.go names
+// QueueKeys are the Redis keys of one queue, as internal/keyspace/keyspace.go names
 // them. The runtime keeps its key names unexported; the checker reads a
 // few keys directly, so this mirrors them, and the Dispatcher fails a
 // test when the two drift apart.

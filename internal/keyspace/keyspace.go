@@ -1,0 +1,234 @@
+// Package keyspace names every Redis key jobgen uses, with its Redis type,
+// under a prefix. The keys of one queue share its hash tag, {queue}, so
+// that every script touches one cluster slot.
+package keyspace
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Keys builds every Redis key jobgen uses. No other file, and no Lua
+// script, builds a key name.
+//
+// All keys of one queue share the hash tag {queue}, so every script
+// touches a single cluster slot. They are named <prefix>:{queue}:<name>,
+// except the short-lived records of recent calls, which are named apart,
+// <prefix>:calls:{queue}:<tick> (see Calls).
+type Keys struct {
+	prefix string
+	cache  *keyCache
+}
+
+// keyCache holds the keys of the first maxCachedQueues queue names an
+// engine uses.
+type keyCache struct {
+	byName sync.Map // queue name -> *QueueKeys
+	n      atomic.Int64
+}
+
+const maxCachedQueues = 1024
+
+// New returns the keys under prefix.
+func New(prefix string) Keys { return Keys{prefix: prefix, cache: &keyCache{}} }
+
+// QueueKeys are the keys of one queue.
+type QueueKeys struct {
+	Ready    string // LIST of job IDs ready to run, oldest first
+	Delayed  string // ZSET job ID -> due time (unix ms)
+	Reserved string // ZSET job ID -> lease deadline (unix ms)
+	Payloads string // HASH job ID -> encoded envelope
+	// State is a HASH job ID -> "attempts:exceptions:token": attempts so
+	// far (counted on reserve), exceptions so far, and the token of the
+	// current reservation ("" when not reserved). One hash, so reserve and
+	// ack touch one field per job for all three.
+	State          string
+	Notify         string // LIST doorbell: holds at most one element
+	Paused         string // STRING present while the queue is paused
+	Failed         string // ZSET job ID -> failed at (unix ms)
+	FailedPayloads string // HASH job ID -> encoded envelope of a failed job
+	FailedInfo     string // HASH job ID -> encoded FailedInfo
+	// Hooks is a ZSET "job ID token" -> Redis ms: jobs being failed whose
+	// hooks (batch, chain catch, failed hook, unique lock) may not have
+	// run yet, recorded before the fail under the reservation's token,
+	// removed once they ran, and claimed by another worker's sweep when
+	// older than RetryAfter (hooks.go).
+	Hooks string
+}
+
+// Queue returns the keys of queue name. They are built once per name and
+// engine, for the first maxCachedQueues names: every push and reserve
+// needs them, and building them takes ten allocations.
+func (k Keys) Queue(name string) QueueKeys {
+	if k.cache == nil {
+		return k.Build(name)
+	}
+	if qk, ok := k.cache.byName.Load(name); ok {
+		return *qk.(*QueueKeys)
+	}
+	qk := k.Build(name)
+	if k.cache.n.Load() < maxCachedQueues {
+		if _, had := k.cache.byName.LoadOrStore(name, &qk); !had {
+			k.cache.n.Add(1)
+		}
+	}
+	return qk
+}
+
+func (k Keys) Build(name string) QueueKeys {
+	p := k.prefix + ":{" + name + "}:"
+	return QueueKeys{
+		Ready:          p + "ready",
+		Delayed:        p + "delayed",
+		Reserved:       p + "reserved",
+		Payloads:       p + "payloads",
+		State:          p + "state",
+		Notify:         p + "notify",
+		Paused:         p + "paused",
+		Failed:         p + "failed",
+		FailedPayloads: p + "failed:payloads",
+		FailedInfo:     p + "failed:info",
+		Hooks:          p + "hooks",
+	}
+}
+
+// Wake is a LIST that worker id's doorbell BLPOP waits on beside the
+// doorbells of its queues, in the slot of queue, the first it waits on:
+// a push to it ends the BLPOP when the worker stops. It expires a second
+// after the push if the BLPOP had ended already.
+func (k Keys) Wake(queue, id string) string {
+	return k.prefix + ":{" + queue + "}:wake:" + id
+}
+
+// Queues is a SET of every queue name that has been pushed to. It lives
+// outside any queue's slot and is never touched by a script.
+func (k Keys) Queues() string { return k.prefix + ":queues" }
+
+// Restart is a STRING holding the unix ms of the last restart broadcast.
+func (k Keys) Restart() string { return k.prefix + ":restart" }
+
+// Chained is a STRING "1", with a lifetime of StateRetention, set when
+// link id of a chain was pushed onto queue. It is in the queue's slot, so
+// the push and the marker are one script call (chain.go).
+func (k Keys) Chained(queue, id string) string {
+	return k.prefix + ":{" + queue + "}:chained:" + id
+}
+
+// Calls is a HASH of the push and reserve calls made to queue in one tick
+// of 10 ms (unix ms / 10, by the caller's clock; callsTick): for a push
+// or later call, its nonce -> "1"; for a reserve call that took jobs, its
+// token -> their lease deadline (unix ms). It is kept for
+// EngineConfig.RetryWindow after its first write (PEXPIRE NX: one call
+// where reading the TTL first took two; the calls of a tick write it
+// within about 10 ms of each other). A retry of a call by the Redis
+// client names the same hash and finds the call there: a push adds
+// nothing, a reserve hands back the jobs it took (push.lua, later.lua,
+// reserve.lua).
+//
+// One hash per tick rather than a key per call costs Redis less, in time
+// and memory. A tick is short so that a hash holds few calls: up to 128
+// (Redis's default hash-max-listpack-entries), that is up to 12,800 calls
+// a second, it stays a listpack rather than a hash table, and freeing it
+// when it expires costs next to nothing (a hash table of 10,000 calls
+// takes Redis about 1 ms). With one hash a second, the enqueue benchmark
+// took 271 bytes of Redis memory per waiting job; with one per tick, 266.
+//
+// A busy queue has thousands of these at a time (RetryWindow / 10 ms),
+// so they are named apart from its other keys, under the sub-prefix
+// "<prefix>:calls:": <prefix>:calls:{queue}:<tick>. A scan of a queue's
+// keys (<prefix>:{queue}:*) does not list them, and key tools skip them
+// all with the one pattern <prefix>:calls:*. The hash tag is still the
+// first {...} of the name, {queue}, so the hash is in the queue's slot.
+// (One hash per queue would need an expiry per field, HPEXPIRE, which
+// Redis 7.0 lacks.)
+func (k Keys) Calls(queue string, tick int64) string {
+	return k.prefix + ":calls:{" + queue + "}:" + strconv.FormatInt(tick, 10)
+}
+
+// CallsTick is the tick of t, for keys.calls.
+func CallsTick(t time.Time) int64 { return t.UnixMilli() / 10 }
+
+// Workers is a ZSET of the live workers under the prefix: worker ID ->
+// lease deadline (unix ms, by the worker's clock). Each live worker
+// renews its entry every WorkerConfig.MonitorEvery (monitor.go).
+func (k Keys) Workers() string { return k.prefix + ":workers" }
+
+// Worker is a STRING holding the JSON WorkerInfo of worker id, with the
+// lifetime of its lease, so a dead worker's record goes by itself.
+func (k Keys) Worker(id string) string { return k.prefix + ":worker:" + id }
+
+// Metrics is a HASH of the per-minute job counts of one hour (unix
+// hours): "minute|kind|queue" -> count, minute in unix minutes and kind
+// "processed" or "failed". It expires metricsRetention after its hour
+// began (monitor.go).
+func (k Keys) Metrics(hour int64) string {
+	return k.prefix + ":metrics:" + strconv.FormatInt(hour, 10)
+}
+
+// Unique is a STRING holding the ID of the job that holds unique lock
+// key, with a lifetime of the job's UniqueFor (unique.go). Only single-key
+// commands touch it, so its slot does not matter.
+func (k Keys) Unique(key string) string { return k.prefix + ":unique:" + key }
+
+// Schedule is a HASH of the state of the schedule entry name whose jobs
+// go to queue (a physical queue: one partition of a partitioned queue):
+// tick, the unix ms of the last tick claimed; id and at, the job pushed
+// for it and when (Redis clock, unix ms); skipped_by and skipped_at when
+// that tick pushed nothing, as the job of an earlier run still held the
+// entry's lock. It is in the queue's slot, so the claim of a tick and
+// the push of its job are one script call (schedule_tick.lua). It
+// expires StateRetention after the entry's next tick, so the state of an
+// entry that was removed goes by itself.
+//
+// The lock of an entry without overlapping is keys.unique of
+// "{queue}:schedule:name" (scheduleLockKey): the STRING of a unique job,
+// which the worker releases as it does any unique lock, in the slot of
+// Queue through its hash tag.
+func (k Keys) Schedule(queue, name string) string {
+	return k.prefix + ":{" + queue + "}:schedule:" + name
+}
+
+// BatchKeys are the keys of one batch (batch.go). They share the hash
+// tag {batch:ID}, in a slot apart from every queue, and only the batch
+// scripts touch them, never in the same call as a queue's keys.
+type BatchKeys struct {
+	// State is a HASH of the batch's counts and options: total, pending,
+	// failed, blocked, created_at, cancelled_at, cancelled_by,
+	// finished_at, name, queue, allow_failures, and for each callback
+	// kind (then, catch, finally) its encoded callbacks, the job that
+	// claimed it (kind:by) and whether it ran (kind:done).
+	State string
+	// Done is a SET of the IDs of the jobs that succeeded.
+	Done string
+	// Failed is a HASH job ID -> queue of the jobs that failed for good
+	// and have not succeeded since.
+	Failed string
+	// Blocked is a HASH failed job ID -> links of its chain held behind it.
+	Blocked string
+}
+
+func (k Keys) Batch(id string) BatchKeys {
+	p := k.prefix + ":{batch:" + id + "}:"
+	return BatchKeys{State: p + "state", Done: p + "done", Failed: p + "failed", Blocked: p + "blocked"}
+}
+
+func (b BatchKeys) All() []string { return []string{b.State, b.Done, b.Failed, b.Blocked} }
+
+// The keys of job middleware (middleware_limits.go). Only single-key
+// commands and scripts touch each, so their slots do not matter.
+
+// Limiter is a ZSET of the starts in the current window of RateLimited
+// key: random token -> start time (unix ms).
+func (k Keys) Limiter(key string) string { return k.prefix + ":limit:" + key }
+
+// Overlap is a STRING holding the ID of the job that holds the
+// WithoutOverlapping lock key, with a lifetime of its ExpireAfter.
+func (k Keys) Overlap(key string) string { return k.prefix + ":overlap:" + key }
+
+// Throttle is a SET of the exceptions of ThrottlesExceptions key, one
+// random nonce each, with a lifetime of its decay from the first one. A
+// set rather than a counter, so a call the Redis client sends again
+// counts its exception once (hits.lua).
+func (k Keys) Throttle(key string) string { return k.prefix + ":throttle:" + key }
