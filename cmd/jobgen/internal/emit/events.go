@@ -37,8 +37,8 @@ func EventMethods(ev model.Event) []jen.Code {
 		args = append(args, jen.Line())
 	}
 	return []jen.Code{
-		doc("Fire fires the event (Laravel's event()): its synchronous listeners run\n"+
-			"now, in order, and stop Fire at the first error; then one job per queued\n"+
+		doc("Fire fires the event (Laravel's event()): its synchronous listeners run\n" +
+			"now, in order, and stop Fire at the first error; then one job per queued\n" +
 			"listener is pushed, all in one atomic call. See runtime.Fire.").
 			Func().Params(jen.Id("e").Id(t)).Id("Fire").Params(ctxParam()).Error().
 			Block(jen.Return(jen.Qual(runtimePkg, "Fire").Call(args...))),
