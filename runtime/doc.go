@@ -75,7 +75,8 @@
 // Fire fires an event (Laravel's event()) to its listeners, generated
 // from //job:event and //job:listen=Event types:
 //
-//	err := runtime.Fire(ctx, OrderShipped{ID: id},
+//	e := OrderShipped{ID: id}
+//	err := runtime.Fire(ctx, e,
 //		runtime.SyncListener[RecordShipment](e),
 //		runtime.QueuedListener[EmailShipmentNotice](e))
 //
