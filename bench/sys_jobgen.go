@@ -26,14 +26,14 @@ func (j jobgenJob) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
 
 var jobgenInfo = Info{
 	Name:      "jobgen",
-	BulkMode:  "batch API: Engine.PushBulk",
+	BulkMode:  "batch API: runtime.DispatchMany (Engine.PushBulk's path)",
 	DelayMode: "PendingDispatch.Delay (ms)",
 	Open:      openJobgen,
 }
 
 // jobgenSystem drives jobgen through its public API: runtime.Dispatch
 // with the engine as the context's dispatcher, PendingDispatch.Delay,
-// Engine.PushBulk, and a runtime.Worker.
+// runtime.DispatchMany, and a runtime.Worker.
 type jobgenSystem struct {
 	e    *runtime.Engine
 	stop context.CancelFunc
@@ -59,15 +59,12 @@ func (s *jobgenSystem) EnqueueDelayed(ctx context.Context, j Job, delay time.Dur
 }
 
 func (s *jobgenSystem) EnqueueBatch(ctx context.Context, jobs []Job) error {
-	out := make([]runtime.Outgoing, len(jobs))
+	typed := make([]jobgenJob, len(jobs))
 	for i, j := range jobs {
-		env, err := runtime.NewPendingDispatch(jobgenJob(j)).Envelope()
-		if err != nil {
-			return err
-		}
-		out[i] = runtime.Outgoing{Envelope: env}
+		typed[i] = jobgenJob(j)
 	}
-	return s.e.PushBulk(ctx, out)
+	_, err := runtime.DispatchMany(runtime.WithDispatcher(ctx, s.e), typed)
+	return err
 }
 
 func (s *jobgenSystem) Start(concurrency int, h Handler) error {

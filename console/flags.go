@@ -35,7 +35,7 @@ type verb struct {
 var verbs = []*verb{
 	workVerb,
 	failedVerb, retryVerb, forgetVerb, flushVerb, pruneVerb,
-	clearVerb, restartVerb, pauseVerb, resumeVerb,
+	pushVerb, clearVerb, restartVerb, pauseVerb, resumeVerb,
 	sizeVerb, monitorVerb,
 	scheduleWorkVerb, scheduleRunVerb, scheduleListVerb, scheduleTestVerb,
 	dashboardVerb,

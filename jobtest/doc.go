@@ -22,6 +22,16 @@
 // each link with the delay, queue and connection the engine would push
 // it with (Dispatch.ChainDelays, ChainQueues, ChainConnections).
 //
+// # Events and bulk dispatch
+//
+// The fake is an event dispatcher too (Laravel's Event::fake): Fire
+// records the event and, as dispatches, the jobs of its queued
+// listeners, and runs no listener. DispatchMany records each job:
+//
+//	OrderShipped{OrderID: "o-1"}.Fire(ctx)
+//	jobtest.AssertFired(t, fake, func(e OrderShipped) bool { return e.OrderID == "o-1" })
+//	jobtest.AssertDispatched[runtime.ListenerJob[EmailShipmentNotice, OrderShipped]](t, fake)
+//
 // # Running jobs for real
 //
 // A Harness runs the real engine and worker in-process on an embedded

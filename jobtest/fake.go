@@ -14,6 +14,7 @@ type Fake struct {
 	mu         sync.Mutex
 	dispatches []Dispatch
 	batches    []Batch
+	events     []Fired // fake_events.go
 }
 
 // NewFake returns a Fake with nothing recorded.
@@ -123,7 +124,7 @@ func (f *Fake) Batches() []Batch {
 // Reset forgets everything recorded.
 func (f *Fake) Reset() {
 	f.mu.Lock()
-	f.dispatches, f.batches = nil, nil
+	f.dispatches, f.batches, f.events = nil, nil, nil
 	f.mu.Unlock()
 }
 

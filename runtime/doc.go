@@ -64,6 +64,30 @@
 // job with Encrypted set has its body sealed with AES-GCM under
 // EngineConfig.Keys, a KeyRing.
 //
+// DispatchMany (or NewPendingBulk, for a queue, connection or delay
+// that applies to all) dispatches many jobs of one type the way PushBulk
+// pushes, in a pipeline of script calls of 500 jobs, and reports the
+// jobs that were not queued in a *BulkError. PushRaw pushes an encoded
+// body under a wire name, for producers without the job's Go type.
+//
+// # Events and listeners
+//
+// Fire fires an event (Laravel's event()) to its listeners, generated
+// from //job:event and //job:listen=Event types:
+//
+//	e := OrderShipped{ID: id}
+//	err := runtime.Fire(ctx, e,
+//		runtime.SyncListener[RecordShipment](e),
+//		runtime.QueuedListener[EmailShipmentNotice](e))
+//
+// Synchronous listeners run first through the router (WithRouter or
+// SetDefaultRouter). Each queued listener becomes a ListenerJob, a job of
+// its own with the listener's name and options (Laravel's
+// CallQueuedListener); all of them are pushed in one script call, so
+// either all are queued or none is. They must share a queue, connection
+// and delay for that. RegisterListener routes a listener's jobs to its
+// handler.
+//
 // # Handlers and workers
 //
 // A Router maps wire names to typed handlers; generated Register

@@ -44,6 +44,32 @@
 // slices and maps), and a struct whose fields are all unexported. A
 // struct with no fields at all is a job with no data, and is fine.
 //
+// # Events and listeners
+//
+// `//job:event` marks an event: a struct whose fields its listeners get
+// (Laravel's events). `//job:listen=Event` marks a listener of an event
+// of the same package: a struct with no fields, taking the job keys
+// above (but not laravel= or unique_for=) for its queued jobs, or `sync`
+// to run inside Fire instead:
+//
+//	//job:event
+//	type OrderShipped struct{ OrderID string }
+//
+//	//job:listen=OrderShipped queue=mail tries=3 backoff=10s
+//	type EmailShipmentNotice struct{}
+//
+//	//job:listen=OrderShipped sync
+//	type RecordShipment struct{}
+//
+// The event gets Fire(ctx), which runs the synchronous listeners and
+// pushes one job per queued listener (runtime.ListenerJob, with the
+// listener's name, options, retries and failed-store entry) in one atomic
+// call (runtime.Fire). For that the queued listeners of one event must
+// share queue, connection and delay; jobgen reports those that do not,
+// and a listener of an event the package does not declare, at its
+// position. Each listener gets a method HandleL(ctx, e Event) error in
+// Handlers.
+//
 // # Running it
 //
 // Add jobgen as a tool of your module and a go:generate line to the
@@ -98,6 +124,11 @@
 //     (declared on the value, not the pointer), otherwise to h. A job with
 //     a Failed(ctx context.Context, err error) method gets it as its
 //     failed hook (runtime.OnFailed).
+//
+// Each event E gets Fire(ctx) error; each listener L gets ListenerName
+// and ListenerOptions (runtime.Listener), a Handlers method
+// HandleL(ctx, e E) error and a runtime.RegisterListener call in
+// Register.
 //
 // A job type must not have a field or method named like a generated
 // method, and the package must not declare Handlers or Register, nor

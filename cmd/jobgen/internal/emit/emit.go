@@ -51,6 +51,20 @@ func File(p *model.Package) ([]byte, error) {
 			f.Line()
 		}
 	}
+	for _, ev := range p.Events {
+		f.Line()
+		for _, c := range EventMethods(ev) {
+			f.Add(c)
+			f.Line()
+		}
+	}
+	for _, li := range p.Listeners {
+		f.Line()
+		for _, c := range ListenerMethods(li) {
+			f.Add(c)
+			f.Line()
+		}
+	}
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("render %s for package %s: %w", model.OutputFile, p.Path, err)

@@ -295,3 +295,25 @@ func TestFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, src, again, "output is deterministic")
 }
+
+// TestEventMethodsMatchModel: the loader checks events and listeners for
+// clashes with model.EventMethods and model.ListenerMethods.
+func TestEventMethodsMatchModel(t *testing.T) {
+	li := model.Listener{TypeName: "L", Name: "p.L", Event: "E"}
+	p := &model.Package{Name: "p", Path: "example.com/p",
+		Events:    []model.Event{{TypeName: "E", Listeners: []model.Listener{li}}},
+		Listeners: []model.Listener{li},
+	}
+	src, err := File(p)
+	require.NoError(t, err)
+	f, err := parser.ParseFile(token.NewFileSet(), "jobs_gen.go", src, parser.SkipObjectResolution)
+	require.NoError(t, err)
+	byType := map[string][]string{}
+	for _, d := range f.Decls {
+		if d, ok := d.(*ast.FuncDecl); ok && d.Recv != nil {
+			typ := d.Recv.List[0].Type.(*ast.Ident).Name
+			byType[typ] = append(byType[typ], d.Name.Name)
+		}
+	}
+	require.Equal(t, map[string][]string{"E": model.EventMethods, "L": model.ListenerMethods}, byType)
+}

@@ -21,7 +21,11 @@ func Handlers(p *model.Package) jen.Code {
 			jen.Id(handlerMethod(j)).Params(ctxParam(), jen.Id("job").Id(j.TypeName)).Error(),
 		)
 	}
+	methods = append(methods, listenerHandlers(p)...) // events.go
 	text := "Handlers handles the jobs of package %s that have no Handle method of\ntheir own, one method per job. Register routes each job to its method."
+	if len(p.Listeners) > 0 {
+		text = "Handlers handles the jobs of package %s that have no Handle method of\ntheir own, one method per job, and the events of its listeners, one method\nper listener. Register routes each job and listener to its method."
+	}
 	if len(methods) == 0 {
 		text = "Handlers is empty: every job of package %s has a Handle method of its\nown. Pass nil to Register."
 	}
@@ -34,14 +38,20 @@ func handlerMethod(j model.Job) string { return "Handle" + j.TypeName }
 // Register returns the Register function, which routes every job of p
 // to its handler with runtime.Register.
 func Register(p *model.Package) jen.Code {
-	return doc("Register routes every job of package %s to its handler in r: a job\n"+
-		"with a Handle method of its own to that method, every other job to its\n"+
-		"method of h. A job with a Failed method gets it as its failed hook.\n"+
-		"Registration problems (a name registered twice) are reported by r.Err.", p.Name).
+	text := "Register routes every job of package %s to its handler in r: a job\n" +
+		"with a Handle method of its own to that method, every other job to its\n" +
+		"method of h. A job with a Failed method gets it as its failed hook.\n"
+	if len(p.Listeners) > 0 {
+		text += "Each listener's jobs go to its method of h.\n"
+	}
+	return doc(text+"Registration problems (a name registered twice) are reported by r.Err.", p.Name).
 		Func().Id("Register").Params(jen.Id("r").Op("*").Qual(runtimePkg, "Router"), jen.Id("h").Id("Handlers")).
 		BlockFunc(func(g *jen.Group) {
 			for _, j := range p.Jobs {
 				g.Add(RegisterCall(j))
+			}
+			for _, li := range p.Listeners {
+				g.Add(RegisterListenerCall(li))
 			}
 		})
 }

@@ -49,7 +49,7 @@ func Run(cfg load.Config) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(p.Jobs) == 0 {
+		if p.Empty() {
 			if ours {
 				res.Files = append(res.Files, File{Package: p.Path, Path: path})
 			} else {

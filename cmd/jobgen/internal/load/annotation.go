@@ -3,6 +3,7 @@ package load
 import (
 	"errors"
 	"fmt"
+	"go/token"
 	"maps"
 	"slices"
 	"strconv"
@@ -25,7 +26,7 @@ const gofmtBare = "// job:"
 var keys = slices.Sorted(maps.Keys(setters))
 
 // boolKeys may be written bare, meaning true.
-var boolKeys = []string{"encrypted", "fail_on_timeout"}
+var boolKeys = []string{"encrypted", "event", "fail_on_timeout", "sync"}
 
 // annotation is what one type's `//job:` lines say.
 type annotation struct {
@@ -33,6 +34,12 @@ type annotation struct {
 	laravel string // the PHP job class, or "Class@method"; "" for none
 	opts    model.Options
 	seen    map[string]bool
+	// event marks an event type (`event`); listen names the event a
+	// listener type listens to (`listen=`), and sync makes it run inside
+	// Fire.
+	event  bool
+	listen string
+	sync   bool
 }
 
 // tokenError is a problem with one token of an annotation line; offset is
@@ -140,6 +147,26 @@ var setters = map[string]setter{
 	"fail_on_timeout": option(parseBool, func(o *model.Options) *bool { return &o.FailOnTimeout }),
 	"encrypted":       option(parseBool, func(o *model.Options) *bool { return &o.Encrypted }),
 	"tags":            option(list, func(o *model.Options) *[]string { return &o.Tags }),
+	"event":           flag(func(a *annotation) *bool { return &a.event }),
+	"sync":            flag(func(a *annotation) *bool { return &a.sync }),
+	"listen":          setListen,
+}
+
+// flag is the setter of a bare key kept on the annotation itself.
+func flag(field func(*annotation) *bool) setter {
+	return func(a *annotation, value string) error {
+		v, err := parseBool(value)
+		*field(a) = v
+		return err
+	}
+}
+
+func setListen(a *annotation, value string) error {
+	if !token.IsIdentifier(value) {
+		return errors.New("want the name of an event type of this package, such as listen=OrderShipped")
+	}
+	a.listen = value
+	return nil
 }
 
 // option is the setter of a key that parses its value with parse and

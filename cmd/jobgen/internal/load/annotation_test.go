@@ -86,7 +86,7 @@ func TestParseLine(t *testing.T) {
 }
 
 func TestParseLineErrors(t *testing.T) {
-	const validKeys = "valid keys: backoff, connection, delay, encrypted, fail_on_timeout, laravel, max_exceptions, name, queue, retry_until, tags, timeout, tries, unique_for"
+	const validKeys = "valid keys: backoff, connection, delay, encrypted, event, fail_on_timeout, laravel, listen, max_exceptions, name, queue, retry_until, sync, tags, timeout, tries, unique_for"
 	tests := []struct {
 		line string
 		want []tokenError

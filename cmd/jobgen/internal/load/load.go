@@ -186,7 +186,11 @@ func loadPackage(pkg *packages.Package) (*model.Package, List) {
 		job model.Job
 		pos token.Position
 	}
-	var jobs []found
+	var (
+		jobs      []found
+		events    = map[string]*model.Event{}
+		listeners []foundListener
+	)
 	for _, file := range pkg.Syntax {
 		for _, cg := range file.Comments {
 			for _, c := range cg.List {
@@ -197,9 +201,21 @@ func loadPackage(pkg *packages.Package) (*model.Package, List) {
 		}
 		for _, decl := range file.Decls {
 			for _, spec := range l.annotatedTypes(decl) {
-				job, ok := l.job(spec.spec, spec.doc)
-				if ok {
-					jobs = append(jobs, found{job, l.position(spec.spec.Name.Pos())})
+				a, ok := l.parse(spec.doc)
+				pos := l.position(spec.spec.Name.Pos())
+				switch {
+				case a.event:
+					if l.event(spec.spec, a) && ok {
+						events[spec.spec.Name.Name] = &model.Event{TypeName: spec.spec.Name.Name}
+					}
+				case a.listen != "" || a.sync:
+					if li, lok := l.listener(spec.spec, a); lok && ok {
+						listeners = append(listeners, foundListener{li, pos})
+					}
+				default:
+					if job, jok := l.job(spec.spec, a); jok && ok {
+						jobs = append(jobs, found{job, pos})
+					}
 				}
 			}
 		}
@@ -207,21 +223,34 @@ func loadPackage(pkg *packages.Package) (*model.Package, List) {
 	for c := range l.pending {
 		l.errs.add(l.position(c.Slash), "//job: annotation is not in the doc comment of a package-level type (is there a blank line between it and the type?)")
 	}
-	// Duplicate names are reported at the later job, in source order.
-	slices.SortFunc(jobs, func(a, b found) int {
+	// Duplicate names are reported at the later job or listener, in
+	// source order: both are routed by name on one router.
+	named := make([]found, 0, len(jobs)+len(listeners))
+	named = append(named, jobs...)
+	for _, f := range listeners {
+		named = append(named, found{model.Job{TypeName: f.l.TypeName, Name: f.l.Name}, f.pos})
+	}
+	slices.SortFunc(named, func(a, b found) int {
 		return cmp.Or(cmp.Compare(a.pos.Filename, b.pos.Filename), cmp.Compare(a.pos.Offset, b.pos.Offset))
 	})
 	byName := map[string]found{}
-	for _, f := range jobs {
-		if prev, dup := byName[f.job.Name]; dup {
+	dup := map[string]bool{}
+	for _, f := range named {
+		if prev, ok := byName[f.job.Name]; ok {
 			l.errs.add(f.pos, "job name %q of %s is also the name of %s (%s); set a distinct name= on one of them", f.job.Name, f.job.TypeName, prev.job.TypeName, shortPos(prev.pos))
+			dup[f.job.TypeName] = true
 			continue
 		}
 		byName[f.job.Name] = f
-		p.Jobs = append(p.Jobs, f.job)
+	}
+	for _, f := range jobs {
+		if !dup[f.job.TypeName] {
+			p.Jobs = append(p.Jobs, f.job)
+		}
 	}
 	slices.SortFunc(p.Jobs, func(a, b model.Job) int { return cmp.Compare(a.TypeName, b.TypeName) })
-	if len(p.Jobs) > 0 {
+	l.linkListeners(p, events, listeners, dup)
+	if !p.Empty() {
 		l.checkPackageNames(p.HasLaravel())
 	}
 	l.errs.sort()
@@ -299,11 +328,10 @@ func (l *loader) take(doc *ast.CommentGroup) []*ast.Comment {
 	return lines
 }
 
-// job reads one annotated type; ok is false if it has problems, which
-// are recorded.
-func (l *loader) job(spec *ast.TypeSpec, doc []*ast.Comment) (model.Job, bool) {
+// parse reads the annotation lines of one type; ok is false if they
+// have problems, which are recorded.
+func (l *loader) parse(doc []*ast.Comment) (a annotation, ok bool) {
 	before := len(l.errs)
-	var a annotation
 	for _, c := range doc {
 		text, kind := classify(c.Text)
 		if kind == spacedLine {
@@ -314,6 +342,13 @@ func (l *loader) job(spec *ast.TypeSpec, doc []*ast.Comment) (model.Job, bool) {
 			l.errs.add(l.position(c.Slash+token.Pos(len(prefix)+e.offset)), "%s", e.msg)
 		}
 	}
+	return a, len(l.errs) == before
+}
+
+// job reads one annotated job type; ok is false if it has problems,
+// which are recorded.
+func (l *loader) job(spec *ast.TypeSpec, a annotation) (model.Job, bool) {
+	before := len(l.errs)
 	job := model.Job{TypeName: spec.Name.Name, Name: a.name, Options: a.opts, Laravel: strings.TrimPrefix(a.laravel, `\`)}
 	if job.Name == "" {
 		job.Name = l.pkg.Name + "." + job.TypeName
@@ -325,48 +360,60 @@ func (l *loader) job(spec *ast.TypeSpec, doc []*ast.Comment) (model.Job, bool) {
 // checkType checks that spec declares a struct type the generated code
 // can serve, and finds its Handle and Failed methods.
 func (l *loader) checkType(spec *ast.TypeSpec, job *model.Job) {
+	named, st, ok := l.structType(spec, "job")
+	if !ok {
+		return
+	}
+	l.checkFields(l.position(spec.Name.Pos()), spec.Name.Name, st, model.Methods, "job")
+	l.checkMethods(named, job)
+}
+
+// structType checks that spec declares a plain struct type, what (job,
+// event, listener) being what the annotation makes it, and returns it;
+// ok is false if it is not one (a problem recorded, or a type error the
+// compiler reports).
+func (l *loader) structType(spec *ast.TypeSpec, what string) (*types.Named, *types.Struct, bool) {
 	pos := l.position(spec.Name.Pos())
 	name := spec.Name.Name
 	switch {
 	case spec.Assign.IsValid():
 		l.errs.add(pos, "%s is an alias; put //job: on the struct type it stands for", name)
-		return
+		return nil, nil, false
 	case slices.Contains(model.Locals, name):
-		l.errs.add(pos, "%s is a name the generated code uses for a parameter (%s); give the job type another name", name, strings.Join(model.Locals, ", "))
-		return
+		l.errs.add(pos, "%s is a name the generated code uses for a parameter (%s); give the %s type another name", name, strings.Join(model.Locals, ", "), what)
+		return nil, nil, false
 	case spec.TypeParams != nil:
-		l.errs.add(pos, "%s is generic; a job type must not have type parameters, since the worker decodes into one concrete type", name)
-		return
+		l.errs.add(pos, "%s is generic; a %s type must not have type parameters, since the worker decodes into one concrete type", name, what)
+		return nil, nil, false
 	}
 	obj, ok := l.pkg.TypesInfo.Defs[spec.Name].(*types.TypeName)
 	if !ok {
-		return // a type error the compiler reports
+		return nil, nil, false // a type error the compiler reports
 	}
 	named, ok := obj.Type().(*types.Named)
 	if !ok {
-		return
+		return nil, nil, false
 	}
 	st, ok := named.Underlying().(*types.Struct)
 	if !ok {
 		l.errs.add(pos, "%s is not a struct (its type is %s); //job: belongs on a struct type", name, types.TypeString(named.Underlying(), l.qualifier()))
-		return
+		return nil, nil, false
 	}
-	l.checkFields(pos, name, st)
-	l.checkMethods(named, job)
+	return named, st, true
 }
 
 func (l *loader) qualifier() types.Qualifier { return types.RelativeTo(l.pkg.Types) }
 
 // checkFields checks that msgpack can encode every carried field, that
-// something is carried, and that no field is named like a generated
-// method.
-func (l *loader) checkFields(pos token.Position, name string, st *types.Struct) {
+// something is carried, and that no field is named like one of methods,
+// the methods generated on every type of its kind (what).
+func (l *loader) checkFields(pos token.Position, name string, st *types.Struct, methods []string, what string) {
 	n := 0
 	for i := range st.NumFields() {
 		f := st.Field(i)
 		fpos := l.position(f.Pos())
-		if slices.Contains(model.Methods, f.Name()) {
-			l.errs.add(fpos, "field %s.%s clashes with the method %s that jobgen generates on every job; rename the field", name, f.Name(), f.Name())
+		if slices.Contains(methods, f.Name()) {
+			l.errs.add(fpos, "field %s.%s clashes with the method %s that jobgen generates on every %s; rename the field", name, f.Name(), f.Name(), what)
 		}
 		if !carried(st, i) {
 			continue
@@ -377,7 +424,7 @@ func (l *loader) checkFields(pos token.Position, name string, st *types.Struct) 
 		}
 	}
 	if st.NumFields() > 0 && n == 0 {
-		l.errs.add(pos, "%s has no exported field: msgpack carries only exported fields to the worker, so the job would arrive empty; export the fields it needs", name)
+		l.errs.add(pos, "%s has no exported field: msgpack carries only exported fields to the worker, so the %s would arrive empty; export the fields it needs", name, what)
 	}
 }
 

@@ -146,7 +146,7 @@ func TestLoadForeignOutput(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	t.Parallel()
-	const validKeys = "valid keys: backoff, connection, delay, encrypted, fail_on_timeout, laravel, max_exceptions, name, queue, retry_until, tags, timeout, tries, unique_for"
+	const validKeys = "valid keys: backoff, connection, delay, encrypted, event, fail_on_timeout, laravel, listen, max_exceptions, name, queue, retry_until, sync, tags, timeout, tries, unique_for"
 	tests := []struct {
 		name string
 		src  string // the body of jobs.go after "package mail\n\n"
@@ -215,7 +215,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "type named like a parameter of the generated code",
 			src:  "//job:\ntype job struct{ A int }\n",
-			want: []string{"jobs.go:4:6: job is a name the generated code uses for a parameter (c, cond, ctx, d, err, h, j, job, jobs, q, r); give the job type another name"},
+			want: []string{"jobs.go:4:6: job is a name the generated code uses for a parameter (c, cond, ctx, d, e, err, h, j, job, jobs, q, r); give the job type another name"},
 		},
 		{
 			name: "channel field",

@@ -24,6 +24,43 @@ type Package struct {
 	Dir string
 	// Jobs are the package's annotated types, sorted by TypeName.
 	Jobs []Job
+	// Events are the package's `//job:event` types, sorted by TypeName.
+	Events []Event
+	// Listeners are the package's `//job:listen=` types, sorted by
+	// TypeName.
+	Listeners []Listener
+}
+
+// Empty reports whether p has nothing to generate.
+func (p *Package) Empty() bool {
+	return len(p.Jobs) == 0 && len(p.Events) == 0 && len(p.Listeners) == 0
+}
+
+// Event is one `//job:event` struct type: its fields are what its
+// listeners' jobs carry.
+type Event struct {
+	// TypeName is the Go type's name.
+	TypeName string
+	// Listeners are the event's listeners in the package, sorted by
+	// TypeName; Fire runs or queues them in this order.
+	Listeners []Listener
+}
+
+// Listener is one `//job:listen=Event` struct type. Each queued listener
+// of a fired event is a job of its own (runtime.ListenerJob) with the
+// listener's wire name and options.
+type Listener struct {
+	// TypeName is the Go type's name.
+	TypeName string
+	// Name is the wire name: the `name=` key, or "<package>.<TypeName>".
+	Name string
+	// Event is the TypeName of the event it listens to.
+	Event string
+	// Options are the annotation's values for runtime.JobOptions.
+	Options Options
+	// Sync is set by the `sync` key: the listener runs inside Fire
+	// rather than as a queued job.
+	Sync bool
 }
 
 // Job is one `//job:` annotated struct type.
@@ -85,6 +122,13 @@ var Methods = []string{
 	"DispatchIf", "DispatchUnless", "DispatchSync",
 }
 
+// EventMethods are the methods generated on every event type.
+var EventMethods = []string{"Fire"}
+
+// ListenerMethods are the methods generated on every listener type, in
+// the order they are emitted.
+var ListenerMethods = []string{"ListenerName", "ListenerOptions"}
+
 // PackageNames are the package-level names the generated file declares,
 // and the names of the packages it imports; the package must not declare
 // them itself.
@@ -98,4 +142,4 @@ var LaravelNames = []string{"RegisterLaravel", "laravel"}
 // Locals are the names of the receivers, parameters and variables in the
 // generated code. A job type named like one of them would be shadowed
 // there, so none may be.
-var Locals = []string{"c", "cond", "ctx", "d", "err", "h", "j", "job", "jobs", "q", "r"}
+var Locals = []string{"c", "cond", "ctx", "d", "e", "err", "h", "j", "job", "jobs", "q", "r"}
