@@ -67,9 +67,7 @@ func Encode[T any](job T) ([]byte, error) {
 
 // Decode decodes a job's fields encoded by Encode.
 func Decode[T any](b []byte) (T, error) {
-	var job T
-	err := wire.DecodeInto(b, &job)
-	return job, err
+	return wire.Decode[T](b)
 }
 
 // Handler runs a job; Handle methods of job types have this shape.
