@@ -119,7 +119,7 @@ func (w *Worker) startJobs(base context.Context, start time.Time) {
 			}
 		}
 		go func() {
-			growStack() // stack.go
+			_ = growStack() // stack.go
 			w.process(base, res)
 			w.runSlots <- struct{}{}
 		}()

@@ -173,7 +173,7 @@ const abandonAfter = 2 * time.Second
 func (w *Worker) attempt(ctx context.Context, env *Envelope) error {
 	done := make(chan error, 1)
 	go func() {
-		growStack() // stack.go
+		_ = growStack() // stack.go
 		defer func() {
 			if r := recover(); r != nil {
 				done <- &PanicError{Value: r, Stack: debug.Stack()}
