@@ -22,6 +22,8 @@ const (
 	// DispatchLink pushes the next link of a chain; the worker that
 	// finished the link before it pushes it (Outbound.From).
 	DispatchLink
+	// DispatchEvent pushes the jobs of an event's queued listeners (Fire).
+	DispatchEvent
 )
 
 func (k DispatchKind) String() string {
@@ -34,6 +36,8 @@ func (k DispatchKind) String() string {
 		return "batch"
 	case DispatchLink:
 		return "link"
+	case DispatchEvent:
+		return "event"
 	}
 	return "DispatchKind(?)"
 }

@@ -74,3 +74,41 @@ func TestStatesReadsManyQueuesAtOnce(t *testing.T) {
 		}, got)
 	})
 }
+
+// TestEventsAndBulkGoThroughDispatchMiddleware: Fire and DispatchMany
+// push through the dispatch middleware too, once per call, so a trace
+// context reaches every listener's and every bulk job's handler.
+func TestEventsAndBulkGoThroughDispatchMiddleware(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var mu sync.Mutex
+		var kinds []runtime.DispatchKind
+		b.engine.UseDispatch(func(ctx context.Context, out *runtime.Outbound, next func(context.Context) error) error {
+			mu.Lock()
+			kinds = append(kinds, out.Kind)
+			mu.Unlock()
+			for _, j := range out.Jobs {
+				j.Envelope.Headers = map[string]string{"pushed-by": out.Kind.String()}
+			}
+			return next(ctx)
+		})
+		rec := &recorder{}
+		seen := func(ctx context.Context) {
+			info, _ := runtime.JobInfoFrom(ctx)
+			rec.add(ctx, info.Name+" "+info.Headers["pushed-by"])
+		}
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error { seen(ctx); return nil })
+		runtime.RegisterListener[emailNotice](b.router, func(ctx context.Context, e orderShipped) error { seen(ctx); return nil })
+		runtime.RegisterListener[smsNotice](b.router, func(ctx context.Context, e orderShipped) error { seen(ctx); return nil })
+
+		e := orderShipped{OrderID: "o-1"}
+		require.NoError(t, runtime.Fire(b.ctx, e, runtime.QueuedListener[emailNotice](e), runtime.QueuedListener[smsNotice](e)))
+		_, err := runtime.DispatchMany(b.ctx, []testJob{job(1, runtime.JobOptions{}), job(2, runtime.JobOptions{})})
+		require.NoError(t, err)
+		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"default", "mail"}, StopWhenEmpty: true})
+
+		require.ElementsMatch(t, []string{
+			"test.EmailNotice event", "test.SmsNotice event", "test.Job bulk", "test.Job bulk",
+		}, rec.list())
+		require.Equal(t, []runtime.DispatchKind{runtime.DispatchEvent, runtime.DispatchBulk}, kinds)
+	})
+}

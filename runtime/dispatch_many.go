@@ -155,6 +155,7 @@ func (e *BulkError) orNil() error {
 type bulkChunk struct {
 	pushGroup
 	items []int
+	envs  []*Envelope // of items, encoded into args inside the dispatch middleware
 }
 
 // DispatchBulk pushes b's jobs: *Engine is a BulkDispatcher. It builds
@@ -204,17 +205,17 @@ func (e *Engine) DispatchBulk(ctx context.Context, b *PendingBulk) ([]string, er
 			open[k] = c
 		}
 		last, lastKey = c, k
-		env, payload, err := e.bulkEnvelope(job, queue, cmpOr(b.connection, o.Connection), delay, now, c.queue)
+		env, err := e.bulkEnvelope(job, queue, cmpOr(b.connection, o.Connection), delay, now)
 		if err != nil {
 			be = be.add(n, i, err)
 			continue
 		}
-		c.args = append(c.args, env.ID, payload)
+		c.envs = append(c.envs, env)
 		c.items = append(c.items, i)
 		ids[i] = env.ID
 	}
 	if len(chunks) > 0 {
-		be = e.pushChunks(ctx, chunks, ids, be, n)
+		be = e.pushBulkChunks(ctx, chunks, ids, be, n, now)
 		if !e.events.empty() {
 			for _, c := range chunks {
 				for k, i := range c.items {
@@ -228,24 +229,52 @@ func (e *Engine) DispatchBulk(ctx context.Context, b *PendingBulk) ([]string, er
 	return ids, be.orNil()
 }
 
-// bulkEnvelope builds, seals and encodes the envelope of one job of a
-// DispatchBulk, and returns it with its payload for physical queue phys.
-func (e *Engine) bulkEnvelope(job Job, queue, connection string, delay time.Duration, now time.Time, phys string) (*Envelope, []byte, error) {
+// bulkEnvelope builds and seals the envelope of one job of a
+// DispatchBulk.
+func (e *Engine) bulkEnvelope(job Job, queue, connection string, delay time.Duration, now time.Time) (*Envelope, error) {
 	if delay < 0 {
-		return nil, nil, fmt.Errorf("dispatch %s: %w: negative delay %v", job.JobName(), ErrInvalid, delay)
+		return nil, fmt.Errorf("dispatch %s: %w: negative delay %v", job.JobName(), ErrInvalid, delay)
 	}
 	env, err := newEnvelope(job, queue, connection, now)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if err := e.seal(env); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	payload, err := e.storedIn(env, phys, now.UnixMilli())
-	if err != nil {
-		return nil, nil, err
+	return env, nil
+}
+
+// pushBulkChunks encodes the chunks' envelopes and pushes them, inside
+// the dispatch middleware (which may set their headers) as one bulk
+// push. A job that does not encode, or whose chunk's call failed, is
+// reported in the BulkError and loses its ID.
+func (e *Engine) pushBulkChunks(ctx context.Context, chunks []*bulkChunk, ids []string, be *BulkError, n int, now time.Time) *BulkError {
+	out := &Outbound{Kind: DispatchBulk}
+	for _, c := range chunks {
+		for _, env := range c.envs {
+			out.Jobs = append(out.Jobs, Outgoing{Envelope: env, Delay: time.Duration(c.delay) * time.Millisecond})
+		}
 	}
-	return env, payload, nil
+	_ = e.pushThrough(ctx, out, func(ctx context.Context) error {
+		for _, c := range chunks {
+			items := c.items[:0:0]
+			for k, env := range c.envs {
+				payload, err := e.storedIn(env, c.queue, now.UnixMilli())
+				if err != nil {
+					be = be.add(n, c.items[k], err)
+					ids[c.items[k]] = ""
+					continue
+				}
+				c.args = append(c.args, env.ID, payload)
+				items = append(items, c.items[k])
+			}
+			c.items = items
+		}
+		be = e.pushChunks(ctx, chunks, ids, be, n)
+		return be.orNil()
+	})
+	return be
 }
 
 // pushChunks registers the chunks' queues and pushes them in one

@@ -205,21 +205,30 @@ func (e *Engine) DispatchEvent(ctx context.Context, p *PendingEvent) ([]string, 
 	if delay < 0 {
 		return nil, fmt.Errorf("fire %T: %w: negative delay %v", p.event, ErrInvalid, delay)
 	}
-	g := &pushGroup{queue: queue, delay: delayMillis(delay), args: make([]any, 0, 2*len(p.queued))}
 	envs := make([]*Envelope, len(p.queued))
+	out := &Outbound{Kind: DispatchEvent, Jobs: make([]Outgoing, len(p.queued))}
 	for i, pd := range p.queued {
 		env, err := pd.envelope(e.seal)
 		if err != nil {
 			return nil, fmt.Errorf("fire %T: %w", p.event, err)
 		}
-		payload, err := e.storedIn(env, queue, time.Now().UnixMilli())
-		if err != nil {
-			return nil, fmt.Errorf("fire %T: %w", p.event, err)
-		}
 		envs[i] = env
-		g.args = append(g.args, env.ID, payload)
+		out.Jobs[i] = Outgoing{Envelope: env, Delay: delay}
 	}
-	if err := e.send(ctx, []*pushGroup{g}); err != nil {
+	// The dispatch middleware (a trace context, say) may set headers:
+	// the payloads are encoded inside it.
+	err := e.pushThrough(ctx, out, func(ctx context.Context) error {
+		g := &pushGroup{queue: queue, delay: delayMillis(delay), args: make([]any, 0, 2*len(envs))}
+		for _, env := range envs {
+			payload, err := e.storedIn(env, queue, time.Now().UnixMilli())
+			if err != nil {
+				return err
+			}
+			g.args = append(g.args, env.ID, payload)
+		}
+		return e.send(ctx, []*pushGroup{g})
+	})
+	if err != nil {
 		return nil, fmt.Errorf("fire %T: %w", p.event, err)
 	}
 	ids := make([]string, len(envs))
