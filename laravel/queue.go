@@ -11,6 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/jobgen/jobgen/runtime"
+
+	"github.com/jobgen/jobgen/internal/lua"
 )
 
 //go:embed lua/*.lua
@@ -21,7 +23,12 @@ func mustScript(name string) *redis.Script {
 	if err != nil {
 		panic(fmt.Sprintf("laravel: embedded script %s: %v", name, err))
 	}
-	return redis.NewScript(string(b))
+	// The scripts share jobgen's Lua helpers (internal/lua/lib).
+	src, err := lua.Join(string(b))
+	if err != nil {
+		panic(fmt.Sprintf("laravel: embedded script %s: %v", name, err))
+	}
+	return redis.NewScript(src)
 }
 
 var (

@@ -152,6 +152,47 @@ func TestPopPoisonPayload(t *testing.T) {
 	}
 }
 
+// TestWrongTypedKeyLosesNoJob: a key of another type fails pop, push,
+// release and migrate before they write, so no job leaves one key
+// without reaching the other.
+func TestWrongTypedKeyLosesNoJob(t *testing.T) {
+	t.Parallel()
+	for name, b := range openQueues(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, q := b.ctx, b.q
+			require.NoError(t, q.Push(ctx, "default", payload("a")))
+			// The reserved set holds a string: pop must not take the job.
+			require.NoError(t, b.rdb.Set(ctx, b.keys(":reserved"), "x", 0).Err())
+			_, err := q.Pop(ctx, "default")
+			require.ErrorContains(t, err, "WRONGTYPE")
+			n, err := b.rdb.LLen(ctx, b.keys("")).Result()
+			require.NoError(t, err)
+			require.Equal(t, int64(1), n, "the job is still ready")
+			_, _, err = q.Migrate(ctx, "default")
+			require.ErrorContains(t, err, "WRONGTYPE")
+			require.NoError(t, b.rdb.Del(ctx, b.keys(":reserved")).Err())
+
+			// The doorbell holds a string: push must not write the job.
+			require.NoError(t, b.rdb.Set(ctx, b.keys(":notify"), "x", 0).Err())
+			require.ErrorContains(t, q.Push(ctx, "default", payload("b")), "WRONGTYPE")
+			n, err = b.rdb.LLen(ctx, b.keys("")).Result()
+			require.NoError(t, err)
+			require.Equal(t, int64(1), n, "nothing pushed")
+			require.NoError(t, b.rdb.Del(ctx, b.keys(":notify")).Err())
+
+			// The delayed set holds a string: release keeps the reservation.
+			r, err := q.Pop(ctx, "default")
+			require.NoError(t, err)
+			require.NoError(t, b.rdb.Set(ctx, b.keys(":delayed"), "x", 0).Err())
+			require.ErrorContains(t, q.Release(ctx, r, time.Second), "WRONGTYPE")
+			n, err = b.rdb.ZCard(ctx, b.keys(":reserved")).Result()
+			require.NoError(t, err)
+			require.Equal(t, int64(1), n, "still reserved")
+		})
+	}
+}
+
 func TestOpenRefuses(t *testing.T) {
 	t.Parallel()
 	for _, u := range []string{

@@ -13,6 +13,12 @@
 -- Scores are integer unix seconds by the Redis clock. A job moves when
 -- its score is at most now, as in Laravel.
 
+-- uses: wrong_type
+-- A key of another type would fail a write after others were made: the
+-- keys are checked before the first write.
+local bad = wrongType({1, 'zset', 2, 'zset', 3, 'list', 4, 'list'})
+if bad then return bad end
+
 local limit = tonumber(ARGV[1])
 if not limit or limit < 1 or limit > 1000 then
   return redis.error_reply('migrate: limit must be 1 to 1000')

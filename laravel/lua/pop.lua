@@ -18,6 +18,12 @@
 -- The checks come before the first write: the payload is read with LINDEX
 -- and decoded before the LPOP.
 
+-- uses: wrong_type
+-- A key of another type would fail a write after others were made: the
+-- keys are checked before the first write.
+local bad = wrongType({1, 'list', 2, 'zset', 3, 'list'})
+if bad then return bad end
+
 local retry = tonumber(ARGV[1])
 if not retry or retry < 1 then
   return redis.error_reply('pop: bad retry_after')

@@ -9,6 +9,12 @@
 -- The same writes as Laravel's own push script, so Laravel's workers
 -- and jobgen's take these jobs alike.
 
+-- uses: wrong_type
+-- A key of another type would fail a write after others were made: the
+-- keys are checked before the first write.
+local bad = wrongType({1, 'list', 2, 'list'})
+if bad then return bad end
+
 local n = 0
 for i = 1, #ARGV do
   n = redis.call('RPUSH', KEYS[1], ARGV[i])

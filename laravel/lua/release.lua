@@ -11,6 +11,12 @@
 -- case nothing changes. Laravel's own script adds the job to the delayed
 -- set either way, which can run it twice.
 
+-- uses: wrong_type
+-- A key of another type would fail a write after others were made: the
+-- keys are checked before the first write.
+local bad = wrongType({1, 'zset', 2, 'zset'})
+if bad then return bad end
+
 local delay = tonumber(ARGV[2])
 if not delay or delay < 0 then
   return redis.error_reply('release: bad delay')
