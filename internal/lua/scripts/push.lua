@@ -31,14 +31,7 @@
 local keep = tonumber(ARGV[1])
 local nonce = ARGV[2]
 
--- wrongType returns an error reply naming key if it holds a type other
--- than want. A missing key is of every type.
-local function wrongType(key, want)
-  local got = redis.call('TYPE', key).ok
-  if got ~= want and got ~= 'none' then
-    return redis.error_reply('WRONGTYPE ' .. key .. ' holds a ' .. got .. ', not a ' .. want .. '; nothing was written')
-  end
-end
+-- uses: wrong_type, call_record
 
 -- A push is the hottest call, so the checks cost what they must: the
 -- doorbell is read here, where a wrong type fails before any write, for
@@ -46,16 +39,12 @@ end
 -- the calls hash needs no check, as its HSETNX is the first write. The
 -- reads run under pcall, so that their errors name their keys.
 local rung = redis.pcall('LLEN', KEYS[3])
-if type(rung) == 'table' then return wrongType(KEYS[3], 'list') or rung end
-local bad = wrongType(KEYS[1], 'list') or wrongType(KEYS[2], 'hash')
+if type(rung) == 'table' then return typeError(KEYS[3], 'list') or rung end
+local bad = typeError(KEYS[1], 'list') or typeError(KEYS[2], 'hash')
 if bad then return bad end
 
-if keep > 0 then
-  local fresh = redis.pcall('HSETNX', KEYS[4], nonce, '1')
-  if type(fresh) == 'table' then return wrongType(KEYS[4], 'hash') or fresh end
-  if fresh == 0 then return 0 end
-  redis.call('PEXPIRE', KEYS[4], keep, 'NX')
-end
+local recorded = recordCall(KEYS[4], nonce, keep)
+if recorded then return recorded end
 
 -- ring rings the doorbell, unless a ring waits already.
 local function ring()
