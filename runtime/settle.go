@@ -118,7 +118,7 @@ func (e *Engine) ack(ctx context.Context, refs ...Ref) (lost []Ref, err error) {
 
 // absent returns the refs whose job has no state entry: it is in no
 // queue, reserved or waiting.
-func (e *Engine) absent(ctx context.Context, refs []Ref) ([]Ref, error) {
+func (e *Engine) absent(ctx context.Context, refs []Ref) (map[Ref]bool, error) {
 	cmds := make([]*redis.BoolCmd, len(refs))
 	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, r := range refs {
@@ -129,10 +129,10 @@ func (e *Engine) absent(ctx context.Context, refs []Ref) ([]Ref, error) {
 	if err != nil {
 		return nil, err
 	}
-	var gone []Ref
+	gone := map[Ref]bool{}
 	for i, c := range cmds {
 		if !c.Val() {
-			gone = append(gone, refs[i])
+			gone[refs[i]] = true
 		}
 	}
 	return gone, nil

@@ -140,14 +140,9 @@ func (w *Worker) ackBatch(ctx context.Context, items []ackItem) {
 		w.log.Error("ack failed; the jobs will run again when their leases run out", "jobs", len(refs), "err", err)
 		return
 	}
-	refused := make(map[Ref]bool, len(lost))
-	for _, r := range lost {
-		refused[r] = true
-	}
+	var refused map[Ref]bool
 	if len(lost) > 0 {
-		for _, r := range w.ackRefused(ctx, lost, tries > 1) {
-			refused[r] = false // acked by the earlier try
-		}
+		refused = w.ackRefused(ctx, lost, tries > 1)
 	}
 	for _, it := range items {
 		if refused[it.ref] || it.env == nil {
@@ -158,48 +153,35 @@ func (w *Worker) ackBatch(ctx context.Context, items []ackItem) {
 	}
 }
 
-// ackRefused logs acks that Redis refused. A job whose state is gone,
-// after an ack that was tried more than once, was most likely deleted by
-// an earlier try whose reply was lost (Redis restarted or the connection
-// broke): it does not run again. A job held under another token was
-// taken over by another worker, and may run again. It returns the jobs
-// the earlier try acked.
-func (w *Worker) ackRefused(ctx context.Context, lost []Ref, retried bool) (acked []Ref) {
-	var gone []Ref
+// ackRefused logs acks that Redis refused, and returns those whose job
+// was not acked. A job whose state is gone, after an ack that was tried
+// more than once, was most likely deleted by an earlier try whose reply
+// was lost (Redis restarted or the connection broke): it does not run
+// again, and counts as acked. A job held under another token was taken
+// over by another worker, and may run again.
+func (w *Worker) ackRefused(ctx context.Context, lost []Ref, retried bool) (refused map[Ref]bool) {
+	var gone map[Ref]bool
 	if retried {
-		var err error
-		if gone, err = w.e.absent(ctx, lost); err != nil {
-			gone = nil
+		gone, _ = w.e.absent(ctx, lost) // on error, none is taken for gone
+	}
+	refused = make(map[Ref]bool, len(lost))
+	var taken []Ref
+	var goneIDs []string
+	for _, r := range lost {
+		if gone[r] {
+			goneIDs = append(goneIDs, r.ID)
+			continue
 		}
+		refused[r] = true
+		taken = append(taken, r)
 	}
-	if len(gone) > 0 {
-		w.log.Info("ack found jobs gone: an earlier try of the ack went through before its reply was lost", "jobs", len(gone), "ids", refIDs(gone))
+	if len(goneIDs) > 0 {
+		w.log.Info("ack found jobs gone: an earlier try of the ack went through before its reply was lost", "jobs", len(goneIDs), "ids", goneIDs)
 	}
-	if held := len(lost) - len(gone); held > 0 {
-		taken := lost
-		if len(gone) > 0 {
-			isGone := make(map[Ref]bool, len(gone))
-			for _, r := range gone {
-				isGone[r] = true
-			}
-			taken = taken[:0:0]
-			for _, r := range lost {
-				if !isGone[r] {
-					taken = append(taken, r)
-				}
-			}
-		}
-		w.log.Warn("ack of a job whose lease was lost; it may run again", "jobs", held, "err", lostError(taken))
+	if len(taken) > 0 {
+		w.log.Warn("ack of a job whose lease was lost; it may run again", "jobs", len(taken), "err", lostError(taken))
 	}
-	return gone
-}
-
-func refIDs(refs []Ref) []string {
-	ids := make([]string, len(refs))
-	for i, r := range refs {
-		ids[i] = r.ID
-	}
-	return ids
+	return refused
 }
 
 // settleRetried runs settle, an ack, release or fail of jobs this worker
