@@ -175,9 +175,8 @@ func (e *Engine) Metrics(ctx context.Context, since time.Time) ([]MinuteCount, e
 // monitor is what a worker keeps in memory between two writes of its
 // record and counts.
 type monitor struct {
-	mu      sync.Mutex
-	counts  map[countKey]int64
-	running map[jobKey]RunningJob
+	mu     sync.Mutex
+	counts map[countKey]int64
 }
 
 // countKey is one per-minute counter.
@@ -187,59 +186,34 @@ type countKey struct {
 	queue  string
 }
 
-// jobKey names a job without its reservation token, as events do.
-type jobKey struct{ queue, id string }
-
-// observe counts finished jobs and tracks the running ones, from the
-// worker's events. It takes a lock and touches a map: no Redis call.
-func (m *monitor) observe(ev Event, now time.Time) {
+// observe counts finished jobs, from the worker's events. It takes a
+// lock and touches a map: no Redis call. The jobs running now are read
+// from the worker's own table of them when the record is written.
+func (m *monitor) observe(ev Event) {
 	var kind string
 	switch ev.Kind {
-	case JobProcessing:
-		m.mu.Lock()
-		if m.running == nil {
-			m.running = map[jobKey]RunningJob{}
-		}
-		m.running[jobKey{ev.Queue, ev.ID}] = RunningJob{Queue: ev.Queue, ID: ev.ID, Name: ev.Name, Attempt: ev.Attempt, StartedAt: now}
-		m.mu.Unlock()
-		return
 	case JobProcessed:
 		kind = "processed"
 	case JobFailed:
 		kind = "failed"
-	case JobExceptionOccurred, JobReleased, JobTimedOut:
 	default:
 		return
 	}
 	m.mu.Lock()
-	delete(m.running, jobKey{ev.Queue, ev.ID})
-	if kind != "" {
-		if m.counts == nil {
-			m.counts = map[countKey]int64{}
-		}
-		m.counts[countKey{now.Unix() / 60, kind, ev.Queue}]++
+	if m.counts == nil {
+		m.counts = map[countKey]int64{}
 	}
+	m.counts[countKey{time.Now().Unix() / 60, kind, ev.Queue}]++
 	m.mu.Unlock()
 }
 
-// take returns the counts gathered since the last take, and the running
-// jobs of those in active (a job whose lease was lost ends with no
-// event), oldest first.
-func (m *monitor) take(active map[jobKey]bool) (map[countKey]int64, []RunningJob) {
+// take returns the counts gathered since the last take.
+func (m *monitor) take() map[countKey]int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	counts := m.counts
 	m.counts = nil
-	running := make([]RunningJob, 0, len(m.running))
-	for k, r := range m.running {
-		if !active[k] {
-			delete(m.running, k)
-			continue
-		}
-		running = append(running, r)
-	}
-	slices.SortFunc(running, func(a, b RunningJob) int { return a.StartedAt.Compare(b.StartedAt) })
-	return counts, running
+	return counts
 }
 
 // give puts back counts a write could not deliver.
@@ -293,13 +267,16 @@ func (w *Worker) monitorLoop(ctx, done context.Context, start time.Time) {
 // and the counts gathered since the last write, in one pipeline.
 func (w *Worker) writeMonitor(ctx context.Context, info *WorkerInfo, last bool) {
 	w.mu.Lock()
-	active := make(map[jobKey]bool, len(w.active))
-	for r := range w.active {
-		active[jobKey{r.Queue, r.ID}] = true
+	running := make([]RunningJob, 0, len(w.active))
+	for _, a := range w.active {
+		if a.run.ID != "" {
+			running = append(running, a.run)
+		}
 	}
 	info.Paused = w.resumeCh != nil
 	w.mu.Unlock()
-	counts, running := w.mon.take(active)
+	slices.SortFunc(running, func(a, b RunningJob) int { return a.StartedAt.Compare(b.StartedAt) })
+	counts := w.mon.take()
 	now := time.Now()
 	info.SeenAt, info.Running = now, running
 	rec, err := json.Marshal(info)

@@ -91,6 +91,9 @@ func (w *Worker) gaveBack(refs []Ref, err error) {
 type activeJob struct {
 	cancel     context.CancelCauseFunc
 	leaseUntil time.Time // by this process's clock
+	// run is the job's name, attempt and start, once it runs (the
+	// workers page's "running now"); zero while it waits to start.
+	run RunningJob
 }
 
 // NewWorker returns a worker that takes jobs from e and runs them through
@@ -452,7 +455,7 @@ func (w *Worker) accept(jobs []Reservation, n int) {
 	w.reserved.Add(int64(len(jobs)))
 	for _, j := range jobs {
 		w.wg.Add(1)
-		w.track(j.Ref, func(error) {}) // leased while it waits; process tracks it anew
+		w.track(j.Ref, func(error) {}, RunningJob{}) // leased while it waits; process tracks it anew
 		w.queued <- j
 	}
 }

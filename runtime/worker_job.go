@@ -34,7 +34,7 @@ func (w *Worker) process(base context.Context, res Reservation) {
 	jobCtx, cancelJob := newJobContext(base, began, timeout, JobInfo{ID: res.ID, Name: env.Name, Queue: res.Queue, Attempt: res.Attempts, BatchID: env.BatchID,
 		Worker: w.cfg.Name, DispatchedAt: time.UnixMilli(env.DispatchedAt), Headers: env.Headers}, w.e)
 	defer cancelJob(nil)
-	w.track(res.Ref, cancelJob)
+	w.track(res.Ref, cancelJob, RunningJob{Queue: res.Queue, ID: res.ID, Name: env.Name, Attempt: res.Attempts, StartedAt: began})
 
 	herr := w.attempt(jobCtx, env)
 	ev.Duration = time.Since(began)
@@ -389,20 +389,20 @@ func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev
 func (w *Worker) emit(ev Event, kind EventKind) {
 	ev.Kind = kind
 	if w.cfg.MonitorEvery >= 0 {
-		w.mon.observe(ev, time.Now())
+		w.mon.observe(ev)
 	}
 	w.events.emit(ev)
 }
 
 // track lets the heartbeat keep ref's lease and cancel with cancel. A
 // job is tracked from its reserve; when it starts, its entry takes the
-// job's cancel and keeps the lease it has.
-func (w *Worker) track(ref Ref, cancel context.CancelCauseFunc) {
+// job's cancel and what it runs as (run), and keeps the lease it has.
+func (w *Worker) track(ref Ref, cancel context.CancelCauseFunc, run RunningJob) {
 	w.mu.Lock()
 	if a := w.active[ref]; a != nil {
-		a.cancel = cancel
+		a.cancel, a.run = cancel, run
 	} else {
-		w.active[ref] = &activeJob{cancel: cancel, leaseUntil: time.Now().Add(w.cfg.RetryAfter)}
+		w.active[ref] = &activeJob{cancel: cancel, leaseUntil: time.Now().Add(w.cfg.RetryAfter), run: run}
 	}
 	w.mu.Unlock()
 }
