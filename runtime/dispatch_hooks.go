@@ -75,12 +75,18 @@ func (e *Engine) UseDispatch(mw ...DispatchMiddleware) {
 	}
 }
 
+// hasDispatchMiddleware says whether e has dispatch middleware.
+func (e *Engine) hasDispatchMiddleware() bool {
+	ms := e.dispatchMW.Load()
+	return ms != nil && len(*ms) > 0
+}
+
 // pushThrough runs push inside e's dispatch middleware, if it has any.
 func (e *Engine) pushThrough(ctx context.Context, out *Outbound, push func(context.Context) error) error {
-	ms := e.dispatchMW.Load()
-	if ms == nil || len(*ms) == 0 {
+	if !e.hasDispatchMiddleware() {
 		return push(ctx)
 	}
+	ms := e.dispatchMW.Load()
 	now := time.Now().UnixMilli()
 	for _, j := range out.Jobs { // as stored() would, so middleware sees them
 		if j.Envelope.ID == "" {

@@ -82,6 +82,9 @@ func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
 	if len(jobs) == 0 {
 		return nil
 	}
+	if !e.hasDispatchMiddleware() { // the common case: no Outbound, no closure
+		return e.pushBulk(ctx, jobs)
+	}
 	return e.pushThrough(ctx, &Outbound{Kind: pushKind(jobs), Jobs: jobs}, func(ctx context.Context) error {
 		return e.pushBulk(ctx, jobs)
 	})
