@@ -34,15 +34,8 @@ func (w *Worker) prepare(ctx context.Context, res Reservation, env *Envelope) (s
 // or pushed twice. On error the job is not acked, and all of it is done
 // again when the job runs again.
 func (w *Worker) completed(ctx context.Context, env *Envelope) error {
-	// Checked here rather than only inside: most jobs have neither, and
-	// each call's larger frame can make the job's goroutine grow its stack.
-	if env.BatchID != "" {
-		if err := w.batchSucceeded(ctx, env); err != nil {
-			return err
-		}
-	}
-	if len(env.Chain) == 0 {
-		return nil
+	if err := w.batchSucceeded(ctx, env); err != nil {
+		return err
 	}
 	return w.dispatchNext(ctx, env)
 }
