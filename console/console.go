@@ -16,8 +16,10 @@ import (
 )
 
 // URLEnv is the environment variable the commands read the Redis URL
-// from when --redis is not given. runtime.URLEnv (JOBGEN_REDIS_URL) is
-// read after it, as a fallback.
+// from when neither --redis nor runtime.URLEnv (JOBGEN_REDIS_URL) is set.
+// JOBGEN_REDIS_URL comes first because it is the one the application
+// dispatches with; REDIS_URL is often set by a platform for another
+// Redis (a cache), and a worker on it would never see the jobs.
 const URLEnv = "REDIS_URL"
 
 // Command is one run of the queue commands, with the streams and
@@ -240,17 +242,17 @@ type session struct {
 	errOut io.Writer
 }
 
-// open connects to the Redis of --redis, REDIS_URL or JOBGEN_REDIS_URL.
+// open connects to the Redis of --redis, JOBGEN_REDIS_URL or REDIS_URL.
 func (c *Command) open(ctx context.Context, v *verb, fs *flags, args []string) (*session, error) {
 	url := fs.redis
-	if url == "" {
-		url = c.getenv(URLEnv)
-	}
 	if url == "" {
 		url = c.getenv(runtime.URLEnv)
 	}
 	if url == "" {
-		return nil, fmt.Errorf("no Redis URL: pass --redis URL or set %s (or %s), for example redis://127.0.0.1:6379/0", URLEnv, runtime.URLEnv)
+		url = c.getenv(URLEnv)
+	}
+	if url == "" {
+		return nil, fmt.Errorf("no Redis URL: pass --redis URL or set %s (or %s), for example redis://127.0.0.1:6379/0", runtime.URLEnv, URLEnv)
 	}
 	cfg := c.Engine
 	if fs.prefix != "" {
@@ -323,5 +325,5 @@ func (c *Command) WriteCommands(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nEvery command takes --redis URL (default $%s, then $%s) and --prefix PREFIX (default %q).\n",
-		URLEnv, runtime.URLEnv, c.prefix())
+		runtime.URLEnv, URLEnv, c.prefix())
 }

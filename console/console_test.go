@@ -38,7 +38,7 @@ func TestHelpOnEveryCommand(t *testing.T) {
 			require.Empty(t, stderr)
 			require.True(t, strings.HasPrefix(stdout, "Usage: app "+v), stdout)
 			require.Contains(t, stdout, "--redis URL")
-			require.Contains(t, stdout, "(default $REDIS_URL, then $JOBGEN_REDIS_URL)")
+			require.Contains(t, stdout, "(default $JOBGEN_REDIS_URL, then $REDIS_URL)")
 			require.Contains(t, stdout, "--prefix PREFIX")
 		}
 		// help <command> is the same as <command> --help.
@@ -135,7 +135,7 @@ func TestNoRedisURL(t *testing.T) {
 	code, stdout, stderr := runNoRedis(&console.Command{}, "queue:size")
 	require.Equal(t, 1, code)
 	require.Empty(t, stdout)
-	require.Equal(t, "app queue:size: no Redis URL: pass --redis URL or set REDIS_URL (or JOBGEN_REDIS_URL), for example redis://127.0.0.1:6379/0", oneLine(t, stderr))
+	require.Equal(t, "app queue:size: no Redis URL: pass --redis URL or set JOBGEN_REDIS_URL (or REDIS_URL), for example redis://127.0.0.1:6379/0", oneLine(t, stderr))
 }
 
 func TestRedisErrorsAreOneLine(t *testing.T) {
@@ -164,7 +164,9 @@ func TestWorkNeedsRouter(t *testing.T) {
 	require.Contains(t, stderr, "console.Main(router)")
 }
 
-// The URL comes from --redis, else REDIS_URL, else JOBGEN_REDIS_URL.
+// The URL comes from --redis, else JOBGEN_REDIS_URL, else REDIS_URL: the
+// variable the application dispatches with wins over a generic one that a
+// platform may set for another Redis.
 func TestURLSources(t *testing.T) {
 	t.Parallel()
 	b := setup(t, redistest.Backends(t)[0])
@@ -177,9 +179,9 @@ func TestURLSources(t *testing.T) {
 		wantCode int
 	}{
 		{"flag wins over env", map[string]string{"REDIS_URL": bad, runtime.URLEnv: bad}, b.url, 0},
-		{"REDIS_URL", map[string]string{"REDIS_URL": b.url, runtime.URLEnv: bad}, "", 0},
-		{"JOBGEN_REDIS_URL fallback", map[string]string{runtime.URLEnv: b.url}, "", 0},
-		{"REDIS_URL before the fallback", map[string]string{"REDIS_URL": bad, runtime.URLEnv: b.url}, "", 1},
+		{"JOBGEN_REDIS_URL", map[string]string{"REDIS_URL": bad, runtime.URLEnv: b.url}, "", 0},
+		{"REDIS_URL fallback", map[string]string{"REDIS_URL": b.url}, "", 0},
+		{"JOBGEN_REDIS_URL before the fallback", map[string]string{"REDIS_URL": b.url, runtime.URLEnv: bad}, "", 1},
 	}
 	for _, tt := range tests {
 		b.env = tt.env

@@ -115,8 +115,9 @@
 //
 // # Connection
 //
-// The Redis URL comes from --redis, else the REDIS_URL environment
-// variable, else JOBGEN_REDIS_URL (runtime.URLEnv); any form
+// The Redis URL comes from --redis, else the JOBGEN_REDIS_URL environment
+// variable (runtime.URLEnv, the one the application dispatches with),
+// else REDIS_URL; any form
 // runtime.Open takes. --prefix sets the key prefix (default "jobgen"),
 // which must match the application's runtime.EngineConfig.Prefix, and
 // --partitions emails=3 the partitioned queues of its

@@ -115,7 +115,7 @@ func (fs *flags) queuesVar(p *[]string, usage, runtimeDefault string) {
 // common declares the flags every command takes, after its own.
 func (fs *flags) common() {
 	fs.stringVar(&fs.redis, "redis", "", "Redis URL: redis://, rediss://, redis+sentinel://, redis+cluster://",
-		"$"+URLEnv+", then $"+runtime.URLEnv)
+		"$"+runtime.URLEnv+", then $"+URLEnv)
 	fs.meta["redis"] = "URL"
 	fs.stringVar(&fs.prefix, "prefix", "", "key prefix of the application's queues", strconv.Quote(fs.c.prefix()))
 	fs.meta["prefix"] = "PREFIX"

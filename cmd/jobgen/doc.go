@@ -180,8 +180,8 @@
 //	jobgen queue:monitor [queue...] [--max n] [--max-failed n]
 //	jobgen dashboard [--addr 127.0.0.1:8080] [--read-only]
 //
-// Each takes --help, --redis URL (else $REDIS_URL, else
-// $JOBGEN_REDIS_URL), --prefix (the application's
+// Each takes --help, --redis URL (else $JOBGEN_REDIS_URL, else
+// $REDIS_URL), --prefix (the application's
 // runtime.EngineConfig.Prefix) and --partitions NAME=N (its
 // EngineConfig.Partitions). jobgen help lists them. queue:work runs
 // the application's handlers, so it runs from the application's own

@@ -9,7 +9,7 @@
 //	go run ./examples/mail
 //
 // With a queue command, it is the application's console, queue:work
-// included, on the Redis of --redis or REDIS_URL:
+// included, on the Redis of --redis, JOBGEN_REDIS_URL or REDIS_URL:
 //
 //	go run ./examples/mail queue:work --queue mail --redis redis://127.0.0.1:6379/0
 //	go run ./examples/mail queue:failed --redis redis://127.0.0.1:6379/0
