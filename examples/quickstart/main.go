@@ -84,7 +84,9 @@ func run(ctx context.Context, cfg config) error {
 	worker, err := runtime.NewWorker(engine, router, runtime.WorkerConfig{
 		Queues:      queues,
 		Concurrency: 4,
-		Logger:      slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})),
+		// The example prints each retry and failure itself, from the
+		// events below; the worker's own log of them would say it twice.
+		Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {
 		return err
