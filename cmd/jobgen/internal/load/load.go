@@ -182,79 +182,97 @@ func loadPackage(pkg *packages.Package) (*model.Package, List) {
 	if len(pkg.GoFiles) > 0 {
 		p.Dir = filepath.Dir(pkg.GoFiles[0])
 	}
-	type found struct {
-		job model.Job
-		pos token.Position
-	}
-	var (
-		jobs      []found
-		events    = map[string]*model.Event{}
-		listeners []foundListener
-	)
+	var f foundTypes
+	f.events = map[string]*model.Event{}
 	for _, file := range pkg.Syntax {
-		for _, cg := range file.Comments {
-			for _, c := range cg.List {
-				if _, kind := classify(c.Text); kind != notAnnotation {
-					l.pending[c] = true
-				}
-			}
-		}
-		for _, decl := range file.Decls {
-			for _, spec := range l.annotatedTypes(decl) {
-				a, ok := l.parse(spec.doc)
-				pos := l.position(spec.spec.Name.Pos())
-				switch {
-				case a.event:
-					if l.event(spec.spec, a) && ok {
-						events[spec.spec.Name.Name] = &model.Event{TypeName: spec.spec.Name.Name}
-					}
-				case a.listen != "" || a.sync:
-					if li, lok := l.listener(spec.spec, a); lok && ok {
-						listeners = append(listeners, foundListener{li, pos})
-					}
-				default:
-					if job, jok := l.job(spec.spec, a); jok && ok {
-						jobs = append(jobs, found{job, pos})
-					}
-				}
-			}
-		}
+		l.collect(file, &f)
 	}
 	for c := range l.pending {
 		l.errs.add(l.position(c.Slash), "//job: annotation is not in the doc comment of a package-level type (is there a blank line between it and the type?)")
 	}
-	// Duplicate names are reported at the later job or listener, in
-	// source order: both are routed by name on one router.
-	named := make([]found, 0, len(jobs)+len(listeners))
-	named = append(named, jobs...)
-	for _, f := range listeners {
-		named = append(named, found{model.Job{TypeName: f.l.TypeName, Name: f.l.Name}, f.pos})
-	}
-	slices.SortFunc(named, func(a, b found) int {
-		return cmp.Or(cmp.Compare(a.pos.Filename, b.pos.Filename), cmp.Compare(a.pos.Offset, b.pos.Offset))
-	})
-	byName := map[string]found{}
-	dup := map[string]bool{}
-	for _, f := range named {
-		if prev, ok := byName[f.job.Name]; ok {
-			l.errs.add(f.pos, "job name %q of %s is also the name of %s (%s); set a distinct name= on one of them", f.job.Name, f.job.TypeName, prev.job.TypeName, shortPos(prev.pos))
-			dup[f.job.TypeName] = true
-			continue
-		}
-		byName[f.job.Name] = f
-	}
-	for _, f := range jobs {
-		if !dup[f.job.TypeName] {
-			p.Jobs = append(p.Jobs, f.job)
+	dup := l.duplicateNames(f)
+	for _, j := range f.jobs {
+		if !dup[j.job.TypeName] {
+			p.Jobs = append(p.Jobs, j.job)
 		}
 	}
 	slices.SortFunc(p.Jobs, func(a, b model.Job) int { return cmp.Compare(a.TypeName, b.TypeName) })
-	l.linkListeners(p, events, listeners, dup)
+	l.linkListeners(p, f.events, f.listeners, dup)
 	if !p.Empty() {
 		l.checkPackageNames(p.HasLaravel())
 	}
 	l.errs.sort()
 	return p, l.errs
+}
+
+// foundJob is a job with the position of its type name.
+type foundJob struct {
+	job model.Job
+	pos token.Position
+}
+
+// foundTypes is what the annotated types of a package declare.
+type foundTypes struct {
+	jobs      []foundJob
+	events    map[string]*model.Event
+	listeners []foundListener
+}
+
+// collect reads the annotated types of file into f, and marks every
+// annotation line in it pending until a type's doc takes it.
+func (l *loader) collect(file *ast.File, f *foundTypes) {
+	for _, cg := range file.Comments {
+		for _, c := range cg.List {
+			if _, kind := classify(c.Text); kind != notAnnotation {
+				l.pending[c] = true
+			}
+		}
+	}
+	for _, decl := range file.Decls {
+		for _, spec := range l.annotatedTypes(decl) {
+			a, ok := l.parse(spec.doc)
+			pos := l.position(spec.spec.Name.Pos())
+			switch {
+			case a.event:
+				if l.event(spec.spec, a) && ok {
+					f.events[spec.spec.Name.Name] = &model.Event{TypeName: spec.spec.Name.Name}
+				}
+			case a.listen != "" || a.sync:
+				if li, lok := l.listener(spec.spec, a); lok && ok {
+					f.listeners = append(f.listeners, foundListener{li, pos})
+				}
+			default:
+				if job, jok := l.job(spec.spec, a); jok && ok {
+					f.jobs = append(f.jobs, foundJob{job, pos})
+				}
+			}
+		}
+	}
+}
+
+// duplicateNames reports the jobs and listeners whose name an earlier
+// one in source order has (both are routed by name on one router), at
+// the later one, and returns their type names.
+func (l *loader) duplicateNames(f foundTypes) map[string]bool {
+	named := make([]foundJob, 0, len(f.jobs)+len(f.listeners))
+	named = append(named, f.jobs...)
+	for _, li := range f.listeners {
+		named = append(named, foundJob{model.Job{TypeName: li.l.TypeName, Name: li.l.Name}, li.pos})
+	}
+	slices.SortFunc(named, func(a, b foundJob) int {
+		return cmp.Or(cmp.Compare(a.pos.Filename, b.pos.Filename), cmp.Compare(a.pos.Offset, b.pos.Offset))
+	})
+	byName := map[string]foundJob{}
+	dup := map[string]bool{}
+	for _, n := range named {
+		if prev, ok := byName[n.job.Name]; ok {
+			l.errs.add(n.pos, "job name %q of %s is also the name of %s (%s); set a distinct name= on one of them", n.job.Name, n.job.TypeName, prev.job.TypeName, shortPos(prev.pos))
+			dup[n.job.TypeName] = true
+			continue
+		}
+		byName[n.job.Name] = n
+	}
+	return dup
 }
 
 func (l *loader) position(pos token.Pos) token.Position { return l.pkg.Fset.Position(pos) }
