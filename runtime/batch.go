@@ -166,7 +166,7 @@ func (e *Engine) DispatchBatch(ctx context.Context, b *PendingBatch) (string, er
 	}
 	bk := e.keys.Batch(id)
 	args := append([]any{"create", n, e.cfg.StateRetention.Milliseconds(), wire.NewToken()}, fields...)
-	if err := (call{scriptBatchAdd, bk.All(), args}).run(ctx, e.rdb).Err(); err != nil {
+	if err := (call{Script: scriptBatchAdd, Keys: bk.All(), Args: args}).Run(ctx, e.rdb).Err(); err != nil {
 		return "", fmt.Errorf("dispatch batch: %w", err)
 	}
 	if err := e.PushBulk(ctx, out); err != nil {

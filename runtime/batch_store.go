@@ -71,7 +71,7 @@ func (s *BatchStore) Cancel(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	n, err := call{scriptBatchCancel, bk.All(), []any{s.e.cfg.StateRetention.Milliseconds()}}.run(ctx, s.e.rdb).Int64()
+	n, err := call{Script: scriptBatchCancel, Keys: bk.All(), Args: []any{s.e.cfg.StateRetention.Milliseconds()}}.Run(ctx, s.e.rdb).Int64()
 	switch {
 	case err != nil:
 		return fmt.Errorf("cancel batch %s: %w", id, err)
@@ -101,7 +101,7 @@ func (s *BatchStore) Add(ctx context.Context, id string, jobs ...Job) error {
 		return fmt.Errorf("add to batch %s: %w", id, err)
 	}
 	count := func(n int) error {
-		return call{scriptBatchAdd, bk.All(), []any{"add", n, s.e.cfg.StateRetention.Milliseconds(), wire.NewToken()}}.run(ctx, s.e.rdb).Err()
+		return call{Script: scriptBatchAdd, Keys: bk.All(), Args: []any{"add", n, s.e.cfg.StateRetention.Milliseconds(), wire.NewToken()}}.Run(ctx, s.e.rdb).Err()
 	}
 	switch err := count(n); {
 	case err == nil:

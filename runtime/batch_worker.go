@@ -42,7 +42,7 @@ func (w *Worker) batchSucceeded(ctx context.Context, env *Envelope) error {
 	if err != nil {
 		return nil
 	}
-	due, err := call{scriptBatchDone, bk.All(), []any{env.ID, w.e.cfg.StateRetention.Milliseconds()}}.run(ctx, w.e.rdb).Int64Slice()
+	due, err := call{Script: scriptBatchDone, Keys: bk.All(), Args: []any{env.ID, w.e.cfg.StateRetention.Milliseconds()}}.Run(ctx, w.e.rdb).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("count job %s in batch %s: %w", env.ID, env.BatchID, err)
 	}
@@ -62,7 +62,7 @@ func (w *Worker) batchFailed(ctx context.Context, env *Envelope, cause error) {
 	if err != nil {
 		return
 	}
-	due, err := call{scriptBatchFail, bk.All(), []any{env.ID, env.Queue, len(env.Chain), w.e.cfg.StateRetention.Milliseconds()}}.run(ctx, w.e.rdb).Int64Slice()
+	due, err := call{Script: scriptBatchFail, Keys: bk.All(), Args: []any{env.ID, env.Queue, len(env.Chain), w.e.cfg.StateRetention.Milliseconds()}}.Run(ctx, w.e.rdb).Int64Slice()
 	if err != nil {
 		w.log.Error("counting a failed job in its batch failed", "job", env.Name, "id", env.ID, "batch", env.BatchID, "err", err)
 		return
@@ -116,7 +116,7 @@ func (w *Worker) runBatchCallbacks(ctx context.Context, env *Envelope, bk keyspa
 		for _, ref := range refs {
 			w.runCallback(ctx, env.Queue, "batch "+kind, ref, o)
 		}
-		finally, err := call{scriptBatchRan, bk.All(), []any{kind, env.ID, w.e.cfg.StateRetention.Milliseconds()}}.run(ctx, w.e.rdb).Int64()
+		finally, err := call{Script: scriptBatchRan, Keys: bk.All(), Args: []any{kind, env.ID, w.e.cfg.StateRetention.Milliseconds()}}.Run(ctx, w.e.rdb).Int64()
 		if err != nil {
 			w.log.Error("marking batch callbacks as run failed; they may run again", "batch", env.BatchID, "kind", kind, "err", err)
 			continue

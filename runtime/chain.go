@@ -338,8 +338,9 @@ func (e *Engine) pushLink(ctx context.Context, next *Envelope, delay time.Durati
 		return err
 	}
 	qk := e.keys.Queue(q)
-	n, err := call{scriptChainPush, []string{qk.Ready, qk.Payloads, qk.Notify, e.keys.Chained(q, next.ID), qk.Delayed},
-		[]any{e.cfg.StateRetention.Milliseconds(), next.ID, payload, delayMillis(delay)}}.run(ctx, e.rdb).Int64()
+	n, err := call{Script: scriptChainPush, Keys: []string{qk.Ready, qk.Payloads, qk.Notify, e.keys.Chained(q, next.ID), qk.Delayed}, Args: []any{e.cfg.StateRetention.Milliseconds(), next.ID, payload, delayMillis(delay)}}.Run(
+		ctx, e.rdb).
+		Int64()
 	if err != nil {
 		return fmt.Errorf("push next job %s (%s) of a chain: %w", next.ID, next.Name, err)
 	}

@@ -195,12 +195,12 @@ func (e *Engine) DispatchBulk(ctx context.Context, b *PendingBulk) ([]string, er
 		if c == nil || lastKey != k {
 			c = open[k]
 		}
-		if c == nil || c.jobs() >= pushChunk {
+		if c == nil || c.Jobs() >= pushChunk {
 			if err := ValidateQueueName(queue); err != nil {
 				be = be.add(n, i, fmt.Errorf("dispatch %s: %w", job.JobName(), err))
 				continue
 			}
-			c = &bulkChunk{pushGroup: pushGroup{queue: e.pushQueue(queue), delay: k.delay, args: make([]any, 0, 2*min(n-i, pushChunk))}}
+			c = &bulkChunk{pushGroup: pushGroup{Queue: e.pushQueue(queue), Delay: k.delay, Args: make([]any, 0, 2*min(n-i, pushChunk))}}
 			chunks = append(chunks, c)
 			open[k] = c
 		}
@@ -220,7 +220,7 @@ func (e *Engine) DispatchBulk(ctx context.Context, b *PendingBulk) ([]string, er
 			for _, c := range chunks {
 				for k, i := range c.items {
 					if ids[i] != "" {
-						e.events.emit(Event{Kind: JobQueued, Queue: e.logicalQueue(c.queue), Name: b.jobs[i].JobName(), ID: c.args[2*k].(string), Delay: time.Duration(c.delay) * time.Millisecond})
+						e.events.emit(Event{Kind: JobQueued, Queue: e.logicalQueue(c.Queue), Name: b.jobs[i].JobName(), ID: c.Args[2*k].(string), Delay: time.Duration(c.Delay) * time.Millisecond})
 					}
 				}
 			}
@@ -253,20 +253,20 @@ func (e *Engine) pushBulkChunks(ctx context.Context, chunks []*bulkChunk, ids []
 	out := &Outbound{Kind: DispatchBulk}
 	for _, c := range chunks {
 		for _, env := range c.envs {
-			out.Jobs = append(out.Jobs, Outgoing{Envelope: env, Delay: time.Duration(c.delay) * time.Millisecond})
+			out.Jobs = append(out.Jobs, Outgoing{Envelope: env, Delay: time.Duration(c.Delay) * time.Millisecond})
 		}
 	}
 	_ = e.pushThrough(ctx, out, func(ctx context.Context) error {
 		for _, c := range chunks {
 			items := c.items[:0:0]
 			for k, env := range c.envs {
-				payload, err := e.storedIn(env, c.queue, now.UnixMilli())
+				payload, err := e.storedIn(env, c.Queue, now.UnixMilli())
 				if err != nil {
 					be = be.add(n, c.items[k], err)
 					ids[c.items[k]] = ""
 					continue
 				}
-				c.args = append(c.args, env.ID, payload)
+				c.Args = append(c.Args, env.ID, payload)
 				items = append(items, c.items[k])
 			}
 			c.items = items
@@ -284,17 +284,17 @@ func (e *Engine) pushChunks(ctx context.Context, chunks []*bulkChunk, ids []stri
 	calls := make([]call, 0, len(chunks))
 	sent := make([]*bulkChunk, 0, len(chunks))
 	for _, c := range chunks {
-		if c.jobs() == 0 {
+		if c.Jobs() == 0 {
 			continue
 		}
-		if err := e.remember(ctx, c.queue); err != nil {
+		if err := e.remember(ctx, c.Queue); err != nil {
 			for _, i := range c.items {
 				be = be.add(n, i, err)
 				ids[i] = ""
 			}
 			continue
 		}
-		calls = append(calls, e.pushCall(c.queue, c.delay, c.args))
+		calls = append(calls, e.pushCall(c.Queue, c.Delay, c.Args))
 		sent = append(sent, c)
 	}
 	if len(calls) == 0 {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/send"
 	"github.com/jobgen/jobgen/internal/wire"
 	"github.com/redis/go-redis/v9"
 
@@ -140,8 +141,8 @@ type Engine struct {
 	events listeners
 	closer func() error
 	parts  partitionState
-	// flights sends concurrent single-group pushes together (flight.go).
-	flights pushFlights
+	// flights sends concurrent single-group pushes together.
+	flights send.Flights
 	// phys is the engine without partitions, on the same Redis and keys:
 	// a call on a partitioned queue runs on it once per partition.
 	phys *Engine
@@ -161,7 +162,7 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if err := loadScripts(ctx, rdb); err != nil {
+	if err := send.Load(ctx, rdb); err != nil {
 		return nil, fmt.Errorf("jobgen: start engine: %w", err)
 	}
 	e := &Engine{rdb: rdb, cfg: cfg, keys: keyspace.New(cfg.Prefix)}
@@ -171,6 +172,8 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 	physCfg.Partitions = nil
 	e.phys = &Engine{rdb: rdb, cfg: physCfg, keys: e.keys}
 	e.phys.phys = e.phys
+	e.phys.flights = send.Flights{Call: e.phys.pushCall, Run: e.phys.runPush, Err: pushError}
+	e.flights = send.Flights{Call: e.pushCall, Run: e.runPush, Err: pushError}
 	return e, nil
 }
 
@@ -195,7 +198,7 @@ func (e *Engine) retryWindow() int64 { return max(e.cfg.RetryWindow.Milliseconds
 // engine from NewEngine leaves its client open. Pushes that start after
 // Close are sent on their own, on the engine's client.
 func (e *Engine) Close() error {
-	e.flights.close()
+	e.flights.Close()
 	if e.closer == nil {
 		return nil
 	}
@@ -258,7 +261,7 @@ type Migration struct {
 
 func (e *Engine) migrateCall(queue string) call {
 	qk := e.keys.Queue(queue)
-	return call{scriptMigrate, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify}, []any{e.cfg.MigrateLimit}}
+	return call{Script: scriptMigrate, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify}, Args: []any{e.cfg.MigrateLimit}}
 }
 
 // Migrate moves due delayed jobs and expired reservations of queue back
@@ -270,7 +273,7 @@ func (e *Engine) Migrate(ctx context.Context, queue string) (Migration, error) {
 	if m, ok, err := e.migratePartitioned(ctx, queue); ok {
 		return m, err
 	}
-	cmd := e.migrateCall(queue).run(ctx, e.rdb)
+	cmd := e.migrateCall(queue).Run(ctx, e.rdb)
 	m, err := parseMigration(cmd)
 	if err != nil {
 		return m, fmt.Errorf("migrate %q: %w", queue, err)
@@ -309,7 +312,7 @@ func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Du
 		return ReserveResult{}, fmt.Errorf("%w: reserve with lease %v: lease must be at least 1ms", ErrInvalid, lease)
 	}
 	rc, token := e.reserveCall(queue, n, lease)
-	cmds, err := runAll(ctx, e.rdb, []call{e.migrateCall(queue), rc})
+	cmds, err := send.All(ctx, e.rdb, []call{e.migrateCall(queue), rc})
 	if err != nil {
 		return ReserveResult{}, fmt.Errorf("reserve from %q: %w", queue, err)
 	}
@@ -325,8 +328,8 @@ func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Du
 func (e *Engine) reserveCall(queue string, n int, lease time.Duration) (call, string) {
 	qk := e.keys.Queue(queue)
 	token := wire.NewToken()
-	return call{scriptReserve, []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.Calls(queue, keyspace.CallsTick(time.Now()))},
-		[]any{n, lease.Milliseconds(), token, e.retryWindow()}}, token
+	return call{Script: scriptReserve, Keys: []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.Calls(queue, keyspace.CallsTick(time.Now()))}, Args: []any{n, lease.Milliseconds(), token, e.retryWindow()}},
+		token
 }
 
 // parseReserve reads the replies of a migrate call and the reserve call

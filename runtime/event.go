@@ -218,13 +218,13 @@ func (e *Engine) DispatchEvent(ctx context.Context, p *PendingEvent) ([]string, 
 	// The dispatch middleware (a trace context, say) may set headers:
 	// the payloads are encoded inside it.
 	err := e.pushThrough(ctx, out, func(ctx context.Context) error {
-		g := &pushGroup{queue: queue, delay: delayMillis(delay), args: make([]any, 0, 2*len(envs))}
+		g := &pushGroup{Queue: queue, Delay: delayMillis(delay), Args: make([]any, 0, 2*len(envs))}
 		for _, env := range envs {
 			payload, err := e.storedIn(env, queue, time.Now().UnixMilli())
 			if err != nil {
 				return err
 			}
-			g.args = append(g.args, env.ID, payload)
+			g.Args = append(g.Args, env.ID, payload)
 		}
 		return e.send(ctx, []*pushGroup{g})
 	})

@@ -82,7 +82,7 @@ func (e *Engine) Fail(ctx context.Context, failures ...Failure) error {
 				args = append(args, f.ID, f.Token, info)
 				refs[i] = f.Ref
 			}
-			calls = append(calls, call{scriptFail, []string{qk.Reserved, qk.State, qk.Payloads, qk.Failed, qk.FailedPayloads, qk.FailedInfo}, args})
+			calls = append(calls, call{Script: scriptFail, Keys: []string{qk.Reserved, qk.State, qk.Payloads, qk.Failed, qk.FailedPayloads, qk.FailedInfo}, Args: args})
 			groups = append(groups, refs)
 			fs = fs[n:]
 		}
@@ -230,7 +230,7 @@ func (s *FailedStore) Retry(ctx context.Context, queue string, ids ...string) ([
 		for i, id := range ids[:n] {
 			args[i] = id
 		}
-		got, err := call{scriptRetry, append(k, qk.Ready, qk.Payloads, qk.Notify), args}.run(ctx, s.e.rdb).StringSlice()
+		got, err := call{Script: scriptRetry, Keys: append(k, qk.Ready, qk.Payloads, qk.Notify), Args: args}.Run(ctx, s.e.rdb).StringSlice()
 		if err != nil {
 			return done, fmt.Errorf("retry failed jobs of %q: %w", queue, err)
 		}
@@ -296,7 +296,7 @@ func (s *FailedStore) Forget(ctx context.Context, queue string, ids ...string) (
 		for i, id := range ids[:n] {
 			args[i] = id
 		}
-		got, err := call{scriptForget, k, args}.run(ctx, s.e.rdb).Int64()
+		got, err := call{Script: scriptForget, Keys: k, Args: args}.Run(ctx, s.e.rdb).Int64()
 		if err != nil {
 			return total, fmt.Errorf("forget failed jobs of %q: %w", queue, err)
 		}
@@ -333,7 +333,7 @@ func (s *FailedStore) Prune(ctx context.Context, queue string, age time.Duration
 	}
 	var total int64
 	for {
-		n, err := call{scriptPrune, k, []any{age.Milliseconds(), 1000}}.run(ctx, s.e.rdb).Int64()
+		n, err := call{Script: scriptPrune, Keys: k, Args: []any{age.Milliseconds(), 1000}}.Run(ctx, s.e.rdb).Int64()
 		total += n
 		if err != nil {
 			return total, fmt.Errorf("prune failed jobs of %q: %w", queue, err)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/jobgen/jobgen/internal/send"
 )
 
 // What follows a job's failure for good (its batch's count and
@@ -32,7 +34,7 @@ func hooksMember(ref Ref) string { return ref.ID + " " + ref.Token }
 
 // hooksDue records ref's hooks as due, before its fail.
 func (e *Engine) hooksDue(ctx context.Context, ref Ref) error {
-	return call{scriptHooksDue, []string{e.keys.Queue(ref.Queue).Hooks}, []any{hooksMember(ref), ""}}.run(ctx, e.rdb).Err()
+	return call{Script: scriptHooksDue, Keys: []string{e.keys.Queue(ref.Queue).Hooks}, Args: []any{hooksMember(ref), ""}}.Run(ctx, e.rdb).Err()
 }
 
 // renewHooks renews the records of refs' hooks that still exist, so
@@ -40,9 +42,9 @@ func (e *Engine) hooksDue(ctx context.Context, ref Ref) error {
 func (e *Engine) renewHooks(ctx context.Context, refs []Ref) error {
 	calls := make([]call, len(refs))
 	for i, ref := range refs {
-		calls[i] = call{scriptHooksDue, []string{e.keys.Queue(ref.Queue).Hooks}, []any{hooksMember(ref), "XX"}}
+		calls[i] = call{Script: scriptHooksDue, Keys: []string{e.keys.Queue(ref.Queue).Hooks}, Args: []any{hooksMember(ref), "XX"}}
 	}
-	_, err := runAll(ctx, e.rdb, calls)
+	_, err := send.All(ctx, e.rdb, calls)
 	return err
 }
 
@@ -62,7 +64,7 @@ func (w *Worker) runningHooks(ref Ref) (done func()) {
 // claimHooks claims up to 100 entries of queue's hooks set recorded at
 // least age ago.
 func (e *Engine) claimHooks(ctx context.Context, queue string, age time.Duration) ([]Ref, error) {
-	ms, err := call{scriptHooksClaim, []string{e.keys.Queue(queue).Hooks}, []any{age.Milliseconds(), 100}}.run(ctx, e.rdb).StringSlice()
+	ms, err := call{Script: scriptHooksClaim, Keys: []string{e.keys.Queue(queue).Hooks}, Args: []any{age.Milliseconds(), 100}}.Run(ctx, e.rdb).StringSlice()
 	if err != nil {
 		return nil, err
 	}

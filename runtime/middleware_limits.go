@@ -49,7 +49,7 @@ func (r *RateLimit) Handle(ctx context.Context, next func(context.Context) error
 	if err != nil {
 		return err
 	}
-	reply, err := call{scriptRateLimit, []string{e.keys.Limiter(r.key)}, []any{r.limit, r.per.Milliseconds(), wire.NewToken()}}.run(ctx, e.rdb).Int64Slice()
+	reply, err := call{Script: scriptRateLimit, Keys: []string{e.keys.Limiter(r.key)}, Args: []any{r.limit, r.per.Milliseconds(), wire.NewToken()}}.Run(ctx, e.rdb).Int64Slice()
 	if err != nil || len(reply) != 2 {
 		return fmt.Errorf("rate limit %q: %v", r.key, err)
 	}
@@ -124,7 +124,7 @@ func (o *Overlap) Handle(ctx context.Context, next func(context.Context) error) 
 		key = info.Name + ":" + key
 	}
 	k := e.keys.Overlap(key)
-	reply, err := call{scriptLock, []string{k}, []any{owner, max(o.expireAfter.Milliseconds(), 1)}}.run(ctx, e.rdb).Slice()
+	reply, err := call{Script: scriptLock, Keys: []string{k}, Args: []any{owner, max(o.expireAfter.Milliseconds(), 1)}}.Run(ctx, e.rdb).Slice()
 	if err != nil || len(reply) != 2 {
 		return fmt.Errorf("lock %q without overlapping: %v", key, err)
 	}
@@ -216,7 +216,7 @@ func (x *ExceptionThrottle) Handle(ctx context.Context, next func(context.Contex
 	case isControl(herr) || (x.when != nil && !x.when(herr)):
 		return herr
 	}
-	if err := (call{scriptHits, []string{k}, []any{x.decay.Milliseconds(), wire.NewNonce()}}).run(ctx, e.rdb).Err(); err != nil {
+	if err := (call{Script: scriptHits, Keys: []string{k}, Args: []any{x.decay.Milliseconds(), wire.NewNonce()}}).Run(ctx, e.rdb).Err(); err != nil {
 		return fmt.Errorf("throttle exceptions of %q: count %v: %w", key, herr, err)
 	}
 	return ReleaseJob(x.backoff)

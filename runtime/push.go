@@ -8,9 +8,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/jobgen/jobgen/internal/wire"
-
 	"github.com/jobgen/jobgen/internal/keyspace"
+	"github.com/jobgen/jobgen/internal/send"
+	"github.com/jobgen/jobgen/internal/wire"
 )
 
 // Outgoing is one job to push: its envelope and, optionally, a delay.
@@ -30,18 +30,11 @@ func (e *Engine) Later(ctx context.Context, env *Envelope, delay time.Duration) 
 }
 
 // pushChunk is the most jobs sent in one script call.
-const pushChunk = 500
+const pushChunk = send.Chunk
 
 // pushGroup is the jobs of one push that go to one (physical) queue with
 // one delay: one script call.
-type pushGroup struct {
-	queue string
-	delay int64 // ms; 0 pushes to the ready list
-	args  []any // pairs: job ID, encoded envelope
-}
-
-// jobs is the number of jobs in g.
-func (g *pushGroup) jobs() int { return len(g.args) / 2 }
+type pushGroup = send.Group
 
 // pushCall is the script call that pushes pairs (job ID, encoded
 // envelope) to queue with delay ms. Each call records a nonce of its own,
@@ -57,9 +50,9 @@ func (e *Engine) pushCall(queue string, delay int64, pairs []any) call {
 	args = append(args, e.retryWindow(), wire.NewNonce())
 	args = append(args, pairs...)
 	if delay > 0 {
-		return call{scriptLater, []string{qk.Delayed, qk.Payloads, qk.Notify, record}, args}
+		return call{Script: scriptLater, Keys: []string{qk.Delayed, qk.Payloads, qk.Notify, record}, Args: args}
 	}
-	return call{scriptPush, []string{qk.Ready, qk.Payloads, qk.Notify, record}, args}
+	return call{Script: scriptPush, Keys: []string{qk.Ready, qk.Payloads, qk.Notify, record}, Args: args}
 }
 
 // PushBulk pushes many jobs, to any queues, in one pipeline of script
@@ -163,43 +156,43 @@ func (p *pushGroups) add(queue string, delay int64, id string, payload []byte, t
 	case p.index != nil:
 		g = p.index[k]
 	case last < 0:
-	case p.groups[last].queue == queue && p.groups[last].delay == delay:
+	case p.groups[last].Queue == queue && p.groups[last].Delay == delay:
 		g = p.groups[last]
 	default:
 		p.index = make(map[pushGroupKey]*pushGroup, len(p.groups)+1)
 		for _, o := range p.groups {
-			p.index[pushGroupKey{o.queue, o.delay}] = o
+			p.index[pushGroupKey{o.Queue, o.Delay}] = o
 		}
 	}
-	if g == nil || g.jobs() >= pushChunk {
-		g = &pushGroup{queue: queue, delay: delay}
+	if g == nil || g.Jobs() >= pushChunk {
+		g = &pushGroup{Queue: queue, Delay: delay}
 		if len(p.groups) == 0 {
-			g.args = make([]any, 0, 2*min(total, pushChunk))
+			g.Args = make([]any, 0, 2*min(total, pushChunk))
 		}
 		if p.index != nil {
 			p.index[k] = g
 		}
 		p.groups = append(p.groups, g)
 	}
-	g.args = append(g.args, id, payload)
+	g.Args = append(g.Args, id, payload)
 }
 
 // send pushes the groups: one group through the group commit of
-// concurrent pushes (flight.go), several in one pipeline.
+// concurrent pushes (send.Flights), several in one pipeline.
 func (e *Engine) send(ctx context.Context, groups []*pushGroup) error {
 	for _, g := range groups {
-		if err := e.remember(ctx, g.queue); err != nil {
+		if err := e.remember(ctx, g.Queue); err != nil {
 			return err
 		}
 	}
 	if len(groups) == 1 {
-		return e.flights.push(ctx, e, groups[0])
+		return e.flights.Push(ctx, groups[0])
 	}
 	calls := make([]call, len(groups))
 	for i, g := range groups {
-		calls[i] = e.pushCall(g.queue, g.delay, g.args)
+		calls[i] = e.pushCall(g.Queue, g.Delay, g.Args)
 	}
-	if err := firstPushErr(e.runPush(ctx, calls)); err != nil {
+	if err := send.FirstErr(e.runPush(ctx, calls)); err != nil {
 		return pushError(err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/send"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -31,7 +32,7 @@ func (e *Engine) Sizes(ctx context.Context, queue string) (Sizes, error) {
 		return s, err
 	}
 	qk := e.keys.Queue(queue)
-	v, err := call{scriptSizes, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed}, nil}.run(ctx, e.rdb).Int64Slice()
+	v, err := call{Script: scriptSizes, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed}, Args: nil}.Run(ctx, e.rdb).Int64Slice()
 	if err == nil && len(v) != 4 {
 		err = fmt.Errorf("unexpected reply %v", v)
 	}
@@ -52,8 +53,9 @@ func (e *Engine) Clear(ctx context.Context, queue string) (int64, error) {
 		return n, err
 	}
 	qk := e.keys.Queue(queue)
-	n, err := call{scriptClear, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Payloads, qk.State, qk.Notify}, nil}.
-		run(ctx, e.rdb).Int64()
+	n, err := call{Script: scriptClear, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Payloads, qk.State, qk.Notify}, Args: nil}.Run(
+		ctx, e.rdb).
+		Int64()
 	if err != nil {
 		return 0, fmt.Errorf("clear %q: %w", queue, err)
 	}
@@ -102,7 +104,7 @@ func (e *Engine) wait(ctx context.Context, queues []string, timeout time.Duratio
 	if cc, ok := e.rdb.(*redis.ClusterClient); ok && len(keys) > 1 {
 		// A multi-key BLPOP must stay in one slot; each queue has its own.
 		// These BLPOPs end when ctx does (CLIENT UNBLOCK).
-		return e.waitCluster(ctx, cc, keys, byKey, timeout)
+		return send.WaitCluster(ctx, cc, keys, byKey, timeout)
 	}
 	if id != "" {
 		keys = append(keys, e.keys.Wake(queues[0], id)) // not in byKey: it returns ""
@@ -149,11 +151,5 @@ func (e *Engine) wake(ctx context.Context, queues []string, id string) error {
 
 // ring rings queue's doorbell, which holds at most one element.
 func (e *Engine) ring(ctx context.Context, queue string) error {
-	k := e.keys.Queue(queue).Notify
-	_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.RPush(ctx, k, "1")
-		p.LTrim(ctx, k, 0, 0)
-		return nil
-	})
-	return err
+	return send.Ring(ctx, e.rdb, e.keys.Queue(queue).Notify)
 }

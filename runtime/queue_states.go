@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"fmt"
+
+	"github.com/jobgen/jobgen/internal/send"
 )
 
 // QueueState is a queue's sizes and whether it is paused.
@@ -31,14 +33,14 @@ func (e *Engine) States(ctx context.Context, queues []string) (map[string]QueueS
 		for _, name := range names {
 			qk := e.keys.Queue(name)
 			parts = append(parts, part{q, name})
-			calls = append(calls, call{scriptSizes, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed, qk.Paused}, nil})
+			calls = append(calls, call{Script: scriptSizes, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed, qk.Paused}, Args: nil})
 		}
 	}
 	out := make(map[string]QueueState, len(queues))
 	if len(calls) == 0 {
 		return out, nil
 	}
-	cmds, err := runAll(ctx, e.rdb, calls)
+	cmds, err := send.All(ctx, e.rdb, calls)
 	if err != nil {
 		return nil, fmt.Errorf("queue states: %w", err)
 	}

@@ -2,11 +2,10 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/jobgen/jobgen/internal/send"
 )
 
 // ReplicationConfig makes pushes wait for replicas, so that a dispatch
@@ -60,132 +59,8 @@ func (c *ReplicationConfig) validate() error {
 }
 
 // runPush runs the script calls of a push, followed by WAIT if the
-// engine waits for replicas. It returns nil if every call went well, and
-// otherwise one error per call: the call's own, or else that of the WAIT
-// that covers it.
+// engine waits for replicas (send.Pushed).
 func (e *Engine) runPush(ctx context.Context, calls []call) []error {
 	r := e.cfg.Replication
-	if r.Replicas == 0 {
-		cmds, err := runAll(ctx, e.rdb, calls)
-		if err == nil {
-			return nil
-		}
-		return cmdErrs(cmds)
-	}
-	cc, ok := e.rdb.(*redis.ClusterClient)
-	if !ok {
-		return runWaited(ctx, e.rdb, calls, r)
-	}
-	// WAIT counts the replicas of the master it is sent to, for the
-	// writes of its connection: each master gets a pipeline of its own
-	// calls and a WAIT.
-	var errs []error
-	fail := func(i int, err error) {
-		if errs == nil {
-			errs = make([]error, len(calls))
-		}
-		errs[i] = err
-	}
-	byNode := map[*redis.Client][]int{}
-	var order []*redis.Client
-	for i, c := range calls {
-		node, err := cc.MasterForKey(ctx, c.keys[0])
-		if err != nil {
-			fail(i, err)
-			continue
-		}
-		if _, seen := byNode[node]; !seen {
-			order = append(order, node)
-		}
-		byNode[node] = append(byNode[node], i)
-	}
-	for _, node := range order {
-		idx := byNode[node]
-		sub := make([]call, len(idx))
-		for j, i := range idx {
-			sub[j] = calls[i]
-		}
-		for j, err := range runWaited(ctx, node, sub, r) {
-			if err != nil {
-				fail(idx[j], err)
-			}
-		}
-	}
-	return errs
-}
-
-// cmdErrs returns the error of each command; redis.Nil is no error.
-func cmdErrs(cmds []*redis.Cmd) []error {
-	errs := make([]error, len(cmds))
-	for i, cmd := range cmds {
-		if err := cmd.Err(); err != nil && err != redis.Nil {
-			errs[i] = err
-		}
-	}
-	return errs
-}
-
-// firstPushErr is the error a push reports for errs from runPush: the
-// first call's own error, else the first WAIT error, else nil.
-func firstPushErr(errs []error) error {
-	var waitErr error
-	for _, err := range errs {
-		switch {
-		case err == nil:
-		case !errors.Is(err, ErrNotReplicated):
-			return err
-		case waitErr == nil:
-			waitErr = err
-		}
-	}
-	return waitErr
-}
-
-// runWaited runs calls and WAIT in one pipeline, which go-redis sends on
-// one connection, so WAIT covers exactly these writes. Calls that fail
-// with NOSCRIPT did nothing and go again by source, with a WAIT of their
-// own. It returns errors as runPush does.
-func runWaited(ctx context.Context, rdb redis.Cmdable, calls []call, r ReplicationConfig) []error {
-	cmds := make([]*redis.Cmd, len(calls))
-	waitOf := make([]*redis.Cmd, len(calls))
-	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		evalAll(ctx, p, calls, cmds)
-		w := p.Do(ctx, "WAIT", r.Replicas, r.Timeout.Milliseconds())
-		for i := range waitOf {
-			waitOf[i] = w
-		}
-		return nil
-	})
-	sendAgain(ctx, rdb, calls, cmds, func(p redis.Pipeliner, again []int) {
-		w := p.Do(ctx, "WAIT", r.Replicas, r.Timeout.Milliseconds())
-		for _, i := range again {
-			waitOf[i] = w
-		}
-	})
-	var errs []error
-	for i, cmd := range cmds {
-		err := cmd.Err()
-		if err == nil || err == redis.Nil {
-			err = waitErr(waitOf[i], r)
-		}
-		if err != nil {
-			if errs == nil {
-				errs = make([]error, len(calls))
-			}
-			errs[i] = err
-		}
-	}
-	return errs
-}
-
-// waitErr reads the reply of a WAIT.
-func waitErr(w *redis.Cmd, r ReplicationConfig) error {
-	n, err := w.Int64()
-	if err != nil {
-		return fmt.Errorf("%w: WAIT: %v", ErrNotReplicated, err)
-	}
-	if n < int64(r.Replicas) {
-		return fmt.Errorf("%w: %d of %d replicas within %v", ErrNotReplicated, n, r.Replicas, r.Timeout)
-	}
-	return nil
+	return send.Pushed(ctx, e.rdb, calls, send.Replicas{N: r.Replicas, Timeout: r.Timeout})
 }

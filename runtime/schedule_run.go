@@ -330,7 +330,7 @@ func (e *Engine) fireTick(ctx context.Context, en *ScheduledEntry, t schedule.Ti
 	}
 	delay := entryDelay(en)
 	args := []any{tick, t.Since.UnixMilli(), keep.Milliseconds(), env.ID, b, delayMillis(delay), lockTTL}
-	reply, err := call{scriptScheduleTick, keys, args}.run(ctx, eng.rdb).Slice()
+	reply, err := call{Script: scriptScheduleTick, Keys: keys, Args: args}.Run(ctx, eng.rdb).Slice()
 	if err == nil && len(reply) != 2 {
 		err = fmt.Errorf("unexpected reply %v", reply)
 	}

@@ -224,7 +224,7 @@ func (c failCase) fill(t *testing.T, ctx context.Context, rdb redis.UniversalCli
 }
 
 func (c failCase) run(ctx context.Context, rdb redis.UniversalClient, keys []string) error {
-	err := call{c.s, keys, c.args}.run(ctx, rdb).Err()
+	err := call{Script: c.s, Keys: keys, Args: c.args}.Run(ctx, rdb).Err()
 	if err == redis.Nil {
 		return nil
 	}

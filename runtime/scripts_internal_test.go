@@ -9,7 +9,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobgen/jobgen/internal/lua"
 	"github.com/jobgen/jobgen/internal/redistest"
+	"github.com/jobgen/jobgen/internal/send"
 )
 
 // TestShebangScripts runs scripts that start with a shebang on every
@@ -19,9 +21,9 @@ import (
 func TestShebangScripts(t *testing.T) {
 	t.Parallel()
 	s := &script{Name: "shebang", Src: "#!lua flags=allow-oom\nreturn {KEYS[1], ARGV[1]}\n"}
-	s.SHA = sha1Hex(s.Src)
+	s.SHA = lua.SHA1(s.Src)
 	loaded := &script{Name: "loaded", Src: "#!lua flags=allow-oom\nreturn 'loaded'\n"}
-	loaded.SHA = sha1Hex(loaded.Src)
+	loaded.SHA = lua.SHA1(loaded.Src)
 	broken := "#!lua flags=allow-oom\nlocal a = 1\nreturn )\n"
 
 	for _, be := range redistest.Backends(t) {
@@ -40,11 +42,11 @@ func TestShebangScripts(t *testing.T) {
 			for _, c := range clients {
 				key := redistest.Prefix(t) + ":k"
 				for range 2 { // by text (NOSCRIPT), then by SHA
-					got, err := call{s, []string{key}, []any{"a"}}.run(ctx, c).Slice()
+					got, err := call{Script: s, Keys: []string{key}, Args: []any{"a"}}.Run(ctx, c).Slice()
 					require.NoError(t, err)
 					require.Equal(t, []any{key, "a"}, got)
 				}
-				cmds, err := runAll(ctx, c, []call{{s, []string{key}, []any{"b"}}, {s, []string{key}, []any{"c"}}})
+				cmds, err := send.All(ctx, c, []call{{Script: s, Keys: []string{key}, Args: []any{"b"}}, {Script: s, Keys: []string{key}, Args: []any{"c"}}})
 				require.NoError(t, err)
 				require.Equal(t, []any{key, "c"}, cmds[1].Val())
 
@@ -77,7 +79,7 @@ func TestScriptShebangs(t *testing.T) {
 	t.Logf("scripts with flags: %v", flagged)
 }
 
-// TestAllScriptsAreTheLuaFiles checks that allScripts, which loadScripts
+// TestAllScriptsAreTheLuaFiles checks that allScripts, which send.Load
 // loads and the script tests go through, holds every file of
 // internal/lua/scripts/ (joined with its helpers, as internal/lua's own
 // tests check).
@@ -92,12 +94,12 @@ func TestAllScriptsAreTheLuaFiles(t *testing.T) {
 	var names []string
 	for _, s := range allScripts {
 		names = append(names, s.Name)
-		require.Equal(t, sha1Hex(s.Src), s.SHA, s.Name)
+		require.Equal(t, lua.SHA1(s.Src), s.SHA, s.Name)
 	}
 	require.ElementsMatch(t, want, names)
 }
 
-// TestLoadScriptsLoadsEveryScript: after loadScripts, a Redis of its own
+// TestLoadScriptsLoadsEveryScript: after send.Load, a Redis of its own
 // knows every script by its SHA, so that no first call of one goes out
 // by source, and no script with flags goes unchecked by the server.
 func TestLoadScriptsLoadsEveryScript(t *testing.T) {
@@ -106,7 +108,7 @@ func TestLoadScriptsLoadsEveryScript(t *testing.T) {
 	srv := redistest.StartServer(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
 	defer func() { _ = rdb.Close() }()
-	require.NoError(t, loadScripts(ctx, rdb))
+	require.NoError(t, send.Load(ctx, rdb))
 	shas := make([]string, len(allScripts))
 	for i, s := range allScripts {
 		shas[i] = s.SHA

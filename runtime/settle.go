@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/send"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -47,7 +48,7 @@ func applyRefs(ctx context.Context, rdb redis.UniversalClient, calls []call, gro
 	if len(calls) == 0 {
 		return nil, nil
 	}
-	cmds, err := runAll(ctx, rdb, calls)
+	cmds, err := send.All(ctx, rdb, calls)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +84,7 @@ func lostError(lost []Ref) error {
 func (e *Engine) Extend(ctx context.Context, lease time.Duration, refs ...Ref) (lost []Ref, err error) {
 	calls, groups := pairCalls(refs, 500, func(q string, args []any) call {
 		qk := e.keys.Queue(q)
-		return call{scriptExtend, []string{qk.Reserved, qk.State}, append([]any{lease.Milliseconds()}, args...)}
+		return call{Script: scriptExtend, Keys: []string{qk.Reserved, qk.State}, Args: append([]any{lease.Milliseconds()}, args...)}
 	})
 	lost, err = applyRefs(ctx, e.rdb, calls, groups, 1)
 	if err != nil {
@@ -107,7 +108,7 @@ func (e *Engine) Ack(ctx context.Context, refs ...Ref) error {
 func (e *Engine) ack(ctx context.Context, refs ...Ref) (lost []Ref, err error) {
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
 		qk := e.keys.Queue(q)
-		return call{scriptAck, []string{qk.Reserved, qk.State, qk.Payloads}, args}
+		return call{Script: scriptAck, Keys: []string{qk.Reserved, qk.State, qk.Payloads}, Args: args}
 	})
 	lost, err = applyRefs(ctx, e.rdb, calls, groups, 0)
 	if err != nil {
@@ -156,8 +157,8 @@ func (e *Engine) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) err
 	}
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
 		qk := e.keys.Queue(q)
-		return call{scriptRelease, []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify},
-			append([]any{delayMillis(opts.Delay), exc}, args...)}
+		return call{Script: scriptRelease, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify}, Args: append([]any{delayMillis(opts.Delay), exc}, args...)}
+
 	})
 	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
 	if err != nil {
@@ -172,7 +173,7 @@ func (e *Engine) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) err
 func (e *Engine) unreserve(ctx context.Context, refs ...Ref) error {
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
 		qk := e.keys.Queue(q)
-		return call{scriptUnreserve, []string{qk.Ready, qk.Reserved, qk.State, qk.Notify}, args}
+		return call{Script: scriptUnreserve, Keys: []string{qk.Ready, qk.Reserved, qk.State, qk.Notify}, Args: args}
 	})
 	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
 	if err != nil {

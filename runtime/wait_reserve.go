@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/send"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -56,10 +57,10 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 	cmds := make([]*redis.Cmd, len(calls))
 	_, _ = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		bell = p.Do(ctx, args...)
-		evalAll(ctx, p, calls, cmds)
+		send.Pipe(ctx, p, calls, cmds)
 		return nil
 	})
-	sendAgain(ctx, e.rdb, calls, cmds, nil) // the scripts were flushed
+	send.Again(ctx, e.rdb, calls, cmds, nil) // the scripts were flushed
 	for _, c := range cmds {
 		if err = c.Err(); err != nil {
 			break

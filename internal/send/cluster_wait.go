@@ -1,4 +1,4 @@
-package runtime
+package send
 
 import (
 	"context"
@@ -9,23 +9,26 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// waitCluster is Wait on a Redis Cluster for several queues. A multi-key
-// BLPOP must stay in one slot, and each queue has a slot of its own, so
-// every doorbell gets a BLPOP of its own, on a connection of its own to
-// the doorbell's master. The first BLPOP to return unblocks the others
-// (CLIENT UNBLOCK, which ends a BLPOP as if it timed out, taking nothing),
-// and waitCluster returns once all of them have. A doorbell that another
-// BLPOP took in the meantime is rung again, so no wake-up is lost.
+// WaitCluster waits up to timeout on the doorbells of several queues of
+// a Redis Cluster and returns the queue whose doorbell rang, or "" if
+// none did. A multi-key BLPOP must stay in one slot, and each queue has a
+// slot of its own, so every doorbell gets a BLPOP of its own, on a
+// connection of its own to the doorbell's master. The first BLPOP to
+// return unblocks the others (CLIENT UNBLOCK, which ends a BLPOP as if it
+// timed out, taking nothing), and WaitCluster returns once all of them
+// have. A doorbell that another BLPOP took in the meantime is rung again
+// (Ring), so no wake-up is lost. The BLPOPs end when ctx does.
 //
-// keys are the doorbells, in the order of queues; byKey maps them back.
-func (e *Engine) waitCluster(ctx context.Context, cc *redis.ClusterClient, keys []string, byKey map[string]string, timeout time.Duration) (string, error) {
+// keys are the doorbells, in the order of the queues; byKey maps them
+// back to the queues' names.
+func WaitCluster(ctx context.Context, cc *redis.ClusterClient, keys []string, byKey map[string]string, timeout time.Duration) (string, error) {
 	// A doorbell that rang already wins at once, earliest queue first.
 	rang, err := popRung(ctx, cc, keys)
 	if err != nil {
 		return "", fmt.Errorf("wait on %v: %w", queueNames(keys, byKey), err)
 	}
 	if len(rang) > 0 {
-		e.ringAgain(ctx, byKey, rang[1:])
+		ringAgain(ctx, cc, rang[1:])
 		return byKey[rang[0]], nil
 	}
 	w := &clusterWait{
@@ -38,7 +41,7 @@ func (e *Engine) waitCluster(ctx context.Context, cc *redis.ClusterClient, keys 
 		go w.blpop(ctx, cc, i, k, timeout)
 	}
 	w.collectAll(ctx, len(keys))
-	e.ringAgain(ctx, byKey, w.rang)
+	ringAgain(ctx, cc, w.rang)
 
 	switch {
 	case w.won != "":
@@ -86,7 +89,7 @@ type blpopResult struct {
 	err error
 }
 
-// clusterWait is the state of one waitCluster: a BLPOP per doorbell, on
+// clusterWait is the state of one WaitCluster: a BLPOP per doorbell, on
 // a connection of that doorbell's master.
 type clusterWait struct {
 	mu      sync.Mutex
@@ -221,10 +224,21 @@ func blpopOne(ctx context.Context, conn *redis.Conn, key string, timeout time.Du
 
 // ringAgain rings the doorbells a wait took but did not use, so another
 // waiter gets them.
-func (e *Engine) ringAgain(ctx context.Context, byKey map[string]string, keys []string) {
+func ringAgain(ctx context.Context, rdb redis.Cmdable, keys []string) {
 	for _, k := range keys {
-		_ = e.ring(context.WithoutCancel(ctx), byKey[k])
+		_ = Ring(context.WithoutCancel(ctx), rdb, k)
 	}
+}
+
+// Ring rings the doorbell key: a list of at most one element, which an
+// idle worker's BLPOP takes.
+func Ring(ctx context.Context, rdb redis.Cmdable, key string) error {
+	_, err := rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.RPush(ctx, key, "1")
+		p.LTrim(ctx, key, 0, 0)
+		return nil
+	})
+	return err
 }
 
 func queueNames(keys []string, byKey map[string]string) []string {

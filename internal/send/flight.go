@@ -1,4 +1,4 @@
-package runtime
+package send
 
 import (
 	"context"
@@ -7,8 +7,6 @@ import (
 	goruntime "runtime"
 	"slices"
 	"sync"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Group commit of pushes.
@@ -19,11 +17,11 @@ import (
 // to one queue with one delay (every Push, Later and Dispatch) share
 // calls when they come in together.
 //
-// A push that finds fewer than maxPushFlights flights in flight goes out
+// A push that finds fewer than MaxFlights flights in flight goes out
 // at once, alone, in its caller's goroutine: a caller pushing alone never
 // waits. A push that finds that many in flight waits. When a flight
 // lands, the first push waiting flies the next one, with every push
-// waiting then (up to pushChunk jobs): one script call per queue and
+// waiting then (up to Chunk jobs): one script call per queue and
 // delay, in one pipeline. A flight's goroutine is always the goroutine of
 // one of its pushes, so the engine starts no goroutines of its own.
 //
@@ -50,22 +48,45 @@ import (
 // error (the connection broke, WAIT timed out) is every push's of that
 // call: it may or may not have pushed them, as for a push sent alone.
 
-// maxPushFlights is the most flights of pushes in flight at once per
-// engine.
-const maxPushFlights = 4
+// MaxFlights is the most flights of pushes in flight at once per
+// Flights.
+const MaxFlights = 4
 
-// pushFlights is an engine's group commit of pushes.
-type pushFlights struct {
+// Chunk is the most jobs sent in one push call.
+const Chunk = 500
+
+// Group is the jobs of one push that go to one (physical) queue with one
+// delay: one script call.
+type Group struct {
+	Queue string
+	Delay int64 // ms; 0 pushes to the ready list
+	Args  []any // pairs: job ID, encoded envelope
+}
+
+// Jobs is the number of jobs in g.
+func (g *Group) Jobs() int { return len(g.Args) / 2 }
+
+// Flights is the group commit of one engine's pushes. Its three funcs
+// are set before the first Push.
+type Flights struct {
+	// Call returns the script call that pushes pairs (job ID, encoded
+	// envelope) to queue with delay ms.
+	Call func(queue string, delay int64, pairs []any) Call
+	// Run sends calls as Pushed does.
+	Run func(ctx context.Context, calls []Call) []error
+	// Err is the error a push returns for its call's error.
+	Err func(error) error
+
 	mu      sync.Mutex
 	flying  int
-	waiting []*pushReq // only while maxPushFlights fly
+	waiting []*pushReq // only while MaxFlights fly
 	closed  bool
 	idle    chan struct{} // closed when flying drops to zero after close
 }
 
 // pushReq is one push: a group of jobs for one queue and delay.
 type pushReq struct {
-	*pushGroup
+	*Group
 	// done receives once: when err is set, or, if flight is set, when
 	// this push's goroutine is to fly it.
 	done chan struct{}
@@ -76,12 +97,12 @@ type pushReq struct {
 	taken  bool // in a flight, so no longer withdrawn; guarded by mu
 }
 
-// push pushes g, with other pushes if some are waiting, and returns its
+// Push pushes g, with other pushes if some are waiting, and returns its
 // own outcome. A push whose ctx ends while it waits is withdrawn: it
 // returns ctx's error, and nothing of it was sent. Once its flight has
 // gone out, it waits for the answer, as a push sent alone waits for its
 // reply.
-func (f *pushFlights) push(ctx context.Context, e *Engine, g *pushGroup) error {
+func (f *Flights) Push(ctx context.Context, g *Group) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("push: %w", err)
 	}
@@ -89,14 +110,14 @@ func (f *pushFlights) push(ctx context.Context, e *Engine, g *pushGroup) error {
 	switch {
 	case f.closed:
 		f.mu.Unlock()
-		return e.pushAlone(ctx, g)
-	case f.flying < maxPushFlights:
+		return f.alone(ctx, g)
+	case f.flying < MaxFlights:
 		f.flying++
 		f.mu.Unlock()
 		defer f.land(nil)
-		return e.pushAlone(ctx, g)
+		return f.alone(ctx, g)
 	}
-	r := &pushReq{pushGroup: g, done: make(chan struct{}, 1)}
+	r := &pushReq{Group: g, done: make(chan struct{}, 1)}
 	f.waiting = append(f.waiting, r)
 	f.mu.Unlock()
 	select {
@@ -112,9 +133,16 @@ func (f *pushFlights) push(ctx context.Context, e *Engine, g *pushGroup) error {
 		<-r.done
 	}
 	if r.flight != nil {
-		f.fly(context.WithoutCancel(ctx), e, r.flight)
+		f.fly(context.WithoutCancel(ctx), r.flight)
 	}
 	return r.err
+}
+
+// Waiting returns how many pushes wait for a flight.
+func (f *Flights) Waiting() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.waiting)
 }
 
 // errNoAnswer is the answer of the pushes of a flight whose sending
@@ -123,18 +151,18 @@ func (f *pushFlights) push(ctx context.Context, e *Engine, g *pushGroup) error {
 var errNoAnswer = errors.New("push: no answer: sending the calls panicked")
 
 // fly sends batch, whose first push is the caller's, then lands.
-func (f *pushFlights) fly(ctx context.Context, e *Engine, batch []*pushReq) {
+func (f *Flights) fly(ctx context.Context, batch []*pushReq) {
 	for _, r := range batch {
 		r.err = errNoAnswer
 	}
 	defer f.land(batch[1:])
-	e.sendFlight(ctx, batch)
+	f.send(ctx, batch)
 }
 
 // land ends a flight: it answers others, the pushes of the flight other
 // than the caller's, whose errors are set. Then it hands its place to
 // the pushes waiting, if any: the first of them flies them.
-func (f *pushFlights) land(others []*pushReq) {
+func (f *Flights) land(others []*pushReq) {
 	for _, r := range others {
 		r.done <- struct{}{}
 	}
@@ -160,23 +188,23 @@ func (f *pushFlights) land(others []*pushReq) {
 // and the pushes waiting behind it that the flight has room for: so two
 // flights that land together do not share out the pushes waiting. The
 // caller signals it once it has let go of mu.
-func (f *pushFlights) leader() *pushReq {
+func (f *Flights) leader() *pushReq {
 	if len(f.waiting) == 0 {
 		return nil
 	}
 	r := f.waiting[0]
 	r.taken = true
 	f.waiting = slices.Delete(f.waiting, 0, 1)
-	r.flight = append([]*pushReq{r}, f.take(pushChunk-r.jobs())...)
+	r.flight = append([]*pushReq{r}, f.take(Chunk-r.Jobs())...)
 	return r
 }
 
 // take removes the oldest waiting pushes, up to room jobs, for a
 // flight. The caller holds mu.
-func (f *pushFlights) take(room int) []*pushReq {
+func (f *Flights) take(room int) []*pushReq {
 	n := 0
-	for n < len(f.waiting) && f.waiting[n].jobs() <= room {
-		room -= f.waiting[n].jobs()
+	for n < len(f.waiting) && f.waiting[n].Jobs() <= room {
+		room -= f.waiting[n].Jobs()
 		f.waiting[n].taken = true
 		n++
 	}
@@ -190,9 +218,9 @@ func (f *pushFlights) take(room int) []*pushReq {
 	return batch
 }
 
-// close waits until no flight is in flight, and so none waits; pushes
+// Close waits until no flight is in flight, and so none waits; pushes
 // after it are sent alone.
-func (f *pushFlights) close() {
+func (f *Flights) Close() {
 	f.mu.Lock()
 	f.closed = true
 	if f.flying == 0 {
@@ -207,10 +235,10 @@ func (f *pushFlights) close() {
 	<-idle
 }
 
-// pushAlone pushes g in a call of its own.
-func (e *Engine) pushAlone(ctx context.Context, g *pushGroup) error {
-	if err := firstPushErr(e.runPush(ctx, []call{e.pushCall(g.queue, g.delay, g.args)})); err != nil {
-		return pushError(err)
+// alone pushes g in a call of its own.
+func (f *Flights) alone(ctx context.Context, g *Group) error {
+	if err := FirstErr(f.Run(ctx, []Call{f.Call(g.Queue, g.Delay, g.Args)})); err != nil {
+		return f.Err(err)
 	}
 	return nil
 }
@@ -220,9 +248,9 @@ func (e *Engine) pushAlone(ctx context.Context, g *pushGroup) error {
 // pushes of one call share starts a new call for the later push, which
 // then finds the first one's job, as two pushes sent one after the
 // other would.
-func (e *Engine) sendFlight(ctx context.Context, batch []*pushReq) {
+func (f *Flights) send(ctx context.Context, batch []*pushReq) {
 	if len(batch) == 1 {
-		batch[0].err = e.pushAlone(ctx, batch[0].pushGroup)
+		batch[0].err = f.alone(ctx, batch[0].Group)
 		return
 	}
 	type groupKey struct {
@@ -232,41 +260,41 @@ func (e *Engine) sendFlight(ctx context.Context, batch []*pushReq) {
 	var plans []*flightCall
 	open := make(map[groupKey]*flightCall) // the call taking pushes, per queue and delay
 	for _, r := range batch {
-		k := groupKey{r.queue, r.delay}
+		k := groupKey{r.Queue, r.Delay}
 		p := open[k]
 		if p == nil || p.hasAny(r) {
-			p = &flightCall{queue: r.queue, delay: r.delay, ids: make(map[any]struct{})}
+			p = &flightCall{queue: r.Queue, delay: r.Delay, ids: make(map[any]struct{})}
 			plans = append(plans, p)
 			open[k] = p
 		}
 		p.add(r)
 	}
-	calls := make([]call, len(plans))
+	calls := make([]Call, len(plans))
 	members := make([][]*pushReq, len(plans))
 	for i, p := range plans {
-		pairs := p.rs[0].args
+		pairs := p.rs[0].Args
 		if len(p.rs) > 1 {
 			pairs = make([]any, 0, 2*p.jobs)
 			for _, r := range p.rs {
-				pairs = append(pairs, r.args...)
+				pairs = append(pairs, r.Args...)
 			}
 		}
-		calls[i] = e.pushCall(p.queue, p.delay, pairs)
+		calls[i] = f.Call(p.queue, p.delay, pairs)
 		members[i] = p.rs
 	}
-	errs := e.runPush(ctx, calls)
+	errs := f.Run(ctx, calls)
 	var again []*pushReq
 	for i, rs := range members {
 		var err error
 		if errs != nil {
 			err = errs[i]
 		}
-		if err != nil && len(rs) > 1 && isReplyError(err) {
+		if err != nil && len(rs) > 1 && IsReplyError(err) {
 			again = append(again, rs...)
 			continue
 		}
 		if err != nil {
-			err = pushError(err)
+			err = f.Err(err)
 		}
 		for _, r := range rs {
 			r.err = err
@@ -279,13 +307,13 @@ func (e *Engine) sendFlight(ctx context.Context, batch []*pushReq) {
 	// a call of its own, for an answer of its own.
 	calls = calls[:0]
 	for _, r := range again {
-		calls = append(calls, e.pushCall(r.queue, r.delay, r.args))
+		calls = append(calls, f.Call(r.Queue, r.Delay, r.Args))
 	}
-	errs = e.runPush(ctx, calls)
+	errs = f.Run(ctx, calls)
 	for i, r := range again {
 		r.err = nil
 		if errs != nil && errs[i] != nil {
-			r.err = pushError(errs[i])
+			r.err = f.Err(errs[i])
 		}
 	}
 }
@@ -302,25 +330,18 @@ type flightCall struct {
 
 func (p *flightCall) add(r *pushReq) {
 	p.rs = append(p.rs, r)
-	p.jobs += r.jobs()
-	for j := 0; j < len(r.args); j += 2 {
-		p.ids[r.args[j]] = struct{}{}
+	p.jobs += r.Jobs()
+	for j := 0; j < len(r.Args); j += 2 {
+		p.ids[r.Args[j]] = struct{}{}
 	}
 }
 
 // hasAny reports whether a job ID of r is in p already.
 func (p *flightCall) hasAny(r *pushReq) bool {
-	for j := 0; j < len(r.args); j += 2 {
-		if _, ok := p.ids[r.args[j]]; ok {
+	for j := 0; j < len(r.Args); j += 2 {
+		if _, ok := p.ids[r.Args[j]]; ok {
 			return true
 		}
 	}
 	return false
-}
-
-// isReplyError reports whether err is an error reply from Redis, rather
-// than a failure to get a reply.
-func isReplyError(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) && err != redis.Nil
 }
