@@ -245,8 +245,8 @@ type ReserveResult struct {
 	// NextExpiry is the earliest lease deadline of other reserved jobs;
 	// zero if none.
 	NextExpiry time.Time
-	// clock is the Redis clock, to the microsecond, when the migrate
-	// before the reserve ran: no later than the reserve.
+	// clock is the Redis clock, to the microsecond, when the reserve
+	// ran.
 	clock time.Time
 }
 
@@ -312,11 +312,7 @@ func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Du
 		return ReserveResult{}, fmt.Errorf("%w: reserve with lease %v: lease must be at least 1ms", ErrInvalid, lease)
 	}
 	rc, token := e.reserveCall(queue, n, lease)
-	cmds, err := send.All(ctx, e.rdb, []call{e.migrateCall(queue), rc})
-	if err != nil {
-		return ReserveResult{}, fmt.Errorf("reserve from %q: %w", queue, err)
-	}
-	b, err := parseReserve(queue, token, cmds[0], cmds[1])
+	b, err := parseReserve(queue, token, rc.Run(ctx, e.rdb))
 	if err != nil {
 		return ReserveResult{}, fmt.Errorf("reserve from %q: %w", queue, err)
 	}
@@ -324,31 +320,41 @@ func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Du
 }
 
 // reserveCall is the reserve script call for up to n jobs of queue, and
-// the fresh token it reserves them under.
+// the fresh token it reserves them under. The script migrates the queue
+// first.
 func (e *Engine) reserveCall(queue string, n int, lease time.Duration) (call, string) {
 	qk := e.keys.Queue(queue)
 	token := wire.NewToken()
-	return call{Script: scriptReserve, Keys: []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.Calls(queue, keyspace.CallsTick(time.Now()))}, Args: []any{n, lease.Milliseconds(), token, e.retryWindow()}},
+	return call{Script: scriptReserve, Keys: []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.Calls(queue, keyspace.CallsTick(time.Now())), qk.Delayed}, Args: []any{n, lease.Milliseconds(), token, e.retryWindow(), e.cfg.MigrateLimit}},
 		token
 }
 
-// parseReserve reads the replies of a migrate call and the reserve call
-// that ran after it.
-func parseReserve(queue, token string, migrated, reserved *redis.Cmd) (ReserveResult, error) {
-	m, err := parseMigration(migrated)
+// reserveHead is the length of a reserve reply before its jobs: now,
+// the lease deadline, and what its migrate did (the fields of a migrate
+// reply after its now).
+const reserveHead = 7
+
+// parseReserve reads the reply of a reserve call.
+func parseReserve(queue, token string, reserved *redis.Cmd) (ReserveResult, error) {
+	reply, err := reserved.Slice()
 	if err != nil {
 		return ReserveResult{}, err
 	}
-	reply, err := reserved.Slice()
-	if err != nil || len(reply) < 2 || (len(reply)-2)%4 != 0 {
-		return ReserveResult{}, fmt.Errorf("unexpected reply (%v)", err)
+	if len(reply) < reserveHead || (len(reply)-reserveHead)%4 != 0 {
+		return ReserveResult{}, fmt.Errorf("unexpected reply of %d values", len(reply))
 	}
-	b := ReserveResult{Now: msTime(asInt(reply[0])), NextDue: m.NextDue, NextExpiry: m.NextExpiry, clock: m.Now}
+	now := msTime(asInt(reply[0]))
+	b := ReserveResult{
+		Now:        now,
+		NextDue:    msTime(asInt(reply[4])),
+		NextExpiry: msTime(asInt(reply[5])),
+		clock:      now.Add(time.Duration(asInt(reply[6])) * time.Microsecond),
+	}
 	until := msTime(asInt(reply[1]))
-	if len(reply) > 2 {
-		b.Jobs = make([]Reservation, 0, (len(reply)-2)/4)
+	if len(reply) > reserveHead {
+		b.Jobs = make([]Reservation, 0, (len(reply)-reserveHead)/4)
 	}
-	for i := 2; i < len(reply); i += 4 {
+	for i := reserveHead; i < len(reply); i += 4 {
 		id, _ := reply[i].(string)
 		payload, _ := reply[i+3].(string)
 		r := Reservation{

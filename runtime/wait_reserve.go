@@ -10,10 +10,10 @@ import (
 )
 
 // waitReserve waits up to timeout for a doorbell of queues, then migrates
-// and reserves up to n jobs of queues[0], all in one round trip: the two
-// scripts are pipelined behind the BLPOP on the same connection, so Redis
-// runs them the moment the BLPOP returns, whether a doorbell rang or the
-// timeout passed. An idle worker thus picks up a new job one round trip
+// and reserves up to n jobs of queues[0], all in one round trip: the
+// reserve script, which migrates first, is pipelined behind the BLPOP on
+// the same connection, so Redis runs it the moment the BLPOP returns,
+// whether a doorbell rang or the timeout passed. An idle worker thus picks up a new job one round trip
 // after its push, not two.
 //
 // rang is the queue whose doorbell rang, or "". ok is false, and nothing
@@ -22,7 +22,7 @@ import (
 // slots). Jobs are returned even when the BLPOP itself failed.
 //
 // If wakeID is not "", the BLPOP also waits on that worker's wake list, so
-// Engine.wake ends it at once when the worker stops; the scripts still
+// Engine.wake ends it at once when the worker stops; the script still
 // run then.
 func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.Duration, n int, lease time.Duration, wakeID string) (rang string, b ReserveResult, ok bool, err error) {
 	if len(queues) == 0 || n < 1 || lease < time.Millisecond || timeout < time.Millisecond {
@@ -51,7 +51,7 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 	}
 	args = append(args, fmt.Sprintf("%.3f", timeout.Seconds()))
 	rc, token := e.reserveCall(q, n, lease)
-	calls := []call{e.migrateCall(q), rc}
+	calls := []call{rc}
 
 	var bell *redis.Cmd
 	cmds := make([]*redis.Cmd, len(calls))
@@ -67,7 +67,7 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 		}
 	}
 	if err == nil {
-		b, err = parseReserve(q, token, cmds[0], cmds[1])
+		b, err = parseReserve(q, token, cmds[0])
 	}
 	if err != nil {
 		return "", ReserveResult{}, true, fmt.Errorf("reserve from %q: %w", q, err)

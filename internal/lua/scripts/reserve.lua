@@ -1,4 +1,5 @@
--- reserve: take up to N ready jobs, each under a lease and a token.
+-- reserve: move due jobs to ready, then take up to N ready jobs, each
+-- under a lease and a token.
 --
 -- KEYS[1] -> ready list
 -- KEYS[2] -> reserved zset
@@ -8,14 +9,22 @@
 -- KEYS[6] -> paused flag
 -- KEYS[7] -> calls hash of the 10 ms tick the call was made in (nonce or
 --            token -> what the call did)
+-- KEYS[8] -> delayed zset
 -- ARGV[1] -> N, the most jobs to take
 -- ARGV[2] -> lease in ms
 -- ARGV[3] -> reservation token (random, from the caller)
 -- ARGV[4] -> how long to keep the calls hash after its first write, in ms
 --            (0: record nothing)
+-- ARGV[5] -> migrate limit: at most this many delayed and this many
+--            expired jobs move to ready first
 --
--- Returns: {now ms, lease deadline ms, then per job: id, attempts,
---           exceptions, payload}. Nothing is taken while the queue is paused.
+-- Returns: {now ms, lease deadline ms, delayed jobs moved, expired jobs
+--           moved, next due ms or -1, next lease deadline ms or -1, µs
+--           past now ms, then per job: id, attempts, exceptions,
+--           payload}. The moves are migrate's (lib/migrate_due.lua), made
+--           first, so that one call both moves what fell due and takes
+--           it. Nothing is taken while the queue is paused; due jobs
+--           still move.
 --           A job whose state entry was malformed (not
 --           "attempts:exceptions:token" with counts of up to 15 digits)
 --           comes with attempts 0 and, for exceptions, the entry as it
@@ -44,20 +53,23 @@
 -- taken, and the calls hash by the call. It has no shebang, so Redis
 -- judges it command by command: past maxmemory it refuses a deny-oom
 -- command only as a script's first write, and this script's first write
--- is LPOP, which is not one; so workers drain a full Redis.
+-- is a move's ZREM or the LPOP, neither of which is one; so workers
+-- drain a full Redis.
 
--- uses: wrong_type
-
--- uses: now_ms
-local now = nowMs()
+-- uses: wrong_type, now_ms, migrate_due
+local now, us = nowMs()
 local token = ARGV[3]
 local keep = tonumber(ARGV[4])
-local bad = wrongType({1, 'list', 2, 'zset', 3, 'hash', 4, 'hash', 5, 'list'}) or (keep > 0 and wrongType({7, 'hash'}))
+local bad = wrongType({1, 'list', 2, 'zset', 3, 'hash', 4, 'hash', 5, 'list', 8, 'zset'}) or (keep > 0 and wrongType({7, 'hash'}))
 if bad then return bad end
+
+-- Every key is checked: the moves cannot fail.
+local moved, expired, next_due, next_expiry = migrateDue({1, 8, 2, 4, 5}, tonumber(ARGV[5]), now)
+if expired == nil then return moved end
 
 local prev = keep > 0 and redis.call('HGET', KEYS[7], token)
 if prev then
-  local out = {now, tonumber(prev)}
+  local out = {now, tonumber(prev), moved, expired, next_due, next_expiry, us}
   -- Jobs whose lease has run out are not handed back: migrate may move
   -- them to ready at any moment.
   if tonumber(prev) <= now then return out end
@@ -84,7 +96,7 @@ if prev then
 end
 
 local deadline = now + tonumber(ARGV[2])
-local out = {now, deadline}
+local out = {now, deadline, moved, expired, next_due, next_expiry, us}
 
 if redis.call('EXISTS', KEYS[6]) == 1 then return out end
 
