@@ -329,6 +329,16 @@ func TestBatchActions(t *testing.T) {
 	require.Contains(t, body, `<dd id="batch-failed">1 (failures allowed)</dd>`)
 	_, list, _ := b.get(t, "batches")
 	require.Contains(t, list, id, "a batch with a failed job is listed")
+	// A batch with nothing waiting or failed is listed too.
+	done, err := runtime.NewBatch(note{Text: "ok"}).Name("all <b>done</b>").Dispatch(b.ctx)
+	require.NoError(t, err)
+	w, err = runtime.NewWorker(b.engine, r, runtime.WorkerConfig{Queues: []string{"notes"}, StopWhenEmpty: true, Sleep: 20 * time.Millisecond, Logger: quiet})
+	require.NoError(t, err)
+	require.NoError(t, w.Run(b.ctx))
+	_, list, _ = b.get(t, "batches")
+	require.Contains(t, list, done, "a finished batch is listed")
+	require.Contains(t, list, "all &lt;b&gt;done&lt;/b&gt;")
+	require.Less(t, strings.Index(list, done), strings.Index(list, id), "newest first")
 
 	res := b.post(t, "batches/"+id+"/retry", nil, b.srv.URL)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)

@@ -459,7 +459,7 @@ func (h *handler) findBatch(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
 		}
-		h.render(w, r, "batch", "Batches", map[string]any{"Ask": true, "Batches": rows, "Scan": batchScan}, false)
+		h.render(w, r, "batch", "Batches", map[string]any{"Ask": true, "Batches": rows, "Scan": batchScan, "List": batchList}, false)
 		return
 	}
 	seeOther(w, base(r)+"batches/"+url.PathEscape(id))
@@ -476,7 +476,7 @@ func (h *handler) batch(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	case !ok:
-		h.renderStatus(w, r, http.StatusNotFound, "batch", "Batch "+id, map[string]any{"Ask": true, "Missing": id, "Scan": batchScan}, true)
+		h.renderStatus(w, r, http.StatusNotFound, "batch", "Batch "+id, map[string]any{"Ask": true, "Missing": id, "Scan": batchScan, "List": batchList}, true)
 		return
 	}
 	// A failed job stays pending: it may yet succeed on a retry.
@@ -494,16 +494,28 @@ func percent(part, whole int) int {
 	return part * 100 / whole
 }
 
-// openBatches finds the batches that jobs near the head of each queue,
-// or among its newest failed jobs, belong to: batches are not indexed,
-// so these are the ones with work waiting or failed.
+// batchList is how many of the newest batches the batches page lists.
+const batchList = 100
+
+// openBatches returns the newest batches (BatchStore.List), and the
+// batches that jobs near the head of each queue, or among its newest
+// failed jobs, belong to: those older than the list that still have work
+// waiting or failed.
 func (h *handler) openBatches(ctx context.Context) ([]batchRow, error) {
 	queues, err := h.e.Queues(ctx)
 	if err != nil {
 		return nil, err
 	}
+	newest, err := h.e.Batches().List(ctx, 0, batchList)
+	if err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
 	var ids []string
+	for _, st := range newest {
+		seen[st.ID] = true
+		ids = append(ids, st.ID)
+	}
 	note := func(queue, id string, state runtime.JobState, payload []byte) {
 		if v := readJob(queue, id, state, payload); v.BatchID != "" && !seen[v.BatchID] {
 			seen[v.BatchID] = true

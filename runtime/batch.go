@@ -3,9 +3,11 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jobgen/jobgen/internal/wire"
+	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -169,11 +171,31 @@ func (e *Engine) DispatchBatch(ctx context.Context, b *PendingBatch) (string, er
 	if err := (call{Script: scriptBatchAdd, Keys: bk.All(), Args: args}).Run(ctx, e.rdb).Err(); err != nil {
 		return "", fmt.Errorf("dispatch batch: %w", err)
 	}
-	if err := e.PushBulk(ctx, out); err != nil {
+	err = e.indexBatch(ctx, id)
+	if err == nil {
+		err = e.PushBulk(ctx, out)
+	}
+	if err != nil {
 		_ = e.rdb.Del(context.WithoutCancel(ctx), bk.All()...).Err()
 		return "", fmt.Errorf("dispatch batch: %w", err)
 	}
 	return id, nil
+}
+
+// indexBatch adds batch id to the list of batches (keys.Batches), and
+// drops the entries older than StateRetention from it.
+func (e *Engine) indexBatch(ctx context.Context, id string) error {
+	created, _ := wire.IDTime(id)
+	k := e.keys.Batches()
+	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, k, redis.Z{Score: float64(created), Member: id})
+		p.ZRemRangeByScore(ctx, k, "-inf", "("+strconv.FormatInt(created-e.cfg.StateRetention.Milliseconds(), 10))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("index batch: %w", err)
+	}
+	return nil
 }
 
 // batchJobs builds the envelopes of jobs for batch id, and counts them,

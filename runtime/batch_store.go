@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -62,6 +63,42 @@ func (s *BatchStore) Find(ctx context.Context, id string) (status BatchStatus, o
 		CancelledAt:   msTime(at("cancelled_at")),
 		FinishedAt:    msTime(at("finished_at")),
 	}, true, nil
+}
+
+// List returns the batches dispatched within StateRetention that still
+// exist, newest first: up to limit of them, after skipping offset. IDs of
+// batches whose records have expired are dropped from the list as it
+// meets them, so a page may hold fewer than limit.
+func (s *BatchStore) List(ctx context.Context, offset, limit int) ([]BatchStatus, error) {
+	if offset < 0 || limit < 1 {
+		return nil, fmt.Errorf("%w: list batches: offset %d, limit %d", ErrInvalid, offset, limit)
+	}
+	k := s.e.keys.Batches()
+	ids, err := s.e.rdb.ZRevRange(ctx, k, int64(offset), int64(offset+limit-1)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list batches: %w", err)
+	}
+	out := make([]BatchStatus, 0, len(ids))
+	var gone []any
+	for _, id := range ids {
+		st, ok, err := s.Find(ctx, id)
+		switch {
+		case err != nil && errors.Is(err, ErrInvalid):
+			gone = append(gone, id)
+		case err != nil:
+			return nil, err
+		case ok:
+			out = append(out, st)
+		default:
+			gone = append(gone, id)
+		}
+	}
+	if len(gone) > 0 {
+		if err := s.e.rdb.ZRem(ctx, k, gone...).Err(); err != nil {
+			return nil, fmt.Errorf("list batches: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // Cancel cancels batch id: its jobs that have not run are skipped. Jobs

@@ -351,3 +351,49 @@ func TestBatchFinallyAfterCatch(t *testing.T) {
 		require.Equal(t, []string{"catch", "catch returned", "finally"}, calls)
 	})
 }
+
+// Batches are listed newest first, finished ones included, and a batch
+// whose records are gone drops out of the list.
+func TestBatchList(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var ids []string
+		for i := range 3 {
+			id, err := runtime.NewBatch(itemJob{N: i}).Name(fmt.Sprint("b", i)).Dispatch(b.ctx)
+			require.NoError(t, err)
+			ids = append(ids, id)
+			time.Sleep(2 * time.Millisecond) // IDs order by their ms
+		}
+		list, err := b.engine.Batches().List(b.ctx, 0, 10)
+		require.NoError(t, err)
+		var got []string
+		for _, s := range list {
+			got = append(got, s.ID)
+		}
+		require.Equal(t, []string{ids[2], ids[1], ids[0]}, got)
+		page, err := b.engine.Batches().List(b.ctx, 1, 1)
+		require.NoError(t, err)
+		require.Len(t, page, 1)
+		require.Equal(t, ids[1], page[0].ID)
+		require.Equal(t, "b1", page[0].Name)
+
+		// Finished, a batch is still listed.
+		runtime.Register(b.router, "test.Item", func(context.Context, itemJob) error { return nil })
+		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"default"}, StopWhenEmpty: true})
+		list, err = b.engine.Batches().List(b.ctx, 0, 10)
+		require.NoError(t, err)
+		require.Len(t, list, 3)
+		require.True(t, list[0].Finished())
+
+		// Its records expired, it is dropped from the list.
+		require.NoError(t, b.rdb.Del(b.ctx, b.prefix+":{batch:"+ids[1]+"}:state").Err())
+		list, err = b.engine.Batches().List(b.ctx, 0, 10)
+		require.NoError(t, err)
+		require.Len(t, list, 2)
+		n, err := b.rdb.ZCard(b.ctx, b.prefix+":batches").Result()
+		require.NoError(t, err)
+		require.Equal(t, int64(2), n)
+
+		_, err = b.engine.Batches().List(b.ctx, -1, 10)
+		require.ErrorIs(t, err, runtime.ErrInvalid)
+	})
+}

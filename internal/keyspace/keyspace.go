@@ -190,6 +190,14 @@ func (k Keys) Schedule(queue, name string) string {
 	return k.prefix + ":{" + queue + "}:schedule:" + name
 }
 
+// Batches is a ZSET of batch IDs scored by their creation time (unix ms,
+// from the ID), newest last: the list the dashboard pages through.
+// DispatchBatch adds each batch after creating it, and trims entries
+// older than the engine's StateRetention; BatchStore.List drops the IDs
+// of batches that no longer exist. It lives outside every slot, and no
+// script touches it.
+func (k Keys) Batches() string { return k.prefix + ":batches" }
+
 // BatchKeys are the keys of one batch (batch.go). They share the hash
 // tag {batch:ID}, in a slot apart from every queue, and only the batch
 // scripts touch them, never in the same call as a queue's keys.
