@@ -48,6 +48,7 @@ type Worker struct {
 	processed atomic.Int64  // jobs finished, whatever the outcome
 	returned  atomic.Int64  // jobs given back to their queues at a stop (WorkerStats.Returned)
 	mon       monitor       // counts and running jobs for the worker's record (monitor.go)
+	runners   runners       // the goroutines jobs and handlers run on (worker_runners.go)
 }
 
 // WorkerStats counts what a worker has done with its jobs.
@@ -119,6 +120,7 @@ func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
 		hooking:  map[Ref]bool{},
 		stopCh:   make(chan struct{}),
 		busy:     make(chan struct{}, 1),
+		runners:  runners{max: 2 * cfg.Concurrency}, // a process and a handler per running job
 		wakeID:   NewID(),
 	}
 	for range cfg.Concurrency + cfg.Prefetch {
@@ -244,6 +246,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	close(w.queued)
 	<-started
 	w.drain()
+	w.runners.close()
 	close(w.ackStop)
 	<-w.ackDone
 	stopSide()

@@ -118,11 +118,10 @@ func (w *Worker) startJobs(base context.Context, start time.Time) {
 				continue
 			}
 		}
-		go func() {
-			_ = growStack() // stack.go
+		w.runners.do(func() {
 			w.process(base, res)
 			w.runSlots <- struct{}{}
-		}()
+		})
 	}
 	if len(waiting) == 0 {
 		return

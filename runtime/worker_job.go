@@ -172,15 +172,14 @@ const abandonAfter = 2 * time.Second
 // ends with the context's cause.
 func (w *Worker) attempt(ctx context.Context, env *Envelope) error {
 	done := make(chan error, 1)
-	go func() {
-		_ = growStack() // stack.go
+	w.runners.do(func() {
 		defer func() {
 			if r := recover(); r != nil {
 				done <- &PanicError{Value: r, Stack: debug.Stack()}
 			}
 		}()
 		done <- w.runMiddleware(ctx, env) // middleware.go: the worker's middleware, then the router
-	}()
+	})
 	select {
 	case err := <-done:
 		return err
