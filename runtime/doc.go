@@ -227,7 +227,9 @@
 // a tick while the last run's job is queued or running, with a unique
 // lock of the entry's own. RunDue makes one pass (schedule:run), Status
 // reads each entry's last run (schedule:list) and DispatchNow
-// dispatches an entry now (schedule:test).
+// dispatches an entry now (schedule:test). Pause stops an entry for
+// every process that runs the schedule, its ticks claimed and pushing
+// nothing, until Resume (schedule:pause, schedule:resume).
 //
 // # Queues
 //

@@ -81,6 +81,9 @@ const (
 	// TickFailed: the try failed (TickReport.Err); the next pass tries
 	// again while the tick is the entry's latest.
 	TickFailed
+	// TickPaused: the entry is paused (Schedule.Pause): the tick is
+	// claimed, so it counts as run, and nothing was pushed.
+	TickPaused
 )
 
 func (o TickOutcome) String() string {
@@ -95,6 +98,8 @@ func (o TickOutcome) String() string {
 		return "too old"
 	case TickFailed:
 		return "failed"
+	case TickPaused:
+		return "paused"
 	}
 	return "TickOutcome(" + strconv.Itoa(int(o)) + ")"
 }
@@ -192,6 +197,8 @@ func (s *Schedule) runner(e *Engine, cfg *ScheduleConfig) (*schedule.Runner, err
 				return schedule.Held, nil
 			case TickTooOld:
 				return schedule.TooOld, nil
+			case TickPaused:
+				return schedule.Paused, nil
 			}
 			log.Error("scheduled dispatch failed; the next pass tries again", "entry", rep.Entry, "tick", rep.Tick, "err", rep.Err)
 			return schedule.Held, rep.Err
@@ -346,6 +353,8 @@ func (e *Engine) fireTick(ctx context.Context, en *ScheduledEntry, t schedule.Ti
 		return rep
 	case 2:
 		rep.Outcome = TickOverlapping
+	case 3:
+		rep.Outcome = TickPaused
 	case -1:
 		rep.Outcome = TickTooOld
 	default:
@@ -358,14 +367,13 @@ func (e *Engine) fireTick(ctx context.Context, en *ScheduledEntry, t schedule.Ti
 // DispatchNow dispatches the job of the entry named name now, with the
 // entry's options, outside its ticks (the schedule:test command). An
 // entry WithoutOverlapping takes its lock, and returns a
-// *DuplicateError while its last run is queued or running.
+// *DuplicateError while its last run is queued or running. A paused
+// entry (Pause) is dispatched all the same: this is an operator's
+// explicit request, and it leaves the entry paused.
 func (s *Schedule) DispatchNow(ctx context.Context, e *Engine, name string) (string, error) {
-	if _, err := s.Entries(); err != nil {
+	en, err := s.lookup(name)
+	if err != nil {
 		return "", err
-	}
-	en, ok := s.Entry(name)
-	if !ok {
-		return "", fmt.Errorf("%w: no schedule entry is named %q", ErrInvalid, name)
 	}
 	eng, err := e.engineFor(ctx, en)
 	if err != nil {
@@ -409,6 +417,9 @@ type EntryStatus struct {
 	LastJobID  string
 	Skipped    bool
 	SkippedFor string
+	// Paused is set while the entry is paused (Pause): its ticks push
+	// nothing.
+	Paused bool
 }
 
 // Status returns the entries of the schedule with their next tick and
@@ -449,6 +460,7 @@ func (s *Schedule) Status(ctx context.Context, e *Engine) ([]EntryStatus, error)
 		if h["skipped_by"] != "" {
 			st.Skipped, st.SkippedFor = true, h["skipped_by"]
 		}
+		st.Paused = h["paused"] != ""
 		out[i] = st
 	}
 	return out, nil

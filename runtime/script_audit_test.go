@@ -167,6 +167,12 @@ func exerciseScripts(t *testing.T, b bundle) {
 		now, _ := clock.Now(ctx)
 		clock.Set(now.Add(time.Minute))
 	}
+	// schedule_pause, and a tick of a paused entry that pushes nothing.
+	require.NoError(t, sched.Pause(ctx, e, "audit-delay"))
+	reports, err := sched.RunDue(ctx, e, runtime.ScheduleConfig{Clock: clock})
+	require.NoError(t, err)
+	require.Equal(t, runtime.TickPaused, reports[1].Outcome)
+	require.NoError(t, sched.Resume(ctx, e, "audit-delay"))
 
 	// A worker running a chain whose next link goes to another queue (and
 	// slot): whatever scripts the worker uses for that run too.

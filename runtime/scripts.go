@@ -47,7 +47,8 @@ var (
 	scriptHits        = mustScript("hits")
 
 	// Schedules.
-	scriptScheduleTick = mustScript("schedule_tick")
+	scriptScheduleTick  = mustScript("schedule_tick")
+	scriptSchedulePause = mustScript("schedule_pause")
 )
 
 // call is one script invocation (internal/send).

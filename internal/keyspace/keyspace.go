@@ -177,10 +177,13 @@ func (k Keys) Unique(key string) string { return k.prefix + ":unique:" + key }
 // tick, the unix ms of the last tick claimed; id and at, the job pushed
 // for it and when (Redis clock, unix ms); skipped_by and skipped_at when
 // that tick pushed nothing, as the job of an earlier run still held the
-// entry's lock. It is in the queue's slot, so the claim of a tick and
-// the push of its job are one script call (schedule_tick.lua). It
-// expires StateRetention after the entry's next tick, so the state of an
-// entry that was removed goes by itself.
+// entry's lock; paused, "1" while the entry is paused (Schedule.Pause,
+// schedule_pause.lua), when its ticks are claimed and push nothing. It
+// is in the queue's slot, so the claim of a tick and the push of its job
+// are one script call (schedule_tick.lua). It expires StateRetention
+// after the entry's next tick, so the state of an entry that was removed
+// goes by itself; a paused entry's state does not expire until it is
+// resumed.
 //
 // The lock of an entry without overlapping is keys.unique of
 // "{queue}:schedule:name" (scheduleLockKey): the STRING of a unique job,

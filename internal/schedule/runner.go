@@ -61,6 +61,9 @@ const (
 	// Held: nothing was claimed or pushed, for a reason that may pass
 	// (the job's own unique lock is held): the tick is tried again.
 	Held
+	// Paused: this call claimed the tick but pushed nothing, as the
+	// entry is paused.
+	Paused
 )
 
 func (o Outcome) String() string {
@@ -75,6 +78,8 @@ func (o Outcome) String() string {
 		return "too old"
 	case Held:
 		return "held"
+	case Paused:
+		return "paused"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
@@ -189,7 +194,7 @@ func (r *Runner) Pass(ctx context.Context, now time.Time) error {
 				continue
 			}
 			switch o {
-			case Fired, Taken, Overlapping:
+			case Fired, Taken, Overlapping, Paused:
 				r.done[e.Name] = at
 			case Held:
 				settled = false

@@ -3,7 +3,8 @@
 -- processes try it.
 --
 -- KEYS[1] -> the entry's state hash (tick, id, at; skipped_by when the
---            last tick found the entry still running)
+--            last tick found the entry still running; paused while the
+--            entry is paused)
 -- KEYS[2] -> ready list of the job's queue
 -- KEYS[3] -> delayed zset of the job's queue
 -- KEYS[4] -> payloads hash of the job's queue
@@ -24,6 +25,9 @@
 --          a later one, was claimed already;
 --          {2, holder} if the tick was claimed but nothing pushed, as
 --          the lock is held by the job of an earlier run;
+--          {3, ""} if the tick was claimed but nothing pushed, as the
+--          entry is paused (its state then keeps no expiry, as
+--          schedule_pause left it);
 --          {-1, ""} if the entry has no state and the tick is before
 --          ARGV[2].
 -- Errors: "DUPLICATE <id>" if the job ID exists already, and
@@ -48,13 +52,18 @@ if last then
 elseif tick < tonumber(ARGV[2]) then
   return {-1, ''}
 end
+local ticks = string.format('%d', tick)
+if redis.call('HEXISTS', KEYS[1], 'paused') == 1 then
+  redis.call('HSET', KEYS[1], 'tick', ticks)
+  redis.call('HDEL', KEYS[1], 'skipped_by', 'skipped_at')
+  return {3, ''}
+end
 local id = ARGV[4]
 if redis.call('HEXISTS', KEYS[4], id) == 1 then
   return redis.error_reply('DUPLICATE ' .. id)
 end
 
 local now = nowMs()
-local ticks = string.format('%d', tick)
 local keep = tonumber(ARGV[3])
 
 if #KEYS >= 6 then

@@ -1,0 +1,72 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Pause pauses the entry named name, for every process that runs the
+// schedule on e's Redis: until Resume, its ticks are claimed (they count
+// as run, TickPaused) and push nothing. The flag is kept in the entry's
+// state in Redis, which does not expire while it is paused, so a pause
+// outlasts restarts and deploys. Pausing a paused entry does nothing.
+// DispatchNow still dispatches a paused entry.
+//
+// An unknown name is an error wrapping ErrInvalid.
+func (s *Schedule) Pause(ctx context.Context, e *Engine, name string) error {
+	return s.setPaused(ctx, e, name, true)
+}
+
+// Resume undoes Pause: the entry's next tick after now pushes its job
+// again. The ticks that fell while it was paused stay claimed, so none
+// of them runs late. Resuming an entry that is not paused does nothing.
+//
+// An unknown name is an error wrapping ErrInvalid.
+func (s *Schedule) Resume(ctx context.Context, e *Engine, name string) error {
+	return s.setPaused(ctx, e, name, false)
+}
+
+// setPaused sets or clears the paused flag of the entry named name
+// (schedule_pause.lua).
+func (s *Schedule) setPaused(ctx context.Context, e *Engine, name string, paused bool) error {
+	en, err := s.lookup(name)
+	if err != nil {
+		return err
+	}
+	eng, err := e.engineFor(ctx, en)
+	if err != nil {
+		return err
+	}
+	_, q, err := eng.entryEnvelope(en)
+	if err != nil {
+		return err
+	}
+	flag, verb := 0, "resume"
+	if paused {
+		flag, verb = 1, "pause"
+	}
+	// On resume the state expires as after a tick: StateRetention after
+	// the entry's next one.
+	keep := eng.cfg.StateRetention
+	if now := time.Now(); !en.Next(now).IsZero() {
+		keep += en.Next(now).Sub(now)
+	}
+	err = call{scriptSchedulePause, []string{eng.keys.Schedule(q, name)}, []any{flag, keep.Milliseconds()}}.run(ctx, eng.rdb).Err()
+	if err != nil {
+		return fmt.Errorf("%s schedule entry %q: %w", verb, name, err)
+	}
+	return nil
+}
+
+// lookup returns the entry named name, once the schedule is checked.
+func (s *Schedule) lookup(name string) (*ScheduledEntry, error) {
+	if _, err := s.Entries(); err != nil {
+		return nil, err
+	}
+	en, ok := s.Entry(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: no schedule entry is named %q", ErrInvalid, name)
+	}
+	return en, nil
+}
