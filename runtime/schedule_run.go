@@ -408,10 +408,11 @@ type EntryStatus struct {
 	// zone.
 	Next time.Time
 	// LastTick is the last tick claimed, in the entry's zone; zero if
-	// none is remembered. LastRun is when its job was pushed (Redis
-	// clock), and LastJobID that job; Skipped is set when the last tick
-	// pushed nothing, its last run still queued or running, and
-	// SkippedFor names that run's job.
+	// none is remembered. LastRun is when the last job was pushed (Redis
+	// clock), and LastJobID that job. Skipped is set when the last tick
+	// pushed nothing: SkippedFor names the job of the entry's last run,
+	// still queued or running (WithoutOverlapping), or is empty when the
+	// entry was paused.
 	LastTick   time.Time
 	LastRun    time.Time
 	LastJobID  string
@@ -457,7 +458,7 @@ func (s *Schedule) Status(ctx context.Context, e *Engine) ([]EntryStatus, error)
 			return t
 		}
 		st.LastTick, st.LastRun, st.LastJobID = inZone(h["tick"]), inZone(h["at"]), h["id"]
-		if h["skipped_by"] != "" {
+		if h["skipped_at"] != "" || h["skipped_by"] != "" {
 			st.Skipped, st.SkippedFor = true, h["skipped_by"]
 		}
 		st.Paused = h["paused"] != ""

@@ -565,6 +565,8 @@ func TestSchedulePauseAndResume(t *testing.T) {
 		st := status()
 		require.True(t, st.LastTick.Equal(start.Add(time.Minute)))
 		require.Equal(t, first.LastJobID, st.LastJobID, "the last run is still the one before the pause")
+		require.True(t, st.Skipped, "the last tick pushed nothing")
+		require.Empty(t, st.SkippedFor, "as the entry was paused, not still running")
 		require.Equal(t, time.Duration(-1), b.rdb.TTL(b.ctx, stateKey).Val())
 
 		id, err := s.DispatchNow(b.ctx, b.bundle.engine, "sync")
@@ -578,6 +580,7 @@ func TestSchedulePauseAndResume(t *testing.T) {
 		require.Positive(t, b.rdb.TTL(b.ctx, stateKey).Val(), "a resumed entry's state expires again")
 		require.Equal(t, runtime.TickTaken, pass(start.Add(2 * time.Minute))["sync"].Outcome, "ticks claimed while paused do not run late")
 		require.Equal(t, runtime.TickDispatched, pass(start.Add(3 * time.Minute))["sync"].Outcome)
+		require.False(t, status().Skipped)
 
 		got := b.queued(t, "default")
 		require.Equal(t, 1, got[tick(0)])

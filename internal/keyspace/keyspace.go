@@ -175,10 +175,11 @@ func (k Keys) Unique(key string) string { return k.prefix + ":unique:" + key }
 // Schedule is a HASH of the state of the schedule entry name whose jobs
 // go to queue (a physical queue: one partition of a partitioned queue):
 // tick, the unix ms of the last tick claimed; id and at, the job pushed
-// for it and when (Redis clock, unix ms); skipped_by and skipped_at when
-// that tick pushed nothing, as the job of an earlier run still held the
-// entry's lock; paused, "1" while the entry is paused (Schedule.Pause,
-// schedule_pause.lua), when its ticks are claimed and push nothing. It
+// for it and when (Redis clock, unix ms); skipped_at when that tick
+// pushed nothing, with skipped_by when the job of an earlier run still
+// held the entry's lock (without it, the entry was paused); paused, "1"
+// while the entry is paused (Schedule.Pause, schedule_pause.lua), when
+// its ticks are claimed and push nothing. It
 // is in the queue's slot, so the claim of a tick and the push of its job
 // are one script call (schedule_tick.lua). It expires StateRetention
 // after the entry's next tick, so the state of an entry that was removed

@@ -2,9 +2,9 @@
 -- one call, so that a tick is dispatched once however many schedule
 -- processes try it.
 --
--- KEYS[1] -> the entry's state hash (tick, id, at; skipped_by when the
---            last tick found the entry still running; paused while the
---            entry is paused)
+-- KEYS[1] -> the entry's state hash (tick, id, at; skipped_at when the
+--            last tick pushed nothing, with skipped_by when it found the
+--            entry still running; paused while the entry is paused)
 -- KEYS[2] -> ready list of the job's queue
 -- KEYS[3] -> delayed zset of the job's queue
 -- KEYS[4] -> payloads hash of the job's queue
@@ -54,8 +54,8 @@ elseif tick < tonumber(ARGV[2]) then
 end
 local ticks = string.format('%d', tick)
 if redis.call('HEXISTS', KEYS[1], 'paused') == 1 then
-  redis.call('HSET', KEYS[1], 'tick', ticks)
-  redis.call('HDEL', KEYS[1], 'skipped_by', 'skipped_at')
+  redis.call('HSET', KEYS[1], 'tick', ticks, 'skipped_at', string.format('%d', nowMs()))
+  redis.call('HDEL', KEYS[1], 'skipped_by')
   return {3, ''}
 end
 local id = ARGV[4]
