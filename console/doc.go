@@ -71,8 +71,12 @@
 //	schedule:work       dispatch the schedule's jobs as they fall due, until
 //	                    stopped; queue:work --schedule does it in a worker
 //	schedule:run        one pass over the schedule, for a system cron
-//	schedule:list       entries, next tick in their zone, last run
+//	schedule:list       entries, paused or not, next tick in their zone,
+//	                    last run
 //	schedule:test NAME  dispatch one entry now
+//	schedule:pause NAME stop one entry dispatching, in every process
+//	schedule:resume NAME
+//	                    undo schedule:pause
 //	dashboard           serve the web dashboard (package dashboard) on
 //	                    --addr (default 127.0.0.1:8080); --read-only
 //

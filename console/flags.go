@@ -38,6 +38,7 @@ var verbs = []*verb{
 	pushVerb, clearVerb, restartVerb, pauseVerb, resumeVerb,
 	sizeVerb, monitorVerb,
 	scheduleWorkVerb, scheduleRunVerb, scheduleListVerb, scheduleTestVerb,
+	schedulePauseVerb, scheduleResumeVerb,
 	dashboardVerb,
 }
 

@@ -96,9 +96,10 @@ var scheduleListVerb = &verb{
 	summary:       "List the schedule's entries, their next and last runs",
 	maxArgs:       0,
 	needsSchedule: true,
-	about: `List the entries of the application's schedule: name, spec, queue, the
-next tick in the entry's zone, and the last tick dispatched (or skipped
-while the last run was still queued or running), as kept in Redis.`,
+	about: `List the entries of the application's schedule: name, spec, queue,
+state (active, or paused by schedule:pause), the next tick in the
+entry's zone, and the last tick dispatched (or skipped while the last
+run was still queued or running, or while paused), as kept in Redis.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
 		return func(ctx context.Context, s *session) error {
 			st, err := s.c.Schedule.Status(ctx, s.engine)
@@ -106,20 +107,27 @@ while the last run was still queued or running), as kept in Redis.`,
 				return err
 			}
 			tw := table(s.out)
-			fmt.Fprintln(tw, "NAME\tSPEC\tQUEUE\tNEXT\tLAST")
+			fmt.Fprintln(tw, "NAME\tSPEC\tQUEUE\tSTATE\tNEXT\tLAST")
 			for _, e := range st {
 				last := "never"
-				if !e.LastTick.IsZero() {
+				switch {
+				case e.LastTick.IsZero():
+				case e.Skipped && e.SkippedFor == "":
+					last = e.LastTick.Format(timeFormat) + " skipped: paused"
+				case e.Skipped:
+					last = e.LastTick.Format(timeFormat) + " skipped: job " + e.SkippedFor + " still queued or running"
+				default:
 					last = e.LastTick.Format(timeFormat) + " job " + e.LastJobID
-					if e.Skipped {
-						last = e.LastTick.Format(timeFormat) + " skipped: job " + e.SkippedFor + " still queued or running"
-					}
 				}
 				next := "never"
 				if !e.Next.IsZero() {
 					next = e.Next.Format(timeFormat)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Name, e.Spec, e.Queue, next, last)
+				state := "active"
+				if e.Paused {
+					state = "paused"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Name, e.Spec, e.Queue, state, next, last)
 			}
 			return tw.Flush()
 		}
@@ -133,9 +141,9 @@ var scheduleTestVerb = &verb{
 	maxArgs:       1,
 	needsSchedule: true,
 	about: `Dispatch the job of the schedule entry NAME (as schedule:list shows it)
-now, with the entry's queue and options, whatever its ticks. An entry
-without overlapping is refused while its last run is queued or running.
-The entry's ticks are not changed.`,
+now, with the entry's queue and options, whatever its ticks, and even
+while it is paused. An entry without overlapping is refused while its
+last run is queued or running. The entry's ticks are not changed.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
 		return func(ctx context.Context, s *session) error {
 			if len(s.args) != 1 {
@@ -143,15 +151,71 @@ The entry's ticks are not changed.`,
 			}
 			id, err := s.c.Schedule.DispatchNow(ctx, s.engine, s.args[0])
 			if err != nil {
-				if errors.Is(err, runtime.ErrInvalid) && strings.Contains(err.Error(), "no schedule entry") {
-					return usagef("no entry is named %q: one of %s", s.args[0], entryNames(s.c.Schedule))
-				}
-				return err
+				return entryError(s, err)
 			}
 			fmt.Fprintf(s.out, "Dispatched %s: job %s.\n", s.args[0], id)
 			return nil
 		}
 	},
+}
+
+var schedulePauseVerb = &verb{
+	name:          "schedule:pause",
+	args:          "NAME",
+	summary:       "Pause one entry of the schedule",
+	maxArgs:       1,
+	needsSchedule: true,
+	about: `Pause the schedule entry NAME (as schedule:list shows it) for every
+process that runs the schedule: its ticks count as run and dispatch
+nothing until schedule:resume. The pause is kept in Redis, so it
+outlasts restarts and deploys. schedule:test still dispatches a paused
+entry.`,
+	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
+		return func(ctx context.Context, s *session) error {
+			return setPaused(ctx, s, true)
+		}
+	},
+}
+
+var scheduleResumeVerb = &verb{
+	name:          "schedule:resume",
+	args:          "NAME",
+	summary:       "Undo schedule:pause",
+	maxArgs:       1,
+	needsSchedule: true,
+	about: `Resume the schedule entry NAME, paused by schedule:pause: its next tick
+dispatches its job again. The ticks that fell while it was paused do
+not run.`,
+	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
+		return func(ctx context.Context, s *session) error {
+			return setPaused(ctx, s, false)
+		}
+	},
+}
+
+// setPaused runs schedule:pause or schedule:resume.
+func setPaused(ctx context.Context, s *session, paused bool) error {
+	verb, do, done := "resume", s.c.Schedule.Resume, "Resumed"
+	if paused {
+		verb, do, done = "pause", s.c.Schedule.Pause, "Paused"
+	}
+	if len(s.args) != 1 {
+		return usagef("name the entry to %s: one of %s", verb, entryNames(s.c.Schedule))
+	}
+	if err := do(ctx, s.engine, s.args[0]); err != nil {
+		return entryError(s, err)
+	}
+	fmt.Fprintf(s.out, "%s %s.\n", done, s.args[0])
+	return nil
+}
+
+// entryError turns the error of an unknown entry name into a usage
+// error that lists the names.
+func entryError(s *session, err error) error {
+	if errors.Is(err, runtime.ErrInvalid) && strings.Contains(err.Error(), "no schedule entry") {
+		return usagef("no entry is named %q: one of %s", s.args[0], entryNames(s.c.Schedule))
+	}
+	return err
 }
 
 const timeFormat = "2006-01-02 15:04:05 MST"

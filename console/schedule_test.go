@@ -13,7 +13,7 @@ import (
 
 func TestScheduleCommandsNeedASchedule(t *testing.T) {
 	t.Parallel()
-	for _, v := range []string{"schedule:work", "schedule:run", "schedule:list", "schedule:test"} {
+	for _, v := range []string{"schedule:work", "schedule:run", "schedule:list", "schedule:test", "schedule:pause", "schedule:resume"} {
 		code, _, stderr := runNoRedis(&console.Command{}, v, "--redis", "embedded://")
 		require.Equal(t, 1, code, v)
 		require.Contains(t, oneLine(t, stderr), "app "+v+": needs the application's schedule", v)
@@ -38,14 +38,27 @@ func TestScheduleCommands(t *testing.T) {
 		out = b.ok(t, "schedule:list")
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		require.Len(t, lines, 3)
-		require.Regexp(t, `^NAME +SPEC +QUEUE +NEXT +LAST$`, lines[0])
-		require.Regexp(t, `^greet +\* \* \* \* \* +default +\S+ \S+ UTC +\S+ \S+ UTC job \S+$`, lines[1])
-		require.Regexp(t, `^test\.Greet 0 3 \* \* \* Europe/Paris +0 3 \* \* \* Europe/Paris +nightly +\S+ 03:00:00 CES?T +never$`, lines[2])
+		require.Regexp(t, `^NAME +SPEC +QUEUE +STATE +NEXT +LAST$`, lines[0])
+		require.Regexp(t, `^greet +\* \* \* \* \* +default +active +\S+ \S+ UTC +\S+ \S+ UTC job \S+$`, lines[1])
+		require.Regexp(t, `^test\.Greet 0 3 \* \* \* Europe/Paris +0 3 \* \* \* Europe/Paris +nightly +active +\S+ 03:00:00 CES?T +never$`, lines[2])
+
+		// Pausing is kept in Redis: the next command sees it.
+		require.Equal(t, "Paused greet.\n", b.ok(t, "schedule:pause", "greet"))
+		out = b.ok(t, "schedule:list")
+		require.Regexp(t, `(?m)^greet +\* \* \* \* \* +default +paused +`, out)
+		code, _, stderr := b.run(t, "schedule:pause", "nope")
+		require.Equal(t, 2, code)
+		require.Contains(t, stderr, `no entry is named "nope": one of "greet", `)
+		code, _, stderr = b.run(t, "schedule:resume")
+		require.Equal(t, 2, code)
+		require.Contains(t, stderr, `name the entry to resume: one of "greet", `)
+		require.Equal(t, "Resumed greet.\n", b.ok(t, "schedule:resume", "greet"))
+		require.Regexp(t, `(?m)^greet +\* \* \* \* \* +default +active +`, b.ok(t, "schedule:list"))
 
 		out = b.ok(t, "schedule:test", "test.Greet 0 3 * * * Europe/Paris")
 		require.Regexp(t, regexp.QuoteMeta("Dispatched test.Greet 0 3 * * * Europe/Paris: job ")+`\S+\.\n`, out)
 		require.EqualValues(t, 1, b.sizes(t, "nightly").Ready)
-		code, _, stderr := b.run(t, "schedule:test", "test.Greet 0 3 * * * Europe/Paris")
+		code, _, stderr = b.run(t, "schedule:test", "test.Greet 0 3 * * * Europe/Paris")
 		require.Equal(t, 1, code)
 		require.Contains(t, stderr, "is held by job", "without overlapping while the last run is queued")
 		code, _, stderr = b.run(t, "schedule:test", "nope")
