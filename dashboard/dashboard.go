@@ -36,6 +36,13 @@ type Options struct {
 	// registered on it, built from the type's fields (not in read-only
 	// mode). An application's binary passes its own router.
 	Router *runtime.Router
+	// Schedule, if set, is the application's periodic jobs: the Periodic
+	// page lists its entries with their next and last runs (as kept in
+	// the engine's Redis), and pauses, resumes and runs them now (not in
+	// read-only mode). Without it, that page says how to pass one. An
+	// application's binary built with package console passes its own
+	// (console.WithSchedule) to myapp dashboard.
+	Schedule *runtime.Schedule
 	// Refresh is how often pages fetch their numbers again. Default 2s;
 	// negative turns live refresh off.
 	Refresh time.Duration
@@ -78,6 +85,7 @@ type handler struct {
 
 	mu    sync.Mutex
 	tasks map[string]*task
+	notes map[string]note
 }
 
 // New returns the dashboard of engine as an http.Handler. Mount it with
@@ -85,7 +93,7 @@ type handler struct {
 func New(engine *runtime.Engine, opts Options) http.Handler {
 	opts.setDefaults()
 	h := &handler{e: engine, opts: opts, pages: parsePages(), mux: http.NewServeMux(),
-		cop: http.NewCrossOriginProtection(), tasks: map[string]*task{}}
+		cop: http.NewCrossOriginProtection(), tasks: map[string]*task{}, notes: map[string]note{}}
 	static, _ := fs.Sub(staticFS, "static")
 	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	h.mux.HandleFunc("GET /{$}", h.overview)
@@ -101,6 +109,7 @@ func New(engine *runtime.Engine, opts Options) http.Handler {
 	h.mux.HandleFunc("GET /batches/{id}", h.batch)
 	h.mux.HandleFunc("GET /tasks/{id}", h.task)
 	h.mux.HandleFunc("GET /dispatch", h.dispatchForm)
+	h.mux.HandleFunc("GET /schedule", h.schedule)
 
 	h.mux.HandleFunc("POST /queues/{queue}/pause", h.pause)
 	h.mux.HandleFunc("POST /queues/{queue}/resume", h.resume)
@@ -111,6 +120,9 @@ func New(engine *runtime.Engine, opts Options) http.Handler {
 	h.mux.HandleFunc("POST /batches/{id}/cancel", h.cancelBatch)
 	h.mux.HandleFunc("POST /batches/{id}/retry", h.retryBatch)
 	h.mux.HandleFunc("POST /dispatch", h.dispatch)
+	h.mux.HandleFunc("POST /schedule/pause", h.pauseEntry)
+	h.mux.HandleFunc("POST /schedule/resume", h.resumeEntry)
+	h.mux.HandleFunc("POST /schedule/run", h.runEntry)
 	return h
 }
 

@@ -100,7 +100,7 @@ func TestPagesEscapeAndCarryCSP(t *testing.T) {
 	secret, err := runtime.Dispatch(b.ctx, note{Text: "the secret plaintext", enc: true})
 	require.NoError(t, err)
 
-	for _, path := range []string{"", "queues/notes", "jobs/" + id, "search?tag=script", "failed", "workers", "batches"} {
+	for _, path := range []string{"", "queues/notes", "jobs/" + id, "search?tag=script", "failed", "workers", "batches", "schedule"} {
 		status, body, hdr := b.get(t, path)
 		require.Equal(t, http.StatusOK, status, path)
 		require.Contains(t, hdr.Get("Content-Security-Policy"), "script-src 'self'", path)

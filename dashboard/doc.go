@@ -10,7 +10,11 @@
 // resumes queues, clears them, retries and forgets failed jobs one by
 // one, in bulk or all of a queue (with progress), and cancels and
 // retries batches. With Options.Router it dispatches jobs too, from a
-// form built from the fields of a registered job type.
+// form built from the fields of a registered job type. With
+// Options.Schedule, the Periodic page lists the application's periodic
+// jobs (runtime.Schedule) with their spec, queue, next and last runs,
+// and pauses, resumes and runs them now; without it, that page says how
+// to pass one.
 //
 // # Mounting
 //
@@ -28,12 +32,13 @@
 //
 // Every response carries a Content-Security-Policy that allows only the
 // handler's own script and style files: no inline script runs, so a
-// payload, error or tag that holds HTML (all three come from whoever
-// dispatched or ran the job) is shown as text, and html/template escapes
-// it in any case. Every action is a POST, refused when it comes from
-// another origin (http.CrossOriginProtection) and, with Options.ReadOnly,
-// refused altogether. Options.Authorize decides who may see the
-// dashboard; behind an application's own sessions:
+// payload, error, tag or schedule entry name that holds HTML (they come
+// from whoever dispatched or ran the job, or wrote the schedule) is shown
+// as text, and html/template escapes it in any case. Every action is a
+// POST, refused when it comes from another origin
+// (http.CrossOriginProtection) and, with Options.ReadOnly, refused
+// altogether. Options.Authorize decides who may see the dashboard;
+// behind an application's own sessions:
 //
 //	dashboard.Options{Authorize: func(w http.ResponseWriter, r *http.Request) bool {
 //		if u := sessions.User(r); u != nil && u.Admin {
@@ -48,5 +53,5 @@
 // Pages are rendered on the server and read without JavaScript. With it,
 // a small script of the handler's own fetches the page again every
 // Options.Refresh and swaps in the parts that change (counts, charts,
-// workers, progress), without a reload.
+// workers, progress, periodic jobs' runs), without a reload.
 package dashboard

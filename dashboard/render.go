@@ -13,12 +13,13 @@ import (
 
 // pageNames are the templates under templates/, each rendered inside
 // layout.html.
-var pageNames = []string{"overview", "workers", "queue", "failed", "job", "search", "batch", "task", "confirm", "dispatch", "error"}
+var pageNames = []string{"overview", "workers", "queue", "failed", "job", "search", "batch", "task", "confirm", "dispatch", "schedule", "error"}
 
 var funcs = template.FuncMap{
 	"ago":      ago,
 	"dur":      duration,
 	"when":     when,
+	"stamp":    stamp,
 	"num":      num,
 	"pathq":    url.PathEscape,
 	"query":    url.QueryEscape,
@@ -45,6 +46,7 @@ type view struct {
 	App      string
 	ReadOnly bool
 	Dispatch bool // the dispatch form is on
+	Schedule bool // Options.Schedule is set
 	Refresh  int  // ms; 0 for none
 	Now      time.Time
 	Data     any
@@ -58,7 +60,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, name, title str
 
 // renderStatus is render with another status than 200.
 func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status int, name, title string, data any, still bool) {
-	v := view{Title: title, Page: name, Base: base(r), App: h.opts.Title, ReadOnly: h.opts.ReadOnly, Dispatch: h.opts.Router != nil && !h.opts.ReadOnly, Now: time.Now(), Data: data}
+	v := view{Title: title, Page: name, Base: base(r), App: h.opts.Title, ReadOnly: h.opts.ReadOnly, Dispatch: h.opts.Router != nil && !h.opts.ReadOnly, Schedule: h.opts.Schedule != nil, Now: time.Now(), Data: data}
 	if h.opts.Refresh > 0 && !still {
 		v.Refresh = int(h.opts.Refresh.Milliseconds())
 	}
@@ -92,6 +94,9 @@ func when(t time.Time) string {
 	}
 	return duration(-d) + " ago"
 }
+
+// stamp is t as the pages write an instant, in t's own zone.
+func stamp(t time.Time) string { return t.Format("2006-01-02 15:04:05 MST") }
 
 // duration is d, shortly, in its largest whole unit (two units under an
 // hour).
