@@ -25,7 +25,8 @@ var dashboardVerb = &verb{
 	maxArgs: 0,
 	about: `Serve the dashboard (package dashboard): queues, workers, jobs per
 minute, failed jobs, batches, with pause, resume, clear, retry and
-forget. It listens on loopback unless --addr names another address; set
+forget; from the application's binary, its periodic jobs too
+(console.WithSchedule), with pause, resume and run now. It listens on loopback unless --addr names another address; set
 $` + DashboardPasswordEnv + ` to ask for basic authentication (user
 "admin"). Ctrl-C or SIGTERM stops it.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
@@ -35,7 +36,7 @@ $` + DashboardPasswordEnv + ` to ask for basic authentication (user
 		fs.meta["addr"] = "HOST:PORT"
 		fs.boolVar(&readOnly, "read-only", false, "show the queues, refuse every action")
 		return func(ctx context.Context, s *session) error {
-			opts := dashboard.Options{ReadOnly: readOnly, Router: c.Router, Logger: c.logger()}
+			opts := dashboard.Options{ReadOnly: readOnly, Router: c.Router, Schedule: c.Schedule, Logger: c.logger()}
 			if pw := c.getenv(DashboardPasswordEnv); pw != "" {
 				opts.Authorize = dashboard.BasicAuth("admin", pw)
 			}
