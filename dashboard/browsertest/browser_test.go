@@ -154,7 +154,9 @@ func (a *app) runs(invoice string) int {
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func startApp(t *testing.T) *app {
+// startApp starts the demo application; opts, if given, change the
+// dashboard's options.
+func startApp(t *testing.T, opts ...func(*dashboard.Options)) *app {
 	t.Helper()
 	ctx := context.Background()
 	e, err := runtime.Open(ctx, "redis://"+redistest.Addr(t)+"/0", runtime.EngineConfig{Prefix: redistest.Prefix(t)})
@@ -191,7 +193,11 @@ func startApp(t *testing.T) *app {
 	go func() { defer close(done); _ = w.Run(wctx) }()
 
 	mux := http.NewServeMux()
-	mux.Handle("/admin/", http.StripPrefix("/admin", dashboard.New(e, dashboard.Options{Refresh: 250 * time.Millisecond, PageSize: 20, Title: "demo"})))
+	o := dashboard.Options{Refresh: 250 * time.Millisecond, PageSize: 20, Title: "demo"}
+	for _, f := range opts {
+		f(&o)
+	}
+	mux.Handle("/admin/", http.StripPrefix("/admin", dashboard.New(e, o)))
 	srv := httptest.NewServer(mux)
 	a.url = srv.URL + "/admin/"
 	t.Cleanup(func() {
@@ -275,7 +281,7 @@ func laidOut(t *testing.T, ctx context.Context) {
 		if (document.documentElement.scrollWidth > window.innerWidth) {
 			return "page is " + document.documentElement.scrollWidth + "px wide in a " + window.innerWidth + "px window";
 		}
-		var groups = [".card", ".chart-box", ".top nav a", ".tabs a", ".actions > *", ".facts dd"];
+		var groups = [".card", ".chart-box", ".top nav a", ".tabs a", ".actions > *", ".facts dd", ".schedule td", ".schedule button"];
 		for (var g = 0; g < groups.length; g++) {
 			var els = document.querySelectorAll(groups[g]);
 			for (var i = 0; i < els.length; i++) {
