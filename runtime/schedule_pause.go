@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
 // Pause pauses the entry named name, for every process that runs the
@@ -47,12 +46,16 @@ func (s *Schedule) setPaused(ctx context.Context, e *Engine, name string, paused
 		flag, verb = 1, "pause"
 	}
 	// On resume the state expires as after a tick: StateRetention after
-	// the entry's next one.
-	keep := eng.cfg.StateRetention
-	if now := time.Now(); !en.Next(now).IsZero() {
-		keep += en.Next(now).Sub(now)
+	// the entry's next one, by the Redis clock, which ticks follow.
+	now, err := eng.rdb.Time(ctx).Result()
+	if err != nil {
+		return fmt.Errorf("%s schedule entry %q: %w", verb, name, err)
 	}
-	err = call{scriptSchedulePause, []string{eng.keys.Schedule(q, name)}, []any{flag, keep.Milliseconds()}}.run(ctx, eng.rdb).Err()
+	keep := eng.cfg.StateRetention
+	if next := en.Next(now); !next.IsZero() {
+		keep += next.Sub(now)
+	}
+	err = call{Script: scriptSchedulePause, Keys: []string{eng.keys.Schedule(q, name)}, Args: []any{flag, keep.Milliseconds()}}.Run(ctx, eng.rdb).Err()
 	if err != nil {
 		return fmt.Errorf("%s schedule entry %q: %w", verb, name, err)
 	}
