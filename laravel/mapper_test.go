@@ -49,8 +49,9 @@ func TestDecodeCommandRefuses(t *testing.T) {
 
 func TestPayloadRoundTrip(t *testing.T) {
 	t.Parallel()
-	// As cjson re-encodes a reserved copy: keys reordered, {} for [],
-	// large numbers as floats.
+	// As Laravel's own pop script (cjson) re-encodes a reserved copy,
+	// which reaches a Go worker when a PHP worker's reservation expires:
+	// keys reordered, {} for [], large numbers as floats.
 	p, err := laravel.DecodePayload([]byte(`{"attempts":2,"backoff":"1,5,10","data":{},"displayName":"X","failOnTimeout":true,"id":"abc","job":"X@handle","maxExceptions":2,"maxTries":3,"retryUntil":1.7645e+09,"timeout":30,"uuid":"u"}`))
 	require.NoError(t, err)
 	require.EqualValues(t, 2, p.Attempts)

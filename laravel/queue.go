@@ -1,11 +1,13 @@
 package laravel
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -109,6 +111,9 @@ func (c Config) validate() error {
 type Queue struct {
 	rdb redis.UniversalClient
 	cfg Config
+
+	poppersMu sync.Mutex
+	poppers   map[string]*popper // by queue name
 }
 
 // NewQueue returns a Queue on rdb.
@@ -117,7 +122,7 @@ func NewQueue(rdb redis.UniversalClient, cfg Config) (*Queue, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Queue{rdb: rdb, cfg: cfg}, nil
+	return &Queue{rdb: rdb, cfg: cfg, poppers: map[string]*popper{}}, nil
 }
 
 // Client returns the Redis client.
@@ -203,7 +208,8 @@ type Reserved struct {
 
 // Pop migrates queue, then reserves its first ready job for RetryAfter,
 // as RedisQueue::pop does; with BlockFor set it waits that long for one.
-// It returns nil when the queue has no ready job.
+// It returns nil when the queue has no ready job, and an error matching
+// ErrContended when other workers kept taking the jobs it tried for.
 func (q *Queue) Pop(ctx context.Context, queue string) (*Reserved, error) {
 	if _, _, err := q.Migrate(ctx, queue); err != nil {
 		return nil, err
@@ -223,24 +229,126 @@ func (q *Queue) Pop(ctx context.Context, queue string) (*Reserved, error) {
 	return q.pop(ctx, queue)
 }
 
+// maxPopTries bounds the calls of one pop. A call fails only when other
+// workers took every job it expected, so each failure is progress for
+// someone else.
+const maxPopTries = 32
+
+// maxExpectBytes bounds the jobs a pop offers the script after a miss:
+// it offers each of the first jobs the script returned (up to 8) while
+// their bytes add up to no more than this, and always the first.
+const maxExpectBytes = 1 << 20
+
+// ErrContended is the error of a pop that found, maxPopTries times in a
+// row, that other workers had taken the jobs it was about to reserve. No
+// job is lost or reserved by it; the caller may pop again.
+var ErrContended = errors.New("laravel: other workers kept taking the first jobs first")
+
+// popper is one queue's pop state in this process: a lock, so that the
+// process reserves one job of the queue at a time, and the first ready
+// job as the last pop left it, for the next pop to expect.
+type popper struct {
+	lock chan struct{}
+	next []byte
+	has  bool
+}
+
+func (q *Queue) popperFor(queue string) *popper {
+	q.poppersMu.Lock()
+	defer q.poppersMu.Unlock()
+	p, ok := q.poppers[queue]
+	if !ok {
+		p = &popper{lock: make(chan struct{}, 1)}
+		q.poppers[queue] = p
+	}
+	return p
+}
+
+// expected is a job a pop expects first, and the payload it reserves it
+// as.
+type expected struct {
+	job, reserved []byte
+	ok            bool // reserved has attempts one more
+}
+
+func expect(job []byte) expected {
+	reserved, ok := bumpAttempts(job)
+	if !ok {
+		reserved = bytes.Clone(job)
+	}
+	return expected{job: job, reserved: reserved, ok: ok}
+}
+
+// pop reserves the first ready job, with its attempts one more. The
+// count is raised here, in Go, so that the pop script keeps payloads
+// opaque: the script reserves the first job only if it is byte-equal to
+// a job it is told to expect, with the payload built from that job, and
+// otherwise returns the first jobs to try again with. Each reservation
+// returns the job after it, which the next pop expects, so a process
+// that drains a queue alone takes one call a pop; the per-queue lock
+// keeps this process's goroutines from racing each other for one job.
 func (q *Queue) pop(ctx context.Context, queue string) (*Reserved, error) {
+	p := q.popperFor(queue)
+	select {
+	case p.lock <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("pop from Laravel queue %q: %w", queue, ctx.Err())
+	}
+	defer func() { <-p.lock }()
+	var want []expected
+	if p.has {
+		want = append(want, expect(p.next))
+	}
+	p.next, p.has = nil, false
 	k := q.keys(queue)
-	v, err := scriptPop.Run(ctx, q.rdb, []string{k.Ready, k.Reserved, k.Notify}, seconds(q.cfg.RetryAfter)).Slice()
-	if err != nil {
-		return nil, fmt.Errorf("pop from Laravel queue %q: %w", queue, err)
-	}
-	if len(v) < 3 {
-		return nil, nil
-	}
-	job, _ := v[0].(string)
-	reserved, _ := v[1].(string)
-	r := &Reserved{Queue: queue, Raw: []byte(job), Reserved: []byte(reserved)}
-	if ok, _ := v[2].(int64); ok != 1 {
-		r.DecodeErr = fmt.Errorf("laravel payload: not a JSON object with numeric attempts: %.200q", job)
+	keys := []string{k.Ready, k.Reserved, k.Notify}
+	args := []any{seconds(q.cfg.RetryAfter)}
+	for range maxPopTries {
+		args = args[:1]
+		for _, e := range want {
+			args = append(args, e.job, e.reserved)
+		}
+		v, err := scriptPop.Run(ctx, q.rdb, keys, args...).Slice()
+		if err != nil {
+			return nil, fmt.Errorf("pop from Laravel queue %q: %w", queue, err)
+		}
+		if len(v) == 0 {
+			return nil, nil
+		}
+		status, _ := v[0].(string)
+		if status == "moved" {
+			want = want[:0]
+			size := 0
+			for _, j := range v[1:] {
+				s, _ := j.(string)
+				if size += len(s); len(want) > 0 && size > maxExpectBytes {
+					break
+				}
+				want = append(want, expect([]byte(s)))
+			}
+			continue
+		}
+		var i int64
+		if len(v) > 1 {
+			i, _ = v[1].(int64)
+		}
+		if status != "reserved" || i < 1 || int(i) > len(want) {
+			return nil, fmt.Errorf("pop from Laravel queue %q: unexpected reply %v", queue, v)
+		}
+		if len(v) > 2 {
+			s, _ := v[2].(string)
+			p.next, p.has = []byte(s), true
+		}
+		e := want[i-1]
+		r := &Reserved{Queue: queue, Raw: e.job, Reserved: e.reserved}
+		if !e.ok {
+			r.DecodeErr = fmt.Errorf("laravel payload: not a JSON object with numeric attempts: %.200q", e.job)
+			return r, nil
+		}
+		r.Payload, r.DecodeErr = DecodePayload(r.Reserved)
 		return r, nil
 	}
-	r.Payload, r.DecodeErr = DecodePayload(r.Reserved)
-	return r, nil
+	return nil, fmt.Errorf("pop from Laravel queue %q: %w", queue, ErrContended)
 }
 
 // ErrNotReserved is the error of Delete, Release and Extend for a job
