@@ -2,7 +2,10 @@ package phpserial_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -132,7 +135,36 @@ func TestMarshalRefuses(t *testing.T) {
 	}
 }
 
+// nestedClaims is levels arrays one inside another, each claiming as
+// many entries as the bytes after it could hold, around a string of pad
+// bytes; the innermost array holds only the string, so decoding fails at
+// its end.
+func nestedClaims(levels, pad int) []byte {
+	var b strings.Builder
+	for range levels {
+		fmt.Fprintf(&b, "a:%d:{i:0;", pad/6)
+	}
+	fmt.Fprintf(&b, "s:%d:\"%s\";", pad, strings.Repeat("x", pad))
+	b.WriteString(strings.Repeat("}", levels))
+	return []byte(b.String())
+}
+
+// Each array's count is checked against the bytes left, which every
+// level of nesting may claim again: decoding must not allocate the
+// claims ahead (it took 258 MB for these 107 kB). Not parallel, so that
+// the allocation count is this test's.
+func TestUnmarshalNestedClaimsAllocateLittle(t *testing.T) {
+	in := nestedClaims(500, 100_000)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := phpserial.Unmarshal(in)
+	runtime.ReadMemStats(&after)
+	require.Error(t, err)
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64*len(in)))
+}
+
 func FuzzUnmarshal(f *testing.F) {
+	f.Add(nestedClaims(20, 60))
 	for _, s := range []string{
 		"N;", "b:1;", "i:-3;", "d:1.0E+25;", "d:NAN;", `s:3:"abc";`,
 		"a:2:{i:0;i:1;s:1:\"k\";a:0:{}}",

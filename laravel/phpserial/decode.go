@@ -10,6 +10,13 @@ import (
 // maxDepth bounds the nesting of arrays and objects Unmarshal accepts.
 const maxDepth = 512
 
+// maxPrealloc bounds the entries or properties allocated ahead for one
+// array or object. Its count is checked against the bytes left, but each
+// level of nesting may claim nearly all of them: allocating every claim
+// ahead would cost the input's size times its depth (gigabytes for a
+// megabyte of nested a:170000:{...). Past this, entries grow as read.
+const maxPrealloc = 64
+
 // SyntaxError is the error of input that is not PHP's serialize format,
 // or uses a part of it this package refuses.
 type SyntaxError struct {
@@ -276,7 +283,7 @@ func (d *decoder) array(depth int) (*Array, error) {
 	if err := d.expect('{'); err != nil {
 		return nil, err
 	}
-	a := &Array{Entries: make([]Entry, 0, n)}
+	a := &Array{Entries: make([]Entry, 0, min(n, maxPrealloc))}
 	for range n {
 		key, err := d.key()
 		if err != nil {
@@ -334,7 +341,7 @@ func (d *decoder) object(depth int) (*Object, error) {
 	if err := d.expect('{'); err != nil {
 		return nil, err
 	}
-	o := &Object{Class: class, Props: make([]Prop, 0, n)}
+	o := &Object{Class: class, Props: make([]Prop, 0, min(n, maxPrealloc))}
 	for range n {
 		if len(d.data)-d.pos < 2 || d.data[d.pos] != 's' {
 			return nil, d.errorf("property name of %s: want a string", class)
