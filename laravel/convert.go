@@ -99,30 +99,30 @@ func lowerFirst(s string) string {
 // back-references against root.
 type fromPHP struct {
 	root any
+	st   *convState
+}
+
+// convState is what one conversion counts as it goes.
+type convState struct {
 	// depth counts the values being converted, one inside another: a
 	// back-reference can make a PHP array contain itself.
-	depth *int
+	depth int
+	// index numbers root's values, built at the first reference.
+	index *phpserial.Index
 }
 
 // maxDepth bounds the nesting of a conversion.
 const maxDepth = 256
 
 func (d fromPHP) enter(path string) error {
-	if d.depth == nil {
-		return nil
-	}
-	*d.depth++
-	if *d.depth > maxDepth {
+	d.st.depth++
+	if d.st.depth > maxDepth {
 		return fmt.Errorf("%w: %s: nested deeper than %d (a value that contains itself?)", ErrUnmappable, path, maxDepth)
 	}
 	return nil
 }
 
-func (d fromPHP) leave() {
-	if d.depth != nil {
-		*d.depth--
-	}
-}
+func (d fromPHP) leave() { d.st.depth-- }
 
 func (d fromPHP) resolve(v any) (any, error) {
 	for range 64 {
@@ -135,8 +135,11 @@ func (d fromPHP) resolve(v any) (any, error) {
 		default:
 			return v, nil
 		}
+		if d.st.index == nil {
+			d.st.index = phpserial.NewIndex(d.root)
+		}
 		var ok bool
-		if v, ok = phpserial.Resolve(d.root, n); !ok {
+		if v, _, ok = d.st.index.Value(n); !ok {
 			return nil, fmt.Errorf("%w: reference to value %d, which does not exist", ErrUnmappable, n)
 		}
 	}

@@ -1,6 +1,8 @@
 package laravel_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -114,4 +116,30 @@ func TestEncodeCommandCycle(t *testing.T) {
 	j.Next = j
 	_, err := laravel.EncodeCommand(j, "A", "default", 0)
 	require.ErrorIs(t, err, laravel.ErrUnmappable)
+}
+
+// manyReferences is a SendWelcomeEmail whose tags are n strings, then n
+// references (R:) to the last of them.
+func manyReferences(n int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "O:25:\"App\\Jobs\\SendWelcomeEmail\":1:{s:4:\"tags\";a:%d:{", 2*n)
+	for i := range n {
+		fmt.Fprintf(&b, "i:%d;s:1:\"x\";", i)
+	}
+	for i := n; i < 2*n; i++ {
+		fmt.Fprintf(&b, "i:%d;R:%d;", i, n+2)
+	}
+	b.WriteString("}}")
+	return b.String()
+}
+
+// References are resolved through an index of the values built once: a
+// walk of the tree for each reference made this (600 kB) take seconds.
+func TestDecodeCommandManyReferences(t *testing.T) {
+	t.Parallel()
+	const n = 20_000
+	job, err := laravel.DecodeCommand[SendWelcomeEmail](manyReferences(n), `App\Jobs\SendWelcomeEmail`)
+	require.NoError(t, err)
+	require.Len(t, job.Tags, 2*n)
+	require.Equal(t, "x", job.Tags[2*n-1])
 }

@@ -193,3 +193,25 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// An Index numbers values as Resolve does, and sizes each with what it
+// holds.
+func TestIndex(t *testing.T) {
+	t.Parallel()
+	root, err := phpserial.Unmarshal([]byte("O:1:\"B\":3:{s:1:\"a\";a:2:{i:0;i:1;i:1;R:3;}s:1:\"b\";r:1;s:1:\"c\";N;}"))
+	require.NoError(t, err)
+	x := phpserial.NewIndex(root)
+	require.Equal(t, 5, x.Len()) // B, a, 1, r:1, null; R: takes no number
+	for n := 0; n <= x.Len()+1; n++ {
+		want, wantOK := phpserial.Resolve(root, n)
+		got, _, ok := x.Value(n)
+		require.Equal(t, wantOK, ok, n)
+		require.Equal(t, want, got, n)
+	}
+	sizes := []int{}
+	for n := 1; n <= x.Len(); n++ {
+		_, size, _ := x.Value(n)
+		sizes = append(sizes, size)
+	}
+	require.Equal(t, []int{6, 3, 1, 1, 1}, sizes)
+}

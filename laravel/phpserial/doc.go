@@ -20,5 +20,6 @@
 //
 // PHP numbers the values of a serialization from 1, in the order they
 // are written, counting every value except an R; r:N and R:N name value
-// N. Resolve finds the value a Ref or RefVar names.
+// N. Resolve finds the value a Ref or RefVar names; an Index numbers
+// them all at once, for resolving many.
 package phpserial
