@@ -109,10 +109,19 @@ type convState struct {
 	depth int
 	// index numbers root's values, built at the first reference.
 	index *phpserial.Index
+	// repeated counts the values gone through by way of references.
+	repeated int
 }
 
 // maxDepth bounds the nesting of a conversion.
 const maxDepth = 256
+
+// maxRepeated bounds the values a conversion goes through by way of
+// references. PHP shares a referenced value; Go gets a copy at each
+// place, so references to references can make a few hundred bytes of
+// serialize() stand for billions of values (each level an array of two
+// R: to the level before it).
+const maxRepeated = 1 << 18
 
 func (d fromPHP) enter(path string) error {
 	d.st.depth++
@@ -124,7 +133,7 @@ func (d fromPHP) enter(path string) error {
 
 func (d fromPHP) leave() { d.st.depth-- }
 
-func (d fromPHP) resolve(v any) (any, error) {
+func (d fromPHP) resolve(v any, path string) (any, error) {
 	for range 64 {
 		var n int
 		switch r := v.(type) {
@@ -138,9 +147,13 @@ func (d fromPHP) resolve(v any) (any, error) {
 		if d.st.index == nil {
 			d.st.index = phpserial.NewIndex(d.root)
 		}
+		var size int
 		var ok bool
-		if v, _, ok = d.st.index.Value(n); !ok {
+		if v, size, ok = d.st.index.Value(n); !ok {
 			return nil, fmt.Errorf("%w: reference to value %d, which does not exist", ErrUnmappable, n)
+		}
+		if d.st.repeated += size; d.st.repeated > maxRepeated {
+			return nil, fmt.Errorf("%w: %s: references repeat more than %d values (references to references, each level doubling?)", ErrUnmappable, path, maxRepeated)
 		}
 	}
 	return nil, fmt.Errorf("%w: references nest too deep", ErrUnmappable)
@@ -170,7 +183,7 @@ func (d fromPHP) value(v any, dst reflect.Value, path string) error {
 		return err
 	}
 	defer d.leave()
-	v, err := d.resolve(v)
+	v, err := d.resolve(v, path)
 	if err != nil {
 		return err
 	}
@@ -343,7 +356,7 @@ func (d fromPHP) generic(v any, path string) (any, error) {
 		return nil, err
 	}
 	defer d.leave()
-	v, err := d.resolve(v)
+	v, err := d.resolve(v, path)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ func FuzzDecodePayload(f *testing.F) {
 		if cmd, ok := p.Command(); ok {
 			_, _ = laravel.DecodeCommand[SendWelcomeEmail](cmd.Command, cmd.CommandName)
 			_, _ = laravel.DecodeCommand[ResizeAvatar](cmd.Command, cmd.CommandName)
+			_, _ = laravel.DecodeCommand[anyJob](cmd.Command, cmd.CommandName)
 		}
 		if _, err := p.Encode(); err != nil {
 			t.Fatalf("decoded %q but cannot encode it: %v", b, err)
@@ -27,11 +28,19 @@ func FuzzDecodePayload(f *testing.F) {
 	})
 }
 
+// anyJob (mapper_test.go) takes any value, itself and lists of lists of
+// itself, where references can repeat values: the seeds include a
+// reference bomb and many references, which once took exponential and
+// quadratic time.
 func FuzzDecodeCommand(f *testing.F) {
 	f.Add(sendWelcome)
 	f.Add("O:25:\"App\\Jobs\\SendWelcomeEmail\":2:{s:6:\"userId\";r:1;s:4:\"tags\";a:1:{i:0;R:3;}}")
+	f.Add(referenceBomb(40))
+	f.Add(manyReferences(2000))
+	f.Add("O:1:\"A\":2:{s:4:\"next\";r:1;s:4:\"nest\";a:1:{i:0;a:2:{i:0;r:1;i:1;r:1;}}}")
 	f.Fuzz(func(t *testing.T, cmd string) {
 		_, _ = laravel.DecodeCommand[SendWelcomeEmail](cmd, `App\Jobs\SendWelcomeEmail`)
 		_, _ = laravel.DecodeCommand[ResizeAvatar](cmd, `App\Jobs\SendWelcomeEmail`)
+		_, _ = laravel.DecodeCommand[anyJob](cmd, "A")
 	})
 }

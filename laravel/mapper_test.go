@@ -143,3 +143,30 @@ func TestDecodeCommandManyReferences(t *testing.T) {
 	require.Len(t, job.Tags, 2*n)
 	require.Equal(t, "x", job.Tags[2*n-1])
 }
+
+// referenceBomb is an object A whose data is an array of a string and
+// levels arrays, each of two references (R:) to the one before it: a few
+// hundred bytes that stand for 2^levels copies of the string.
+func referenceBomb(levels int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "O:1:\"A\":1:{s:4:\"data\";a:%d:{i:0;s:1:\"x\";", levels+1)
+	for i := 1; i <= levels; i++ {
+		// Value 3 is the string; each array takes the next number.
+		fmt.Fprintf(&b, "i:%d;a:2:{i:0;R:%d;i:1;R:%d;}", i, i+2, i+2)
+	}
+	b.WriteString("}}")
+	return b.String()
+}
+
+// Go copies what PHP shares, so the references of a reference bomb
+// would make billions of values; the conversion stops past a bound, with
+// an error that says so. Without the bound, 22 levels took 3 s and each
+// more doubled it.
+func TestDecodeCommandReferenceBomb(t *testing.T) {
+	t.Parallel()
+	_, err := laravel.DecodeCommand[anyJob](referenceBomb(10), "A")
+	require.NoError(t, err, "a thousand copies are fine")
+	_, err = laravel.DecodeCommand[anyJob](referenceBomb(60), "A")
+	require.ErrorIs(t, err, laravel.ErrUnmappable)
+	require.ErrorContains(t, err, "$data: references repeat more than 262144 values")
+}
