@@ -5,7 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,99 +26,215 @@ func (benchJob) JobName() string                { return "bench.Job" }
 func (benchJob) JobOptions() runtime.JobOptions { return runtime.JobOptions{Queue: "bench"} }
 func (j benchJob) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
 
-// discard is a span exporter that drops what it is given.
-type discard struct{}
+// counting is a span exporter that counts the spans it is given and
+// drops them, so a benchmark can show that tracing was on.
+type counting struct{ spans *atomic.Int64 }
 
-func (discard) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
-func (discard) Shutdown(context.Context) error                             { return nil }
+func (c counting) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) error {
+	c.spans.Add(int64(len(spans)))
+	return nil
+}
+func (counting) Shutdown(context.Context) error { return nil }
 
-// BenchmarkDrain dispatches N jobs one by one to a running worker on a
-// real Redis, and times until all have run, with the tracing and metrics
-// integrations off, each alone, and both on (spans batched to an
-// exporter that drops them, metrics scraped once at the end). It reports the
-// median pickup latency, from dispatch to the handler's start.
-//
-//	go test ./examples/observability -run - -bench Drain -benchtime 5x -count 3
-func BenchmarkDrain(b *testing.B) {
-	for _, c := range []struct {
-		name             string
-		tracing, metrics bool
-	}{{"off", false, false}, {"tracing", true, false}, {"metrics", false, true}, {"on", true, true}} {
-		b.Run(c.name, func(b *testing.B) { benchDrain(b, c.tracing, c.metrics) })
-	}
+// variant is one set-up the benchmarks compare. Tracing, when on, is
+// the SDK sampling every span, batched (the BatchSpanProcessor's
+// defaults) to an exporter that drops them: what a program pays before
+// its exporter's own cost. Its propagator is W3C trace context.
+type variant struct {
+	name             string
+	tracing, metrics bool
+	sampler          sdktrace.Sampler // nil: every span
 }
 
-func benchDrain(b *testing.B, tracing, metrics bool) {
-	const n = 2000
+var variants = []variant{
+	{name: "off"},
+	{name: "tracing", tracing: true},
+	{name: "metrics", metrics: true},
+	{name: "on", tracing: true, metrics: true},
+}
+
+// rig is one variant's engine and running worker; each handler call
+// sends the job's pickup latency to started.
+type rig struct {
+	engine  *runtime.Engine
+	ctx     context.Context // dispatches through engine
+	started chan time.Duration
+	spans   atomic.Int64
+	close   func()
+}
+
+func newRig(b *testing.B, url string, v variant) *rig {
 	ctx := context.Background()
-	be := redistest.Backends(b)[0] // a real redis-server
-	engine, err := runtime.Open(ctx, be.URL, runtime.EngineConfig{Prefix: redistest.Prefix(b)})
+	engine, err := runtime.Open(ctx, url, runtime.EngineConfig{Prefix: redistest.Prefix(b)})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer engine.Close()
+	rg := &rig{engine: engine, ctx: runtime.WithDispatcher(ctx, engine), started: make(chan time.Duration, 4096)}
 	cfg := runtime.WorkerConfig{Queues: []string{"bench"}, Concurrency: 8, Sleep: 10 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	var tp *sdktrace.TracerProvider
 	var tr *jobotel.Tracing
 	var m *jobprom.Metrics
-	if tracing {
-		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(discard{}))
-		defer tp.Shutdown(ctx) //nolint:errcheck // drops spans
+	if v.tracing {
+		sampler := v.sampler
+		if sampler == nil {
+			sampler = sdktrace.AlwaysSample()
+		}
+		tp = sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(counting{&rg.spans}))
 		tr = jobotel.New(jobotel.Config{TracerProvider: tp, Propagator: propagation.TraceContext{}})
 		tr.Instrument(engine, &cfg)
 	}
-	if metrics {
+	if v.metrics {
 		m = jobprom.New(jobprom.Config{})
 		m.Instrument(engine, &cfg)
 	}
-	var mu sync.Mutex
-	var pickups []time.Duration
-	var done sync.WaitGroup
 	r := runtime.NewRouter()
 	runtime.Register(r, "bench.Job", func(ctx context.Context, j benchJob) error {
-		d := time.Since(time.Unix(0, j.At))
-		mu.Lock()
-		pickups = append(pickups, d)
-		mu.Unlock()
-		done.Done()
+		rg.started <- time.Since(time.Unix(0, j.At))
 		return nil
 	})
 	w, err := runtime.NewWorker(engine, r, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if tracing {
+	if tr != nil {
 		tr.Attach(w)
 	}
-	if metrics {
+	if m != nil {
 		m.Attach(w)
 	}
 	wctx, stop := context.WithCancel(ctx)
 	ran := make(chan error, 1)
 	go func() { ran <- w.Run(wctx) }()
-	dctx := runtime.WithDispatcher(ctx, engine)
-
-	for b.Loop() {
-		done.Add(n)
-		for range n {
-			if _, err := runtime.Dispatch(dctx, benchJob{At: time.Now().UnixNano()}); err != nil {
+	rg.close = func() {
+		stop()
+		if err := <-ran; err != nil {
+			b.Fatal(err)
+		}
+		if m != nil { // a scrape, so the metrics are read as in production
+			reg := prometheus.NewRegistry()
+			reg.MustRegister(m, jobprom.NewQueueCollector(engine, []string{"bench"}))
+			if _, err := reg.Gather(); err != nil {
 				b.Fatal(err)
 			}
 		}
-		done.Wait()
+		if tp != nil {
+			if err := tp.Shutdown(ctx); err != nil { // exports what the batcher holds
+				b.Fatal(err)
+			}
+		}
+		_ = engine.Close()
 	}
-	stop()
-	if err := <-ran; err != nil {
+	return rg
+}
+
+func (rg *rig) dispatch(b *testing.B) {
+	if _, err := runtime.Dispatch(rg.ctx, benchJob{At: time.Now().UnixNano()}); err != nil {
 		b.Fatal(err)
 	}
-	if metrics { // a scrape, so the metrics are read as in production
-		reg := prometheus.NewRegistry()
-		reg.MustRegister(m, jobprom.NewQueueCollector(engine, []string{"bench"}))
-		if _, err := reg.Gather(); err != nil {
-			b.Fatal(err)
+}
+
+// tally gathers one variant's figures over the rounds of a benchmark.
+type tally struct {
+	elapsed []time.Duration // per round
+	pickups []time.Duration
+	jobs    int
+	spans   int64
+}
+
+// rounds runs one round per benchmark iteration: every variant in turn,
+// on a fresh rig, in an order that rotates each round so that drift in
+// the machine's load falls on all of them alike. run does one variant's
+// work and returns the pickup latencies of the jobs it ran. rounds
+// reports, for each variant against off, the median of the per-round
+// ratios of the time run took (if timed), the ratio of the pickup p50s,
+// and the
+// spans exported per job (2 when every span is sampled: a send and a
+// process span); and each variant's pickup p50.
+func rounds(b *testing.B, vs []variant, timed bool, run func(rg *rig) []time.Duration) {
+	url := redistest.Backends(b)[0].URL // a real redis-server
+	ts := make([]tally, len(vs))
+	round := 0
+	for b.Loop() {
+		b.StopTimer()
+		for k := range vs {
+			i := (k + round) % len(vs)
+			rg := newRig(b, url, vs[i])
+			start := time.Now()
+			b.StartTimer()
+			pickups := run(rg)
+			b.StopTimer()
+			ts[i].elapsed = append(ts[i].elapsed, time.Since(start))
+			rg.close()
+			ts[i].pickups = append(ts[i].pickups, pickups...)
+			ts[i].jobs += len(pickups)
+			ts[i].spans += rg.spans.Load()
+		}
+		b.StartTimer()
+		round++
+	}
+	for i, v := range vs {
+		t := ts[i]
+		b.ReportMetric(float64(median(t.pickups))/1e3, v.name+"-pickup-p50-µs")
+		if i == 0 {
+			continue
+		}
+		if timed {
+			ratios := make([]float64, round)
+			for r := range round {
+				ratios[r] = float64(t.elapsed[r]) / float64(ts[0].elapsed[r])
+			}
+			b.ReportMetric(median(ratios), v.name+"/off")
+		}
+		b.ReportMetric(float64(median(t.pickups))/float64(median(ts[0].pickups)), v.name+"/off-pickup-p50")
+		if v.tracing {
+			b.ReportMetric(float64(t.spans)/float64(t.jobs), v.name+"-spans/job")
 		}
 	}
-	slices.Sort(pickups)
-	b.ReportMetric(float64(pickups[len(pickups)/2].Microseconds()), "pickup-p50-µs")
-	b.ReportMetric(float64(n), "jobs/op")
+}
+
+func median[T int64 | float64 | time.Duration](xs []T) T {
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	return xs[len(xs)/2]
+}
+
+// BenchmarkDrain dispatches 2000 jobs one by one to a running worker on a real Redis and times until all have run, with the
+// tracing and metrics integrations off, each alone, and both on. Each
+// iteration is one round of every variant; rounds tells what it
+// reports. The pickup latency here is that of a busy worker.
+//
+//	go test ./examples/observability -run - -bench Drain -benchtime 7x
+func BenchmarkDrain(b *testing.B) {
+	const n = 2000
+	rounds(b, variants, true, func(rg *rig) []time.Duration {
+		for range n {
+			rg.dispatch(b)
+		}
+		pickups := make([]time.Duration, n)
+		for i := range pickups {
+			pickups[i] = <-rg.started
+		}
+		return pickups
+	})
+}
+
+// BenchmarkPickup dispatches 300 jobs one at a time to an idle worker,
+// each once the one before has started and a millisecond has passed, so
+// the worker is back waiting for work: the pickup latency, from
+// dispatch to the handler's start, of a quiet queue. Each iteration is
+// one round of every variant; rounds tells what it reports.
+//
+//	go test ./examples/observability -run - -bench Pickup -benchtime 7x
+func BenchmarkPickup(b *testing.B) {
+	const n = 300
+	rounds(b, variants, false, func(rg *rig) []time.Duration {
+		pickups := make([]time.Duration, n)
+		for i := range pickups {
+			rg.dispatch(b)
+			pickups[i] = <-rg.started
+			time.Sleep(time.Millisecond)
+		}
+		return pickups
+	})
 }
