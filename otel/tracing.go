@@ -59,7 +59,11 @@ type Config struct {
 type Tracing struct {
 	tracer  trace.Tracer
 	prop    propagation.TextMapPropagator
+	fields  []string // prop.Fields(), if prop is fixed; nil to ask it
 	childOf bool
+
+	sends     specs[sendKey]    // send spans of one job
+	processes specs[processKey] // process spans
 
 	mu   sync.Mutex
 	open map[string]*attemptSpan // by job ID: the attempt running in this process
@@ -71,6 +75,13 @@ type attemptSpan struct {
 	bag     baggage.Baggage // from its dispatch, for the chain link it pushes
 	attempt int
 	outcome string
+
+	// The parts of its span's start that change from one attempt to
+	// the next, here so that they come in the one allocation the attempt
+	// needs anyway.
+	link  [1]trace.Link
+	opts  [4]trace.SpanStartOption
+	attrs [2]attribute.KeyValue
 }
 
 // New returns a Tracing with cfg.
@@ -83,12 +94,16 @@ func New(cfg Config) *Tracing {
 	if prop == nil {
 		prop = otel.GetTextMapPropagator()
 	}
-	return &Tracing{
+	t := &Tracing{
 		tracer:  tp.Tracer(ScopeName, trace.WithSchemaURL(semconv.SchemaURL)),
 		prop:    prop,
 		childOf: cfg.ChildOf,
 		open:    map[string]*attemptSpan{},
 	}
+	if cfg.Propagator != nil { // the global one may be replaced later
+		t.fields = prop.Fields()
+	}
+	return t
 }
 
 // Instrument adds t's dispatch middleware to e and its worker middleware
@@ -109,46 +124,21 @@ func (t *Tracing) Dispatch(ctx context.Context, out *runtime.Outbound, next func
 	if len(out.Jobs) == 0 {
 		return next(ctx)
 	}
-	first := out.Jobs[0].Envelope
-	attrs := []attribute.KeyValue{
-		semconv.MessagingSystemKey.String(System),
-		semconv.MessagingOperationTypeSend,
-		semconv.MessagingOperationName("send"),
-		DispatchKey.String(out.Kind.String()),
-	}
-	name := "send"
-	if oneQueue(out.Jobs) { // a bulk push to several queues has no one destination
-		name += " " + first.Queue
-		attrs = append(attrs, semconv.MessagingDestinationName(first.Queue))
-	}
-	if len(out.Jobs) == 1 {
-		attrs = append(attrs, semconv.MessagingMessageID(first.ID), JobNameKey.String(first.Name))
-	} else {
-		attrs = append(attrs, semconv.MessagingBatchMessageCount(len(out.Jobs)))
-	}
 	if out.From != nil {
 		ctx = t.pusherContext(ctx, out.From)
 	}
-	ctx, span := t.tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindProducer), trace.WithAttributes(attrs...))
-	defer span.End()
-	carrier := propagation.MapCarrier{}
-	t.prop.Inject(ctx, carrier)
-	for _, j := range out.Jobs {
-		if t.carries(j.Envelope.Headers) {
-			// Pushed before: its context stays that of its first push, so
-			// that a push made again stores the same payload, as the
-			// engine requires of a job ID that exists already.
-			continue
+	var span trace.Span
+	if first := out.Jobs[0].Envelope; len(out.Jobs) == 1 {
+		spec := t.sends.get(sendKey{queue: first.Queue, name: first.Name, kind: out.Kind}, newSendSpec)
+		ctx, span = t.tracer.Start(ctx, spec.name, spec.opts...)
+		if span.IsRecording() {
+			span.SetAttributes(semconv.MessagingMessageID(first.ID))
 		}
-		h := make(map[string]string, len(j.Envelope.Headers)+len(carrier))
-		for k, v := range j.Envelope.Headers {
-			h[k] = v
-		}
-		for k, v := range carrier {
-			h[k] = v
-		}
-		j.Envelope.Headers = h
+	} else {
+		ctx, span = t.startBulk(ctx, out)
 	}
+	defer span.End()
+	t.inject(ctx, out.Jobs)
 	err := next(ctx)
 	if err != nil {
 		span.RecordError(err)
@@ -157,9 +147,67 @@ func (t *Tracing) Dispatch(ctx context.Context, out *runtime.Outbound, next func
 	return err
 }
 
+// startBulk starts the send span of a push of several jobs.
+func (t *Tracing) startBulk(ctx context.Context, out *runtime.Outbound) (context.Context, trace.Span) {
+	first := out.Jobs[0].Envelope
+	attrs := []attribute.KeyValue{
+		semconv.MessagingSystemKey.String(System),
+		semconv.MessagingOperationTypeSend,
+		semconv.MessagingOperationName("send"),
+		DispatchKey.String(out.Kind.String()),
+		semconv.MessagingBatchMessageCount(len(out.Jobs)),
+	}
+	name := "send"
+	if oneQueue(out.Jobs) { // a bulk push to several queues has no one destination
+		name += " " + first.Queue
+		attrs = append(attrs, semconv.MessagingDestinationName(first.Queue))
+	}
+	return t.tracer.Start(ctx, name, producer, trace.WithAttributes(attrs...))
+}
+
+// inject sets the context of ctx in the headers of jobs. Each envelope
+// gets a map of its own, as middleware after this one may set headers
+// of a job; the first without headers takes the map injected into.
+func (t *Tracing) inject(ctx context.Context, jobs []runtime.Outgoing) {
+	var carrier propagation.MapCarrier
+	taken := false
+	for _, j := range jobs {
+		env := j.Envelope
+		if len(env.Headers) > 0 && t.carries(env.Headers) {
+			// Pushed before: its context stays that of its first push, so
+			// that a push made again stores the same payload, as the
+			// engine requires of a job ID that exists already.
+			continue
+		}
+		if carrier == nil {
+			carrier = make(propagation.MapCarrier, 2)
+			t.prop.Inject(ctx, carrier)
+			if len(carrier) == 0 {
+				return // no context to carry
+			}
+		}
+		if len(env.Headers) == 0 && !taken {
+			env.Headers, taken = carrier, true
+			continue
+		}
+		h := make(map[string]string, len(env.Headers)+len(carrier))
+		for k, v := range env.Headers {
+			h[k] = v
+		}
+		for k, v := range carrier {
+			h[k] = v
+		}
+		env.Headers = h
+	}
+}
+
 // carries says whether headers hold a context of t's propagator.
 func (t *Tracing) carries(headers map[string]string) bool {
-	for _, f := range t.prop.Fields() {
+	fields := t.fields
+	if fields == nil {
+		fields = t.prop.Fields()
+	}
+	for _, f := range fields {
 		if _, ok := headers[f]; ok {
 			return true
 		}
@@ -199,39 +247,36 @@ func (t *Tracing) handle(ctx context.Context, next func(context.Context) error) 
 	if !ok {
 		return next(ctx)
 	}
-	remote := t.prop.Extract(ctx, propagation.MapCarrier(info.Headers))
-	opts := []trace.SpanStartOption{
-		trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(
-			semconv.MessagingSystemKey.String(System),
-			semconv.MessagingOperationTypeProcess,
-			semconv.MessagingOperationName("process"),
-			semconv.MessagingDestinationName(info.Queue),
-			semconv.MessagingMessageID(info.ID),
-			JobNameKey.String(info.Name),
-			AttemptKey.Int(info.Attempt),
-			WorkerNameKey.String(info.Worker),
-		),
+	remote := ctx
+	if len(info.Headers) > 0 {
+		remote = t.prop.Extract(ctx, propagation.MapCarrier(info.Headers))
 	}
-	bag := baggage.FromContext(remote)
+	spec := t.processes.get(processKey{queue: info.Queue, name: info.Name, worker: info.Worker}, newProcessSpec)
+	a := &attemptSpan{bag: baggage.FromContext(remote), attempt: info.Attempt}
+	opts := append(a.opts[:0], spec.opts...)
 	parent := ctx
 	if t.childOf {
 		parent = remote
 	} else {
 		if sc := trace.SpanContextFromContext(remote); sc.IsValid() {
-			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}), trace.WithNewRoot())
+			a.link[0] = trace.Link{SpanContext: sc}
+			opts = append(opts, trace.WithLinks(a.link[:]...), newRoot)
 		}
-		if bag.Len() > 0 {
-			parent = baggage.ContextWithBaggage(parent, bag)
+		if a.bag.Len() > 0 {
+			parent = baggage.ContextWithBaggage(parent, a.bag)
 		}
 	}
-	ctx, span := t.tracer.Start(parent, "process "+info.Queue, opts...)
+	ctx, a.span = t.tracer.Start(parent, spec.name, opts...)
+	if a.span.IsRecording() {
+		a.attrs = [...]attribute.KeyValue{semconv.MessagingMessageID(info.ID), AttemptKey.Int(info.Attempt)}
+		a.span.SetAttributes(a.attrs[:]...)
+	}
 	t.mu.Lock()
 	if old := t.open[info.ID]; old != nil { // an attempt whose settling this process never saw
-		old.span.SetAttributes(OutcomeKey.String("unknown"))
+		old.span.SetAttributes(outcomeAttr("unknown")...)
 		old.span.End()
 	}
-	t.open[info.ID] = &attemptSpan{span: span, bag: bag, attempt: info.Attempt}
+	t.open[info.ID] = a
 	t.mu.Unlock()
 	return next(ctx)
 }
@@ -281,7 +326,7 @@ func (t *Tracing) Observe(ev runtime.Event) {
 		a.outcome = OutcomeFailed
 	}
 	if settled {
-		a.span.SetAttributes(OutcomeKey.String(a.outcome))
+		a.span.SetAttributes(outcomeAttr(a.outcome)...)
 		a.span.End()
 	}
 }
