@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	goruntime "runtime"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -37,9 +38,10 @@ func (c counting) ExportSpans(_ context.Context, spans []sdktrace.ReadOnlySpan) 
 func (counting) Shutdown(context.Context) error { return nil }
 
 // variant is one set-up the benchmarks compare. Tracing, when on, is
-// the SDK sampling every span, batched (the BatchSpanProcessor's
-// defaults) to an exporter that drops them: what a program pays before
-// its exporter's own cost. Its propagator is W3C trace context.
+// the SDK sampling every span (or one trace in ten, in tracing-10pct),
+// batched (the BatchSpanProcessor's defaults) to an exporter that drops
+// them: what a program pays before its exporter's own cost. Its
+// propagator is W3C trace context.
 type variant struct {
 	name             string
 	tracing, metrics bool
@@ -51,6 +53,7 @@ var variants = []variant{
 	{name: "tracing", tracing: true},
 	{name: "metrics", metrics: true},
 	{name: "on", tracing: true, metrics: true},
+	{name: "tracing-10pct", tracing: true, sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.1))},
 }
 
 // rig is one variant's engine and running worker; each handler call
@@ -136,21 +139,24 @@ func (rg *rig) dispatch(b *testing.B) {
 
 // tally gathers one variant's figures over the rounds of a benchmark.
 type tally struct {
-	elapsed []time.Duration // per round
-	pickups []time.Duration
-	jobs    int
-	spans   int64
+	elapsed, cpu []time.Duration // per round
+	pickups      []time.Duration
+	jobs         int
+	spans        int64
 }
 
 // rounds runs one round per benchmark iteration: every variant in turn,
-// on a fresh rig, in an order that rotates each round so that drift in
-// the machine's load falls on all of them alike. run does one variant's
-// work and returns the pickup latencies of the jobs it ran. rounds
-// reports, for each variant against off, the median of the per-round
-// ratios of the time run took (if timed), the ratio of the pickup p50s,
-// and the
-// spans exported per job (2 when every span is sampled: a send and a
-// process span); and each variant's pickup p50.
+// on a fresh rig after a GC, in an order that rotates each round so that
+// drift in the machine's load falls on all of them alike. run does one
+// variant's work and returns the pickup latencies of the jobs it ran.
+//
+// rounds reports, for each variant against off, the ratio of the pickup
+// p50s and, if timed, the medians of the per-round ratios of the time
+// run took (wall) and of this process's CPU time in it (cpu: the worker,
+// the dispatcher and the span processor, not redis-server); the spans
+// exported per job (2 when every span is sampled: a send and a process
+// span; 0.2 expected at one trace in ten); and off's figures per job and
+// each variant's pickup p50.
 func rounds(b *testing.B, vs []variant, timed bool, run func(rg *rig) []time.Duration) {
 	url := redistest.Backends(b)[0].URL // a real redis-server
 	ts := make([]tally, len(vs))
@@ -160,33 +166,54 @@ func rounds(b *testing.B, vs []variant, timed bool, run func(rg *rig) []time.Dur
 		for k := range vs {
 			i := (k + round) % len(vs)
 			rg := newRig(b, url, vs[i])
+			goruntime.GC()
+			cpu0, _ := processCPU()
 			start := time.Now()
 			b.StartTimer()
 			pickups := run(rg)
 			b.StopTimer()
-			ts[i].elapsed = append(ts[i].elapsed, time.Since(start))
+			elapsed := time.Since(start)
+			cpu1, _ := processCPU()
 			rg.close()
-			ts[i].pickups = append(ts[i].pickups, pickups...)
-			ts[i].jobs += len(pickups)
-			ts[i].spans += rg.spans.Load()
+			t := &ts[i]
+			t.elapsed, t.cpu = append(t.elapsed, elapsed), append(t.cpu, cpu1-cpu0)
+			t.pickups = append(t.pickups, pickups...)
+			t.jobs += len(pickups)
+			t.spans += rg.spans.Load()
 		}
 		b.StartTimer()
 		round++
 	}
+	ratio := func(t tally, per func(tally) []time.Duration) float64 {
+		rs := make([]float64, round)
+		for r := range round {
+			rs[r] = float64(per(t)[r]) / float64(per(ts[0])[r])
+		}
+		return median(rs)
+	}
+	wall := func(t tally) []time.Duration { return t.elapsed }
+	cpu := func(t tally) []time.Duration { return t.cpu }
+	_, hasCPU := processCPU()
 	for i, v := range vs {
 		t := ts[i]
 		b.ReportMetric(float64(median(t.pickups))/1e3, v.name+"-pickup-p50-µs")
 		if i == 0 {
+			if timed {
+				perJob := float64(t.jobs / round)
+				b.ReportMetric(float64(median(t.elapsed))/1e3/perJob, "off-wall-µs/job")
+				if hasCPU {
+					b.ReportMetric(float64(median(t.cpu))/1e3/perJob, "off-cpu-µs/job")
+				}
+			}
 			continue
 		}
-		if timed {
-			ratios := make([]float64, round)
-			for r := range round {
-				ratios[r] = float64(t.elapsed[r]) / float64(ts[0].elapsed[r])
-			}
-			b.ReportMetric(median(ratios), v.name+"/off")
-		}
 		b.ReportMetric(float64(median(t.pickups))/float64(median(ts[0].pickups)), v.name+"/off-pickup-p50")
+		if timed {
+			b.ReportMetric(ratio(t, wall), v.name+"/off-wall")
+			if hasCPU {
+				b.ReportMetric(ratio(t, cpu), v.name+"/off-cpu")
+			}
+		}
 		if v.tracing {
 			b.ReportMetric(float64(t.spans)/float64(t.jobs), v.name+"-spans/job")
 		}
@@ -199,14 +226,14 @@ func median[T int64 | float64 | time.Duration](xs []T) T {
 	return xs[len(xs)/2]
 }
 
-// BenchmarkDrain dispatches 2000 jobs one by one to a running worker on a real Redis and times until all have run, with the
+// BenchmarkDrain dispatches 1000 jobs one by one to a running worker on a real Redis and times until all have run, with the
 // tracing and metrics integrations off, each alone, and both on. Each
 // iteration is one round of every variant; rounds tells what it
 // reports. The pickup latency here is that of a busy worker.
 //
-//	go test ./examples/observability -run - -bench Drain -benchtime 7x
+//	go test ./examples/observability -run - -bench Drain -benchtime 15x
 func BenchmarkDrain(b *testing.B) {
-	const n = 2000
+	const n = 1000
 	rounds(b, variants, true, func(rg *rig) []time.Duration {
 		for range n {
 			rg.dispatch(b)
@@ -219,15 +246,15 @@ func BenchmarkDrain(b *testing.B) {
 	})
 }
 
-// BenchmarkPickup dispatches 300 jobs one at a time to an idle worker,
+// BenchmarkPickup dispatches 200 jobs one at a time to an idle worker,
 // each once the one before has started and a millisecond has passed, so
 // the worker is back waiting for work: the pickup latency, from
 // dispatch to the handler's start, of a quiet queue. Each iteration is
 // one round of every variant; rounds tells what it reports.
 //
-//	go test ./examples/observability -run - -bench Pickup -benchtime 7x
+//	go test ./examples/observability -run - -bench Pickup -benchtime 15x
 func BenchmarkPickup(b *testing.B) {
-	const n = 300
+	const n = 200
 	rounds(b, variants, false, func(rg *rig) []time.Duration {
 		pickups := make([]time.Duration, n)
 		for i := range pickups {
