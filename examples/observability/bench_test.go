@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/jobgen/jobgen/internal/redistest"
 	jobotel "github.com/jobgen/jobgen/otel"
@@ -41,11 +43,15 @@ func (counting) Shutdown(context.Context) error { return nil }
 // the SDK sampling every span (or one trace in ten, in tracing-10pct),
 // batched (the BatchSpanProcessor's defaults) to an exporter that drops
 // them: what a program pays before its exporter's own cost. Its
-// propagator is W3C trace context.
+// propagator is W3C trace context. tracing-noop is the integration with
+// the API's no-op TracerProvider: its hooks and its own work, without
+// the SDK (and without headers, as a no-op span has no context to
+// inject).
 type variant struct {
 	name             string
 	tracing, metrics bool
 	sampler          sdktrace.Sampler // nil: every span
+	noop             bool             // the no-op TracerProvider
 }
 
 var variants = []variant{
@@ -54,6 +60,7 @@ var variants = []variant{
 	{name: "metrics", metrics: true},
 	{name: "on", tracing: true, metrics: true},
 	{name: "tracing-10pct", tracing: true, sampler: sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.1))},
+	{name: "tracing-noop", tracing: true, noop: true},
 }
 
 // rig is one variant's engine and running worker; each handler call
@@ -83,8 +90,12 @@ func newRig(b *testing.B, url string, v variant) *rig {
 		if sampler == nil {
 			sampler = sdktrace.AlwaysSample()
 		}
-		tp = sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(counting{&rg.spans}))
-		tr = jobotel.New(jobotel.Config{TracerProvider: tp, Propagator: propagation.TraceContext{}})
+		var provider trace.TracerProvider = noop.NewTracerProvider()
+		if !v.noop {
+			tp = sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(counting{&rg.spans}))
+			provider = tp
+		}
+		tr = jobotel.New(jobotel.Config{TracerProvider: provider, Propagator: propagation.TraceContext{}})
 		tr.Instrument(engine, &cfg)
 	}
 	if v.metrics {
@@ -214,7 +225,7 @@ func rounds(b *testing.B, vs []variant, timed bool, run func(rg *rig) []time.Dur
 				b.ReportMetric(ratio(t, cpu), v.name+"/off-cpu")
 			}
 		}
-		if v.tracing {
+		if v.tracing && !v.noop {
 			b.ReportMetric(float64(t.spans)/float64(t.jobs), v.name+"-spans/job")
 		}
 	}
