@@ -37,8 +37,10 @@
 // (send or process), messaging.operation.name, messaging.destination.name
 // (the queue), messaging.message.id (the job ID; on a send span only for
 // one job, with messaging.batch.message_count for many), and
-// jobgen.job.name, jobgen.job.attempt and jobgen.worker.name. A process
-// span ends when the worker settles the attempt, with jobgen.outcome:
+// jobgen.job.name, jobgen.job.attempt and jobgen.worker.name. The job
+// ID and the attempt are set just after a span starts, and only on a
+// span that records, so a sampler sees the others. A process span ends
+// when the worker settles the attempt, with jobgen.outcome:
 //
 //	ok         the handler succeeded (or deleted its job)
 //	error      the handler returned an error or panicked; the job is retried
@@ -55,4 +57,41 @@
 // An attempt whose lease is lost is not settled by this worker, so its
 // span stays open until the same job next starts in this process, and
 // then ends with jobgen.outcome "unknown".
+//
+// # Overhead
+//
+// Nearly all of what tracing costs is the SDK's: two spans per job,
+// started, ended and handed to the span processor. This package builds
+// each span's name and fixed attributes once per queue, job name and
+// worker, and adds little to a span that does not record. BenchmarkJob
+// and BenchmarkSpans here (no Redis; the process's CPU time, GC and the
+// batch processor's goroutine included) put one job's tracing at 10-15
+// us of CPU sampled (4.5 us at one trace in ten), over a floor of about
+// 9 us (3 us) for the two bare SDK spans, on a loaded 2-core
+// machine where jobgen spends 125-150 us of this process's CPU per job
+// in the drain below.
+//
+// examples/observability measures it in place, against a real Redis:
+// BenchmarkDrain (1000 jobs dispatched one by one to a running worker)
+// and BenchmarkPickup (jobs one at a time to an idle worker; the p50 from
+// dispatch to the handler's start). Each iteration runs every variant on
+// a fresh worker, in a rotating order; drain figures are medians of
+// per-round ratios to everything off, pickup the ratio of the p50s over
+// all rounds. Tracing there is the SDK with
+// AlwaysSample, the BatchSpanProcessor's defaults and an exporter that
+// drops the spans (2.0 spans exported per job), and the W3C propagator.
+// One run of 30 rounds on that machine:
+//
+//	tracing / off          drain wall  drain CPU  idle pickup p50
+//	every span             1.16        1.27       1.17
+//	ParentBased(ratio 0.1) 1.09        1.09       1.09
+//	no-op TracerProvider   1.01        0.99       1.06
+//
+// Runs differ by a few hundredths (every span: drain 1.14-1.22, pickup
+// 1.11-1.17 over four runs); two identical variants come out at 0.98 to
+// 1.01. In place the SDK costs two to three times what it costs alone
+// (its garbage, and a wake of the processor's goroutine per span, on
+// cores the worker and Redis share, are the likely reasons), so with every span sampled the overhead
+// stays above 10% here; sampling one trace in ten brings it to 1.06-1.14
+// over four runs, about the target but not reliably under it.
 package jobotel
