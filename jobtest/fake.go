@@ -98,15 +98,27 @@ type Batch struct {
 	// Jobs are the batch's jobs, unwrapped from any *PendingDispatch; a
 	// chain stays a *runtime.PendingChain.
 	Jobs []runtime.Job
+	// Queues are the queues the engine would push Jobs to, in order (for
+	// a chain, its first job's), by the engine's own rule
+	// (PendingBatch.Envelopes).
+	Queues []string
 }
 
 // DispatchBatch records b and returns a new batch ID; it implements
 // runtime.BatchDispatcher. Nothing is sent anywhere, and the batch's
-// jobs are not recorded as dispatches.
+// jobs are not recorded as dispatches. A batch the engine would refuse
+// (a callback not registered as one, a job that does not encode, names
+// another connection or a bad queue) is refused with the engine's error,
+// and not recorded.
 func (f *Fake) DispatchBatch(ctx context.Context, b *runtime.PendingBatch) (string, error) {
+	envs, err := b.Envelopes() // what the engine refuses, the fake refuses
+	if err != nil {
+		return "", err
+	}
 	rec := Batch{ID: runtime.NewID(), Options: b.Options()}
-	for _, j := range b.Jobs() {
+	for i, j := range b.Jobs() {
 		rec.Jobs = append(rec.Jobs, unwrap(j))
+		rec.Queues = append(rec.Queues, envs[i].Queue)
 	}
 	f.mu.Lock()
 	f.batches = append(f.batches, rec)

@@ -196,6 +196,7 @@ func TestFakeBatches(t *testing.T) {
 	require.Equal(t, []resize{{1}, {2}, {3}}, jobtest.BatchJobs[resize](b))
 	require.Equal(t, []notify{{3}}, jobtest.BatchJobs[notify](b))
 	require.Equal(t, "test.done", b.Options.Then[0].Name)
+	require.Equal(t, []string{"default", "default", "default"}, b.Queues)
 
 	s := &spy{TB: t}
 	require.False(t, jobtest.AssertBatched(s, fake, func(b jobtest.Batch) bool { return b.Options.Name == "other" }))
@@ -203,6 +204,11 @@ func TestFakeBatches(t *testing.T) {
 	require.False(t, jobtest.AssertNothingDispatched(s, fake))
 	require.Len(t, s.errs, 3)
 	require.Contains(t, s.errs[0], `"avatars" (3 jobs)`)
+
+	// Each job's queue is the one the engine pushes it to.
+	_, err = runtime.NewBatch(resize{UserID: 4}, runtime.NewPendingDispatch(resize{UserID: 5}).OnQueue("db"), sendWelcome{To: "ada"}).Dispatch(ctx)
+	require.NoError(t, err)
+	require.Equal(t, []string{"default", "db", "emails"}, fake.Batches()[1].Queues)
 }
 
 // later is a job whose annotation delays it.
@@ -231,6 +237,17 @@ func TestFakeRefusesWhatTheEngineRefuses(t *testing.T) {
 		require.ErrorIs(t, err, runtime.ErrInvalid, name)
 	}
 	require.Empty(t, fake.Dispatches(), "nothing refused is recorded")
+
+	for name, batch := range map[string]*runtime.PendingBatch{
+		"a bad queue name":             runtime.NewBatch(resize{UserID: 1}, runtime.NewPendingDispatch(resize{UserID: 2}).OnQueue("a#b")),
+		"a job on another connection":  runtime.NewBatch(runtime.NewPendingDispatch(resize{UserID: 1}).OnConnection("elsewhere")),
+		"a callback not made as one":   runtime.NewBatch(resize{UserID: 1}).Then(runtime.CallbackRef{}),
+		"a chain that carries a chain": runtime.NewBatch(runtime.Chain(runtime.NewPendingDispatch(resize{UserID: 1}).WithChain(notify{UserID: 1}), notify{UserID: 2})),
+	} {
+		_, err := batch.Dispatch(ctx)
+		require.ErrorIs(t, err, runtime.ErrInvalid, name)
+	}
+	require.Empty(t, fake.Batches(), "no refused batch is recorded")
 
 	// runtime.Dispatch of a chain dispatches the chain, as the engine does.
 	_, err := runtime.Dispatch(ctx, runtime.Chain(resize{UserID: 1}, notify{UserID: 1}))

@@ -139,30 +139,8 @@ func (b *PendingBatch) Dispatch(ctx context.Context) (string, error) {
 // returns the batch's ID: *Engine is a BatchDispatcher. If the push
 // fails, the batch is deleted again.
 func (e *Engine) DispatchBatch(ctx context.Context, b *PendingBatch) (string, error) {
-	fields := []any{"name", b.opts.Name, "queue", b.opts.Queue, "connection", b.opts.Connection}
-	if b.opts.AllowFailures {
-		fields = append(fields, "allow_failures", "1")
-	}
-	for _, cb := range []struct {
-		kind string
-		refs []CallbackRef
-	}{{"then", b.opts.Then}, {"catch", b.opts.Catch}, {"finally", b.opts.Finally}} {
-		if len(cb.refs) == 0 {
-			continue
-		}
-		for _, r := range cb.refs {
-			if err := r.check(); err != nil {
-				return "", fmt.Errorf("dispatch batch: %s: %w", cb.kind, err)
-			}
-		}
-		enc, err := msgpack.Marshal(cb.refs)
-		if err != nil {
-			return "", fmt.Errorf("dispatch batch: %s: %w", cb.kind, err)
-		}
-		fields = append(fields, cb.kind, enc)
-	}
 	id := NewID()
-	out, n, err := e.batchJobs(id, b.opts, b.jobs)
+	fields, out, n, err := b.build(id, e.seal)
 	if err != nil {
 		return "", err
 	}
@@ -182,6 +160,61 @@ func (e *Engine) DispatchBatch(ctx context.Context, b *PendingBatch) (string, er
 	return id, nil
 }
 
+// Envelopes returns the envelopes the batch's jobs are pushed with, as
+// Engine.DispatchBatch builds them but unsealed and under no batch ID,
+// after the checks it makes before it writes anything: the callbacks,
+// each job's encoding, its connection, and the queue it goes to. A fake
+// dispatcher (jobtest) calls it to refuse what the engine refuses.
+func (b *PendingBatch) Envelopes() ([]*Envelope, error) {
+	_, out, _, err := b.build("", nil)
+	if err != nil {
+		return nil, err
+	}
+	envs := make([]*Envelope, len(out))
+	for i, o := range out {
+		envs[i] = o.Envelope
+	}
+	return envs, nil
+}
+
+// build checks the batch and returns the fields of its record and its
+// jobs' envelopes for batch id, sealed by seal if not nil, with the
+// number of jobs, each link of a chain included.
+func (b *PendingBatch) build(id string, seal func(*Envelope) error) (fields []any, out []Outgoing, n int, err error) {
+	fields = []any{"name", b.opts.Name, "queue", b.opts.Queue, "connection", b.opts.Connection}
+	if b.opts.AllowFailures {
+		fields = append(fields, "allow_failures", "1")
+	}
+	for _, cb := range []struct {
+		kind string
+		refs []CallbackRef
+	}{{"then", b.opts.Then}, {"catch", b.opts.Catch}, {"finally", b.opts.Finally}} {
+		if len(cb.refs) == 0 {
+			continue
+		}
+		for _, r := range cb.refs {
+			if err := r.check(); err != nil {
+				return nil, nil, 0, fmt.Errorf("dispatch batch: %s: %w", cb.kind, err)
+			}
+		}
+		enc, err := msgpack.Marshal(cb.refs)
+		if err != nil {
+			return nil, nil, 0, fmt.Errorf("dispatch batch: %s: %w", cb.kind, err)
+		}
+		fields = append(fields, cb.kind, enc)
+	}
+	out, n, err = batchJobs(id, b.opts, b.jobs, seal)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	for i, o := range out {
+		if err := ValidateQueueName(o.Envelope.Queue); err != nil { // the push checks it too
+			return nil, nil, 0, fmt.Errorf("batch job %d: %w", i+1, err)
+		}
+	}
+	return fields, out, n, nil
+}
+
 // indexBatch adds batch id to the list of batches (keys.Batches), and
 // drops the entries older than StateRetention from it.
 func (e *Engine) indexBatch(ctx context.Context, id string) error {
@@ -198,9 +231,9 @@ func (e *Engine) indexBatch(ctx context.Context, id string) error {
 	return nil
 }
 
-// batchJobs builds the envelopes of jobs for batch id, and counts them,
-// each link of a chain included.
-func (e *Engine) batchJobs(id string, opts BatchOptions, jobs []Job) ([]Outgoing, int, error) {
+// batchJobs builds the envelopes of jobs for batch id, sealed by seal if
+// not nil, and counts them, each link of a chain included.
+func batchJobs(id string, opts BatchOptions, jobs []Job, seal func(*Envelope) error) ([]Outgoing, int, error) {
 	out := make([]Outgoing, 0, len(jobs))
 	n := 0
 	for i, j := range jobs {
@@ -223,7 +256,7 @@ func (e *Engine) batchJobs(id string, opts BatchOptions, jobs []Job) ([]Outgoing
 		}
 		p.chainConnection = opts.Connection
 		p.batchID = id
-		env, err := p.envelope(e.seal)
+		env, err := p.envelope(seal)
 		if err != nil {
 			return nil, 0, fmt.Errorf("batch job %d: %w", i+1, err)
 		}

@@ -133,7 +133,7 @@ func (s *BatchStore) Add(ctx context.Context, id string, jobs ...Job) error {
 	}
 	q, _ := opts[0].(string)
 	c, _ := opts[1].(string)
-	out, n, err := s.e.batchJobs(id, BatchOptions{Queue: q, Connection: c}, jobs)
+	out, n, err := batchJobs(id, BatchOptions{Queue: q, Connection: c}, jobs, s.e.seal)
 	if err != nil {
 		return fmt.Errorf("add to batch %s: %w", id, err)
 	}

@@ -240,6 +240,13 @@ func TestBatchErrors(t *testing.T) {
 		require.ErrorIs(t, err, runtime.ErrInvalid)
 		_, err = runtime.NewBatch(itemJob{}).Then(runtime.CallbackRef{}).Dispatch(b.ctx)
 		require.ErrorIs(t, err, runtime.ErrInvalid)
+		// A bad queue name is refused before the batch is written.
+		_, err = runtime.NewBatch(itemJob{}, runtime.NewPendingDispatch(itemJob{}).OnQueue("a#b")).Dispatch(b.ctx)
+		require.ErrorIs(t, err, runtime.ErrInvalid)
+		require.ErrorContains(t, err, "batch job 2")
+		list, err := bs.List(b.ctx, 0, 10)
+		require.NoError(t, err)
+		require.Empty(t, list, "no batch was written")
 		var d recordingDispatcher
 		_, err = runtime.NewBatch(itemJob{}).Dispatch(runtime.WithDispatcher(b.ctx, &d))
 		require.ErrorIs(t, err, runtime.ErrInvalid, "a dispatcher that cannot take batches")
