@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -22,6 +23,9 @@ type scheduleBundle struct {
 	s     *runtime.Schedule
 	clock *schedule.ManualClock
 	start time.Time
+	// nightly is the hour, in Paris, of the entry "nightly": twelve hours
+	// from the test's start, so that its tick never falls in the test.
+	nightly int
 }
 
 func setupSchedule(t *testing.T, opts dashboard.Options) scheduleBundle {
@@ -29,10 +33,13 @@ func setupSchedule(t *testing.T, opts dashboard.Options) scheduleBundle {
 	s := runtime.NewSchedule()
 	s.Job(note{Text: "ping"}).Name("ping")
 	s.Every(5*time.Minute, note{Text: "evil"}).Name(evil)
-	s.Job(note{Text: "nightly"}).DailyAt("03:00").Timezone("Europe/Paris").Name("nightly").WithoutOverlapping()
+	paris, err := time.LoadLocation("Europe/Paris")
+	require.NoError(t, err)
+	nightly := time.Now().In(paris).Add(12 * time.Hour).Hour()
+	s.Job(note{Text: "nightly"}).DailyAt(fmt.Sprintf("%02d:00", nightly)).Timezone("Europe/Paris").Name("nightly").WithoutOverlapping()
 	opts.Schedule = s
 	start := time.Now().UTC().Truncate(5 * time.Minute)
-	return scheduleBundle{bundle: setup(t, opts), s: s, clock: schedule.NewManualClock(start), start: start}
+	return scheduleBundle{bundle: setup(t, opts), s: s, clock: schedule.NewManualClock(start), start: start, nightly: nightly}
 }
 
 // pass runs the schedule's due ticks at start+d, and returns what each
@@ -99,8 +106,8 @@ func TestSchedulePageListsEntries(t *testing.T) {
 	require.NotContains(t, body, "<img src=x")
 
 	nightly := row(t, body, 2)
-	require.Contains(t, nightly, "0 3 * * * Europe/Paris")
-	require.Regexp(t, `03:00:00 CES?T`, nightly, "the next run in the entry's zone")
+	require.Contains(t, nightly, fmt.Sprintf("0 %d * * * Europe/Paris", b.nightly))
+	require.Regexp(t, fmt.Sprintf(`%02d:00:00 CES?T`, b.nightly), nightly, "the next run in the entry's zone")
 	require.Contains(t, nightly, `<span id="entry-2-last">never</span>`)
 	require.NotContains(t, nightly, `id="entry-2-job"`, "no last job")
 }

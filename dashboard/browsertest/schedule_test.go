@@ -20,7 +20,11 @@ import (
 func TestPeriodicJobsInABrowser(t *testing.T) {
 	ctx := startBrowser(t)
 	s := runtime.NewSchedule()
-	s.Job(buildReport{Month: "daily"}).DailyAt("06:00").Timezone("Europe/Paris").Name("daily-report").WithoutOverlapping()
+	// daily-report falls due twelve hours from now, never during the test.
+	paris, err := time.LoadLocation("Europe/Paris")
+	require.NoError(t, err)
+	at := fmt.Sprintf("%02d:00", time.Now().In(paris).Add(12*time.Hour).Hour())
+	s.Job(buildReport{Month: "daily"}).DailyAt(at).Timezone("Europe/Paris").Name("daily-report").WithoutOverlapping()
 	s.Every(5*time.Minute, importRow{Row: -1}).Name("import-sync")
 	s.Job(buildReport{Month: "digest"}).Hourly().Name("digest " + evil)
 	a := startApp(t, func(o *dashboard.Options) { o.Schedule = s })
