@@ -277,3 +277,29 @@ func snapshot(t *testing.T, ctx context.Context, rdb redis.UniversalClient, keys
 	}
 	return out
 }
+
+// A resume with a bad expiry changes nothing: the check comes before the
+// flag is cleared.
+func TestSchedulePauseRefusesBadKeep(t *testing.T) {
+	t.Parallel()
+	for _, be := range redistest.Backends(t) {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			rdb, closeClient, err := openClient(be.URL)
+			require.NoError(t, err)
+			defer func() { _ = closeClient() }()
+			k := redistest.Prefix(t) + ":{q}:schedule:e"
+			require.NoError(t, rdb.HSet(ctx, k, "paused", "1", "tick", "5").Err())
+			for _, keep := range []any{0, -5, "soon", 1.5} {
+				err := call{Script: scriptSchedulePause, Keys: []string{k}, Args: []any{0, keep}}.Run(ctx, rdb).Err()
+				require.ErrorContains(t, err, "schedule_pause: bad keep", "keep %v", keep)
+				require.Equal(t, map[string]string{"paused": "1", "tick": "5"}, rdb.HGetAll(ctx, k).Val())
+			}
+			n, err := call{Script: scriptSchedulePause, Keys: []string{k}, Args: []any{0, 60000}}.Run(ctx, rdb).Int64()
+			require.NoError(t, err)
+			require.Equal(t, int64(1), n)
+			require.Equal(t, map[string]string{"tick": "5"}, rdb.HGetAll(ctx, k).Val())
+		})
+	}
+}

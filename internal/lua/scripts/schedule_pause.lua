@@ -12,12 +12,17 @@
 --
 -- Returns: 1 if the entry was changed, 0 if it was paused (resumed)
 -- already.
--- Errors: "WRONGTYPE <key> ..." if KEYS[1] holds another type; nothing is
--- written then.
+-- Errors: "WRONGTYPE <key> ..." if KEYS[1] holds another type, and
+-- "schedule_pause: bad keep" on a resume whose ARGV[2] is not a whole
+-- number of ms of at least 1; nothing is written then.
 
 -- uses: wrong_type
 local bad = wrongType({1, 'hash'})
 if bad then return bad end
+local keep = tonumber(ARGV[2])
+if ARGV[1] ~= '1' and (not keep or keep < 1 or keep % 1 ~= 0) then
+  return redis.error_reply('schedule_pause: bad keep ' .. tostring(ARGV[2]) .. '; nothing was written')
+end
 
 local paused = redis.call('HEXISTS', KEYS[1], 'paused') == 1
 if ARGV[1] == '1' then
@@ -29,6 +34,6 @@ end
 if not paused then return 0 end
 redis.call('HDEL', KEYS[1], 'paused')
 if redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]))
+  redis.call('PEXPIRE', KEYS[1], keep)
 end
 return 1
