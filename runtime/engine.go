@@ -289,8 +289,18 @@ func parseMigration(cmd *redis.Cmd) (Migration, error) {
 	if len(v) != 6 {
 		return Migration{}, fmt.Errorf("migrate: unexpected reply %v", v)
 	}
-	now := msTime(v[0]).Add(time.Duration(v[5]) * time.Microsecond)
-	return Migration{Now: now, Delayed: int(v[1]), Expired: int(v[2]), NextDue: msTime(v[3]), NextExpiry: msTime(v[4])}, nil
+	return migrationOf(v[0], v[1:]), nil
+}
+
+// migrationOf reads what migrate did at now ms: the fields of its reply
+// after now (lib/migrate_due.lua's four, and the µs past now), which a
+// reserve reply carries too.
+func migrationOf(now int64, f []int64) Migration {
+	return Migration{
+		Now:     msTime(now).Add(time.Duration(f[4]) * time.Microsecond),
+		Delayed: int(f[0]), Expired: int(f[1]),
+		NextDue: msTime(f[2]), NextExpiry: msTime(f[3]),
+	}
 }
 
 // Reserve migrates due jobs of queue, then takes up to n ready jobs under
@@ -343,13 +353,12 @@ func parseReserve(queue, token string, reserved *redis.Cmd) (ReserveResult, erro
 	if len(reply) < reserveHead || (len(reply)-reserveHead)%4 != 0 {
 		return ReserveResult{}, fmt.Errorf("unexpected reply of %d values", len(reply))
 	}
-	now := msTime(asInt(reply[0]))
-	b := ReserveResult{
-		Now:        now,
-		NextDue:    msTime(asInt(reply[4])),
-		NextExpiry: msTime(asInt(reply[5])),
-		clock:      now.Add(time.Duration(asInt(reply[6])) * time.Microsecond),
+	var f [reserveHead - 2]int64
+	for i := range f {
+		f[i] = asInt(reply[2+i])
 	}
+	m := migrationOf(asInt(reply[0]), f[:])
+	b := ReserveResult{Now: msTime(asInt(reply[0])), NextDue: m.NextDue, NextExpiry: m.NextExpiry, clock: m.Now}
 	until := msTime(asInt(reply[1]))
 	if len(reply) > reserveHead {
 		b.Jobs = make([]Reservation, 0, (len(reply)-reserveHead)/4)

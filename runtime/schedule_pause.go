@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Pause pauses the entry named name, for every process that runs the
@@ -41,19 +42,19 @@ func (s *Schedule) setPaused(ctx context.Context, e *Engine, name string, paused
 	if err != nil {
 		return err
 	}
-	flag, verb := 0, "resume"
-	if paused {
-		flag, verb = 1, "pause"
-	}
-	// On resume the state expires as after a tick: StateRetention after
-	// the entry's next one, by the Redis clock, which ticks follow.
-	now, err := eng.rdb.Time(ctx).Result()
-	if err != nil {
-		return fmt.Errorf("%s schedule entry %q: %w", verb, name, err)
-	}
-	keep := eng.cfg.StateRetention
-	if next := en.Next(now); !next.IsZero() {
-		keep += next.Sub(now)
+	flag, verb, keep := 1, "pause", time.Duration(0)
+	if !paused {
+		// On resume the state expires as after a tick: StateRetention
+		// after the entry's next one, by the Redis clock, which ticks
+		// follow.
+		now, err := eng.rdb.Time(ctx).Result()
+		if err != nil {
+			return fmt.Errorf("resume schedule entry %q: %w", name, err)
+		}
+		flag, verb, keep = 0, "resume", eng.cfg.StateRetention
+		if next := en.Next(now); !next.IsZero() {
+			keep += next.Sub(now)
+		}
 	}
 	err = call{Script: scriptSchedulePause, Keys: []string{eng.keys.Schedule(q, name)}, Args: []any{flag, keep.Milliseconds()}}.Run(ctx, eng.rdb).Err()
 	if err != nil {
