@@ -207,11 +207,6 @@ func (b *PendingBatch) build(id string, seal func(*Envelope) error) (fields []an
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	for i, o := range out {
-		if err := ValidateQueueName(o.Envelope.Queue); err != nil { // the push checks it too
-			return nil, nil, 0, fmt.Errorf("batch job %d: %w", i+1, err)
-		}
-	}
 	return fields, out, n, nil
 }
 
@@ -231,8 +226,8 @@ func (e *Engine) indexBatch(ctx context.Context, id string) error {
 	return nil
 }
 
-// batchJobs builds the envelopes of jobs for batch id, sealed by seal if
-// not nil, and counts them, each link of a chain included.
+// batchJobs builds and checks the envelopes of jobs for batch id, sealed
+// by seal if not nil, and counts them, each link of a chain included.
 func batchJobs(id string, opts BatchOptions, jobs []Job, seal func(*Envelope) error) ([]Outgoing, int, error) {
 	out := make([]Outgoing, 0, len(jobs))
 	n := 0
@@ -257,6 +252,10 @@ func batchJobs(id string, opts BatchOptions, jobs []Job, seal func(*Envelope) er
 		p.chainConnection = opts.Connection
 		p.batchID = id
 		env, err := p.envelope(seal)
+		if err == nil {
+			// Checked before the batch is counted; the push checks it too.
+			err = ValidateQueueName(env.Queue)
+		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("batch job %d: %w", i+1, err)
 		}

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -47,28 +46,35 @@ func (s *BatchStore) Find(ctx context.Context, id string) (status BatchStatus, o
 	if err != nil {
 		return BatchStatus{}, false, fmt.Errorf("find batch %s: %w", id, err)
 	}
-	h := state.Val()
+	status, ok = batchStatus(id, state.Val(), failed.Val())
+	return status, ok, nil
+}
+
+// batchStatus reads a batch's state hash h and the IDs of its failed
+// jobs; ok is false if h is empty (no such batch).
+func batchStatus(id string, h map[string]string, failed []string) (status BatchStatus, ok bool) {
 	if len(h) == 0 {
-		return BatchStatus{}, false, nil
+		return BatchStatus{}, false
 	}
 	num := func(k string) int { n, _ := strconv.Atoi(h[k]); return n }
 	at := func(k string) int64 { n, _ := strconv.ParseInt(h[k], 10, 64); return n }
-	ids := failed.Val()
-	slices.Sort(ids)
+	slices.Sort(failed)
 	return BatchStatus{
 		ID: id, Name: h["name"],
-		Total: num("total"), Pending: num("pending"), Failed: num("failed"), FailedIDs: ids,
+		Total: num("total"), Pending: num("pending"), Failed: num("failed"), FailedIDs: failed,
 		AllowFailures: h["allow_failures"] == "1",
 		CreatedAt:     msTime(at("created_at")),
 		CancelledAt:   msTime(at("cancelled_at")),
 		FinishedAt:    msTime(at("finished_at")),
-	}, true, nil
+	}, true
 }
 
 // List returns the batches dispatched within StateRetention that still
-// exist, newest first: up to limit of them, after skipping offset. IDs of
-// batches whose records have expired are dropped from the list as it
-// meets them, so a page may hold fewer than limit.
+// exist, newest first: up to limit of them, after skipping offset, read
+// in one pipeline (each batch's counts and failed IDs without the
+// transaction Find reads them in). IDs of batches whose records have
+// expired are dropped from the list as it meets them, so a page may hold
+// fewer than limit.
 func (s *BatchStore) List(ctx context.Context, offset, limit int) ([]BatchStatus, error) {
 	if offset < 0 || limit < 1 {
 		return nil, fmt.Errorf("%w: list batches: offset %d, limit %d", ErrInvalid, offset, limit)
@@ -78,18 +84,26 @@ func (s *BatchStore) List(ctx context.Context, offset, limit int) ([]BatchStatus
 	if err != nil {
 		return nil, fmt.Errorf("list batches: %w", err)
 	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	states := make([]*redis.MapStringStringCmd, len(ids))
+	failed := make([]*redis.StringSliceCmd, len(ids))
+	if _, err := s.e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			bk := s.e.keys.Batch(id)
+			states[i], failed[i] = p.HGetAll(ctx, bk.State), p.HKeys(ctx, bk.Failed)
+		}
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("list batches: %w", err)
+	}
 	out := make([]BatchStatus, 0, len(ids))
 	var gone []any
-	for _, id := range ids {
-		st, ok, err := s.Find(ctx, id)
-		switch {
-		case err != nil && errors.Is(err, ErrInvalid):
-			gone = append(gone, id)
-		case err != nil:
-			return nil, err
-		case ok:
+	for i, id := range ids {
+		if st, ok := batchStatus(id, states[i].Val(), failed[i].Val()); ok {
 			out = append(out, st)
-		default:
+		} else {
 			gone = append(gone, id)
 		}
 	}

@@ -402,5 +402,10 @@ func TestBatchList(t *testing.T) {
 
 		_, err = b.engine.Batches().List(b.ctx, -1, 10)
 		require.ErrorIs(t, err, runtime.ErrInvalid)
+
+		// A job for a bad queue is refused before the batch counts it.
+		err = b.engine.Batches().Add(b.ctx, ids[0], runtime.NewPendingDispatch(itemJob{}).OnQueue("a#b"))
+		require.ErrorIs(t, err, runtime.ErrInvalid)
+		require.Equal(t, 1, findBatch(t, b, ids[0]).Total)
 	})
 }
