@@ -119,7 +119,7 @@ func (c *EngineConfig) validate() error {
 // Pushes made at the same time from several goroutines share script
 // calls (group commit): a push whose jobs all go to one queue with one
 // delay (every Dispatch, Push and Later) goes out at once if fewer than
-// four calls of pushes are in flight, and otherwise waits for one of them
+// two calls of pushes are in flight, and otherwise waits for one of them
 // to land and goes out with the others waiting, up to 500 jobs in one
 // round trip. A caller pushing alone never waits. Each push still gets
 // its own answer: a duplicate ID or payload too large fails only its own

@@ -25,13 +25,16 @@ import (
 // delay, in one pipeline. A flight's goroutine is always the goroutine of
 // one of its pushes, so the engine starts no goroutines of its own.
 //
-// Several flights at once, rather than one, keep more callers' round
-// trips going at the same time. Each flight is a script call, and each
-// call records a nonce in Redis for RetryWindow, so more flights cost
-// Redis more time and memory per job. Four, with 8 callers dispatching
-// one job at a time, enqueued about 1.35 times as fast as one
-// (`bench/run.sh -phases enqueue`), for 273 rather than 266 bytes of
-// Redis memory per waiting job; eight were slower than four.
+// Several flights at once, rather than one, keep Redis busy while the
+// client turns a flight around. Each flight is a script call, and each
+// call records a nonce in Redis for RetryWindow, so more flights carry
+// fewer jobs each and cost Redis and the client more time, and Redis
+// more memory, per job. With 8 callers dispatching one job at a time
+// (`bench/run.sh -phases enqueue`), two flights enqueued as fast as four
+// on one 2-core machine and faster on another, for a fifth less CPU per
+// job on both sides and 269 rather than 274 bytes of Redis memory per
+// waiting job. One flight used the least CPU, but on the first machine
+// it enqueued a quarter slower; eight were slower than four.
 //
 // A flight that carried several pushes answers them, then yields the
 // processor once before the next flight leaves, so that the callers just
@@ -50,7 +53,7 @@ import (
 
 // MaxFlights is the most flights of pushes in flight at once per
 // Flights.
-const MaxFlights = 4
+const MaxFlights = 2
 
 // Chunk is the most jobs sent in one push call.
 const Chunk = 500
