@@ -1,9 +1,11 @@
 package console_test
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -24,12 +26,27 @@ func TestScheduleCommandsNeedASchedule(t *testing.T) {
 }
 
 func TestScheduleCommands(t *testing.T) {
+	// The nightly entry falls due about twelve hours from now, so that no
+	// run of the test meets its minute (and never at 02:00, which a
+	// spring-forward night skips).
+	paris, err := time.LoadLocation("Europe/Paris")
+	require.NoError(t, err)
+	hour := (time.Now().In(paris).Hour() + 12) % 24
+	if hour == 2 {
+		hour = 1
+	}
+	nightly := fmt.Sprintf("test.Greet 0 %d * * * Europe/Paris", hour)
 	forEachBackend(t, func(t *testing.T, b *testBundle) {
 		s := runtime.NewSchedule()
 		s.EveryMinute(greet{"minutely"}).Name("greet")
-		s.DailyAt("03:00", greet{"nightly"}).Timezone("Europe/Paris").OnQueue("nightly").WithoutOverlapping()
+		s.DailyAt(fmt.Sprintf("%02d:00", hour), greet{"nightly"}).Timezone("Europe/Paris").OnQueue("nightly").WithoutOverlapping()
 		b.schedule = s
 
+		// Both schedule:run calls see the same tick of the minutely entry
+		// when they start well inside a minute.
+		if time.Now().Second() >= 55 {
+			time.Sleep(time.Until(time.Now().Truncate(time.Minute).Add(time.Minute + 100*time.Millisecond)))
+		}
 		out := b.ok(t, "schedule:run")
 		require.Regexp(t, `SCHEDULED greet tick \S+Z \S+\nDispatched 1 job\.\n$`, out)
 		require.Equal(t, "Dispatched 0 jobs.\n", b.ok(t, "schedule:run"), "the tick is taken")
@@ -40,7 +57,8 @@ func TestScheduleCommands(t *testing.T) {
 		require.Len(t, lines, 3)
 		require.Regexp(t, `^NAME +SPEC +QUEUE +STATE +NEXT +LAST$`, lines[0])
 		require.Regexp(t, `^greet +\* \* \* \* \* +default +active +\S+ \S+ UTC +\S+ \S+ UTC job \S+$`, lines[1])
-		require.Regexp(t, `^test\.Greet 0 3 \* \* \* Europe/Paris +0 3 \* \* \* Europe/Paris +nightly +active +\S+ 03:00:00 CES?T +never$`, lines[2])
+		spec := fmt.Sprintf(`0 %d \* \* \* Europe/Paris`, hour)
+		require.Regexp(t, `^test\.Greet `+spec+` +`+spec+fmt.Sprintf(` +nightly +active +\S+ %02d:00:00 CES?T +never$`, hour), lines[2])
 
 		// Pausing is kept in Redis: the next command sees it.
 		require.Equal(t, "Paused greet.\n", b.ok(t, "schedule:pause", "greet"))
@@ -55,15 +73,15 @@ func TestScheduleCommands(t *testing.T) {
 		require.Equal(t, "Resumed greet.\n", b.ok(t, "schedule:resume", "greet"))
 		require.Regexp(t, `(?m)^greet +\* \* \* \* \* +default +active +`, b.ok(t, "schedule:list"))
 
-		out = b.ok(t, "schedule:test", "test.Greet 0 3 * * * Europe/Paris")
-		require.Regexp(t, regexp.QuoteMeta("Dispatched test.Greet 0 3 * * * Europe/Paris: job ")+`\S+\.\n`, out)
+		out = b.ok(t, "schedule:test", nightly)
+		require.Regexp(t, regexp.QuoteMeta("Dispatched "+nightly+": job ")+`\S+\.\n`, out)
 		require.EqualValues(t, 1, b.sizes(t, "nightly").Ready)
-		code, _, stderr = b.run(t, "schedule:test", "test.Greet 0 3 * * * Europe/Paris")
+		code, _, stderr = b.run(t, "schedule:test", nightly)
 		require.Equal(t, 1, code)
 		require.Contains(t, stderr, "is held by job", "without overlapping while the last run is queued")
 		code, _, stderr = b.run(t, "schedule:test", "nope")
 		require.Equal(t, 2, code)
-		require.Contains(t, stderr, `no entry is named "nope": one of "greet", "test.Greet 0 3 * * * Europe/Paris"`)
+		require.Contains(t, stderr, `no entry is named "nope": one of "greet", "`+nightly+`"`)
 
 		// queue:work --schedule dispatches and runs in one process.
 		b.schedule = runtime.NewSchedule()
