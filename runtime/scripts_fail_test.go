@@ -157,18 +157,11 @@ func TestScriptsWriteNothingWhenTheyFail(t *testing.T) {
 		require.True(t, covered[s.Name], "script %s writes, and has no case in failCases", s.Name)
 	}
 
-	for _, be := range redistest.Backends(t) {
-		t.Run(be.Name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			rdb, closeClient, err := openClient(be.URL)
-			require.NoError(t, err)
-			defer func() { _ = closeClient() }()
-			for _, c := range failCases {
-				t.Run(c.name, func(t *testing.T) { c.check(t, ctx, rdb) })
-			}
-		})
-	}
+	eachClient(t, func(t *testing.T, ctx context.Context, _ redistest.Backend, rdb redis.UniversalClient) {
+		for _, c := range failCases {
+			t.Run(c.name, func(t *testing.T) { c.check(t, ctx, rdb) })
+		}
+	})
 }
 
 func (c failCase) check(t *testing.T, ctx context.Context, rdb redis.UniversalClient) {
@@ -282,24 +275,17 @@ func snapshot(t *testing.T, ctx context.Context, rdb redis.UniversalClient, keys
 // flag is cleared.
 func TestSchedulePauseRefusesBadKeep(t *testing.T) {
 	t.Parallel()
-	for _, be := range redistest.Backends(t) {
-		t.Run(be.Name, func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			rdb, closeClient, err := openClient(be.URL)
-			require.NoError(t, err)
-			defer func() { _ = closeClient() }()
-			k := redistest.Prefix(t) + ":{q}:schedule:e"
-			require.NoError(t, rdb.HSet(ctx, k, "paused", "1", "tick", "5").Err())
-			for _, keep := range []any{0, -5, "soon", 1.5} {
-				err := call{Script: scriptSchedulePause, Keys: []string{k}, Args: []any{0, keep}}.Run(ctx, rdb).Err()
-				require.ErrorContains(t, err, "schedule_pause: bad keep", "keep %v", keep)
-				require.Equal(t, map[string]string{"paused": "1", "tick": "5"}, rdb.HGetAll(ctx, k).Val())
-			}
-			n, err := call{Script: scriptSchedulePause, Keys: []string{k}, Args: []any{0, 60000}}.Run(ctx, rdb).Int64()
-			require.NoError(t, err)
-			require.Equal(t, int64(1), n)
-			require.Equal(t, map[string]string{"tick": "5"}, rdb.HGetAll(ctx, k).Val())
-		})
-	}
+	eachClient(t, func(t *testing.T, ctx context.Context, _ redistest.Backend, rdb redis.UniversalClient) {
+		k := redistest.Prefix(t) + ":{q}:schedule:e"
+		require.NoError(t, rdb.HSet(ctx, k, "paused", "1", "tick", "5").Err())
+		for _, keep := range []any{0, -5, "soon", 1.5} {
+			err := call{Script: scriptSchedulePause, Keys: []string{k}, Args: []any{0, keep}}.Run(ctx, rdb).Err()
+			require.ErrorContains(t, err, "schedule_pause: bad keep", "keep %v", keep)
+			require.Equal(t, map[string]string{"paused": "1", "tick": "5"}, rdb.HGetAll(ctx, k).Val())
+		}
+		n, err := call{Script: scriptSchedulePause, Keys: []string{k}, Args: []any{0, 60000}}.Run(ctx, rdb).Int64()
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n)
+		require.Equal(t, map[string]string{"tick": "5"}, rdb.HGetAll(ctx, k).Val())
+	})
 }

@@ -26,40 +26,48 @@ func TestShebangScripts(t *testing.T) {
 	loaded.SHA = lua.SHA1(loaded.Src)
 	broken := "#!lua flags=allow-oom\nlocal a = 1\nreturn )\n"
 
+	eachClient(t, func(t *testing.T, ctx context.Context, be redistest.Backend, rdb redis.UniversalClient) {
+		clients := []redis.UniversalClient{rdb}
+		if be.Name == "embedded" {
+			byAddr := redis.NewClient(&redis.Options{Addr: rdb.(*redis.Client).Options().Addr})
+			defer func() { _ = byAddr.Close() }()
+			clients = append(clients, byAddr)
+		}
+		for _, c := range clients {
+			key := redistest.Prefix(t) + ":k"
+			for range 2 { // by text (NOSCRIPT), then by SHA
+				got, err := call{Script: s, Keys: []string{key}, Args: []any{"a"}}.Run(ctx, c).Slice()
+				require.NoError(t, err)
+				require.Equal(t, []any{key, "a"}, got)
+			}
+			cmds, err := send.All(ctx, c, []call{{Script: s, Keys: []string{key}, Args: []any{"b"}}, {Script: s, Keys: []string{key}, Args: []any{"c"}}})
+			require.NoError(t, err)
+			require.Equal(t, []any{key, "c"}, cmds[1].Val())
+
+			require.NoError(t, c.ScriptLoad(ctx, loaded.Src).Err())
+			got, err := c.EvalSha(ctx, loaded.SHA, []string{key}).Result()
+			require.NoError(t, err)
+			require.Equal(t, "loaded", got)
+
+			// A syntax error is reported on the line of the text sent.
+			err = c.Eval(ctx, broken, []string{key}).Err()
+			require.Error(t, err)
+			require.Regexp(t, `(:3:|line:3\()`, err.Error())
+		}
+	})
+}
+
+// eachClient runs fn in parallel subtests, one per test backend, each
+// with a client of its own.
+func eachClient(t *testing.T, fn func(t *testing.T, ctx context.Context, be redistest.Backend, rdb redis.UniversalClient)) {
+	t.Helper()
 	for _, be := range redistest.Backends(t) {
 		t.Run(be.Name, func(t *testing.T) {
 			t.Parallel()
-			ctx := context.Background()
 			rdb, closeClient, err := openClient(be.URL)
 			require.NoError(t, err)
 			defer func() { _ = closeClient() }()
-			clients := []redis.UniversalClient{rdb}
-			if be.Name == "embedded" {
-				byAddr := redis.NewClient(&redis.Options{Addr: rdb.(*redis.Client).Options().Addr})
-				defer func() { _ = byAddr.Close() }()
-				clients = append(clients, byAddr)
-			}
-			for _, c := range clients {
-				key := redistest.Prefix(t) + ":k"
-				for range 2 { // by text (NOSCRIPT), then by SHA
-					got, err := call{Script: s, Keys: []string{key}, Args: []any{"a"}}.Run(ctx, c).Slice()
-					require.NoError(t, err)
-					require.Equal(t, []any{key, "a"}, got)
-				}
-				cmds, err := send.All(ctx, c, []call{{Script: s, Keys: []string{key}, Args: []any{"b"}}, {Script: s, Keys: []string{key}, Args: []any{"c"}}})
-				require.NoError(t, err)
-				require.Equal(t, []any{key, "c"}, cmds[1].Val())
-
-				require.NoError(t, c.ScriptLoad(ctx, loaded.Src).Err())
-				got, err := c.EvalSha(ctx, loaded.SHA, []string{key}).Result()
-				require.NoError(t, err)
-				require.Equal(t, "loaded", got)
-
-				// A syntax error is reported on the line of the text sent.
-				err = c.Eval(ctx, broken, []string{key}).Err()
-				require.Error(t, err)
-				require.Regexp(t, `(:3:|line:3\()`, err.Error())
-			}
+			fn(t, context.Background(), be, rdb)
 		})
 	}
 }
