@@ -173,14 +173,7 @@ func TestPopRace(t *testing.T) {
 			require.NoError(t, err)
 			counts, wait := popRace(t, ctx, []*laravel.Queue{b.q, other}, 4, n)
 			wait()
-			popped := counts()
-			require.Len(t, popped, n)
-			for i := range n {
-				require.Equal(t, 1, popped[fmt.Sprint(i)], "job %d", i)
-			}
-			s, err := b.q.Sizes(ctx, "default")
-			require.NoError(t, err)
-			require.Equal(t, laravel.Sizes{}, s)
+			poppedOnce(t, ctx, b.q, counts(), n)
 		})
 	}
 }
@@ -213,13 +206,7 @@ func TestPopRaceWithLaravel(t *testing.T) {
 		popped[f[1]]++
 		phpPopped++
 	}
-	require.Len(t, popped, n)
-	for i := range n {
-		require.Equal(t, 1, popped[fmt.Sprint(i)], "job %d", i)
-	}
-	s, err := b.q.Sizes(ctx, "default")
-	require.NoError(t, err)
-	require.Equal(t, laravel.Sizes{}, s)
+	poppedOnce(t, ctx, b.q, popped, n)
 	t.Logf("Laravel popped %d of %d jobs", phpPopped, n)
 }
 
@@ -239,4 +226,17 @@ func TestExpiredGoReservationCountsForLaravel(t *testing.T) {
 	require.NoError(t, b.q.Client().ZAdd(ctx, b.prefix+"queues:default:reserved", redis.Z{Score: 1, Member: string(r.Reserved)}).Err())
 	b.run(t, ctx, "pop.php", "default", "1", "stop")
 	require.Equal(t, []string{"ready", "popped|a|2|2"}, b.results(t, ctx))
+}
+
+// poppedOnce checks that popped counts each of the jobs 0..n-1 once,
+// and that q's default queue is empty.
+func poppedOnce(t *testing.T, ctx context.Context, q *laravel.Queue, popped map[string]int, n int) {
+	t.Helper()
+	require.Len(t, popped, n)
+	for i := range n {
+		require.Equal(t, 1, popped[fmt.Sprint(i)], "job %d", i)
+	}
+	s, err := q.Sizes(ctx, "default")
+	require.NoError(t, err)
+	require.Equal(t, laravel.Sizes{}, s)
 }
