@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"time"
+
+	"github.com/jobgen/jobgen/internal/cputime"
 )
 
 // cpuMeter reads the CPU time Redis and this process use over a phase.
@@ -17,7 +19,7 @@ func (r *runner) cpuStart(ctx context.Context) cpuMeter {
 	var m cpuMeter
 	m.redis, m.err = r.t.CPU(ctx)
 	if m.err == nil {
-		m.self, m.err = processCPU()
+		m.self, m.err = cputime.Process()
 	}
 	return m
 }
@@ -31,7 +33,7 @@ func (m cpuMeter) record(ctx context.Context, r *runner, rec *Record) {
 	if err != nil {
 		return
 	}
-	self, err := processCPU()
+	self, err := cputime.Process()
 	if err != nil {
 		return
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/cputime"
+
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -108,9 +110,9 @@ func BenchmarkSpans(b *testing.B) {
 // reportCPU starts counting the process's CPU time; the function it
 // returns reports it per op.
 func reportCPU(b *testing.B) func() {
-	start, ok := processCPU()
+	start, err := cputime.Process()
 	return func() {
-		if end, _ := processCPU(); ok {
+		if end, _ := cputime.Process(); err == nil {
 			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
 		}
 	}

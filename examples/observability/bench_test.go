@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/cputime"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -178,13 +180,13 @@ func rounds(b *testing.B, vs []variant, timed bool, run func(rg *rig) []time.Dur
 			i := (k + round) % len(vs)
 			rg := newRig(b, url, vs[i])
 			goruntime.GC()
-			cpu0, _ := processCPU()
+			cpu0, _ := cputime.Process()
 			start := time.Now()
 			b.StartTimer()
 			pickups := run(rg)
 			b.StopTimer()
 			elapsed := time.Since(start)
-			cpu1, _ := processCPU()
+			cpu1, _ := cputime.Process()
 			rg.close()
 			t := &ts[i]
 			t.elapsed, t.cpu = append(t.elapsed, elapsed), append(t.cpu, cpu1-cpu0)
@@ -204,7 +206,8 @@ func rounds(b *testing.B, vs []variant, timed bool, run func(rg *rig) []time.Dur
 	}
 	wall := func(t tally) []time.Duration { return t.elapsed }
 	cpu := func(t tally) []time.Duration { return t.cpu }
-	_, hasCPU := processCPU()
+	_, cpuErr := cputime.Process()
+	hasCPU := cpuErr == nil
 	for i, v := range vs {
 		t := ts[i]
 		b.ReportMetric(float64(median(t.pickups))/1e3, v.name+"-pickup-p50-µs")

@@ -1,14 +1,14 @@
 //go:build unix
 
-package bench
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the CPU time this process has used, user and system.
-func processCPU() (time.Duration, error) {
+// Process is the CPU time this process has used, user and system.
+func Process() (time.Duration, error) {
 	var u syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
 		return 0, err
