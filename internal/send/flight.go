@@ -31,10 +31,12 @@ import (
 // fewer jobs each and cost Redis and the client more time, and Redis
 // more memory, per job. With 8 callers dispatching one job at a time
 // (`bench/run.sh -phases enqueue`), two flights enqueued as fast as four
-// on one 2-core machine and faster on another, for a fifth less CPU per
-// job on both sides and 269 rather than 274 bytes of Redis memory per
-// waiting job. One flight used the least CPU, but on the first machine
-// it enqueued a quarter slower; eight were slower than four.
+// on one 2-core machine; on another they were as fast or faster in six
+// alternated runs of seven, and cost Redis and the client together about
+// a fifth less CPU per job, with 269 rather than 274 bytes of Redis
+// memory per waiting job. One flight used the least CPU, but on the
+// first machine it enqueued a quarter slower; eight were slower than
+// four.
 //
 // A flight that carried several pushes answers them, then yields the
 // processor once before the next flight leaves, so that the callers just
