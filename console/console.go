@@ -237,7 +237,8 @@ type session struct {
 	c      *Command
 	verb   *verb
 	engine *runtime.Engine
-	args   []string // positional arguments
+	ins    *runtime.Inspector // engine's
+	args   []string           // positional arguments
 	out    io.Writer
 	errOut io.Writer
 }
@@ -269,7 +270,7 @@ func (c *Command) open(ctx context.Context, v *verb, fs *flags, args []string) (
 	if err != nil {
 		return nil, err
 	}
-	return &session{c: c, verb: v, engine: e, args: args, out: c.stdout(), errOut: c.stderr()}, nil
+	return &session{c: c, verb: v, engine: e, ins: runtime.NewInspector(e), args: args, out: c.stdout(), errOut: c.stderr()}, nil
 }
 
 // queues returns the queues named by the arguments and --queue, checked;
@@ -283,7 +284,7 @@ func (s *session) queues(ctx context.Context, named []string) ([]string, error) 
 		}
 		return dedupe(named), nil
 	}
-	return s.engine.Queues(ctx)
+	return s.ins.Queues(ctx)
 }
 
 func dedupe(list []string) []string {

@@ -82,7 +82,7 @@
 //
 // Without --queue, the failed-job commands and queue:size and
 // queue:monitor cover every queue that has been dispatched to
-// (runtime.Engine.Queues). "help" lists the commands and
+// (runtime.Inspector.Queues). "help" lists the commands and
 // "<command> --help" describes one.
 //
 // queue:work runs runtime.Worker.RunWithSignals: SIGTERM or Ctrl-C

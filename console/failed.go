@@ -39,7 +39,7 @@ first line of its error.`,
 }
 
 func (s *session) listFailed(ctx context.Context, queues []string, limit int) error {
-	store := s.engine.Failed()
+	store := s.ins.Failed()
 	var jobs []runtime.FailedJob
 	var total int64
 	for _, q := range queues {
@@ -129,7 +129,7 @@ IDs, every failed job of those queues. Retrying all goes oldest first.`,
 }
 
 func (s *session) retryIDs(ctx context.Context, queues, ids []string) error {
-	store := s.engine.Failed()
+	store := s.ins.Failed()
 	left := ids
 	for _, q := range queues {
 		if len(left) == 0 {
@@ -162,7 +162,7 @@ func notFound(ids []string) error {
 // a time, and at most as many per queue as it held at the start, so that
 // jobs failing again meanwhile are not retried in a loop.
 func (s *session) retryAll(ctx context.Context, queues []string) error {
-	store := s.engine.Failed()
+	store := s.ins.Failed()
 	counts, total, err := s.countFailed(ctx, queues)
 	if err != nil {
 		return err
@@ -218,7 +218,7 @@ func (s *session) countFailed(ctx context.Context, queues []string) ([]int64, in
 	counts := make([]int64, len(queues))
 	var total int64
 	for i, q := range queues {
-		n, err := s.engine.Failed().Count(ctx, q)
+		n, err := s.ins.Failed().Count(ctx, q)
 		if err != nil {
 			return nil, 0, fmt.Errorf("count failed jobs of %q: %w", q, err)
 		}
@@ -255,7 +255,7 @@ var forgetVerb = &verb{
 		ids:
 			for _, id := range dedupe(s.args) {
 				for _, q := range qs {
-					n, err := s.engine.Failed().Forget(ctx, q, id)
+					n, err := s.ins.Failed().Forget(ctx, q, id)
 					if err != nil {
 						return err
 					}
@@ -288,7 +288,7 @@ var flushVerb = &verb{
 			if err != nil {
 				return err
 			}
-			store := s.engine.Failed()
+			store := s.ins.Failed()
 			p := s.progress("deleting", "failed jobs", total, chunk)
 			defer p.finish()
 			for i, q := range qs {
@@ -344,7 +344,7 @@ clock), of every queue or of the queues given with --queue.`,
 			defer p.finish()
 			var total int64
 			for _, q := range qs {
-				n, err := s.engine.Failed().Prune(ctx, q, time.Duration(hours)*time.Hour)
+				n, err := s.ins.Failed().Prune(ctx, q, time.Duration(hours)*time.Hour)
 				total += n
 				if err != nil {
 					return err

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jobgen/jobgen/runtime"
 	"github.com/stretchr/testify/require"
 )
 
@@ -85,7 +86,7 @@ func TestRetryAllShowsProgress(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b *testBundle) {
 		b.failed(t, "bulk", 2500)
 		b.failed(t, "other", 1)
-		oldest, err := b.engine.Failed().List(b.ctx, "bulk", 2499, 1)
+		oldest, err := runtime.NewInspector(b.engine).Failed().List(b.ctx, "bulk", 2499, 1)
 		require.NoError(t, err)
 
 		code, stdout, stderr := b.run(t, "queue:retry", "all")
@@ -98,7 +99,7 @@ func TestRetryAllShowsProgress(t *testing.T) {
 		require.Equal(t, int64(2500), b.sizes(t, "bulk").Ready)
 
 		// Oldest first: the first job reserved is the oldest failure.
-		batch, err := b.engine.Reserve(b.ctx, "bulk", 1, time.Minute)
+		batch, err := runtime.NewBroker(b.engine).Reserve(b.ctx, "bulk", 1, time.Minute)
 		require.NoError(t, err)
 		require.Equal(t, oldest[0].ID, batch.Jobs[0].ID)
 	})

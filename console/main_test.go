@@ -134,7 +134,7 @@ func (b *testBundle) failed(t *testing.T, queue string, n int) []string {
 			out[i] = runtime.Outgoing{Envelope: &runtime.Envelope{Name: "test.Boom", Queue: queue, Body: []byte{0x80}}}
 		}
 		require.NoError(t, b.engine.PushBulk(b.ctx, out))
-		batch, err := b.engine.Reserve(b.ctx, queue, k, time.Minute)
+		batch, err := runtime.NewBroker(b.engine).Reserve(b.ctx, queue, k, time.Minute)
 		require.NoError(t, err)
 		require.Len(t, batch.Jobs, k)
 		fs := make([]runtime.Failure, k)
@@ -142,7 +142,7 @@ func (b *testBundle) failed(t *testing.T, queue string, n int) []string {
 			fs[i] = runtime.Failure{Ref: r.Ref, Name: "test.Boom", Err: fmt.Errorf("boom %d", len(ids)+i), Attempts: r.Attempts}
 			ids = append(ids, r.ID)
 		}
-		require.NoError(t, b.engine.Fail(b.ctx, fs...))
+		require.NoError(t, runtime.NewBroker(b.engine).Fail(b.ctx, fs...))
 		n -= k
 	}
 	return ids
@@ -150,7 +150,7 @@ func (b *testBundle) failed(t *testing.T, queue string, n int) []string {
 
 func (b *testBundle) sizes(t *testing.T, queue string) runtime.Sizes {
 	t.Helper()
-	s, err := b.engine.Sizes(b.ctx, queue)
+	s, err := runtime.NewInspector(b.engine).Sizes(b.ctx, queue)
 	require.NoError(t, err)
 	return s
 }

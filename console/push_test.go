@@ -16,7 +16,7 @@ func TestPush(t *testing.T) {
 		require.True(t, strings.HasPrefix(out, "Pushed test.Greet (console_test.greet) to queue mail: "), out)
 		id := strings.TrimSpace(out[strings.LastIndex(out, " ")+1:])
 
-		batch, err := b.engine.Reserve(b.ctx, "mail", 1, time.Minute)
+		batch, err := runtime.NewBroker(b.engine).Reserve(b.ctx, "mail", 1, time.Minute)
 		require.NoError(t, err)
 		require.Len(t, batch.Jobs, 1)
 		env, err := runtime.DecodeEnvelope("mail", batch.Jobs[0].ID, batch.Jobs[0].Payload)
@@ -29,7 +29,7 @@ func TestPush(t *testing.T) {
 
 		// The job type's own options: boom has Tries 2.
 		b.ok(t, "queue:push", "test.Boom", "--json", `{"N": 3}`)
-		batch, err = b.engine.Reserve(b.ctx, "default", 1, time.Minute)
+		batch, err = runtime.NewBroker(b.engine).Reserve(b.ctx, "default", 1, time.Minute)
 		require.NoError(t, err)
 		require.Len(t, batch.Jobs, 1)
 		env, err = runtime.DecodeEnvelope("default", batch.Jobs[0].ID, batch.Jobs[0].Payload)

@@ -32,7 +32,7 @@ cannot acknowledge it.`,
 				return err
 			}
 			for _, q := range qs {
-				n, err := s.engine.Clear(ctx, q)
+				n, err := s.ins.ClearQueue(ctx, q)
 				if err != nil {
 					return err
 				}
@@ -53,7 +53,7 @@ about a second, so that its supervisor starts it again on the new code.
 Run it after each deploy.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
 		return func(ctx context.Context, s *session) error {
-			if err := s.engine.Restart(ctx); err != nil {
+			if err := s.ins.RestartWorkers(ctx); err != nil {
 				return fmt.Errorf("broadcast restart: %w", err)
 			}
 			fmt.Fprintf(s.out, "Broadcast a restart to the workers of prefix %s.\n", s.engine.Config().Prefix)
@@ -78,7 +78,7 @@ queue:resume. Running jobs go on, and jobs can still be dispatched.`,
 				return err
 			}
 			for _, q := range qs {
-				if err := s.engine.Pause(ctx, q); err != nil {
+				if err := s.ins.PauseQueue(ctx, q); err != nil {
 					return fmt.Errorf("pause %q: %w", q, err)
 				}
 				fmt.Fprintf(s.out, "Paused queue %s.\n", q)
@@ -103,7 +103,7 @@ var resumeVerb = &verb{
 				return err
 			}
 			for _, q := range qs {
-				if err := s.engine.Resume(ctx, q); err != nil {
+				if err := s.ins.ResumeQueue(ctx, q); err != nil {
 					return fmt.Errorf("resume %q: %w", q, err)
 				}
 				fmt.Fprintf(s.out, "Resumed queue %s.\n", q)
@@ -145,11 +145,11 @@ delayed, reserved (running) and failed, and whether it is paused.`,
 			tw := table(s.out)
 			fmt.Fprintln(tw, "QUEUE\tREADY\tDELAYED\tRESERVED\tFAILED\tPAUSED")
 			for _, q := range qs {
-				sz, err := s.engine.Sizes(ctx, q)
+				sz, err := s.ins.Sizes(ctx, q)
 				if err != nil {
 					return err
 				}
-				paused, err := s.engine.Paused(ctx, q)
+				paused, err := s.ins.QueuePaused(ctx, q)
 				if err != nil {
 					return fmt.Errorf("is %q paused: %w", q, err)
 				}
@@ -202,7 +202,7 @@ says so on stderr and exits 1: run it from cron or a health check.`,
 			tw := table(s.out)
 			fmt.Fprintln(tw, "QUEUE\tSIZE\tFAILED\tSTATUS")
 			for _, q := range qs {
-				sz, err := s.engine.Sizes(ctx, q)
+				sz, err := s.ins.Sizes(ctx, q)
 				if err != nil {
 					return err
 				}

@@ -66,7 +66,7 @@ func TestRestart(t *testing.T) {
 func TestPauseResume(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b *testBundle) {
 		paused := func(q string) bool {
-			p, err := b.engine.Paused(b.ctx, q)
+			p, err := runtime.NewInspector(b.engine).QueuePaused(b.ctx, q)
 			require.NoError(t, err)
 			return p
 		}
@@ -75,7 +75,7 @@ func TestPauseResume(t *testing.T) {
 		require.True(t, paused("billing"))
 
 		b.push(t, "mail", greet{"a"})
-		batch, err := b.engine.Reserve(b.ctx, "mail", 1, time.Minute)
+		batch, err := runtime.NewBroker(b.engine).Reserve(b.ctx, "mail", 1, time.Minute)
 		require.NoError(t, err)
 		require.Empty(t, batch.Jobs)
 
@@ -100,9 +100,9 @@ func TestSize(t *testing.T) {
 		require.NoError(t, err)
 		b.failed(t, "billing", 2)
 		b.push(t, "billing", greet{"d"}, greet{"e"})
-		_, err = b.engine.Reserve(b.ctx, "billing", 1, time.Minute)
+		_, err = runtime.NewBroker(b.engine).Reserve(b.ctx, "billing", 1, time.Minute)
 		require.NoError(t, err)
-		require.NoError(t, b.engine.Pause(b.ctx, "billing"))
+		require.NoError(t, runtime.NewInspector(b.engine).PauseQueue(b.ctx, "billing"))
 
 		require.Equal(t, [][]string{
 			{"QUEUE", "READY", "DELAYED", "RESERVED", "FAILED", "PAUSED"},

@@ -29,7 +29,7 @@ func (h *handler) queueParam(w http.ResponseWriter, r *http.Request) (string, bo
 
 func (h *handler) pause(w http.ResponseWriter, r *http.Request) {
 	if q, ok := h.queueParam(w, r); ok {
-		if err := h.e.Pause(r.Context(), q); err != nil {
+		if err := h.ins.PauseQueue(r.Context(), q); err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
 		}
@@ -39,7 +39,7 @@ func (h *handler) pause(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) resume(w http.ResponseWriter, r *http.Request) {
 	if q, ok := h.queueParam(w, r); ok {
-		if err := h.e.Resume(r.Context(), q); err != nil {
+		if err := h.ins.ResumeQueue(r.Context(), q); err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
 		}
@@ -56,7 +56,7 @@ func (h *handler) clear(w http.ResponseWriter, r *http.Request) {
 		redirect(w, r, "queues/"+url.PathEscape(q)+"/clear")
 		return
 	}
-	if _, err := h.e.Clear(r.Context(), q); err != nil {
+	if _, err := h.ins.ClearQueue(r.Context(), q); err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
@@ -106,9 +106,9 @@ func (h *handler) failedAct(w http.ResponseWriter, r *http.Request) {
 		var err error
 		switch action {
 		case "retry":
-			_, err = h.e.Failed().Retry(r.Context(), q, byQueue[q]...)
+			_, err = h.ins.Failed().Retry(r.Context(), q, byQueue[q]...)
 		case "forget":
-			_, err = h.e.Failed().Forget(r.Context(), q, byQueue[q]...)
+			_, err = h.ins.Failed().Forget(r.Context(), q, byQueue[q]...)
 		default:
 			h.failf(w, r, http.StatusBadRequest, "unknown action %q", action)
 			return
@@ -143,7 +143,7 @@ func (h *handler) flush(w http.ResponseWriter, r *http.Request) {
 		redirect(w, r, "failed/flush?queue="+url.QueryEscape(q))
 		return
 	}
-	if err := h.e.Failed().Flush(r.Context(), q); err != nil {
+	if err := h.ins.Failed().Flush(r.Context(), q); err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
@@ -158,13 +158,13 @@ func (h *handler) retryAll(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadRequest, err)
 		return
 	}
-	n, err := h.e.Failed().Count(r.Context(), q)
+	n, err := h.ins.Failed().Count(r.Context(), q)
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
 	t := h.startTask("Retry the failed jobs of "+q, n, "failed?queue="+url.QueryEscape(q), func(ctx context.Context, t *task) error {
-		return retryChunks(ctx, h.e.Failed(), q, n, t)
+		return retryChunks(ctx, h.ins.Failed(), q, n, t)
 	})
 	redirect(w, r, "tasks/"+t.ID)
 }
@@ -209,7 +209,7 @@ func retryChunks(ctx context.Context, s *runtime.FailedStore, queue string, n in
 
 func (h *handler) cancelBatch(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if err := h.e.Batches().Cancel(r.Context(), id); err != nil {
+	if err := h.ins.Batches().Cancel(r.Context(), id); err != nil {
 		status := http.StatusBadGateway
 		if errors.Is(err, runtime.ErrNoBatch) || errors.Is(err, runtime.ErrInvalid) {
 			status = http.StatusNotFound
@@ -222,7 +222,7 @@ func (h *handler) cancelBatch(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) retryBatch(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if _, err := h.e.Batches().Retry(r.Context(), id); err != nil {
+	if _, err := h.ins.Batches().Retry(r.Context(), id); err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}

@@ -78,6 +78,7 @@ const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 
 // handler is the dashboard.
 type handler struct {
 	e     *runtime.Engine
+	ins   *runtime.Inspector
 	opts  Options
 	pages map[string]*template.Template
 	mux   *http.ServeMux
@@ -92,7 +93,7 @@ type handler struct {
 // http.StripPrefix under any path: its links are relative.
 func New(engine *runtime.Engine, opts Options) http.Handler {
 	opts.setDefaults()
-	h := &handler{e: engine, opts: opts, pages: parsePages(), mux: http.NewServeMux(),
+	h := &handler{e: engine, ins: runtime.NewInspector(engine), opts: opts, pages: parsePages(), mux: http.NewServeMux(),
 		cop: http.NewCrossOriginProtection(), tasks: map[string]*task{}, notes: map[string]note{}}
 	static, _ := fs.Sub(staticFS, "static")
 	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))

@@ -127,25 +127,25 @@ func TestActionsRefuseCrossOriginAndReadOnly(t *testing.T) {
 
 	res := b.post(t, "queues/notes/pause", nil, "https://evil.example")
 	require.Equal(t, http.StatusForbidden, res.StatusCode)
-	paused, err := b.engine.Paused(b.ctx, "notes")
+	paused, err := runtime.NewInspector(b.engine).QueuePaused(b.ctx, "notes")
 	require.NoError(t, err)
 	require.False(t, paused, "a cross-site POST changes nothing")
 
 	res = b.post(t, "queues/notes/pause", nil, b.srv.URL)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
 	require.Equal(t, "../../queues/notes", res.Header.Get("Location"), "relative, so the prefix stays")
-	paused, err = b.engine.Paused(b.ctx, "notes")
+	paused, err = runtime.NewInspector(b.engine).QueuePaused(b.ctx, "notes")
 	require.NoError(t, err)
 	require.True(t, paused)
 
 	res = b.post(t, "queues/notes/clear", nil, b.srv.URL)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode, "clear without confirm asks first")
-	s, err := b.engine.Sizes(b.ctx, "notes")
+	s, err := runtime.NewInspector(b.engine).Sizes(b.ctx, "notes")
 	require.NoError(t, err)
 	require.Equal(t, int64(1), s.Ready)
 	res = b.post(t, "queues/notes/clear", url.Values{"confirm": {"yes"}}, b.srv.URL)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
-	s, err = b.engine.Sizes(b.ctx, "notes")
+	s, err = runtime.NewInspector(b.engine).Sizes(b.ctx, "notes")
 	require.NoError(t, err)
 	require.Zero(t, s.Ready)
 
@@ -200,7 +200,7 @@ func TestRetryFailedFromThePage(t *testing.T) {
 
 	res := b.post(t, "failed/act", url.Values{"one": {"retry " + url.Values{"q": {"notes"}, "id": {id}}.Encode()}}, b.srv.URL)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
-	j, ok, err := b.engine.FindJob(b.ctx, "notes", id)
+	j, ok, err := runtime.NewInspector(b.engine).FindJob(b.ctx, "notes", id)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, runtime.StateReady, j.State)
@@ -220,13 +220,13 @@ func TestRetryAllShowsProgress(t *testing.T) {
 		e := &runtime.Envelope{Name: "test.Note", Queue: "notes", Body: []byte{0x80}}
 		require.NoError(t, b.engine.Push(b.ctx, e))
 	}
-	batch, err := b.engine.Reserve(b.ctx, "notes", 1200, time.Minute)
+	batch, err := runtime.NewBroker(b.engine).Reserve(b.ctx, "notes", 1200, time.Minute)
 	require.NoError(t, err)
 	var fs []runtime.Failure
 	for _, j := range batch.Jobs {
 		fs = append(fs, runtime.Failure{Ref: j.Ref, Name: "test.Note", Err: errors.New("boom"), Attempts: 1})
 	}
-	require.NoError(t, b.engine.Fail(b.ctx, fs...))
+	require.NoError(t, runtime.NewBroker(b.engine).Fail(b.ctx, fs...))
 
 	res := b.post(t, "failed/retry-all", url.Values{"queue": {"notes"}}, b.srv.URL)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
@@ -239,7 +239,7 @@ func TestRetryAllShowsProgress(t *testing.T) {
 	}, 20*time.Second, 20*time.Millisecond)
 	_, body, _ := b.get(t, task)
 	require.Contains(t, body, "1\u202f200 / 1\u202f200")
-	s, err := b.engine.Sizes(b.ctx, "notes")
+	s, err := runtime.NewInspector(b.engine).Sizes(b.ctx, "notes")
 	require.NoError(t, err)
 	require.Equal(t, runtime.Sizes{Ready: 1200}, s)
 }
@@ -342,13 +342,13 @@ func TestBatchActions(t *testing.T) {
 
 	res := b.post(t, "batches/"+id+"/retry", nil, b.srv.URL)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
-	s, err := b.engine.Sizes(b.ctx, "notes")
+	s, err := runtime.NewInspector(b.engine).Sizes(b.ctx, "notes")
 	require.NoError(t, err)
 	require.Equal(t, runtime.Sizes{Ready: 1}, s, "the failed job is back")
 
 	res = b.post(t, "batches/"+id+"/cancel", nil, b.srv.URL)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
-	st, ok, err := b.engine.Batches().Find(b.ctx, id)
+	st, ok, err := runtime.NewInspector(b.engine).Batches().Find(b.ctx, id)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.False(t, st.CancelledAt.IsZero())

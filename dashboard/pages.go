@@ -29,7 +29,7 @@ type queueRow struct {
 
 // queueRows reads the state of every queue, a few queues at a time.
 func (h *handler) queueRows(ctx context.Context, counts []runtime.MinuteCount) ([]queueRow, error) {
-	names, err := h.e.Queues(ctx)
+	names, err := h.ins.Queues(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -64,13 +64,13 @@ func (h *handler) queueRows(ctx context.Context, counts []runtime.MinuteCount) (
 func (h *handler) queueRow(ctx context.Context, q string) (queueRow, error) {
 	row := queueRow{Name: q}
 	var err error
-	if row.Sizes, err = h.e.Sizes(ctx, q); err != nil {
+	if row.Sizes, err = h.ins.Sizes(ctx, q); err != nil {
 		return row, err
 	}
-	if row.Paused, err = h.e.Paused(ctx, q); err != nil {
+	if row.Paused, err = h.ins.QueuePaused(ctx, q); err != nil {
 		return row, err
 	}
-	at, ok, err := h.e.OldestReady(ctx, q)
+	at, ok, err := h.ins.OldestReady(ctx, q)
 	if err != nil {
 		return row, err
 	}
@@ -83,7 +83,7 @@ func (h *handler) queueRow(ctx context.Context, q string) (queueRow, error) {
 func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	now := time.Now()
-	counts, err := h.e.Metrics(ctx, now.Add(-24*time.Hour))
+	counts, err := h.ins.Metrics(ctx, now.Add(-24*time.Hour))
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
@@ -93,7 +93,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
-	workers, err := h.e.Workers(ctx)
+	workers, err := h.ins.Workers(ctx)
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
@@ -128,7 +128,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) workers(w http.ResponseWriter, r *http.Request) {
-	ws, err := h.e.Workers(r.Context())
+	ws, err := h.ins.Workers(r.Context())
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
@@ -152,23 +152,23 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 	}
 	size := h.opts.PageSize
 	page := pageOf(r)
-	jobs, total, err := h.e.ListJobs(ctx, q, state, (page-1)*size, size)
+	jobs, total, err := h.ins.ListJobs(ctx, q, state, (page-1)*size, size)
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
-	sizes, err := h.e.Sizes(ctx, q)
+	sizes, err := h.ins.Sizes(ctx, q)
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
-	paused, err := h.e.Paused(ctx, q)
+	paused, err := h.ins.QueuePaused(ctx, q)
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
 	now := time.Now()
-	counts, err := h.e.Metrics(ctx, now.Add(-time.Hour))
+	counts, err := h.ins.Metrics(ctx, now.Add(-time.Hour))
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
@@ -189,7 +189,7 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 
 // markWorkers fills in the worker running each job, where one does.
 func (h *handler) markWorkers(ctx context.Context, views []jobView) {
-	ws, err := h.e.Workers(ctx)
+	ws, err := h.ins.Workers(ctx)
 	if err != nil {
 		return
 	}
@@ -210,7 +210,7 @@ func (h *handler) confirmClear(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadRequest, err)
 		return
 	}
-	s, err := h.e.Sizes(r.Context(), q)
+	s, err := h.ins.Sizes(r.Context(), q)
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
@@ -229,7 +229,7 @@ func (h *handler) confirmFlush(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadRequest, err)
 		return
 	}
-	n, err := h.e.Failed().Count(r.Context(), q)
+	n, err := h.ins.Failed().Count(r.Context(), q)
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
@@ -256,7 +256,7 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	queue, name, tag := q.Get("queue"), strings.TrimSpace(q.Get("name")), strings.TrimSpace(q.Get("tag"))
-	queues, err := h.e.Queues(ctx)
+	queues, err := h.ins.Queues(ctx)
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
@@ -279,7 +279,7 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 	var total int64
 	counts := map[string]int64{}
 	for _, fq := range from {
-		n, err := h.e.Failed().Count(ctx, fq)
+		n, err := h.ins.Failed().Count(ctx, fq)
 		if err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
@@ -289,7 +289,7 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 		if n == 0 {
 			continue
 		}
-		jobs, err := h.e.Failed().List(ctx, fq, 0, want)
+		jobs, err := h.ins.Failed().List(ctx, fq, 0, want)
 		if err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
@@ -338,7 +338,7 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	queues := []string{r.URL.Query().Get("queue")}
 	if queues[0] == "" {
 		var err error
-		if queues, err = h.e.Queues(ctx); err != nil {
+		if queues, err = h.ins.Queues(ctx); err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
 		}
@@ -348,7 +348,7 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, http.StatusBadRequest, err)
 			return
 		}
-		j, ok, err := h.e.FindJob(ctx, q, id)
+		j, ok, err := h.ins.FindJob(ctx, q, id)
 		if err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
@@ -359,7 +359,7 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		v := readJob(j.Queue, j.ID, j.State, j.Payload)
 		v.Attempts, v.Exceptions, v.Due = j.Attempts, j.Exceptions, j.Due
 		if j.State == runtime.StateFailed {
-			f, ok, err := h.e.Failed().Get(ctx, q, id)
+			f, ok, err := h.ins.Failed().Get(ctx, q, id)
 			if err != nil {
 				h.fail(w, r, http.StatusBadGateway, err)
 				return
@@ -388,7 +388,7 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	name, tag, queue := strings.TrimSpace(q.Get("name")), strings.TrimSpace(q.Get("tag")), q.Get("queue")
-	queues, err := h.e.Queues(ctx)
+	queues, err := h.ins.Queues(ctx)
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
@@ -409,7 +409,7 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 	var found []jobView
 	for _, fq := range from {
 		for _, st := range listStates {
-			jobs, _, err := h.e.ListJobs(ctx, fq, st, 0, scanLimit)
+			jobs, _, err := h.ins.ListJobs(ctx, fq, st, 0, scanLimit)
 			if err != nil {
 				h.fail(w, r, http.StatusBadGateway, err)
 				return
@@ -422,7 +422,7 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
-		failed, err := h.e.Failed().List(ctx, fq, 0, scanLimit)
+		failed, err := h.ins.Failed().List(ctx, fq, 0, scanLimit)
 		if err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
@@ -467,7 +467,7 @@ func (h *handler) findBatch(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) batch(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	st, ok, err := h.e.Batches().Find(r.Context(), id)
+	st, ok, err := h.ins.Batches().Find(r.Context(), id)
 	switch {
 	case errors.Is(err, runtime.ErrInvalid):
 		h.fail(w, r, http.StatusBadRequest, err)
@@ -502,11 +502,11 @@ const batchList = 100
 // failed jobs, belong to: those older than the list that still have work
 // waiting or failed.
 func (h *handler) openBatches(ctx context.Context) ([]batchRow, error) {
-	queues, err := h.e.Queues(ctx)
+	queues, err := h.ins.Queues(ctx)
 	if err != nil {
 		return nil, err
 	}
-	newest, err := h.e.Batches().List(ctx, 0, batchList)
+	newest, err := h.ins.Batches().List(ctx, 0, batchList)
 	if err != nil {
 		return nil, err
 	}
@@ -524,7 +524,7 @@ func (h *handler) openBatches(ctx context.Context) ([]batchRow, error) {
 	}
 	for _, q := range queues {
 		for _, st := range listStates {
-			jobs, _, err := h.e.ListJobs(ctx, q, st, 0, batchScan)
+			jobs, _, err := h.ins.ListJobs(ctx, q, st, 0, batchScan)
 			if err != nil {
 				return nil, err
 			}
@@ -532,7 +532,7 @@ func (h *handler) openBatches(ctx context.Context) ([]batchRow, error) {
 				note(q, j.ID, st, j.Payload)
 			}
 		}
-		failed, err := h.e.Failed().List(ctx, q, 0, batchScan)
+		failed, err := h.ins.Failed().List(ctx, q, 0, batchScan)
 		if err != nil {
 			return nil, err
 		}
@@ -542,7 +542,7 @@ func (h *handler) openBatches(ctx context.Context) ([]batchRow, error) {
 	}
 	rows := make([]batchRow, 0, len(ids))
 	for _, id := range ids {
-		st, ok, err := h.e.Batches().Find(ctx, id)
+		st, ok, err := h.ins.Batches().Find(ctx, id)
 		if err != nil {
 			return nil, err
 		}

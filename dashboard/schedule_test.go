@@ -58,7 +58,7 @@ func (b scheduleBundle) pass(t *testing.T, d time.Duration) map[string]runtime.T
 
 func (b scheduleBundle) ready(t *testing.T) int64 {
 	t.Helper()
-	s, err := b.engine.Sizes(b.ctx, "notes")
+	s, err := runtime.NewInspector(b.engine).Sizes(b.ctx, "notes")
 	require.NoError(t, err)
 	return s.Ready
 }
@@ -165,7 +165,7 @@ func TestScheduleRunNowFromThePage(t *testing.T) {
 	_, body, _ := b.get(t, strings.TrimPrefix(loc, "../"))
 	m := regexp.MustCompile(`Dispatched <b>nightly</b> now: job <a class="mono" href="./jobs/([0-9A-Za-z]+)">`).FindStringSubmatch(body)
 	require.NotNil(t, m, body)
-	j, ok, err := b.engine.FindJob(b.ctx, "notes", m[1])
+	j, ok, err := runtime.NewInspector(b.engine).FindJob(b.ctx, "notes", m[1])
 	require.NoError(t, err)
 	require.True(t, ok, "the job is in the queue")
 	require.Equal(t, runtime.StateReady, j.State)

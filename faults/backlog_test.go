@@ -37,7 +37,7 @@ func TestBacklog(t *testing.T) {
 	}
 	b.disp.PushN(b.ctx, n, task)
 	for reserved := 0; reserved < n; {
-		batch, err := b.engine.Reserve(b.ctx, queue, 1000, time.Until(due))
+		batch, err := runtime.NewBroker(b.engine).Reserve(b.ctx, queue, 1000, time.Until(due))
 		require.NoError(t, err)
 		require.NotEmpty(t, batch.Jobs)
 		reserved += len(batch.Jobs)
@@ -46,7 +46,7 @@ func TestBacklog(t *testing.T) {
 	s := sizes(t, b)
 	require.Equal(t, runtime.Sizes{Delayed: int64(n), Reserved: int64(n)}, s)
 
-	require.NoError(t, b.engine.Pause(b.ctx, queue))
+	require.NoError(t, runtime.NewInspector(b.engine).PauseQueue(b.ctx, queue))
 	f := b.fleet(t, nil)
 	f.Start(2)
 	require.NoError(t, rdb.SlowLogReset(b.ctx).Err())

@@ -105,7 +105,7 @@ func TestMalformedStateEntries(t *testing.T) {
 		if len(released) >= n/2 {
 			lease = 200 * time.Millisecond
 		}
-		batch, err := b.engine.Reserve(b.ctx, queue, min(n/2, 1000), lease)
+		batch, err := runtime.NewBroker(b.engine).Reserve(b.ctx, queue, min(n/2, 1000), lease)
 		require.NoError(t, err)
 		require.NotEmpty(t, batch.Jobs)
 		for _, j := range batch.Jobs {
@@ -116,7 +116,7 @@ func TestMalformedStateEntries(t *testing.T) {
 			}
 		}
 	}
-	require.NoError(t, b.engine.Release(b.ctx, runtime.ReleaseOpts{}, released...))
+	require.NoError(t, runtime.NewBroker(b.engine).Release(b.ctx, runtime.ReleaseOpts{}, released...))
 	bad := map[string]string{} // job ID -> its spoilt entry
 	for i, r := range slices.Concat(released, expiring) {
 		if i%50 == 7 {
@@ -139,7 +139,7 @@ func TestMalformedStateEntries(t *testing.T) {
 	runs := harness.GroupRuns(f.Records())
 	for id, entry := range bad {
 		require.Nil(t, runs[id], "job %s with a spoilt state entry ran", id)
-		fj, ok, err := b.engine.Failed().Get(b.ctx, queue, id)
+		fj, ok, err := runtime.NewInspector(b.engine).Failed().Get(b.ctx, queue, id)
 		require.NoError(t, err)
 		require.True(t, ok, "job %s is in the failed store", id)
 		require.Contains(t, fj.Error, fmt.Sprintf("state entry %q is malformed", entry))

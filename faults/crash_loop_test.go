@@ -55,7 +55,7 @@ func TestCrashLoop(t *testing.T) {
 	runs := harness.GroupRuns(f.Records())
 	for id := range crash {
 		require.Len(t, runs[id].Starts, tries, "crashing job %s runs exactly Tries times", id)
-		fj, ok, err := b.engine.Failed().Get(b.ctx, queue, id)
+		fj, ok, err := runtime.NewInspector(b.engine).Failed().Get(b.ctx, queue, id)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.ErrorContains(t, errString(fj.Error), "did not finish")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jobgen/jobgen/faults/internal/faultworker"
 	"github.com/jobgen/jobgen/faults/internal/harness"
+	"github.com/jobgen/jobgen/runtime"
 )
 
 // TestKill9 kills one of four workers with SIGKILL every 2 s while the
@@ -30,7 +31,7 @@ func TestKill9(t *testing.T) {
 	var lastKill time.Time
 	for slot := 0; ; slot = (slot + 1) % 4 {
 		time.Sleep(every)
-		s, err := b.engine.Sizes(b.ctx, queue)
+		s, err := runtime.NewInspector(b.engine).Sizes(b.ctx, queue)
 		require.NoError(t, err)
 		if s.Ready == 0 {
 			break

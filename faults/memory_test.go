@@ -36,7 +36,7 @@ func TestOversizePayload(t *testing.T) {
 	err := b.engine.PushBulk(b.ctx, out)
 	require.ErrorIs(t, err, runtime.ErrPayloadTooLarge)
 	t.Logf("figures: a payload over the %d-byte cap is refused: %v", capBytes, err)
-	s, err := b.engine.Sizes(b.ctx, queue)
+	s, err := runtime.NewInspector(b.engine).Sizes(b.ctx, queue)
 	require.NoError(t, err)
 	require.Equal(t, runtime.Sizes{}, s, "nothing is pushed")
 }
@@ -68,7 +68,7 @@ func TestOutOfMemory(t *testing.T) {
 		refused++
 	}
 	// Not one refused job made it in, not even in part. (LLEN, not
-	// Engine.Sizes: see TestSizesUnderOOM.)
+	// Inspector.Sizes: see TestSizesUnderOOM.)
 	ready, err := rdb.LLen(b.ctx, harness.Keys("faults", queue).Ready).Result()
 	require.NoError(t, err)
 	require.Equal(t, acked, int(ready))
@@ -100,14 +100,14 @@ func usedMemory(t *testing.T, b bundle) int64 {
 
 func sizes(t *testing.T, b bundle) runtime.Sizes {
 	t.Helper()
-	s, err := b.engine.Sizes(b.ctx, queue)
+	s, err := runtime.NewInspector(b.engine).Sizes(b.ctx, queue)
 	require.NoError(t, err)
 	return s
 }
 
 // TestSizesUnderOOM reads queue sizes and the failed store of a Redis
 // past its maxmemory. Redis refuses every command queued inside MULTI
-// when it is out of memory, read-only ones too, so Engine.Sizes and
+// when it is out of memory, read-only ones too, so Inspector.Sizes and
 // FailedStore.List and Get, which read in a MULTI transaction, fail
 // just when an operator most needs them.
 func TestSizesUnderOOM(t *testing.T) {
@@ -118,10 +118,10 @@ func TestSizesUnderOOM(t *testing.T) {
 	require.NoError(t, b.redis.Client().ConfigSet(b.ctx, "maxmemory", "1").Err())
 	_, err = b.disp.Push(b.ctx, faultworker.Task{})
 	require.ErrorContains(t, err, "OOM", "Redis is past maxmemory")
-	s, err := b.engine.Sizes(b.ctx, queue)
+	s, err := runtime.NewInspector(b.engine).Sizes(b.ctx, queue)
 	require.NoError(t, err)
 	require.Equal(t, runtime.Sizes{Ready: 1}, s)
-	_, err = b.engine.Failed().List(b.ctx, queue, 0, 10)
+	_, err = runtime.NewInspector(b.engine).Failed().List(b.ctx, queue, 0, 10)
 	require.NoError(t, err)
 }
 
@@ -189,28 +189,28 @@ func TestSettleUnderOOM(t *testing.T) {
 	require.ErrorContains(t, err, "OOM", "Redis is past maxmemory")
 
 	e := b.engine
-	batch, err := e.Reserve(b.ctx, queue, 5, time.Minute)
+	batch, err := runtime.NewBroker(e).Reserve(b.ctx, queue, 5, time.Minute)
 	require.NoError(t, err, "reserve")
 	require.Len(t, batch.Jobs, 5)
 	refs := make([]runtime.Ref, len(batch.Jobs))
 	for i, j := range batch.Jobs {
 		refs[i] = j.Ref
 	}
-	lost, err := e.Extend(b.ctx, time.Minute, refs...)
+	lost, err := runtime.NewBroker(e).Extend(b.ctx, time.Minute, refs...)
 	require.NoError(t, err, "extend")
 	require.Empty(t, lost)
-	require.NoError(t, e.Ack(b.ctx, refs[0]), "ack")
-	require.NoError(t, e.Release(b.ctx, runtime.ReleaseOpts{}, refs[1]), "release")
-	require.NoError(t, e.Release(b.ctx, runtime.ReleaseOpts{Delay: time.Millisecond, Exception: true}, refs[2]), "release with a delay")
-	require.NoError(t, e.Fail(b.ctx, runtime.Failure{Ref: refs[3], Err: errors.New("failed past maxmemory")}), "fail")
+	require.NoError(t, runtime.NewBroker(e).Ack(b.ctx, refs[0]), "ack")
+	require.NoError(t, runtime.NewBroker(e).Release(b.ctx, runtime.ReleaseOpts{}, refs[1]), "release")
+	require.NoError(t, runtime.NewBroker(e).Release(b.ctx, runtime.ReleaseOpts{Delay: time.Millisecond, Exception: true}, refs[2]), "release with a delay")
+	require.NoError(t, runtime.NewBroker(e).Fail(b.ctx, runtime.Failure{Ref: refs[3], Err: errors.New("failed past maxmemory")}), "fail")
 
-	short, err := e.Reserve(b.ctx, queue, 1, 50*time.Millisecond)
+	short, err := runtime.NewBroker(e).Reserve(b.ctx, queue, 1, 50*time.Millisecond)
 	require.NoError(t, err)
 	require.Len(t, short.Jobs, 1)
 	time.Sleep(100 * time.Millisecond)
 	// The delayed job may have been moved already, by the migrate that
 	// runs with each reserve; the expired one is moved here.
-	m, err := e.Migrate(b.ctx, queue)
+	m, err := runtime.NewBroker(e).Migrate(b.ctx, queue)
 	require.NoError(t, err, "migrate")
 	require.Equal(t, 1, m.Expired)
 	require.Equal(t, runtime.Sizes{Ready: 3, Reserved: 1, Failed: 1}, sizes(t, b))

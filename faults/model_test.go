@@ -218,7 +218,7 @@ func (m *model) reserve(rt *rapid.T) {
 		lease = time.Hour
 	}
 	before := m.ready()
-	batch, err := m.e.Reserve(ctxb, m.queue, n, lease)
+	batch, err := runtime.NewBroker(m.e).Reserve(ctxb, m.queue, n, lease)
 	if err != nil {
 		rt.Fatalf("reserve: %v", err)
 	}
@@ -288,7 +288,7 @@ func (m *model) settled(rt *rapid.T, op string, err error, current bool) bool {
 
 func (m *model) ack(rt *rapid.T) {
 	r, j, current := m.ref(rt)
-	if m.settled(rt, "ack", m.e.Ack(ctxb, r), current) {
+	if m.settled(rt, "ack", runtime.NewBroker(m.e).Ack(ctxb, r), current) {
 		j.state, j.token = sGone, ""
 	}
 }
@@ -297,7 +297,7 @@ func (m *model) release(rt *rapid.T) {
 	r, j, current := m.ref(rt)
 	delay := rapid.SampledFrom([]time.Duration{0, short, time.Hour}).Draw(rt, "delay")
 	exc := rapid.Bool().Draw(rt, "exception")
-	err := m.e.Release(ctxb, runtime.ReleaseOpts{Delay: delay, Exception: exc}, r)
+	err := runtime.NewBroker(m.e).Release(ctxb, runtime.ReleaseOpts{Delay: delay, Exception: exc}, r)
 	if !m.settled(rt, "release", err, current) {
 		return
 	}
@@ -319,7 +319,7 @@ func (m *model) release(rt *rapid.T) {
 
 func (m *model) fail(rt *rapid.T) {
 	r, j, current := m.ref(rt)
-	err := m.e.Fail(ctxb, runtime.Failure{Ref: r, Name: "model.Job", Err: errors.New("model"), Attempts: j.attempts})
+	err := runtime.NewBroker(m.e).Fail(ctxb, runtime.Failure{Ref: r, Name: "model.Job", Err: errors.New("model"), Attempts: j.attempts})
 	if m.settled(rt, "fail", err, current) {
 		j.state, j.token, j.expired = sFailed, "", false
 	}
@@ -327,7 +327,7 @@ func (m *model) fail(rt *rapid.T) {
 
 func (m *model) extend(rt *rapid.T) {
 	r, j, current := m.ref(rt)
-	lost, err := m.e.Extend(ctxb, time.Hour, r)
+	lost, err := runtime.NewBroker(m.e).Extend(ctxb, time.Hour, r)
 	if err != nil {
 		rt.Fatalf("extend: %v", err)
 	}
@@ -340,7 +340,7 @@ func (m *model) extend(rt *rapid.T) {
 }
 
 func (m *model) migrate(rt *rapid.T) {
-	got, err := m.e.Migrate(ctxb, m.queue)
+	got, err := runtime.NewBroker(m.e).Migrate(ctxb, m.queue)
 	if err != nil {
 		rt.Fatalf("migrate: %v", err)
 	}
@@ -352,7 +352,7 @@ func (m *model) migrate(rt *rapid.T) {
 
 func (m *model) retryFailed(rt *rapid.T) {
 	j := m.pick(rt, "failed job", func(j *mjob) bool { return j.state == sFailed })
-	got, err := m.e.Failed().Retry(ctxb, m.queue, j.id)
+	got, err := runtime.NewInspector(m.e).Failed().Retry(ctxb, m.queue, j.id)
 	if err != nil || !slices.Equal(got, []string{j.id}) {
 		rt.Fatalf("retry %s: %v %v", j.id, got, err)
 	}
@@ -362,7 +362,7 @@ func (m *model) retryFailed(rt *rapid.T) {
 
 func (m *model) forget(rt *rapid.T) {
 	j := m.pick(rt, "failed job", func(j *mjob) bool { return j.state == sFailed })
-	n, err := m.e.Failed().Forget(ctxb, m.queue, j.id)
+	n, err := runtime.NewInspector(m.e).Failed().Forget(ctxb, m.queue, j.id)
 	if err != nil || n != 1 {
 		rt.Fatalf("forget %s: %d %v", j.id, n, err)
 	}
@@ -370,7 +370,7 @@ func (m *model) forget(rt *rapid.T) {
 }
 
 func (m *model) clear(rt *rapid.T) {
-	n, err := m.e.Clear(ctxb, m.queue)
+	n, err := runtime.NewInspector(m.e).ClearQueue(ctxb, m.queue)
 	if err != nil {
 		rt.Fatalf("clear: %v", err)
 	}
@@ -389,9 +389,9 @@ func (m *model) clear(rt *rapid.T) {
 func (m *model) pause(rt *rapid.T) {
 	var err error
 	if m.paused {
-		err = m.e.Resume(ctxb, m.queue)
+		err = runtime.NewInspector(m.e).ResumeQueue(ctxb, m.queue)
 	} else {
-		err = m.e.Pause(ctxb, m.queue)
+		err = runtime.NewInspector(m.e).PauseQueue(ctxb, m.queue)
 	}
 	if err != nil {
 		rt.Fatalf("pause/resume: %v", err)
@@ -401,7 +401,7 @@ func (m *model) pause(rt *rapid.T) {
 
 // check compares the queue with the model.
 func (m *model) check(rt *rapid.T) {
-	s, err := m.e.Sizes(ctxb, m.queue)
+	s, err := runtime.NewInspector(m.e).Sizes(ctxb, m.queue)
 	if err != nil {
 		rt.Fatalf("sizes: %v", err)
 	}

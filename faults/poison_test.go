@@ -83,7 +83,7 @@ func TestPoisonMix(t *testing.T) {
 		}
 		slices.Sort(attempts)
 		require.Equal(t, []int{1, 2, 3}, attempts, "panicking job %s is attempted exactly %d times", id, tries)
-		fj, ok, err := b.engine.Failed().Get(b.ctx, queue, id)
+		fj, ok, err := runtime.NewInspector(b.engine).Failed().Get(b.ctx, queue, id)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, tries, fj.Attempts)

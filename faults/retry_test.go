@@ -32,7 +32,7 @@ func TestRetriedPush(t *testing.T) {
 		return env
 	}
 	sizesOf := func(q string) runtime.Sizes {
-		s, err := direct.engine.Sizes(b.ctx, q)
+		s, err := runtime.NewInspector(direct.engine).Sizes(b.ctx, q)
 		require.NoError(t, err)
 		return s
 	}
@@ -47,10 +47,10 @@ func TestRetriedPush(t *testing.T) {
 		env := newEnv("ran")
 		proxy.Arm([]byte(env.ID), func() {
 			// A fast worker takes the job and finishes it.
-			batch, err := direct.engine.Reserve(b.ctx, "ran", 1, time.Minute)
+			batch, err := runtime.NewBroker(direct.engine).Reserve(b.ctx, "ran", 1, time.Minute)
 			require.NoError(t, err)
 			require.Len(t, batch.Jobs, 1)
-			require.NoError(t, direct.engine.Ack(b.ctx, batch.Jobs[0].Ref))
+			require.NoError(t, runtime.NewBroker(direct.engine).Ack(b.ctx, batch.Jobs[0].Ref))
 		})
 		require.NoError(t, b.engine.Push(b.ctx, env))
 		require.Equal(t, runtime.Sizes{}, sizesOf("ran"), "the finished job is not queued again")
@@ -72,7 +72,7 @@ func TestRetriedReserve(t *testing.T) {
 	require.NoError(t, err)
 
 	proxy.Arm([]byte(reserveSHA), nil)
-	batch, err := b.engine.Reserve(b.ctx, queue, 1, time.Minute)
+	batch, err := runtime.NewBroker(b.engine).Reserve(b.ctx, queue, 1, time.Minute)
 	require.NoError(t, err)
 	s := sizes(t, direct)
 	require.Equal(t, int64(len(batch.Jobs)), s.Reserved, "every reserved job was handed to the caller: %+v", s)

@@ -28,7 +28,7 @@ func TestSigtermChurn(t *testing.T) {
 	readyAtStops := 0
 	for i := range stops {
 		time.Sleep(every)
-		s, err := b.engine.Sizes(b.ctx, queue)
+		s, err := runtime.NewInspector(b.engine).Sizes(b.ctx, queue)
 		require.NoError(t, err)
 		if s.Ready > 0 {
 			readyAtStops++
@@ -73,7 +73,7 @@ func TestSigtermGraceReturnsAttempts(t *testing.T) {
 	require.True(t, a.Wait(grace+10*time.Second), "worker %s stops within the grace and 10 s of SIGTERM", a.Name)
 	require.True(t, a.State().Success(), "worker %s exits with status 0: %v", a.Name, a.State())
 	stopped := time.Since(sent)
-	s, err := b.engine.Sizes(b.ctx, queue)
+	s, err := runtime.NewInspector(b.engine).Sizes(b.ctx, queue)
 	require.NoError(t, err)
 	require.Equal(t, runtime.Sizes{Ready: jobs}, s, "the jobs cut short are back on their queue")
 

@@ -82,12 +82,12 @@ func staleRun(t *testing.T, e *runtime.Engine, q string, b, op int) string {
 	if err := e.Push(ctx, env); err != nil {
 		return fail("push: %v", err)
 	}
-	a, err := e.Reserve(ctx, q, 1, 2*time.Millisecond)
+	a, err := runtime.NewBroker(e).Reserve(ctx, q, 1, 2*time.Millisecond)
 	if err != nil || len(a.Jobs) != 1 {
 		return fail("A reserves: %v %v", a.Jobs, err)
 	}
 	time.Sleep(8 * time.Millisecond)
-	bb, err := e.Reserve(ctx, q, 1, time.Minute)
+	bb, err := runtime.NewBroker(e).Reserve(ctx, q, 1, time.Minute)
 	if err != nil || len(bb.Jobs) != 1 || bb.Jobs[0].ID != env.ID || bb.Jobs[0].Attempts != 2 {
 		return fail("B reserves the expired job again: %+v %v", bb.Jobs, err)
 	}
@@ -95,9 +95,9 @@ func staleRun(t *testing.T, e *runtime.Engine, q string, b, op int) string {
 	var want runtime.Sizes
 	switch b {
 	case 0:
-		err = e.Ack(ctx, bRef)
+		err = runtime.NewBroker(e).Ack(ctx, bRef)
 	case 2:
-		err = e.Release(ctx, runtime.ReleaseOpts{}, bRef)
+		err = runtime.NewBroker(e).Release(ctx, runtime.ReleaseOpts{}, bRef)
 		want.Ready = 1
 	default:
 		want.Reserved = 1
@@ -110,16 +110,16 @@ func staleRun(t *testing.T, e *runtime.Engine, q string, b, op int) string {
 	var ops = []string{"ack", "release", "release later", "fail", "extend"}
 	switch op {
 	case 0:
-		err = e.Ack(ctx, aRef)
+		err = runtime.NewBroker(e).Ack(ctx, aRef)
 	case 1:
-		err = e.Release(ctx, runtime.ReleaseOpts{Exception: true}, aRef)
+		err = runtime.NewBroker(e).Release(ctx, runtime.ReleaseOpts{Exception: true}, aRef)
 	case 2:
-		err = e.Release(ctx, runtime.ReleaseOpts{Delay: time.Hour}, aRef)
+		err = runtime.NewBroker(e).Release(ctx, runtime.ReleaseOpts{Delay: time.Hour}, aRef)
 	case 3:
-		err = e.Fail(ctx, runtime.Failure{Ref: aRef, Name: env.Name, Err: fmt.Errorf("stale"), Attempts: 1})
+		err = runtime.NewBroker(e).Fail(ctx, runtime.Failure{Ref: aRef, Name: env.Name, Err: fmt.Errorf("stale"), Attempts: 1})
 	case 4:
 		var lost []runtime.Ref
-		lost, err = e.Extend(ctx, time.Hour, aRef)
+		lost, err = runtime.NewBroker(e).Extend(ctx, time.Hour, aRef)
 		if err == nil && len(lost) == 1 {
 			err = runtime.ErrLeaseLost
 		}
@@ -127,7 +127,7 @@ func staleRun(t *testing.T, e *runtime.Engine, q string, b, op int) string {
 	if !errorsIsLeaseLost(err) {
 		return fail("stale %s by A after B's %d: want ErrLeaseLost, got %v", ops[op], b, err)
 	}
-	s, err := e.Sizes(ctx, q)
+	s, err := runtime.NewInspector(e).Sizes(ctx, q)
 	if err != nil {
 		return fail("sizes: %v", err)
 	}
@@ -137,18 +137,18 @@ func staleRun(t *testing.T, e *runtime.Engine, q string, b, op int) string {
 	// B, or a third worker, finishes the job; then nothing is left.
 	switch b {
 	case 1:
-		err = e.Ack(ctx, bRef)
+		err = runtime.NewBroker(e).Ack(ctx, bRef)
 	case 2:
-		c, rerr := e.Reserve(ctx, q, 1, time.Minute)
+		c, rerr := runtime.NewBroker(e).Reserve(ctx, q, 1, time.Minute)
 		if rerr != nil || len(c.Jobs) != 1 {
 			return fail("C reserves the released job: %+v %v", c.Jobs, rerr)
 		}
-		err = e.Ack(ctx, c.Jobs[0].Ref)
+		err = runtime.NewBroker(e).Ack(ctx, c.Jobs[0].Ref)
 	}
 	if err != nil {
 		return fail("finish: %v", err)
 	}
-	if s, err := e.Sizes(ctx, q); err != nil || s != (runtime.Sizes{}) {
+	if s, err := runtime.NewInspector(e).Sizes(ctx, q); err != nil || s != (runtime.Sizes{}) {
 		return fail("at the end: sizes %+v, %v", s, err)
 	}
 	if p, err := harness.Audit(ctx, e.Client(), "faults", q); err != nil || len(p) > 0 {

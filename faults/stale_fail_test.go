@@ -81,7 +81,7 @@ func TestStaleFailRunsNoHooks(t *testing.T) {
 				require.Zero(t, calls["chain-catch"], "A's refused fail runs no catch of the chain, which completed")
 			case "batch":
 				require.Zero(t, calls["batch-catch"], "A's refused fail runs no catch of the batch")
-				st, ok, err := b.engine.Batches().Find(b.ctx, batchID)
+				st, ok, err := runtime.NewInspector(b.engine).Batches().Find(b.ctx, batchID)
 				require.NoError(t, err)
 				require.True(t, ok, "the batch is kept")
 				require.False(t, st.Cancelled(), "A's refused fail does not cancel the batch")

@@ -68,7 +68,7 @@ func (h *Harness) Context(ctx context.Context) context.Context {
 // or when ctx is done. Jobs delayed past that point stay delayed: a later
 // Drain runs them once they are due, and DrainAll waits for them. The
 // jobs of a paused queue stay until it is resumed. Failed jobs are in
-// h.Engine.Failed().
+// h.Inspector.Failed().
 func (h *Harness) Drain(ctx context.Context) error {
 	_, err := h.drain(h.Context(ctx))
 	return err
@@ -112,21 +112,21 @@ type pending struct {
 // queue not paused to ready, then counts what is left there.
 func (h *Harness) pending(ctx context.Context) (pending, error) {
 	var p pending
-	queues, err := h.Engine.Queues(ctx)
+	queues, err := runtime.NewInspector(h.Engine).Queues(ctx)
 	if err != nil {
 		return p, err
 	}
 	p.queues = queues
 	for _, q := range queues {
 		// A paused queue's jobs wait for its resume; no worker takes them.
-		paused, err := h.Engine.Paused(ctx, q)
+		paused, err := runtime.NewInspector(h.Engine).QueuePaused(ctx, q)
 		if err != nil {
 			return p, err
 		}
 		if paused {
 			continue
 		}
-		m, err := h.Engine.Migrate(ctx, q)
+		m, err := runtime.NewBroker(h.Engine).Migrate(ctx, q)
 		if err != nil {
 			return p, err
 		}
@@ -134,7 +134,7 @@ func (h *Harness) pending(ctx context.Context) (pending, error) {
 			p.now = m.Now
 		}
 		p.next = earliest(earliest(p.next, m.NextDue), m.NextExpiry)
-		s, err := h.Engine.Sizes(ctx, q)
+		s, err := runtime.NewInspector(h.Engine).Sizes(ctx, q)
 		if err != nil {
 			return p, err
 		}
@@ -151,7 +151,7 @@ func (h *Harness) pending(ctx context.Context) (pending, error) {
 // falls due, with the jobs it dispatches, and returns once no queue but
 // a paused one has a ready, delayed or reserved job (as Sidekiq's
 // drain_all, or Oban's drain_queue with_scheduled, but in real time).
-// Failed jobs are in h.Engine.Failed().
+// Failed jobs are in h.Inspector.Failed().
 //
 // A job delayed a minute keeps DrainAll a minute, so give ctx a deadline:
 // if it is done first, DrainAll returns an error that wraps ctx's and
@@ -207,13 +207,13 @@ func earliest(a, b time.Time) time.Time {
 
 // Sizes sums the sizes of every queue pushed to.
 func (h *Harness) Sizes(ctx context.Context) (runtime.Sizes, error) {
-	queues, err := h.Engine.Queues(ctx)
+	queues, err := runtime.NewInspector(h.Engine).Queues(ctx)
 	if err != nil {
 		return runtime.Sizes{}, err
 	}
 	var total runtime.Sizes
 	for _, q := range queues {
-		s, err := h.Engine.Sizes(ctx, q)
+		s, err := runtime.NewInspector(h.Engine).Sizes(ctx, q)
 		if err != nil {
 			return runtime.Sizes{}, err
 		}

@@ -166,7 +166,7 @@ func TestHarnessDrains(t *testing.T) {
 	sizes, err := h.Sizes(ctx)
 	require.NoError(t, err)
 	require.Equal(t, runtime.Sizes{Failed: 1}, sizes)
-	failed, err := h.Engine.Failed().List(ctx, "emails", 0, 10)
+	failed, err := runtime.NewInspector(h.Engine).Failed().List(ctx, "emails", 0, 10)
 	require.NoError(t, err)
 	require.Len(t, failed, 1)
 	require.Contains(t, failed[0].Error, "no such user")
@@ -422,7 +422,7 @@ func TestHarnessDrainLeavesPausedQueues(t *testing.T) {
 	var runs atomic.Int32
 	runtime.Register(h.Router, "test.Resize", func(context.Context, resize) error { runs.Add(1); return nil })
 	ctx := h.Context(context.Background())
-	require.NoError(t, h.Engine.Pause(ctx, "media"))
+	require.NoError(t, runtime.NewInspector(h.Engine).PauseQueue(ctx, "media"))
 	_, err := runtime.NewPendingDispatch(resize{UserID: 1}).OnQueue("media").Dispatch(ctx)
 	require.NoError(t, err)
 	_, err = runtime.Dispatch(ctx, resize{UserID: 2})
@@ -434,7 +434,7 @@ func TestHarnessDrainLeavesPausedQueues(t *testing.T) {
 	require.NoError(t, h.DrainAll(dctx))
 	require.Equal(t, int32(1), runs.Load())
 
-	require.NoError(t, h.Engine.Resume(ctx, "media"))
+	require.NoError(t, runtime.NewInspector(h.Engine).ResumeQueue(ctx, "media"))
 	require.NoError(t, h.Drain(dctx))
 	require.Equal(t, int32(2), runs.Load())
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/laravel"
+	"github.com/jobgen/jobgen/runtime"
 )
 
 // A chain dispatched by Laravel (Queueable::chain) continues on a Go
@@ -23,7 +24,7 @@ func TestChainFromLaravel(t *testing.T) {
 
 	rec := newRecorder(-1)
 	w, err := laravel.NewWorker(b.q, newMapper(), rec.router(), laravel.WorkerConfig{
-		Queues: []string{"chained"}, StopWhenEmpty: true, Failed: b.engine.Failed(),
+		Queues: []string{"chained"}, StopWhenEmpty: true, Failed: runtime.NewInspector(b.engine).Failed(),
 	})
 	require.NoError(t, err)
 	require.NoError(t, w.Run(ctx))
@@ -33,7 +34,7 @@ func TestChainFromLaravel(t *testing.T) {
 		"SendWelcomeEmail|3|three@example.com|chain": 1,
 	}, rec.seen)
 
-	failed, err := b.engine.Failed().List(ctx, "laravel", 0, 10)
+	failed, err := runtime.NewInspector(b.engine).Failed().List(ctx, "laravel", 0, 10)
 	require.NoError(t, err)
 	require.Len(t, failed, 1)
 	require.Contains(t, failed[0].Error, `link 1 of its chain is App\Jobs\Scenario, which no Go type is mapped to`)
@@ -52,7 +53,7 @@ func TestChainHandsOverToLaravel(t *testing.T) {
 	b.run(t, ctx, "push_chain.php", "chained")
 	rec := newRecorder(-1)
 	w, err := laravel.NewWorker(b.q, newMapper(), rec.router(), laravel.WorkerConfig{
-		Queues: []string{"chained"}, MaxJobs: 1, Failed: b.engine.Failed(),
+		Queues: []string{"chained"}, MaxJobs: 1, Failed: runtime.NewInspector(b.engine).Failed(),
 	})
 	require.NoError(t, err)
 	require.NoError(t, w.Run(ctx)) // the first link of the first chain

@@ -245,7 +245,7 @@ func runJobgen(t *testing.T, ctx context.Context) map[string]outcome {
 	router := scenarioRouter(b.q.Client(), b.prefix+"results")
 	worker := func(queue string) (stop func()) {
 		w, err := laravel.NewWorker(b.q, m, router, laravel.WorkerConfig{
-			Queues: []string{queue}, Concurrency: 4, Sleep: 100 * time.Millisecond, Failed: b.engine.Failed(),
+			Queues: []string{queue}, Concurrency: 4, Sleep: 100 * time.Millisecond, Failed: runtime.NewInspector(b.engine).Failed(),
 		})
 		require.NoError(t, err)
 		wctx, cancel := context.WithCancel(ctx)
@@ -274,7 +274,7 @@ func runJobgen(t *testing.T, ctx context.Context) map[string]outcome {
 	waitFor(t, ctx, "a new worker to finish the job", func() bool { return b.empty(t, ctx, "dies") })
 	stop()
 
-	failedJobs, err := b.engine.Failed().List(ctx, "laravel", 0, 100)
+	failedJobs, err := runtime.NewInspector(b.engine).Failed().List(ctx, "laravel", 0, 100)
 	require.NoError(t, err)
 	failed := map[string]bool{}
 	for _, fj := range failedJobs {

@@ -44,7 +44,7 @@ func runChildWorker() int {
 	m := laravel.NewMapper()
 	laravel.Map[Scenario](m, `App\Jobs\Scenario`, Scenario{}.JobName())
 	w, err := laravel.NewWorker(q, m, scenarioRouter(q.Client(), os.Getenv("JOBGEN_LARAVEL_RESULTS")), laravel.WorkerConfig{
-		Queues: []string{os.Getenv("JOBGEN_LARAVEL_QUEUE")}, Sleep: 100 * time.Millisecond, Failed: engine.Failed(),
+		Queues: []string{os.Getenv("JOBGEN_LARAVEL_QUEUE")}, Sleep: 100 * time.Millisecond, Failed: runtime.NewInspector(engine).Failed(),
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)

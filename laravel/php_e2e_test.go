@@ -155,7 +155,7 @@ func TestPHPPushesGoRuns(t *testing.T) {
 
 	rec := newRecorder(n)
 	w, err := laravel.NewWorker(b.q, newMapper(), rec.router(), laravel.WorkerConfig{
-		Concurrency: 8, Sleep: 100 * time.Millisecond, Failed: b.engine.Failed(),
+		Concurrency: 8, Sleep: 100 * time.Millisecond, Failed: runtime.NewInspector(b.engine).Failed(),
 	})
 	require.NoError(t, err)
 	wctx, stop := context.WithCancel(ctx)
@@ -175,7 +175,7 @@ func TestPHPPushesGoRuns(t *testing.T) {
 	sizes, err := b.q.Sizes(ctx, "default")
 	require.NoError(t, err)
 	require.Equal(t, laravel.Sizes{}, sizes, "nothing left: every job deleted")
-	failed, err := b.engine.Failed().Count(ctx, "laravel")
+	failed, err := runtime.NewInspector(b.engine).Failed().Count(ctx, "laravel")
 	require.NoError(t, err)
 	require.Zero(t, failed)
 }
@@ -272,7 +272,7 @@ func TestMixedWorkersDrainOneQueue(t *testing.T) {
 
 	rec := newRecorder(-1)
 	w, err := laravel.NewWorker(b.q, newMapper(), rec.router(), laravel.WorkerConfig{
-		Concurrency: 4, Sleep: 100 * time.Millisecond, Failed: b.engine.Failed(),
+		Concurrency: 4, Sleep: 100 * time.Millisecond, Failed: runtime.NewInspector(b.engine).Failed(),
 	})
 	require.NoError(t, err)
 	wctx, stop := context.WithCancel(ctx)

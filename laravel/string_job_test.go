@@ -47,7 +47,7 @@ func TestStringJobs(t *testing.T) {
 		mu.Unlock()
 		return nil
 	})
-	w, err := laravel.NewWorker(b.q, m, r, laravel.WorkerConfig{Queues: []string{"imports"}, StopWhenEmpty: true, Failed: b.engine.Failed()})
+	w, err := laravel.NewWorker(b.q, m, r, laravel.WorkerConfig{Queues: []string{"imports"}, StopWhenEmpty: true, Failed: runtime.NewInspector(b.engine).Failed()})
 	require.NoError(t, err)
 	require.NoError(t, w.Run(ctx))
 	var want []string

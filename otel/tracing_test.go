@@ -98,7 +98,7 @@ func TestOutcomes(t *testing.T) {
 		}
 		b.drain(t)
 		retryFromStore = true
-		got, err := b.engine.Failed().Retry(b.ctx, "default", b.id(4))
+		got, err := runtime.NewInspector(b.engine).Failed().Retry(b.ctx, "default", b.id(4))
 		require.NoError(t, err)
 		require.Equal(t, []string{b.id(4)}, got)
 		b.drain(t)

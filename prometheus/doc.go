@@ -33,7 +33,7 @@
 // the failed store counts from its first dispatch.
 //
 // QueueCollector reads, at each scrape, every queue's sizes and paused
-// flag in one round trip (runtime.Engine.States):
+// flag in one round trip (runtime.Inspector.States):
 //
 //	jobgen_queue_jobs{queue,state}  state is ready, delayed, reserved or failed
 //	jobgen_queue_paused{queue}      1 while the queue is paused

@@ -177,7 +177,7 @@ func TestQueueCollector(t *testing.T) {
 		}
 		_, err := runtime.NewPendingDispatch(step{N: 3}).Delay(time.Hour).OnQueue("low").Dispatch(b.ctx)
 		require.NoError(t, err)
-		require.NoError(t, b.engine.Pause(b.ctx, "low"))
+		require.NoError(t, runtime.NewInspector(b.engine).PauseQueue(b.ctx, "low"))
 		want := `
 # HELP jobgen_queue_jobs Jobs of a queue in each state: ready, delayed, reserved, failed.
 # TYPE jobgen_queue_jobs gauge

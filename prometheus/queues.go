@@ -20,8 +20,8 @@ type QueueCollector struct {
 }
 
 // NewQueueCollector returns a collector of queues on e; nil queues means
-// every queue dispatched to (Engine.Queues, one more read per scrape).
-// A scrape reads all of them in one round trip (Engine.States).
+// every queue dispatched to (Inspector.Queues, one more read per scrape).
+// A scrape reads all of them in one round trip (Inspector.States).
 func NewQueueCollector(e *runtime.Engine, queues []string) *QueueCollector {
 	return &QueueCollector{
 		e: e, queues: queues, timeout: 5 * time.Second,
@@ -44,12 +44,12 @@ func (c *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 	queues := c.queues
 	if queues == nil {
 		var err error
-		if queues, err = c.e.Queues(ctx); err != nil {
+		if queues, err = runtime.NewInspector(c.e).Queues(ctx); err != nil {
 			ch <- prometheus.NewInvalidMetric(c.jobs, err)
 			return
 		}
 	}
-	states, err := c.e.States(ctx, queues)
+	states, err := runtime.NewInspector(c.e).States(ctx, queues)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.jobs, err)
 		return

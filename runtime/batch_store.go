@@ -14,7 +14,7 @@ import (
 )
 
 // Batches returns the engine's batch store.
-func (e *Engine) Batches() *BatchStore { return &BatchStore{e: e} }
+func (i *Inspector) Batches() *BatchStore { return &BatchStore{e: i.e} }
 
 // BatchStore reads and changes the batches of an engine: Laravel's
 // Bus::findBatch, $batch->cancel(), $batch->add() and queue:retry-batch.
@@ -205,7 +205,7 @@ func (s *BatchStore) Retry(ctx context.Context, id string) (int, error) {
 	for _, q := range queues {
 		ids := byQueue[q]
 		slices.Sort(ids)
-		done, err := s.e.Failed().Retry(ctx, q, ids...)
+		done, err := s.e.inspector().Failed().Retry(ctx, q, ids...)
 		total += len(done)
 		if err != nil {
 			return total, fmt.Errorf("retry batch %s: %w", id, err)

@@ -51,7 +51,7 @@ func (r *batchRun) register(t *testing.T, b wbundle) *runtime.Callback[string] {
 			for i := range j.AddMore {
 				more = append(more, itemJob{N: 100 + i})
 			}
-			if err := b.engine.Batches().Add(ctx, info.BatchID, more...); err != nil {
+			if err := runtime.NewInspector(b.engine).Batches().Add(ctx, info.BatchID, more...); err != nil {
 				return err
 			}
 		}
@@ -96,7 +96,7 @@ func withCallbacks(b *runtime.PendingBatch, cb *runtime.Callback[string]) *runti
 
 func findBatch(t *testing.T, b wbundle, id string) runtime.BatchStatus {
 	t.Helper()
-	s, ok, err := b.engine.Batches().Find(b.ctx, id)
+	s, ok, err := runtime.NewInspector(b.engine).Batches().Find(b.ctx, id)
 	require.NoError(t, err)
 	require.True(t, ok)
 	return s
@@ -148,7 +148,7 @@ func TestBatchFailureCancels(t *testing.T) {
 		require.Equal(t, runtime.Sizes{Failed: 1}, sizes(t, b.bundle, "default"))
 
 		// Retrying resumes a batch cancelled by a failure.
-		n, err := b.engine.Batches().Retry(b.ctx, id)
+		n, err := runtime.NewInspector(b.engine).Batches().Retry(b.ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		require.False(t, findBatch(t, b, id).Cancelled())
@@ -176,7 +176,7 @@ func TestBatchAllowFailuresAndRetry(t *testing.T) {
 		require.Equal(t, 3, s.Failed)
 		require.False(t, s.Cancelled())
 
-		n, err := b.engine.Batches().Retry(b.ctx, id)
+		n, err := runtime.NewInspector(b.engine).Batches().Retry(b.ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, 3, n)
 		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true})
@@ -196,8 +196,8 @@ func TestBatchCancel(t *testing.T) {
 		cb := r.register(t, b)
 		id, err := withCallbacks(runtime.NewBatch(itemJob{N: 1}, itemJob{N: 2}, runtime.Chain(itemJob{N: 3}, itemJob{N: 4})), cb).Dispatch(b.ctx)
 		require.NoError(t, err)
-		require.NoError(t, b.engine.Batches().Cancel(b.ctx, id))
-		require.NoError(t, b.engine.Batches().Cancel(b.ctx, id), "cancelling twice is fine")
+		require.NoError(t, runtime.NewInspector(b.engine).Batches().Cancel(b.ctx, id))
+		require.NoError(t, runtime.NewInspector(b.engine).Batches().Cancel(b.ctx, id), "cancelling twice is fine")
 		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true})
 		require.Empty(t, r.items(), "no handler runs")
 		require.Equal(t, []string{"finally"}, r.callbacks())
@@ -221,14 +221,14 @@ func TestBatchAddFromJob(t *testing.T) {
 		require.Equal(t, 4, s.Total)
 		require.True(t, s.Finished())
 
-		err = b.engine.Batches().Add(b.ctx, id, itemJob{N: 9})
+		err = runtime.NewInspector(b.engine).Batches().Add(b.ctx, id, itemJob{N: 9})
 		require.ErrorIs(t, err, runtime.ErrBatchFinished)
 	})
 }
 
 func TestBatchErrors(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
-		bs := b.engine.Batches()
+		bs := runtime.NewInspector(b.engine).Batches()
 		_, ok, err := bs.Find(b.ctx, "01NOSUCHBATCH")
 		require.NoError(t, err)
 		require.False(t, ok)
@@ -340,7 +340,7 @@ func TestBatchFinallyAfterCatch(t *testing.T) {
 			// Wait for the other job to be acked: its worker has run
 			// whatever callbacks it claimed by then.
 			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-				if s, err := b.engine.Sizes(ctx, "default"); err == nil && s == (runtime.Sizes{Reserved: 1}) {
+				if s, err := runtime.NewInspector(b.engine).Sizes(ctx, "default"); err == nil && s == (runtime.Sizes{Reserved: 1}) {
 					break
 				}
 			}
@@ -370,14 +370,14 @@ func TestBatchList(t *testing.T) {
 			ids = append(ids, id)
 			time.Sleep(2 * time.Millisecond) // IDs order by their ms
 		}
-		list, err := b.engine.Batches().List(b.ctx, 0, 10)
+		list, err := runtime.NewInspector(b.engine).Batches().List(b.ctx, 0, 10)
 		require.NoError(t, err)
 		var got []string
 		for _, s := range list {
 			got = append(got, s.ID)
 		}
 		require.Equal(t, []string{ids[2], ids[1], ids[0]}, got)
-		page, err := b.engine.Batches().List(b.ctx, 1, 1)
+		page, err := runtime.NewInspector(b.engine).Batches().List(b.ctx, 1, 1)
 		require.NoError(t, err)
 		require.Len(t, page, 1)
 		require.Equal(t, ids[1], page[0].ID)
@@ -386,25 +386,25 @@ func TestBatchList(t *testing.T) {
 		// Finished, a batch is still listed.
 		runtime.Register(b.router, "test.Item", func(context.Context, itemJob) error { return nil })
 		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"default"}, StopWhenEmpty: true})
-		list, err = b.engine.Batches().List(b.ctx, 0, 10)
+		list, err = runtime.NewInspector(b.engine).Batches().List(b.ctx, 0, 10)
 		require.NoError(t, err)
 		require.Len(t, list, 3)
 		require.True(t, list[0].Finished())
 
 		// Its records expired, it is dropped from the list.
 		require.NoError(t, b.rdb.Del(b.ctx, b.prefix+":{batch:"+ids[1]+"}:state").Err())
-		list, err = b.engine.Batches().List(b.ctx, 0, 10)
+		list, err = runtime.NewInspector(b.engine).Batches().List(b.ctx, 0, 10)
 		require.NoError(t, err)
 		require.Len(t, list, 2)
 		n, err := b.rdb.ZCard(b.ctx, b.prefix+":batches").Result()
 		require.NoError(t, err)
 		require.Equal(t, int64(2), n)
 
-		_, err = b.engine.Batches().List(b.ctx, -1, 10)
+		_, err = runtime.NewInspector(b.engine).Batches().List(b.ctx, -1, 10)
 		require.ErrorIs(t, err, runtime.ErrInvalid)
 
 		// A job for a bad queue is refused before the batch counts it.
-		err = b.engine.Batches().Add(b.ctx, ids[0], runtime.NewPendingDispatch(itemJob{}).OnQueue("a#b"))
+		err = runtime.NewInspector(b.engine).Batches().Add(b.ctx, ids[0], runtime.NewPendingDispatch(itemJob{}).OnQueue("a#b"))
 		require.ErrorIs(t, err, runtime.ErrInvalid)
 		require.Equal(t, 1, findBatch(t, b, ids[0]).Total)
 	})

@@ -89,7 +89,7 @@ func (w *Worker) runBatchCallbacks(ctx context.Context, env *Envelope, bk keyspa
 	if due[1]+due[2]+due[3] == 0 {
 		return
 	}
-	status, _, err := w.e.Batches().Find(ctx, env.BatchID)
+	status, _, err := w.e.inspector().Batches().Find(ctx, env.BatchID)
 	if err != nil {
 		w.log.Error("reading a batch for its callbacks failed; they run when the job runs again", "batch", env.BatchID, "err", err)
 		return
@@ -125,7 +125,7 @@ func (w *Worker) runBatchCallbacks(ctx context.Context, env *Envelope, bk keyspa
 			// Every job ran while catch did: finally is this job's now,
 			// with the batch as it is now.
 			due[3] = 1
-			if now, _, err := w.e.Batches().Find(ctx, env.BatchID); err == nil {
+			if now, _, err := w.e.inspector().Batches().Find(ctx, env.BatchID); err == nil {
 				status = now
 			}
 		}

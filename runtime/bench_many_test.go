@@ -52,7 +52,7 @@ func BenchmarkBulk100k(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			if _, err := e.Clear(ctx, benchQueue); err != nil {
+			if _, err := runtime.NewInspector(e).ClearQueue(ctx, benchQueue); err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()
@@ -71,7 +71,7 @@ func BenchmarkBulk100k(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			if _, err := e.Clear(ctx, benchQueue); err != nil {
+			if _, err := runtime.NewInspector(e).ClearQueue(ctx, benchQueue); err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()

@@ -138,7 +138,7 @@ func BenchmarkReserveBatch100(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		batch, err := e.Reserve(ctx, benchQueue, 100, time.Hour)
+		batch, err := runtime.NewBroker(e).Reserve(ctx, benchQueue, 100, time.Hour)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -157,7 +157,7 @@ func BenchmarkAck(b *testing.B) {
 	prePush(b, ctx, e, 100*b.N)
 	batches := make([][]runtime.Ref, b.N)
 	for i := range batches {
-		batch, err := e.Reserve(ctx, benchQueue, 100, time.Hour)
+		batch, err := runtime.NewBroker(e).Reserve(ctx, benchQueue, 100, time.Hour)
 		require.NoError(b, err)
 		require.Len(b, batch.Jobs, 100)
 		refs := make([]runtime.Ref, len(batch.Jobs))
@@ -169,7 +169,7 @@ func BenchmarkAck(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for _, refs := range batches {
-		if err := e.Ack(ctx, refs...); err != nil {
+		if err := runtime.NewBroker(e).Ack(ctx, refs...); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -186,7 +186,7 @@ func BenchmarkReserveAckBatch100(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		batch, err := e.Reserve(ctx, benchQueue, 100, time.Hour)
+		batch, err := runtime.NewBroker(e).Reserve(ctx, benchQueue, 100, time.Hour)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func BenchmarkReserveAckBatch100(b *testing.B) {
 		for _, j := range batch.Jobs {
 			refs = append(refs, j.Ref)
 		}
-		if err := e.Ack(ctx, refs...); err != nil {
+		if err := runtime.NewBroker(e).Ack(ctx, refs...); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -222,7 +222,7 @@ func BenchmarkReserveAckParallel(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			batch, err := e.Reserve(ctx, benchQueue, 100, time.Hour)
+			batch, err := runtime.NewBroker(e).Reserve(ctx, benchQueue, 100, time.Hour)
 			if err != nil {
 				b.Error(err)
 				return
@@ -231,7 +231,7 @@ func BenchmarkReserveAckParallel(b *testing.B) {
 			for i, j := range batch.Jobs {
 				refs[i] = j.Ref
 			}
-			if err := e.Ack(ctx, refs...); err != nil {
+			if err := runtime.NewBroker(e).Ack(ctx, refs...); err != nil {
 				b.Error(err)
 				return
 			}
@@ -252,7 +252,7 @@ func BenchmarkReserveParallel(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			batch, err := e.Reserve(ctx, benchQueue, 100, time.Hour)
+			batch, err := runtime.NewBroker(e).Reserve(ctx, benchQueue, 100, time.Hour)
 			if err != nil {
 				b.Error(err)
 				return

@@ -68,7 +68,7 @@ func TestUnknownCallbackWaitsInTheFailedStore(t *testing.T) {
 		r2 := runtime.NewRouter()
 		s.register(r2)
 		runtime.RegisterCallback(r2, c.callback("test.late"))
-		_, err = b.engine.Failed().Retry(b.ctx, "default", run.ID)
+		_, err = runtime.NewInspector(b.engine).Failed().Retry(b.ctx, "default", run.ID)
 		require.NoError(t, err)
 		w, err := runtime.NewWorker(b.engine, r2, runtime.WorkerConfig{StopWhenEmpty: true, Logger: quiet, Sleep: 20 * time.Millisecond})
 		require.NoError(t, err)

@@ -66,7 +66,7 @@ func TestClusterAcrossMasters(t *testing.T) {
 	for _, q := range qs {
 		require.Equal(t, runtime.Sizes{Ready: 6, Delayed: 4}, sizes(t, b, q))
 	}
-	listed, err := b.engine.Queues(b.ctx)
+	listed, err := runtime.NewInspector(b.engine).Queues(b.ctx)
 	require.NoError(t, err)
 	require.ElementsMatch(t, qs, listed)
 
@@ -81,11 +81,11 @@ func TestClusterAcrossMasters(t *testing.T) {
 			failures = append(failures, runtime.Failure{Ref: j.Ref, Err: errors.New("boom")})
 		}
 	}
-	require.NoError(t, b.engine.Ack(b.ctx, refs...))
-	require.NoError(t, b.engine.Fail(b.ctx, failures...))
+	require.NoError(t, runtime.NewBroker(b.engine).Ack(b.ctx, refs...))
+	require.NoError(t, runtime.NewBroker(b.engine).Fail(b.ctx, failures...))
 	for _, q := range qs {
 		require.Equal(t, runtime.Sizes{Delayed: 4, Failed: 4}, sizes(t, b, q))
-		n, err := b.engine.Failed().RetryAll(b.ctx, q)
+		n, err := runtime.NewInspector(b.engine).Failed().RetryAll(b.ctx, q)
 		require.NoError(t, err)
 		require.Equal(t, 4, n)
 		require.Equal(t, runtime.Sizes{Ready: 4, Delayed: 4}, sizes(t, b, q))
@@ -134,7 +134,7 @@ func TestClusterWaitOnManyQueues(t *testing.T) {
 
 	// A push to the last queue wakes a waiter blocked on all three.
 	for _, q := range qs {
-		got, err := b.engine.Wait(b.ctx, qs, 50*time.Millisecond)
+		got, err := runtime.NewBroker(b.engine).Wait(b.ctx, qs, 50*time.Millisecond)
 		require.NoError(t, err)
 		require.Empty(t, got)
 		var wg sync.WaitGroup
@@ -145,7 +145,7 @@ func TestClusterWaitOnManyQueues(t *testing.T) {
 			assertNoErr(t, b.engine.Push(b.ctx, env(q, "app.Job", "")))
 		}()
 		start := time.Now()
-		got, err = b.engine.Wait(b.ctx, qs, 5*time.Second)
+		got, err = runtime.NewBroker(b.engine).Wait(b.ctx, qs, 5*time.Second)
 		wg.Wait()
 		require.NoError(t, err)
 		require.Equal(t, q, got)
@@ -158,11 +158,11 @@ func TestClusterWaitOnManyQueues(t *testing.T) {
 		require.NoError(t, b.engine.Push(b.ctx, env(q, "app.Job", "")))
 	}
 	for _, q := range qs {
-		got, err := b.engine.Wait(b.ctx, qs, time.Second)
+		got, err := runtime.NewBroker(b.engine).Wait(b.ctx, qs, time.Second)
 		require.NoError(t, err)
 		require.Equal(t, q, got)
 	}
-	got, err := b.engine.Wait(b.ctx, qs, 50*time.Millisecond)
+	got, err := runtime.NewBroker(b.engine).Wait(b.ctx, qs, 50*time.Millisecond)
 	require.NoError(t, err)
 	require.Empty(t, got)
 
@@ -170,7 +170,7 @@ func TestClusterWaitOnManyQueues(t *testing.T) {
 	ctx, cancel := context.WithTimeout(b.ctx, 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err = b.engine.Wait(ctx, qs, 5*time.Second)
+	_, err = runtime.NewBroker(b.engine).Wait(ctx, qs, 5*time.Second)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	require.Less(t, time.Since(start), 3*time.Second)
 }

@@ -122,11 +122,11 @@ func TestOpenRedisDB(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, n, "db %d", db)
 	}
-	batch, err := e.Reserve(ctx, "default", 1, time.Minute)
+	batch, err := runtime.NewBroker(e).Reserve(ctx, "default", 1, time.Minute)
 	require.NoError(t, err)
 	require.Len(t, batch.Jobs, 1)
 	require.Equal(t, j.ID, batch.Jobs[0].ID)
-	require.NoError(t, e.Ack(ctx, batch.Jobs[0].Ref))
+	require.NoError(t, runtime.NewBroker(e).Ack(ctx, batch.Jobs[0].Ref))
 }
 
 func TestOpenEmbeddedIsSharedByName(t *testing.T) {
@@ -143,7 +143,7 @@ func TestOpenEmbeddedIsSharedByName(t *testing.T) {
 	}
 	sizesOf := func(e *runtime.Engine) runtime.Sizes {
 		t.Helper()
-		s, err := e.Sizes(ctx, "default")
+		s, err := runtime.NewInspector(e).Sizes(ctx, "default")
 		require.NoError(t, err)
 		return s
 	}
@@ -151,7 +151,7 @@ func TestOpenEmbeddedIsSharedByName(t *testing.T) {
 	one, two := open(), open()
 	j := env("default", "app.Job", "shared")
 	require.NoError(t, one.Push(ctx, j))
-	batch, err := two.Reserve(ctx, "default", 10, time.Minute)
+	batch, err := runtime.NewBroker(two).Reserve(ctx, "default", 10, time.Minute)
 	require.NoError(t, err)
 	require.Len(t, batch.Jobs, 1)
 	require.Equal(t, j.ID, batch.Jobs[0].ID)
@@ -175,7 +175,7 @@ func TestOpenEmbeddedIsSharedByName(t *testing.T) {
 	require.NoError(t, three.Close())
 	four := open()
 	require.Equal(t, runtime.Sizes{}, sizesOf(four))
-	qs, err := four.Queues(ctx)
+	qs, err := runtime.NewInspector(four).Queues(ctx)
 	require.NoError(t, err)
 	require.Empty(t, qs)
 }
@@ -198,7 +198,7 @@ func TestOpenEmbeddedFailedOpenReleasesServer(t *testing.T) {
 	again, err := runtime.Open(ctx, url, cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = again.Close() })
-	s, err := again.Sizes(ctx, "default")
+	s, err := runtime.NewInspector(again).Sizes(ctx, "default")
 	require.NoError(t, err)
 	require.Equal(t, runtime.Sizes{}, s)
 }

@@ -64,8 +64,8 @@ func TestStatesReadsManyQueuesAtOnce(t *testing.T) {
 		require.NoError(t, b.engine.Push(b.ctx, env("a", "x", "1")))
 		require.NoError(t, b.engine.Push(b.ctx, env("a", "x", "2")))
 		require.NoError(t, b.engine.Later(b.ctx, env("b", "x", "3"), 3600e9))
-		require.NoError(t, b.engine.Pause(b.ctx, "b"))
-		got, err := b.engine.States(b.ctx, []string{"a", "b", "empty"})
+		require.NoError(t, runtime.NewInspector(b.engine).PauseQueue(b.ctx, "b"))
+		got, err := runtime.NewInspector(b.engine).States(b.ctx, []string{"a", "b", "empty"})
 		require.NoError(t, err)
 		require.Equal(t, map[string]runtime.QueueState{
 			"a":     {Sizes: runtime.Sizes{Ready: 2}},

@@ -33,7 +33,7 @@ func TestDispatchMany(t *testing.T) {
 		require.NotEmpty(t, ids[0])
 		require.NotEmpty(t, ids[n-1])
 
-		sizes, err := b.engine.Sizes(b.ctx, "bulk")
+		sizes, err := runtime.NewInspector(b.engine).Sizes(b.ctx, "bulk")
 		require.NoError(t, err)
 		require.EqualValues(t, n-1, sizes.Ready)
 
@@ -58,7 +58,7 @@ func TestDispatchManyOverrides(t *testing.T) {
 		ids, err := runtime.NewPendingBulk(jobs).OnQueue("many").Delay(3600e9).Dispatch(b.ctx)
 		require.NoError(t, err)
 		require.Len(t, ids, 2)
-		sizes, err := b.engine.Sizes(b.ctx, "many")
+		sizes, err := runtime.NewInspector(b.engine).Sizes(b.ctx, "many")
 		require.NoError(t, err)
 		require.EqualValues(t, 2, sizes.Delayed)
 
@@ -83,7 +83,7 @@ func TestDispatchManyPushError(t *testing.T) {
 		require.NotEmpty(t, ids[0])
 		require.Empty(t, ids[1])
 		require.NotEmpty(t, ids[2])
-		sizes, err := b.engine.Sizes(b.ctx, "fine")
+		sizes, err := runtime.NewInspector(b.engine).Sizes(b.ctx, "fine")
 		require.NoError(t, err)
 		require.EqualValues(t, 2, sizes.Ready)
 	})

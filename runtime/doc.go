@@ -110,7 +110,7 @@
 // jobs; running ones get Grace to finish, then are cancelled and
 // released), pauses on SIGUSR2 and resumes on SIGCONT. Run stops so when
 // its context is done, and returns nil for every stop once none of the
-// worker's Redis calls is in flight. Engine.Restart
+// worker's Redis calls is in flight. Inspector.RestartWorkers
 // (queue:restart) stops every worker under the prefix within a second
 // (they look every half second), running jobs finishing within Grace.
 // Subscribe receives the worker's events, named after Laravel's:
@@ -136,7 +136,7 @@
 // reads them through JobInfoFrom, and its events (Subscribe) tell each
 // attempt's outcome. The modules github.com/jobgen/jobgen/otel
 // (OpenTelemetry traces) and github.com/jobgen/jobgen/prometheus
-// (Prometheus metrics) are built on these hooks; Engine.States reads
+// (Prometheus metrics) are built on these hooks; Inspector.States reads
 // every queue's sizes in one round trip for a metrics collector.
 //
 // # Failures
@@ -152,7 +152,7 @@
 // steers its job by returning ReleaseJob(delay), FailJob(err) or
 // DeleteJob().
 //
-// A job that fails for good goes to the FailedStore (Engine.Failed), kept
+// A job that fails for good goes to the FailedStore (Inspector.Failed), kept
 // per queue in Redis and bounded by EngineConfig.FailedMaxCount and
 // FailedMaxAge, whose List, Get, Retry, RetryAll, Forget, Flush and Prune
 // back Laravel's queue:failed, queue:retry, queue:forget, queue:flush
@@ -190,7 +190,7 @@
 //	id, err := runtime.NewBatch(jobs...).AllowFailures().Then(done.With(fileID)).Dispatch(ctx)
 //	status, ok, err := engine.Batches().Find(ctx, id)
 //
-// The BatchStore (Engine.Batches) finds, cancels, adds jobs to and
+// The BatchStore (Inspector.Batches) finds, cancels, adds jobs to and
 // retries the failed jobs of a batch. Counts are kept once per job ID,
 // so a job that runs again after its worker died counts once; the jobs
 // of a cancelled batch are skipped.
@@ -233,20 +233,20 @@
 //
 // # Queues
 //
-// Engine.Sizes counts a queue's ready, delayed, reserved and failed
-// jobs; Engine.Queues lists the queues dispatched to; Clear deletes a
+// Inspector.Sizes counts a queue's ready, delayed, reserved and failed
+// jobs; Inspector.Queues lists the queues dispatched to; Clear deletes a
 // queue's pending jobs; Pause and Resume stop and restart reservations
 // from a queue. Package github.com/jobgen/jobgen/console puts these, and
 // the failed store and the worker, on a command line.
 //
 // # Monitoring
 //
-// Engine.ListJobs pages through a queue's ready, delayed and reserved
-// jobs, Engine.FindJob says where a job is, and Engine.OldestReady how
+// Inspector.ListJobs pages through a queue's ready, delayed and reserved
+// jobs, Inspector.FindJob says where a job is, and Inspector.OldestReady how
 // long the next job to be taken has waited. Each worker records itself
-// (Engine.Workers: its queues, concurrency and the jobs it runs now)
+// (Inspector.Workers: its queues, concurrency and the jobs it runs now)
 // and adds the jobs it finished to per-minute counts kept for a day
-// (Engine.Metrics), in one pipeline every WorkerConfig.MonitorEvery,
+// (Inspector.Metrics), in one pipeline every WorkerConfig.MonitorEvery,
 // never a round trip per job. Package
 // github.com/jobgen/jobgen/dashboard shows all of it in a browser.
 //

@@ -229,7 +229,7 @@ type Reservation struct {
 	// Err, if set, is a *MalformedStateError: the job's state entry in
 	// Redis was malformed, so its counts are lost and Attempts and
 	// Exceptions are 0. The job is reserved all the same, for the caller
-	// to fail (Engine.Fail) with Err rather than run it, as a Worker does.
+	// to fail (Broker.Fail) with Err rather than run it, as a Worker does.
 	Err error
 }
 
@@ -266,7 +266,8 @@ func (e *Engine) migrateCall(queue string) call {
 
 // Migrate moves due delayed jobs and expired reservations of queue back
 // to ready: at most MigrateLimit of each per call.
-func (e *Engine) Migrate(ctx context.Context, queue string) (Migration, error) {
+func (br *Broker) Migrate(ctx context.Context, queue string) (Migration, error) {
+	e := br.e
 	if err := validateQueueOrPartition(queue); err != nil {
 		return Migration{}, err
 	}
@@ -308,7 +309,8 @@ func migrationOf(now int64, f []int64) Migration {
 // A paused queue yields no jobs. A job whose state entry in Redis is
 // malformed is taken with the others, with Reservation.Err set: fail it
 // rather than run it.
-func (e *Engine) Reserve(ctx context.Context, queue string, n int, lease time.Duration) (ReserveResult, error) {
+func (br *Broker) Reserve(ctx context.Context, queue string, n int, lease time.Duration) (ReserveResult, error) {
+	e := br.e
 	if err := validateQueueOrPartition(queue); err != nil {
 		return ReserveResult{}, err
 	}
@@ -405,23 +407,25 @@ func msTime(ms int64) time.Time {
 	return time.UnixMilli(ms)
 }
 
-// Pause stops workers from reserving jobs of queue until Resume.
-func (e *Engine) Pause(ctx context.Context, queue string) error {
+// PauseQueue stops workers from reserving jobs of queue until ResumeQueue.
+func (i *Inspector) PauseQueue(ctx context.Context, queue string) error {
+	e := i.e
 	if err := validateQueueOrPartition(queue); err != nil {
 		return err
 	}
-	if _, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.Pause(ctx, p) }); ok {
+	if _, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.inspector().PauseQueue(ctx, p) }); ok {
 		return err
 	}
 	return e.rdb.Set(ctx, e.keys.Queue(queue).Paused, "1", 0).Err()
 }
 
-// Resume undoes Pause, and wakes a waiting worker.
-func (e *Engine) Resume(ctx context.Context, queue string) error {
+// ResumeQueue undoes PauseQueue, and wakes a waiting worker.
+func (i *Inspector) ResumeQueue(ctx context.Context, queue string) error {
+	e := i.e
 	if err := validateQueueOrPartition(queue); err != nil {
 		return err
 	}
-	if _, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.Resume(ctx, p) }); ok {
+	if _, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.inspector().ResumeQueue(ctx, p) }); ok {
 		return err
 	}
 	if err := e.rdb.Del(ctx, e.keys.Queue(queue).Paused).Err(); err != nil {
@@ -430,7 +434,7 @@ func (e *Engine) Resume(ctx context.Context, queue string) error {
 	return e.ring(ctx, queue)
 }
 
-// Restart asks every worker under this prefix to finish its running jobs
+// RestartWorkers asks every worker under this prefix to finish its running jobs
 // and exit, so that a supervisor starts it again on new code (Laravel's
 // queue:restart). Workers look for it every half second, so each stops
 // taking jobs within a second, then lets its running jobs finish within
@@ -440,7 +444,8 @@ func (e *Engine) Resume(ctx context.Context, queue string) error {
 // a worker stops for a value later than the one it read at its start: a
 // key that vanishes (a Redis restarted without persistence, a flush) or
 // goes back in time (a restore) stops no worker.
-func (e *Engine) Restart(ctx context.Context) error {
+func (i *Inspector) RestartWorkers(ctx context.Context) error {
+	e := i.e
 	k := e.keys.Restart()
 	var last *redis.StringCmd
 	var now *redis.TimeCmd
@@ -475,8 +480,9 @@ func (e *Engine) lastRestart(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-// Paused reports whether queue is paused.
-func (e *Engine) Paused(ctx context.Context, queue string) (bool, error) {
+// QueuePaused reports whether queue is paused.
+func (i *Inspector) QueuePaused(ctx context.Context, queue string) (bool, error) {
+	e := i.e
 	if paused, ok, err := e.pausedPartitioned(ctx, queue); ok {
 		return paused, err
 	}

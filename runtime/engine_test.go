@@ -39,14 +39,14 @@ func TestPushReserveAck(t *testing.T) {
 		}
 		require.Equal(t, runtime.Sizes{Ready: 1, Reserved: 2}, sizes(t, b, "default"))
 
-		require.NoError(t, b.engine.Ack(b.ctx, batch.Jobs[0].Ref, batch.Jobs[1].Ref))
+		require.NoError(t, runtime.NewBroker(b.engine).Ack(b.ctx, batch.Jobs[0].Ref, batch.Jobs[1].Ref))
 		require.Equal(t, runtime.Sizes{Ready: 1}, sizes(t, b, "default"))
 
 		last := mustReserve(t, b, "default", 10)
 		require.Len(t, last.Jobs, 1)
 		require.Equal(t, ids[2], last.Jobs[0].ID)
 		require.NotEqual(t, batch.Jobs[0].Token, last.Jobs[0].Token, "each reserve has its own token")
-		require.NoError(t, b.engine.Ack(b.ctx, last.Jobs[0].Ref))
+		require.NoError(t, runtime.NewBroker(b.engine).Ack(b.ctx, last.Jobs[0].Ref))
 		require.Equal(t, runtime.Sizes{}, sizes(t, b, "default"))
 
 		// Nothing of the jobs is left behind; only the doorbell may remain,
@@ -125,7 +125,7 @@ func TestPushBulkAcrossQueuesAndDelays(t *testing.T) {
 		require.NoError(t, b.engine.PushBulk(b.ctx, out))
 		require.Equal(t, runtime.Sizes{Ready: 400, Delayed: 200}, sizes(t, b, "a"))
 		require.Equal(t, runtime.Sizes{Ready: 400, Delayed: 200}, sizes(t, b, "b"))
-		qs, err := b.engine.Queues(b.ctx)
+		qs, err := runtime.NewInspector(b.engine).Queues(b.ctx)
 		require.NoError(t, err)
 		require.Equal(t, []string{"a", "b"}, qs)
 	})
@@ -237,7 +237,7 @@ func TestLaterBecomesReadyWhenDue(t *testing.T) {
 			if len(batch.Jobs) > 0 {
 				break
 			}
-			_, err := b.engine.Wait(b.ctx, []string{"default"}, batch.NextDue.Sub(batch.Now))
+			_, err := runtime.NewBroker(b.engine).Wait(b.ctx, []string{"default"}, batch.NextDue.Sub(batch.Now))
 			require.NoError(t, err)
 		}
 		require.Equal(t, e.ID, batch.Jobs[0].ID)
@@ -252,7 +252,7 @@ func TestMigrateReadsTheClockToTheMicrosecond(t *testing.T) {
 		subMs := 0
 		for range 5 {
 			before := time.Now()
-			m, err := b.engine.Migrate(b.ctx, "default")
+			m, err := runtime.NewBroker(b.engine).Migrate(b.ctx, "default")
 			require.NoError(t, err)
 			require.WithinDuration(t, before, m.Now, time.Second)
 			if m.Now.Nanosecond()%int(time.Millisecond) != 0 {
@@ -266,18 +266,18 @@ func TestMigrateReadsTheClockToTheMicrosecond(t *testing.T) {
 func TestLeaseExpiryAndFencing(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "")))
-		first, err := b.engine.Reserve(b.ctx, "default", 1, 100*time.Millisecond)
+		first, err := runtime.NewBroker(b.engine).Reserve(b.ctx, "default", 1, 100*time.Millisecond)
 		require.NoError(t, err)
 		require.Len(t, first.Jobs, 1)
 		stale := first.Jobs[0].Ref
 
 		time.Sleep(150 * time.Millisecond)
-		m, err := b.engine.Migrate(b.ctx, "default")
+		m, err := runtime.NewBroker(b.engine).Migrate(b.ctx, "default")
 		require.NoError(t, err)
 		require.Equal(t, 1, m.Expired)
 
 		// The first worker's lease is gone even before anyone reserves again.
-		lost, err := b.engine.Extend(b.ctx, time.Minute, stale)
+		lost, err := runtime.NewBroker(b.engine).Extend(b.ctx, time.Minute, stale)
 		require.NoError(t, err)
 		require.Equal(t, []runtime.Ref{stale}, lost)
 
@@ -289,20 +289,20 @@ func TestLeaseExpiryAndFencing(t *testing.T) {
 
 		// Every call with the stale token is refused and changes nothing.
 		var lle *runtime.LeaseLostError
-		err = b.engine.Ack(b.ctx, stale)
+		err = runtime.NewBroker(b.engine).Ack(b.ctx, stale)
 		require.ErrorIs(t, err, runtime.ErrLeaseLost)
 		require.ErrorAs(t, err, &lle)
 		require.Equal(t, stale.ID, lle.ID)
-		require.ErrorIs(t, b.engine.Release(b.ctx, runtime.ReleaseOpts{}, stale), runtime.ErrLeaseLost)
-		require.ErrorIs(t, b.engine.Release(b.ctx, runtime.ReleaseOpts{Delay: time.Second}, stale), runtime.ErrLeaseLost)
-		require.ErrorIs(t, b.engine.Fail(b.ctx, runtime.Failure{Ref: stale, Err: errors.New("x")}), runtime.ErrLeaseLost)
-		lost, err = b.engine.Extend(b.ctx, time.Minute, stale)
+		require.ErrorIs(t, runtime.NewBroker(b.engine).Release(b.ctx, runtime.ReleaseOpts{}, stale), runtime.ErrLeaseLost)
+		require.ErrorIs(t, runtime.NewBroker(b.engine).Release(b.ctx, runtime.ReleaseOpts{Delay: time.Second}, stale), runtime.ErrLeaseLost)
+		require.ErrorIs(t, runtime.NewBroker(b.engine).Fail(b.ctx, runtime.Failure{Ref: stale, Err: errors.New("x")}), runtime.ErrLeaseLost)
+		lost, err = runtime.NewBroker(b.engine).Extend(b.ctx, time.Minute, stale)
 		require.NoError(t, err)
 		require.Len(t, lost, 1)
 		require.Equal(t, runtime.Sizes{Reserved: 1}, sizes(t, b, "default"))
 
 		// The current holder is unaffected.
-		require.NoError(t, b.engine.Ack(b.ctx, second.Jobs[0].Ref))
+		require.NoError(t, runtime.NewBroker(b.engine).Ack(b.ctx, second.Jobs[0].Ref))
 		require.Equal(t, runtime.Sizes{}, sizes(t, b, "default"))
 	})
 }
@@ -311,15 +311,15 @@ func TestUnreservedJobCannotBeSettled(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "")))
 		j := mustReserve(t, b, "default", 1).Jobs[0]
-		require.NoError(t, b.engine.Release(b.ctx, runtime.ReleaseOpts{}, j.Ref))
+		require.NoError(t, runtime.NewBroker(b.engine).Release(b.ctx, runtime.ReleaseOpts{}, j.Ref))
 		// Released: ready again, with no current token. Neither the old
 		// token nor an empty one may touch it.
 		for _, tok := range []string{j.Token, ""} {
 			ref := runtime.Ref{Queue: "default", ID: j.ID, Token: tok}
-			require.ErrorIs(t, b.engine.Ack(b.ctx, ref), runtime.ErrLeaseLost)
-			require.ErrorIs(t, b.engine.Release(b.ctx, runtime.ReleaseOpts{}, ref), runtime.ErrLeaseLost)
-			require.ErrorIs(t, b.engine.Fail(b.ctx, runtime.Failure{Ref: ref, Err: errors.New("x")}), runtime.ErrLeaseLost)
-			lost, err := b.engine.Extend(b.ctx, time.Minute, ref)
+			require.ErrorIs(t, runtime.NewBroker(b.engine).Ack(b.ctx, ref), runtime.ErrLeaseLost)
+			require.ErrorIs(t, runtime.NewBroker(b.engine).Release(b.ctx, runtime.ReleaseOpts{}, ref), runtime.ErrLeaseLost)
+			require.ErrorIs(t, runtime.NewBroker(b.engine).Fail(b.ctx, runtime.Failure{Ref: ref, Err: errors.New("x")}), runtime.ErrLeaseLost)
+			lost, err := runtime.NewBroker(b.engine).Extend(b.ctx, time.Minute, ref)
 			require.NoError(t, err)
 			require.Len(t, lost, 1)
 		}
@@ -331,22 +331,22 @@ func TestUnreservedJobCannotBeSettled(t *testing.T) {
 func TestExtendKeepsTheLease(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "")))
-		batch, err := b.engine.Reserve(b.ctx, "default", 1, 150*time.Millisecond)
+		batch, err := runtime.NewBroker(b.engine).Reserve(b.ctx, "default", 1, 150*time.Millisecond)
 		require.NoError(t, err)
 		ref := batch.Jobs[0].Ref
 		for range 4 {
 			time.Sleep(80 * time.Millisecond)
-			lost, err := b.engine.Extend(b.ctx, 150*time.Millisecond, ref)
+			lost, err := runtime.NewBroker(b.engine).Extend(b.ctx, 150*time.Millisecond, ref)
 			require.NoError(t, err)
 			require.Empty(t, lost)
 		}
 		// 320 ms after reserving, well past the first lease: still ours.
-		m, err := b.engine.Migrate(b.ctx, "default")
+		m, err := runtime.NewBroker(b.engine).Migrate(b.ctx, "default")
 		require.NoError(t, err)
 		require.Equal(t, 0, m.Expired)
 		require.False(t, m.NextExpiry.IsZero())
 		require.Empty(t, mustReserve(t, b, "default", 1).Jobs)
-		require.NoError(t, b.engine.Ack(b.ctx, ref))
+		require.NoError(t, runtime.NewBroker(b.engine).Ack(b.ctx, ref))
 	})
 }
 
@@ -355,13 +355,13 @@ func TestRelease(t *testing.T) {
 		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "")))
 		j := mustReserve(t, b, "default", 1).Jobs[0]
 
-		require.NoError(t, b.engine.Release(b.ctx, runtime.ReleaseOpts{Exception: true}, j.Ref))
+		require.NoError(t, runtime.NewBroker(b.engine).Release(b.ctx, runtime.ReleaseOpts{Exception: true}, j.Ref))
 		require.Equal(t, runtime.Sizes{Ready: 1}, sizes(t, b, "default"))
 		j = mustReserve(t, b, "default", 1).Jobs[0]
 		require.Equal(t, 2, j.Attempts)
 		require.Equal(t, 1, j.Exceptions)
 
-		require.NoError(t, b.engine.Release(b.ctx, runtime.ReleaseOpts{Delay: 200 * time.Millisecond}, j.Ref))
+		require.NoError(t, runtime.NewBroker(b.engine).Release(b.ctx, runtime.ReleaseOpts{Delay: 200 * time.Millisecond}, j.Ref))
 		require.Equal(t, runtime.Sizes{Delayed: 1}, sizes(t, b, "default"))
 		batch := mustReserve(t, b, "default", 1)
 		require.Empty(t, batch.Jobs)
@@ -388,7 +388,7 @@ func TestMigrateIsBounded(t *testing.T) {
 
 		moved, calls := 0, 0
 		for {
-			m, err := b.engine.Migrate(b.ctx, "backlog")
+			m, err := runtime.NewBroker(b.engine).Migrate(b.ctx, "backlog")
 			require.NoError(t, err)
 			require.LessOrEqual(t, m.Delayed, 1000, "one call moves at most MigrateLimit")
 			if m.Delayed == 0 {
@@ -406,12 +406,12 @@ func TestMigrateIsBounded(t *testing.T) {
 func TestPausedQueueYieldsNothing(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "")))
-		require.NoError(t, b.engine.Pause(b.ctx, "default"))
-		p, err := b.engine.Paused(b.ctx, "default")
+		require.NoError(t, runtime.NewInspector(b.engine).PauseQueue(b.ctx, "default"))
+		p, err := runtime.NewInspector(b.engine).QueuePaused(b.ctx, "default")
 		require.NoError(t, err)
 		require.True(t, p)
 		require.Empty(t, mustReserve(t, b, "default", 1).Jobs)
-		require.NoError(t, b.engine.Resume(b.ctx, "default"))
+		require.NoError(t, runtime.NewInspector(b.engine).ResumeQueue(b.ctx, "default"))
 		require.Len(t, mustReserve(t, b, "default", 1).Jobs, 1)
 	})
 }
@@ -425,16 +425,16 @@ func TestSizesClearQueues(t *testing.T) {
 		j := mustReserve(t, b, "x", 1).Jobs[0]
 		require.NoError(t, b.engine.Push(b.ctx, env("x", "app.Job", "")))
 		k := mustReserve(t, b, "x", 1).Jobs[0]
-		require.NoError(t, b.engine.Fail(b.ctx, runtime.Failure{Ref: k.Ref, Err: errors.New("boom")}))
+		require.NoError(t, runtime.NewBroker(b.engine).Fail(b.ctx, runtime.Failure{Ref: k.Ref, Err: errors.New("boom")}))
 		require.Equal(t, runtime.Sizes{Ready: 2, Delayed: 1, Reserved: 1, Failed: 1}, sizes(t, b, "x"))
 
-		n, err := b.engine.Clear(b.ctx, "x")
+		n, err := runtime.NewInspector(b.engine).ClearQueue(b.ctx, "x")
 		require.NoError(t, err)
 		require.Equal(t, int64(4), n)
 		require.Equal(t, runtime.Sizes{Failed: 1}, sizes(t, b, "x"), "failed jobs survive a clear")
-		require.ErrorIs(t, b.engine.Ack(b.ctx, j.Ref), runtime.ErrLeaseLost)
+		require.ErrorIs(t, runtime.NewBroker(b.engine).Ack(b.ctx, j.Ref), runtime.ErrLeaseLost)
 
-		qs, err := b.engine.Queues(b.ctx)
+		qs, err := runtime.NewInspector(b.engine).Queues(b.ctx)
 		require.NoError(t, err)
 		require.Equal(t, []string{"x"}, qs)
 	})
@@ -443,7 +443,7 @@ func TestSizesClearQueues(t *testing.T) {
 func TestWaitWakesOnPush(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		// An empty queue: nothing wakes the waiter before the timeout.
-		woke, err := b.engine.Wait(b.ctx, []string{"high", "low"}, 100*time.Millisecond)
+		woke, err := runtime.NewBroker(b.engine).Wait(b.ctx, []string{"high", "low"}, 100*time.Millisecond)
 		require.NoError(t, err)
 		require.Empty(t, woke)
 
@@ -452,7 +452,7 @@ func TestWaitWakesOnPush(t *testing.T) {
 		var got string
 		go func() {
 			defer wg.Done()
-			got, err = b.engine.Wait(b.ctx, []string{"high", "low"}, 5*time.Second)
+			got, err = runtime.NewBroker(b.engine).Wait(b.ctx, []string{"high", "low"}, 5*time.Second)
 		}()
 		time.Sleep(50 * time.Millisecond)
 		start := time.Now()
@@ -547,7 +547,7 @@ func TestNoScriptRecovery(t *testing.T) {
 		require.Len(t, jb, 1)
 
 		flush() // ack across two queues: a pipeline
-		require.NoError(t, b.engine.Ack(b.ctx, ja[0].Ref, jb[0].Ref))
+		require.NoError(t, runtime.NewBroker(b.engine).Ack(b.ctx, ja[0].Ref, jb[0].Ref))
 		require.Equal(t, runtime.Sizes{Reserved: 1}, sizes(t, b, "a"))
 		require.Equal(t, runtime.Sizes{}, sizes(t, b, "b"))
 	})
@@ -559,7 +559,7 @@ func TestInvalidInput(t *testing.T) {
 		require.ErrorIs(t, err, runtime.ErrInvalid)
 		require.ErrorContains(t, err, "queue name is empty")
 		require.ErrorIs(t, b.engine.Push(b.ctx, env("a{b}", "app.Job", "")), runtime.ErrInvalid)
-		_, err = b.engine.Reserve(b.ctx, "q", 0, time.Second)
+		_, err = runtime.NewBroker(b.engine).Reserve(b.ctx, "q", 0, time.Second)
 		require.ErrorIs(t, err, runtime.ErrInvalid)
 		require.ErrorIs(t, b.engine.Later(b.ctx, env("q", "app.Job", ""), -time.Second), runtime.ErrInvalid)
 	})

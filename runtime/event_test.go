@@ -82,7 +82,7 @@ func TestFireQueuesEachListenerAsItsOwnJob(t *testing.T) {
 		mu.Lock()
 		require.Equal(t, map[string]int{"audit": 1}, ran, "only the synchronous listener ran inside Fire")
 		mu.Unlock()
-		sizes, err := b.engine.Sizes(b.ctx, "mail")
+		sizes, err := runtime.NewInspector(b.engine).Sizes(b.ctx, "mail")
 		require.NoError(t, err)
 		require.EqualValues(t, 3, sizes.Ready)
 
@@ -115,7 +115,7 @@ func TestFireQueuesNoneOnRedisError(t *testing.T) {
 
 		require.NoError(t, b.rdb.Del(b.ctx, ready).Err())
 		require.NoError(t, orderShipped{OrderID: "o-3"}.fire(ctx))
-		sizes, err := b.engine.Sizes(b.ctx, "mail")
+		sizes, err := runtime.NewInspector(b.engine).Sizes(b.ctx, "mail")
 		require.NoError(t, err)
 		require.EqualValues(t, 3, sizes.Ready, "the next fire queues all three")
 	})
@@ -136,7 +136,7 @@ func TestFireChecks(t *testing.T) {
 		ctx := runtime.WithRouter(b.ctx, r)
 		err = runtime.Fire(ctx, e, runtime.SyncListener[auditLog](e), runtime.QueuedListener[emailNotice](e))
 		require.ErrorContains(t, err, "audit down")
-		sizes, err := b.engine.Sizes(b.ctx, "mail")
+		sizes, err := runtime.NewInspector(b.engine).Sizes(b.ctx, "mail")
 		require.NoError(t, err)
 		require.Zero(t, sizes.Total(), "a failed synchronous listener stops Fire before anything is queued")
 

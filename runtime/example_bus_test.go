@@ -98,7 +98,7 @@ func ExampleNewBatch() {
 		panic(err)
 	}
 	runSteps(ctx, engine, r)
-	status, _, err := engine.Batches().Find(ctx, id)
+	status, _, err := runtime.NewInspector(engine).Batches().Find(ctx, id)
 	if err != nil {
 		panic(err)
 	}

@@ -40,7 +40,7 @@ func ExampleOpen() {
 	if _, err := runtime.Dispatch(ctx, Welcome{Name: "Ada"}); err != nil {
 		panic(err)
 	}
-	sizes, err := engine.Sizes(ctx, "users")
+	sizes, err := runtime.NewInspector(engine).Sizes(ctx, "users")
 	if err != nil {
 		panic(err)
 	}
@@ -146,7 +146,7 @@ func ExamplePendingDispatch_Delay() {
 	if err != nil {
 		panic(err)
 	}
-	s, err := engine.Sizes(ctx, "later")
+	s, err := runtime.NewInspector(engine).Sizes(ctx, "later")
 	if err != nil {
 		panic(err)
 	}
@@ -245,7 +245,7 @@ func ExampleFailedStore_List() {
 	}
 	work() // the job fails: it has one try
 
-	failed, err := engine.Failed().List(ctx, "users", 0, 10)
+	failed, err := runtime.NewInspector(engine).Failed().List(ctx, "users", 0, 10)
 	if err != nil {
 		panic(err)
 	}
@@ -254,7 +254,7 @@ func ExampleFailedStore_List() {
 	}
 
 	down = false
-	retried, err := engine.Failed().Retry(ctx, "users", failed[0].ID)
+	retried, err := runtime.NewInspector(engine).Failed().Retry(ctx, "users", failed[0].ID)
 	if err != nil {
 		panic(err)
 	}

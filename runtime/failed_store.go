@@ -50,7 +50,8 @@ type FailedJob struct {
 
 // Fail moves reserved jobs into the failed store, then trims the store to
 // FailedMaxCount and FailedMaxAge. Stale refs are reported as in Ack.
-func (e *Engine) Fail(ctx context.Context, failures ...Failure) error {
+func (br *Broker) Fail(ctx context.Context, failures ...Failure) error {
+	e := br.e
 	byQueue := map[string][]Failure{}
 	var order []string
 	for _, f := range failures {
@@ -95,7 +96,7 @@ func (e *Engine) Fail(ctx context.Context, failures ...Failure) error {
 }
 
 // Failed returns the failed-job store of this engine.
-func (e *Engine) Failed() *FailedStore { return &FailedStore{e: e} }
+func (i *Inspector) Failed() *FailedStore { return &FailedStore{e: i.e} }
 
 // FailedStore keeps failed jobs per queue, in Redis, bounded by count and
 // age (EngineConfig.FailedMaxCount and FailedMaxAge). It lists, retries,
@@ -115,7 +116,7 @@ func (s *FailedStore) keysFor(queue string) ([]string, error) {
 
 // Count returns how many failed jobs queue holds.
 func (s *FailedStore) Count(ctx context.Context, queue string) (int64, error) {
-	if n, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.Failed().Count(ctx, p) }); ok {
+	if n, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.inspector().Failed().Count(ctx, p) }); ok {
 		return n, err
 	}
 	k, err := s.keysFor(queue)
@@ -244,7 +245,7 @@ func (s *FailedStore) Retry(ctx context.Context, queue string, ids ...string) ([
 // of up to 1,000, and returns how many were pushed.
 func (s *FailedStore) RetryAll(ctx context.Context, queue string) (int, error) {
 	if n, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) {
-		n, err := pe.Failed().RetryAll(ctx, p)
+		n, err := pe.inspector().Failed().RetryAll(ctx, p)
 		return int64(n), err
 	}); ok {
 		return int(n), err
@@ -282,7 +283,7 @@ func (s *FailedStore) RetryAll(ctx context.Context, queue string) (int, error) {
 
 // Forget deletes failed jobs and returns how many there were.
 func (s *FailedStore) Forget(ctx context.Context, queue string, ids ...string) (int64, error) {
-	if n, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.Failed().Forget(ctx, p, ids...) }); ok {
+	if n, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.inspector().Failed().Forget(ctx, p, ids...) }); ok {
 		return n, err
 	}
 	k, err := s.keysFor(queue)
@@ -308,7 +309,7 @@ func (s *FailedStore) Forget(ctx context.Context, queue string, ids ...string) (
 
 // Flush deletes every failed job of queue.
 func (s *FailedStore) Flush(ctx context.Context, queue string) error {
-	if _, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.Failed().Flush(ctx, p) }); ok {
+	if _, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.inspector().Failed().Flush(ctx, p) }); ok {
 		return err
 	}
 	k, err := s.keysFor(queue)
@@ -324,7 +325,7 @@ func (s *FailedStore) Flush(ctx context.Context, queue string) error {
 // Prune deletes the failed jobs of queue that failed more than age ago
 // (by the Redis clock), 1,000 per call, and returns how many went.
 func (s *FailedStore) Prune(ctx context.Context, queue string, age time.Duration) (int64, error) {
-	if n, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.Failed().Prune(ctx, p, age) }); ok {
+	if n, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.inspector().Failed().Prune(ctx, p, age) }); ok {
 		return n, err
 	}
 	k, err := s.keysFor(queue)

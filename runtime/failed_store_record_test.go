@@ -15,7 +15,7 @@ import (
 func TestFailedStoreRecord(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, runtime.EngineConfig{FailedMaxCount: 2}, func(t *testing.T, b bundle) {
-		store := b.engine.Failed()
+		store := runtime.NewInspector(b.engine).Failed()
 		for i, id := range []string{"a", "b", "c"} {
 			ok, err := store.Record(b.ctx, &runtime.Envelope{ID: id, Name: "foreign.Job", Queue: "foreign", Body: []byte{byte(i)}}, errors.New("boom "+id), i+1)
 			require.NoError(t, err)

@@ -20,7 +20,7 @@ func failOne(t *testing.T, b bundle, queue, msg string) string {
 	t.Helper()
 	require.NoError(t, b.engine.Push(b.ctx, env(queue, "app.Job", msg)))
 	j := mustReserve(t, b, queue, 1).Jobs[0]
-	require.NoError(t, b.engine.Fail(b.ctx, runtime.Failure{Ref: j.Ref, Name: "app.Job", Err: errors.New(msg), Attempts: j.Attempts}))
+	require.NoError(t, runtime.NewBroker(b.engine).Fail(b.ctx, runtime.Failure{Ref: j.Ref, Name: "app.Job", Err: errors.New(msg), Attempts: j.Attempts}))
 	return j.ID
 }
 
@@ -54,13 +54,13 @@ func failMany(t *testing.T, b bundle, queue string, n int) []string {
 		fs[i] = runtime.Failure{Ref: j.Ref, Name: "app.Job", Err: errors.New("boom"), Attempts: j.Attempts}
 		ids[i] = j.ID
 	}
-	require.NoError(t, b.engine.Fail(b.ctx, fs...))
+	require.NoError(t, runtime.NewBroker(b.engine).Fail(b.ctx, fs...))
 	return ids
 }
 
 func failedCount(t *testing.T, b bundle, queue string) int64 {
 	t.Helper()
-	n, err := b.engine.Failed().Count(b.ctx, queue)
+	n, err := runtime.NewInspector(b.engine).Failed().Count(b.ctx, queue)
 	require.NoError(t, err)
 	return n
 }
@@ -68,7 +68,7 @@ func failedCount(t *testing.T, b bundle, queue string) int64 {
 // failedIDs lists every failed job of queue, newest first.
 func failedIDs(t *testing.T, b bundle, queue string) []string {
 	t.Helper()
-	jobs, err := b.engine.Failed().List(b.ctx, queue, 0, 100_000)
+	jobs, err := runtime.NewInspector(b.engine).Failed().List(b.ctx, queue, 0, 100_000)
 	require.NoError(t, err)
 	ids := make([]string, len(jobs))
 	for i, j := range jobs {
@@ -92,19 +92,19 @@ func TestFailMovesJobToStore(t *testing.T) {
 
 		// A second attempt, so the stored count is not just the default.
 		j := mustReserve(t, b, "default", 1).Jobs[0]
-		require.NoError(t, b.engine.Release(b.ctx, runtime.ReleaseOpts{}, j.Ref))
+		require.NoError(t, runtime.NewBroker(b.engine).Release(b.ctx, runtime.ReleaseOpts{}, j.Ref))
 		j = mustReserve(t, b, "default", 1).Jobs[0]
 		require.Equal(t, 2, j.Attempts)
 		require.Equal(t, encoded, j.Payload)
 
-		require.NoError(t, b.engine.Fail(b.ctx, runtime.Failure{
+		require.NoError(t, runtime.NewBroker(b.engine).Fail(b.ctx, runtime.Failure{
 			Ref: j.Ref, Name: e.Name, Err: fmt.Errorf("send mail: %w", errors.New("connection reset")), Attempts: j.Attempts,
 		}))
 		require.Equal(t, runtime.Sizes{Failed: 1}, sizes(t, b, "default"))
 		require.Equal(t, int64(1), failedCount(t, b, "default"))
-		require.ErrorIs(t, b.engine.Ack(b.ctx, j.Ref), runtime.ErrLeaseLost, "a failed job is no longer reserved")
+		require.ErrorIs(t, runtime.NewBroker(b.engine).Ack(b.ctx, j.Ref), runtime.ErrLeaseLost, "a failed job is no longer reserved")
 
-		got, ok, err := b.engine.Failed().Get(b.ctx, "default", e.ID)
+		got, ok, err := runtime.NewInspector(b.engine).Failed().Get(b.ctx, "default", e.ID)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, e.ID, got.ID)
@@ -118,10 +118,10 @@ func TestFailMovesJobToStore(t *testing.T) {
 		require.Equal(t, 2, got.Attempts)
 		require.WithinDuration(t, time.Now(), got.FailedAt, 2*time.Second)
 
-		_, ok, err = b.engine.Failed().Get(b.ctx, "default", "no-such-id")
+		_, ok, err = runtime.NewInspector(b.engine).Failed().Get(b.ctx, "default", "no-such-id")
 		require.NoError(t, err)
 		require.False(t, ok)
-		_, ok, err = b.engine.Failed().Get(b.ctx, "other", e.ID)
+		_, ok, err = runtime.NewInspector(b.engine).Failed().Get(b.ctx, "other", e.ID)
 		require.NoError(t, err)
 		require.False(t, ok, "failed jobs are kept per queue")
 
@@ -139,13 +139,13 @@ func TestFailAcrossQueues(t *testing.T) {
 		require.NoError(t, b.engine.Push(b.ctx, env("b", "app.Job", "")))
 		ja := mustReserve(t, b, "a", 1).Jobs[0]
 		jb := mustReserve(t, b, "b", 1).Jobs[0]
-		require.NoError(t, b.engine.Fail(b.ctx,
+		require.NoError(t, runtime.NewBroker(b.engine).Fail(b.ctx,
 			runtime.Failure{Ref: ja.Ref, Name: "app.Job", Err: errors.New("a failed"), Attempts: 1},
 			runtime.Failure{Ref: jb.Ref, Name: "app.Job", Err: errors.New("b failed"), Attempts: 1},
 		))
 		for q, id := range map[string]string{"a": ja.ID, "b": jb.ID} {
 			require.Equal(t, runtime.Sizes{Failed: 1}, sizes(t, b, q))
-			got, ok, err := b.engine.Failed().Get(b.ctx, q, id)
+			got, ok, err := runtime.NewInspector(b.engine).Failed().Get(b.ctx, q, id)
 			require.NoError(t, err)
 			require.True(t, ok)
 			require.Equal(t, q+" failed", got.Error)
@@ -160,7 +160,7 @@ func TestFailedListIsPagedNewestFirst(t *testing.T) {
 		var got []runtime.FailedJob
 		var pages []int
 		for offset := 0; ; offset += 2 {
-			page, err := b.engine.Failed().List(b.ctx, "default", offset, 2)
+			page, err := runtime.NewInspector(b.engine).Failed().List(b.ctx, "default", offset, 2)
 			require.NoError(t, err)
 			if len(page) == 0 {
 				break
@@ -182,18 +182,18 @@ func TestFailedListIsPagedNewestFirst(t *testing.T) {
 		}
 		require.Equal(t, reversed(ids), gotIDs)
 
-		page, err := b.engine.Failed().List(b.ctx, "default", 10, 2)
+		page, err := runtime.NewInspector(b.engine).Failed().List(b.ctx, "default", 10, 2)
 		require.NoError(t, err)
 		require.Empty(t, page, "past the end")
-		page, err = b.engine.Failed().List(b.ctx, "empty", 0, 10)
+		page, err = runtime.NewInspector(b.engine).Failed().List(b.ctx, "empty", 0, 10)
 		require.NoError(t, err)
 		require.Empty(t, page)
 
 		for _, c := range []struct{ offset, limit int }{{-1, 2}, {0, 0}, {0, -5}} {
-			_, err := b.engine.Failed().List(b.ctx, "default", c.offset, c.limit)
+			_, err := runtime.NewInspector(b.engine).Failed().List(b.ctx, "default", c.offset, c.limit)
 			require.ErrorIs(t, err, runtime.ErrInvalid, "offset %d, limit %d", c.offset, c.limit)
 		}
-		_, err = b.engine.Failed().List(b.ctx, "a{b}", 0, 2)
+		_, err = runtime.NewInspector(b.engine).Failed().List(b.ctx, "a{b}", 0, 2)
 		require.ErrorIs(t, err, runtime.ErrInvalid)
 	})
 }
@@ -203,7 +203,7 @@ func TestFailedListLargeLimit(t *testing.T) {
 		ids := failInOrder(t, b, "default", 3)
 		// "Everything from offset on": offset+limit must not overflow.
 		for offset := range 4 {
-			page, err := b.engine.Failed().List(b.ctx, "default", offset, math.MaxInt)
+			page, err := runtime.NewInspector(b.engine).Failed().List(b.ctx, "default", offset, math.MaxInt)
 			require.NoError(t, err)
 			require.Len(t, page, 3-offset, "offset %d", offset)
 			for i, j := range page {
@@ -221,22 +221,22 @@ func TestFailedRetry(t *testing.T) {
 		for i := range 3 {
 			require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", fmt.Sprint(i))))
 			j := mustReserve(t, b, "default", 1).Jobs[0]
-			require.NoError(t, b.engine.Release(b.ctx, runtime.ReleaseOpts{Exception: true}, j.Ref))
+			require.NoError(t, runtime.NewBroker(b.engine).Release(b.ctx, runtime.ReleaseOpts{Exception: true}, j.Ref))
 			j = mustReserve(t, b, "default", 1).Jobs[0]
 			require.Equal(t, 2, j.Attempts)
 			require.Equal(t, 1, j.Exceptions)
-			require.NoError(t, b.engine.Fail(b.ctx, runtime.Failure{Ref: j.Ref, Name: "app.Job", Err: errors.New("boom"), Attempts: j.Attempts}))
+			require.NoError(t, runtime.NewBroker(b.engine).Fail(b.ctx, runtime.Failure{Ref: j.Ref, Name: "app.Job", Err: errors.New("boom"), Attempts: j.Attempts}))
 			ids = append(ids, j.ID)
 			payloads[j.ID] = j.Payload
 		}
 		require.Equal(t, runtime.Sizes{Failed: 3}, sizes(t, b, "default"))
 
 		// One, with an unknown ID that is skipped.
-		done, err := b.engine.Failed().Retry(b.ctx, "default", "no-such-id", ids[0])
+		done, err := runtime.NewInspector(b.engine).Failed().Retry(b.ctx, "default", "no-such-id", ids[0])
 		require.NoError(t, err)
 		require.Equal(t, []string{ids[0]}, done)
 		require.Equal(t, runtime.Sizes{Ready: 1, Failed: 2}, sizes(t, b, "default"))
-		_, ok, err := b.engine.Failed().Get(b.ctx, "default", ids[0])
+		_, ok, err := runtime.NewInspector(b.engine).Failed().Get(b.ctx, "default", ids[0])
 		require.NoError(t, err)
 		require.False(t, ok, "a retried job leaves the store")
 
@@ -245,15 +245,15 @@ func TestFailedRetry(t *testing.T) {
 		require.Equal(t, 1, j.Attempts, "attempts are reset")
 		require.Equal(t, 0, j.Exceptions, "exceptions are reset")
 		require.Equal(t, payloads[ids[0]], j.Payload)
-		require.NoError(t, b.engine.Ack(b.ctx, j.Ref))
+		require.NoError(t, runtime.NewBroker(b.engine).Ack(b.ctx, j.Ref))
 
 		// Retrying it again is a no-op: it is no longer in the store.
-		done, err = b.engine.Failed().Retry(b.ctx, "default", ids[0])
+		done, err = runtime.NewInspector(b.engine).Failed().Retry(b.ctx, "default", ids[0])
 		require.NoError(t, err)
 		require.Empty(t, done)
 
 		// Many.
-		done, err = b.engine.Failed().Retry(b.ctx, "default", ids[1], "nope", ids[2])
+		done, err = runtime.NewInspector(b.engine).Failed().Retry(b.ctx, "default", ids[1], "nope", ids[2])
 		require.NoError(t, err)
 		require.Equal(t, ids[1:], done)
 		require.Equal(t, runtime.Sizes{Ready: 2}, sizes(t, b, "default"))
@@ -266,10 +266,10 @@ func TestFailedRetry(t *testing.T) {
 		}
 
 		// Nothing to retry.
-		done, err = b.engine.Failed().Retry(b.ctx, "default")
+		done, err = runtime.NewInspector(b.engine).Failed().Retry(b.ctx, "default")
 		require.NoError(t, err)
 		require.Empty(t, done)
-		_, err = b.engine.Failed().Retry(b.ctx, "", ids[0])
+		_, err = runtime.NewInspector(b.engine).Failed().Retry(b.ctx, "", ids[0])
 		require.ErrorIs(t, err, runtime.ErrInvalid)
 	})
 }
@@ -278,12 +278,12 @@ func TestFailedRetryWakesWaiter(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		id := failOne(t, b, "default", "boom")
 		// Consume any doorbell left by the push.
-		_, err := b.engine.Wait(b.ctx, []string{"default"}, 10*time.Millisecond)
+		_, err := runtime.NewBroker(b.engine).Wait(b.ctx, []string{"default"}, 10*time.Millisecond)
 		require.NoError(t, err)
 
-		_, err = b.engine.Failed().Retry(b.ctx, "default", id)
+		_, err = runtime.NewInspector(b.engine).Failed().Retry(b.ctx, "default", id)
 		require.NoError(t, err)
-		woke, err := b.engine.Wait(b.ctx, []string{"default"}, 2*time.Second)
+		woke, err := runtime.NewBroker(b.engine).Wait(b.ctx, []string{"default"}, 2*time.Second)
 		require.NoError(t, err)
 		require.Equal(t, "default", woke, "a retry rings the queue's doorbell")
 	})
@@ -295,7 +295,7 @@ func TestFailedRetryAll(t *testing.T) {
 		ids := failMany(t, b, "default", n)
 		require.Equal(t, int64(n), failedCount(t, b, "default"))
 
-		got, err := b.engine.Failed().RetryAll(b.ctx, "default")
+		got, err := runtime.NewInspector(b.engine).Failed().RetryAll(b.ctx, "default")
 		require.NoError(t, err)
 		require.Equal(t, n, got)
 		require.Equal(t, runtime.Sizes{Ready: n}, sizes(t, b, "default"))
@@ -311,7 +311,7 @@ func TestFailedRetryAll(t *testing.T) {
 			require.True(t, seen[id], "job %s retried", id)
 		}
 
-		got, err = b.engine.Failed().RetryAll(b.ctx, "default")
+		got, err = runtime.NewInspector(b.engine).Failed().RetryAll(b.ctx, "default")
 		require.NoError(t, err)
 		require.Zero(t, got, "nothing left to retry")
 	})
@@ -322,29 +322,29 @@ func TestFailedForgetAndFlush(t *testing.T) {
 		ids := failInOrder(t, b, "default", 3)
 		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Live", "")))
 
-		n, err := b.engine.Failed().Forget(b.ctx, "default", ids[0], "no-such-id")
+		n, err := runtime.NewInspector(b.engine).Failed().Forget(b.ctx, "default", ids[0], "no-such-id")
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
-		_, ok, err := b.engine.Failed().Get(b.ctx, "default", ids[0])
+		_, ok, err := runtime.NewInspector(b.engine).Failed().Get(b.ctx, "default", ids[0])
 		require.NoError(t, err)
 		require.False(t, ok)
 		require.Equal(t, reversed(ids[1:]), failedIDs(t, b, "default"))
 
-		n, err = b.engine.Failed().Forget(b.ctx, "default", ids[0])
+		n, err = runtime.NewInspector(b.engine).Failed().Forget(b.ctx, "default", ids[0])
 		require.NoError(t, err)
 		require.Zero(t, n, "forgetting twice deletes nothing")
-		n, err = b.engine.Failed().Forget(b.ctx, "default")
+		n, err = runtime.NewInspector(b.engine).Failed().Forget(b.ctx, "default")
 		require.NoError(t, err)
 		require.Zero(t, n)
 
-		require.NoError(t, b.engine.Failed().Flush(b.ctx, "default"))
+		require.NoError(t, runtime.NewInspector(b.engine).Failed().Flush(b.ctx, "default"))
 		require.Zero(t, failedCount(t, b, "default"))
 		require.Empty(t, failedIDs(t, b, "default"))
 		require.Equal(t, runtime.Sizes{Ready: 1}, sizes(t, b, "default"), "live jobs survive a flush")
 		keys := keysMatching(t, b, b.prefix+":{default}:failed*")
 		require.Empty(t, keys)
 
-		require.NoError(t, b.engine.Failed().Flush(b.ctx, "default"), "flushing an empty store is fine")
+		require.NoError(t, runtime.NewInspector(b.engine).Failed().Flush(b.ctx, "default"), "flushing an empty store is fine")
 	})
 }
 
@@ -352,7 +352,7 @@ func TestFailedForgetMany(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		const n = 1200 // more than one forget call of 1,000
 		ids := failMany(t, b, "default", n)
-		n1, err := b.engine.Failed().Forget(b.ctx, "default", ids...)
+		n1, err := runtime.NewInspector(b.engine).Failed().Forget(b.ctx, "default", ids...)
 		require.NoError(t, err)
 		require.Equal(t, int64(n), n1)
 		require.Zero(t, failedCount(t, b, "default"))
@@ -365,22 +365,22 @@ func TestFailedPrune(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		recent := failOne(t, b, "default", "recent")
 
-		n, err := b.engine.Failed().Prune(b.ctx, "default", time.Hour)
+		n, err := runtime.NewInspector(b.engine).Failed().Prune(b.ctx, "default", time.Hour)
 		require.NoError(t, err)
 		require.Zero(t, n, "nothing is an hour old")
 		require.Equal(t, int64(3), failedCount(t, b, "default"))
 
-		n, err = b.engine.Failed().Prune(b.ctx, "default", 150*time.Millisecond)
+		n, err = runtime.NewInspector(b.engine).Failed().Prune(b.ctx, "default", 150*time.Millisecond)
 		require.NoError(t, err)
 		require.Equal(t, int64(2), n)
 		require.Equal(t, []string{recent}, failedIDs(t, b, "default"))
 		for _, id := range old {
-			_, ok, err := b.engine.Failed().Get(b.ctx, "default", id)
+			_, ok, err := runtime.NewInspector(b.engine).Failed().Get(b.ctx, "default", id)
 			require.NoError(t, err)
 			require.False(t, ok)
 		}
 
-		n, err = b.engine.Failed().Prune(b.ctx, "empty", time.Millisecond)
+		n, err = runtime.NewInspector(b.engine).Failed().Prune(b.ctx, "empty", time.Millisecond)
 		require.NoError(t, err)
 		require.Zero(t, n)
 	})
@@ -392,11 +392,11 @@ func TestFailedPruneLoops(t *testing.T) {
 		failMany(t, b, "default", n)
 		time.Sleep(50 * time.Millisecond)
 
-		got, err := b.engine.Failed().Prune(b.ctx, "default", time.Hour)
+		got, err := runtime.NewInspector(b.engine).Failed().Prune(b.ctx, "default", time.Hour)
 		require.NoError(t, err)
 		require.Zero(t, got)
 
-		got, err = b.engine.Failed().Prune(b.ctx, "default", 20*time.Millisecond)
+		got, err = runtime.NewInspector(b.engine).Failed().Prune(b.ctx, "default", 20*time.Millisecond)
 		require.NoError(t, err)
 		require.Equal(t, int64(n), got, "one Prune removes every old entry")
 		require.Zero(t, failedCount(t, b, "default"))
@@ -411,7 +411,7 @@ func TestFailedMaxCount(t *testing.T) {
 		require.Equal(t, int64(3), failedCount(t, b, "default"))
 		require.Equal(t, reversed(ids[2:]), failedIDs(t, b, "default"), "the newest three are kept")
 		for _, id := range ids[:2] {
-			_, ok, err := b.engine.Failed().Get(b.ctx, "default", id)
+			_, ok, err := runtime.NewInspector(b.engine).Failed().Get(b.ctx, "default", id)
 			require.NoError(t, err)
 			require.False(t, ok)
 		}
@@ -437,7 +437,7 @@ func TestFailedMaxAge(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		second := failOne(t, b, "default", "second")
 		require.Equal(t, []string{second}, failedIDs(t, b, "default"), "the first is trimmed")
-		_, ok, err := b.engine.Failed().Get(b.ctx, "default", first)
+		_, ok, err := runtime.NewInspector(b.engine).Failed().Get(b.ctx, "default", first)
 		require.NoError(t, err)
 		require.False(t, ok)
 	})
@@ -453,9 +453,9 @@ func TestFailUndecodedJob(t *testing.T) {
 		j := mustReserve(t, b, "default", 1).Jobs[0]
 		_, decErr := runtime.DecodeEnvelope(j.Queue, j.ID, j.Payload)
 		require.ErrorIs(t, decErr, runtime.ErrDecode)
-		require.NoError(t, b.engine.Fail(b.ctx, runtime.Failure{Ref: j.Ref, Err: decErr, Attempts: j.Attempts}))
+		require.NoError(t, runtime.NewBroker(b.engine).Fail(b.ctx, runtime.Failure{Ref: j.Ref, Err: decErr, Attempts: j.Attempts}))
 
-		got, ok, err := b.engine.Failed().Get(b.ctx, "default", "poison")
+		got, ok, err := runtime.NewInspector(b.engine).Failed().Get(b.ctx, "default", "poison")
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, "", got.Name)
@@ -464,7 +464,7 @@ func TestFailUndecodedJob(t *testing.T) {
 		require.Equal(t, 1, got.Attempts)
 
 		// Retried, it comes back byte for byte.
-		done, err := b.engine.Failed().Retry(b.ctx, "default", "poison")
+		done, err := runtime.NewInspector(b.engine).Failed().Retry(b.ctx, "default", "poison")
 		require.NoError(t, err)
 		require.Equal(t, []string{"poison"}, done)
 		j = mustReserve(t, b, "default", 1).Jobs[0]
@@ -488,7 +488,7 @@ func TestRetryAllStopsAtWhatHadFailed(t *testing.T) {
 		loops := len(b.log.of(runtime.Looping))
 		_, stop := b.start(t, runtime.WorkerConfig{Concurrency: 4})
 		eventually(t, func() bool { return len(b.log.of(runtime.Looping)) > loops }, "the worker is running")
-		n, err := b.engine.Failed().RetryAll(b.ctx, "default")
+		n, err := runtime.NewInspector(b.engine).Failed().RetryAll(b.ctx, "default")
 		require.NoError(t, err)
 		require.Equal(t, 50, n, "each job that had failed is retried once")
 		stop()

@@ -477,7 +477,7 @@ func TestConcurrentPushesWaitForReplicas(t *testing.T) {
 					require.ErrorIs(t, err, tc.wantErr)
 				}
 			}
-			s, err := e.Sizes(ctx, "replicated")
+			s, err := runtime.NewInspector(e).Sizes(ctx, "replicated")
 			require.NoError(t, err)
 			require.Equal(t, int64(producers*each), s.Ready)
 		})

@@ -123,7 +123,7 @@ func (w *Worker) sweepQueue(ctx context.Context, queue string) {
 		return
 	}
 	for _, ref := range refs {
-		job, ok, err := w.e.Failed().Get(ctx, queue, ref.ID)
+		job, ok, err := w.e.inspector().Failed().Get(ctx, queue, ref.ID)
 		if err != nil {
 			w.log.Warn("reading a failed job for its hooks failed; trying again later", "queue", queue, "id", ref.ID, "err", err)
 			continue

@@ -49,7 +49,8 @@ type QueuedJob struct {
 // reserved ones by lease deadline. A job that finishes while the page is
 // read comes without its payload. A partitioned queue is read one
 // partition after another.
-func (e *Engine) ListJobs(ctx context.Context, queue string, state JobState, offset, limit int) ([]QueuedJob, int64, error) {
+func (i *Inspector) ListJobs(ctx context.Context, queue string, state JobState, offset, limit int) ([]QueuedJob, int64, error) {
+	e := i.e
 	if err := validateQueueOrPartition(queue); err != nil {
 		return nil, 0, err
 	}
@@ -59,7 +60,7 @@ func (e *Engine) ListJobs(ctx context.Context, queue string, state JobState, off
 	var out []QueuedJob
 	var total int64
 	if ok, err := e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
-		jobs, n, err := pe.ListJobs(ctx, name, state, max(offset-int(total), 0), limit)
+		jobs, n, err := pe.inspector().ListJobs(ctx, name, state, max(offset-int(total), 0), limit)
 		if offset < int(total+n) && len(out) < limit {
 			out = append(out, jobs[:min(len(jobs), limit-len(out))]...)
 		}
@@ -163,12 +164,13 @@ func parseJobState(s string) (attempts, exceptions int) {
 // ok is false if the queue holds no such job: it finished (and was
 // deleted), was cleared, or never was there. A partitioned queue is
 // searched partition by partition.
-func (e *Engine) FindJob(ctx context.Context, queue, id string) (job QueuedJob, ok bool, err error) {
+func (i *Inspector) FindJob(ctx context.Context, queue, id string) (job QueuedJob, ok bool, err error) {
+	e := i.e
 	if err := validateQueueOrPartition(queue); err != nil {
 		return QueuedJob{}, false, err
 	}
 	if partitioned, err2 := e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
-		job, ok, err = pe.FindJob(ctx, name, id)
+		job, ok, err = pe.inspector().FindJob(ctx, name, id)
 		return ok, err
 	}); partitioned {
 		return job, ok, err2
@@ -215,12 +217,13 @@ func (e *Engine) FindJob(ctx context.Context, queue, id string) (job QueuedJob, 
 // ID that does not tell); ok is false if none is ready. How long ago that
 // was is how long the queue keeps jobs waiting. A partitioned queue
 // answers with the oldest of its partitions' heads.
-func (e *Engine) OldestReady(ctx context.Context, queue string) (at time.Time, ok bool, err error) {
+func (i *Inspector) OldestReady(ctx context.Context, queue string) (at time.Time, ok bool, err error) {
+	e := i.e
 	if err := validateQueueOrPartition(queue); err != nil {
 		return time.Time{}, false, err
 	}
 	if partitioned, err := e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
-		t, found, err := pe.OldestReady(ctx, name)
+		t, found, err := pe.inspector().OldestReady(ctx, name)
 		if found && (!ok || t.Before(at)) {
 			at, ok = t, true
 		}

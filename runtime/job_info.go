@@ -13,7 +13,7 @@ type JobInfo struct {
 	// Attempt is 1 on the first run of the job.
 	Attempt int
 	// BatchID is the batch the job belongs to, if any: add jobs to it
-	// with Engine.Batches().Add.
+	// with Inspector.Batches().Add.
 	BatchID string
 	// Worker is the name of the worker running the job.
 	Worker string

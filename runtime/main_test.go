@@ -59,14 +59,14 @@ func env(queue, name string, body string) *runtime.Envelope {
 
 func mustReserve(t *testing.T, b bundle, queue string, n int) runtime.ReserveResult {
 	t.Helper()
-	batch, err := b.engine.Reserve(b.ctx, queue, n, time.Minute)
+	batch, err := runtime.NewBroker(b.engine).Reserve(b.ctx, queue, n, time.Minute)
 	require.NoError(t, err)
 	return batch
 }
 
 func sizes(t *testing.T, b bundle, queue string) runtime.Sizes {
 	t.Helper()
-	s, err := b.engine.Sizes(b.ctx, queue)
+	s, err := runtime.NewInspector(b.engine).Sizes(b.ctx, queue)
 	require.NoError(t, err)
 	return s
 }

@@ -35,7 +35,7 @@ func pushReleased(t *testing.T, b bundle, queue, prefix string, n int) []string 
 		refs = append(refs, j.Ref)
 	}
 	require.Len(t, refs, n)
-	require.NoError(t, b.engine.Release(b.ctx, runtime.ReleaseOpts{}, refs...))
+	require.NoError(t, runtime.NewBroker(b.engine).Release(b.ctx, runtime.ReleaseOpts{}, refs...))
 	return ids
 }
 
@@ -71,21 +71,21 @@ func TestReserveHandsOutMalformedStateAlone(t *testing.T) {
 		ids := pushReleased(t, b, q, "job", 7)
 		require.NoError(t, b.rdb.HSet(b.ctx, b.prefix+":{"+q+"}:state", "job4", "garbage").Err())
 
-		batch, err := b.engine.Reserve(b.ctx, q, 10, time.Minute)
+		batch, err := runtime.NewBroker(b.engine).Reserve(b.ctx, q, 10, time.Minute)
 		require.NoError(t, err)
 		bad := checkMalformed(t, batch.Jobs, ids, "job4", "garbage", 2)
 		require.Equal(t, runtime.Sizes{Reserved: 7}, sizes(t, b, q))
 
 		// The bad job is reserved under its token, so that it can be
 		// failed with its error, and the good ones acked.
-		require.NoError(t, b.engine.Fail(b.ctx, runtime.Failure{Ref: bad.Ref, Name: "app.Job", Err: bad.Err}))
+		require.NoError(t, runtime.NewBroker(b.engine).Fail(b.ctx, runtime.Failure{Ref: bad.Ref, Name: "app.Job", Err: bad.Err}))
 		for _, j := range batch.Jobs {
 			if j.ID != "job4" {
-				require.NoError(t, b.engine.Ack(b.ctx, j.Ref))
+				require.NoError(t, runtime.NewBroker(b.engine).Ack(b.ctx, j.Ref))
 			}
 		}
 		require.Equal(t, runtime.Sizes{Failed: 1}, sizes(t, b, q))
-		fj, ok, err := b.engine.Failed().Get(b.ctx, q, "job4")
+		fj, ok, err := runtime.NewInspector(b.engine).Failed().Get(b.ctx, q, "job4")
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Contains(t, fj.Error, `state entry "garbage" is malformed`)
@@ -102,7 +102,7 @@ func TestRetriedReserveHandsBackMalformedState(t *testing.T) {
 		require.NoError(t, b.rdb.HSet(b.ctx, b.prefix+":{"+q+"}:state", "job2", "7").Err())
 		twice := &replayScripts{sha: runtime.ScriptSHA("reserve")}
 		b.rdb.AddHook(twice)
-		batch, err := b.engine.Reserve(b.ctx, q, 10, time.Minute)
+		batch, err := runtime.NewBroker(b.engine).Reserve(b.ctx, q, 10, time.Minute)
 		require.NoError(t, err)
 		require.Equal(t, 1, twice.replays())
 		checkMalformed(t, batch.Jobs, ids, "job2", "", 2)
@@ -114,24 +114,24 @@ func TestMigrateMovesMalformedStateAlone(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		const q = "bad-expired"
 		ids := pushReleased(t, b, q, "job", 8)
-		batch, err := b.engine.Reserve(b.ctx, q, 8, 20*time.Millisecond)
+		batch, err := runtime.NewBroker(b.engine).Reserve(b.ctx, q, 8, 20*time.Millisecond)
 		require.NoError(t, err)
 		require.Len(t, batch.Jobs, 8)
 		require.NoError(t, b.rdb.HSet(b.ctx, b.prefix+":{"+q+"}:state", "job3", "2:x:"+batch.Jobs[0].Token).Err())
 		time.Sleep(50 * time.Millisecond) // the leases run out
 
-		m, err := b.engine.Migrate(b.ctx, q)
+		m, err := runtime.NewBroker(b.engine).Migrate(b.ctx, q)
 		require.NoError(t, err)
 		require.Equal(t, 8, m.Expired)
 		require.Equal(t, runtime.Sizes{Ready: 8}, sizes(t, b, q))
 		// The worker that held job3 cannot settle it any more.
 		for _, j := range batch.Jobs {
 			if j.ID == "job3" {
-				require.ErrorIs(t, b.engine.Ack(b.ctx, j.Ref), runtime.ErrLeaseLost)
+				require.ErrorIs(t, runtime.NewBroker(b.engine).Ack(b.ctx, j.Ref), runtime.ErrLeaseLost)
 			}
 		}
 
-		again, err := b.engine.Reserve(b.ctx, q, 10, time.Minute)
+		again, err := runtime.NewBroker(b.engine).Reserve(b.ctx, q, 10, time.Minute)
 		require.NoError(t, err)
 		checkMalformed(t, again.Jobs, ids, "job3", "2:x:"+batch.Jobs[0].Token, 3)
 	})
@@ -149,7 +149,7 @@ func TestWorkerFailsJobWithMalformedState(t *testing.T) {
 		for _, j := range mustReserve(t, b.bundle, "default", 3).Jobs {
 			refs = append(refs, j.Ref)
 		}
-		require.NoError(t, b.engine.Release(b.ctx, runtime.ReleaseOpts{}, refs...))
+		require.NoError(t, runtime.NewBroker(b.engine).Release(b.ctx, runtime.ReleaseOpts{}, refs...))
 		require.NoError(t, b.rdb.HSet(b.ctx, b.prefix+":{default}:state", ids[1], "1:0").Err())
 
 		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true, Tries: 3})

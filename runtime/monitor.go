@@ -16,8 +16,8 @@ import (
 
 // Monitoring: each worker keeps a record of itself in Redis, renewed
 // every WorkerConfig.MonitorEvery under a lease, and adds the jobs it
-// finished to per-minute counts in the same pipeline. Engine.Workers and
-// Engine.Metrics read them (for the dashboard). A worker counts in
+// finished to per-minute counts in the same pipeline. Inspector.Workers and
+// Inspector.Metrics read them (for the dashboard). A worker counts in
 // memory and writes at most once a period, so monitoring costs a
 // pipeline of a few commands per worker every period, whatever the
 // number of jobs.
@@ -58,7 +58,8 @@ type RunningJob struct {
 // Workers returns the live workers under the engine's prefix, by name
 // then ID: those whose last record is younger than its lease. The
 // entries of workers that died are deleted on the way.
-func (e *Engine) Workers(ctx context.Context) ([]WorkerInfo, error) {
+func (i *Inspector) Workers(ctx context.Context) ([]WorkerInfo, error) {
+	e := i.e
 	now := time.Now().UnixMilli()
 	k := e.keys.Workers()
 	ids, err := e.rdb.ZRangeByScore(ctx, k, &redis.ZRangeBy{Min: strconv.FormatInt(now, 10), Max: "+inf"}).Result()
@@ -113,7 +114,8 @@ type MinuteCount struct {
 // Metrics returns the per-minute counts of every queue from since (at
 // most a day ago: older counts are gone) to now, by minute then queue.
 // Minutes in which no job of a queue finished are left out.
-func (e *Engine) Metrics(ctx context.Context, since time.Time) ([]MinuteCount, error) {
+func (i *Inspector) Metrics(ctx context.Context, since time.Time) ([]MinuteCount, error) {
+	e := i.e
 	now := time.Now()
 	if oldest := now.Add(-metricsRetention); since.Before(oldest) {
 		since = oldest

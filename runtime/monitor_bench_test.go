@@ -37,7 +37,7 @@ func BenchmarkWorkerDrainMonitor(b *testing.B) {
 			require.NoError(b, w.Run(ctx))
 			b.StopTimer()
 			if c.every > 0 {
-				ms, err := e.Metrics(ctx, time.Now().Add(-time.Hour))
+				ms, err := runtime.NewInspector(e).Metrics(ctx, time.Now().Add(-time.Hour))
 				require.NoError(b, err)
 				var done int64
 				for _, m := range ms {

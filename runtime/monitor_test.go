@@ -38,7 +38,7 @@ func TestWorkerRegistryAndMetrics(t *testing.T) {
 		_, stop := b.start(t, runtime.WorkerConfig{Name: "w-one", Concurrency: 2, MonitorEvery: 20 * time.Millisecond})
 		var ws []runtime.WorkerInfo
 		require.Eventually(t, func() bool {
-			ws, err = b.engine.Workers(b.ctx)
+			ws, err = runtime.NewInspector(b.engine).Workers(b.ctx)
 			require.NoError(t, err)
 			// The record is written every MonitorEvery, the events at once:
 			// a record from before the blocked job started may show another.
@@ -55,11 +55,11 @@ func TestWorkerRegistryAndMetrics(t *testing.T) {
 
 		close(release)
 		stop()
-		ws, err = b.engine.Workers(b.ctx)
+		ws, err = runtime.NewInspector(b.engine).Workers(b.ctx)
 		require.NoError(t, err)
 		require.Empty(t, ws, "a stopped worker removes its record")
 
-		ms, err := b.engine.Metrics(b.ctx, time.Now().Add(-time.Hour))
+		ms, err := runtime.NewInspector(b.engine).Metrics(b.ctx, time.Now().Add(-time.Hour))
 		require.NoError(t, err)
 		var processed, failed int64
 		for _, m := range ms {
@@ -79,10 +79,10 @@ func TestWorkerMonitorOff(t *testing.T) {
 		_, err := runtime.Dispatch(b.ctx, job(1, runtime.JobOptions{}))
 		require.NoError(t, err)
 		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true, MonitorEvery: -1})
-		ms, err := b.engine.Metrics(b.ctx, time.Now().Add(-time.Hour))
+		ms, err := runtime.NewInspector(b.engine).Metrics(b.ctx, time.Now().Add(-time.Hour))
 		require.NoError(t, err)
 		require.Empty(t, ms)
-		ws, err := b.engine.Workers(b.ctx)
+		ws, err := runtime.NewInspector(b.engine).Workers(b.ctx)
 		require.NoError(t, err)
 		require.Empty(t, ws)
 	})
@@ -97,7 +97,7 @@ func TestKilledWorkerDropsOut(t *testing.T) {
 		var ws []runtime.WorkerInfo
 		var err error
 		require.Eventually(t, func() bool {
-			ws, err = b.engine.Workers(b.ctx)
+			ws, err = runtime.NewInspector(b.engine).Workers(b.ctx)
 			require.NoError(t, err)
 			return len(ws) == 1
 		}, 10*time.Second, 10*time.Millisecond)
@@ -105,7 +105,7 @@ func TestKilledWorkerDropsOut(t *testing.T) {
 		require.NoError(t, c.cmd.Process.Kill())
 		<-c.exited
 		require.Eventually(t, func() bool {
-			ws, err = b.engine.Workers(b.ctx)
+			ws, err = runtime.NewInspector(b.engine).Workers(b.ctx)
 			require.NoError(t, err)
 			return len(ws) == 0
 		}, 10*time.Second, 20*time.Millisecond, "the dead worker's record outlived its lease")

@@ -224,7 +224,7 @@ func (e *Engine) reservePartitioned(ctx context.Context, queue string, n int, le
 		start = int(ps.start.Add(1) - 1)
 	}
 	ok, err = e.overPartitions(queue, start, func(pe *Engine, name string) (bool, error) {
-		got, err := pe.Reserve(ctx, name, n-len(b.Jobs), lease)
+		got, err := pe.broker().Reserve(ctx, name, n-len(b.Jobs), lease)
 		if err != nil {
 			return true, err
 		}
@@ -243,7 +243,7 @@ func (e *Engine) reservePartitioned(ctx context.Context, queue string, n int, le
 // migratePartitioned is Migrate on every partition of a queue.
 func (e *Engine) migratePartitioned(ctx context.Context, queue string) (m Migration, ok bool, err error) {
 	ok, err = e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
-		got, err := pe.Migrate(ctx, name)
+		got, err := pe.broker().Migrate(ctx, name)
 		m.Now = got.Now
 		m.Delayed += got.Delayed
 		m.Expired += got.Expired
@@ -257,7 +257,7 @@ func (e *Engine) migratePartitioned(ctx context.Context, queue string) (m Migrat
 // sizesPartitioned sums the sizes of a queue's partitions.
 func (e *Engine) sizesPartitioned(ctx context.Context, queue string) (s Sizes, ok bool, err error) {
 	ok, err = e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
-		got, err := pe.Sizes(ctx, name)
+		got, err := pe.inspector().Sizes(ctx, name)
 		s.Ready += got.Ready
 		s.Delayed += got.Delayed
 		s.Reserved += got.Reserved
@@ -282,7 +282,7 @@ func (e *Engine) eachPartition(queue string, fn func(pe *Engine, name string) (i
 // pausedPartitioned reports whether any partition of a queue is paused.
 func (e *Engine) pausedPartitioned(ctx context.Context, queue string) (paused, ok bool, err error) {
 	n, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) {
-		paused, err := pe.Paused(ctx, p)
+		paused, err := pe.inspector().QueuePaused(ctx, p)
 		if paused {
 			return 1, err
 		}

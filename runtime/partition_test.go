@@ -59,7 +59,7 @@ func TestPartitionedQueue(t *testing.T) {
 			// The name of a partition past the first reaches it alone.
 			require.Equal(t, int64(10), sizes(t, b, name).Ready, "pushes spread round robin")
 		}
-		qs, err := b.engine.Queues(b.ctx)
+		qs, err := runtime.NewInspector(b.engine).Queues(b.ctx)
 		require.NoError(t, err)
 		require.Equal(t, []string{"p"}, qs, "partitions are not listed as queues")
 
@@ -92,9 +92,9 @@ func TestPartitionedQueue(t *testing.T) {
 				failures = append(failures, runtime.Failure{Ref: j.Ref, Err: errors.New("boom")})
 			}
 		}
-		require.NoError(t, b.engine.Ack(b.ctx, refs...))
-		require.NoError(t, b.engine.Fail(b.ctx, failures...))
-		fs := b.engine.Failed()
+		require.NoError(t, runtime.NewBroker(b.engine).Ack(b.ctx, refs...))
+		require.NoError(t, runtime.NewBroker(b.engine).Fail(b.ctx, failures...))
+		fs := runtime.NewInspector(b.engine).Failed()
 		n, err := fs.Count(b.ctx, "p")
 		require.NoError(t, err)
 		require.Equal(t, int64(20), n)
@@ -129,16 +129,16 @@ func TestPartitionedQueue(t *testing.T) {
 		require.Equal(t, runtime.Sizes{Ready: 18, Delayed: 1}, sizes(t, b, "p"))
 
 		// Pause, Resume and Clear act on every partition.
-		require.NoError(t, b.engine.Pause(b.ctx, "p"))
-		paused, err := b.engine.Paused(b.ctx, "p")
+		require.NoError(t, runtime.NewInspector(b.engine).PauseQueue(b.ctx, "p"))
+		paused, err := runtime.NewInspector(b.engine).QueuePaused(b.ctx, "p")
 		require.NoError(t, err)
 		require.True(t, paused)
 		require.Empty(t, mustReserve(t, b, "p", 100).Jobs)
-		require.NoError(t, b.engine.Resume(b.ctx, "p"))
-		paused, err = b.engine.Paused(b.ctx, "p")
+		require.NoError(t, runtime.NewInspector(b.engine).ResumeQueue(b.ctx, "p"))
+		paused, err = runtime.NewInspector(b.engine).QueuePaused(b.ctx, "p")
 		require.NoError(t, err)
 		require.False(t, paused)
-		cleared, err := b.engine.Clear(b.ctx, "p")
+		cleared, err := runtime.NewInspector(b.engine).ClearQueue(b.ctx, "p")
 		require.NoError(t, err)
 		require.Equal(t, int64(19), cleared)
 		require.Equal(t, runtime.Sizes{}, sizes(t, b, "p"))

@@ -58,9 +58,9 @@ func TestQueueNamesRejected(t *testing.T) {
 			require.ErrorContains(t, err, "EngineConfig.Partitions")
 			require.ErrorContains(t, err, want, "EngineConfig.Partitions")
 
-			_, err = b.engine.Sizes(b.ctx, q)
+			_, err = runtime.NewInspector(b.engine).Sizes(b.ctx, q)
 			require.ErrorContains(t, err, want, "Sizes")
-			_, err = b.engine.Failed().Count(b.ctx, q)
+			_, err = runtime.NewInspector(b.engine).Failed().Count(b.ctx, q)
 			require.ErrorContains(t, err, want, "Failed().Count")
 		}
 		sz := sizes(t, b.bundle, "default")
@@ -68,14 +68,14 @@ func TestQueueNamesRejected(t *testing.T) {
 
 		// The names partitionNames makes reach one partition.
 		for _, p := range []string{"emails#2", "emails#2.17"} {
-			_, err := b.engine.Sizes(b.ctx, p)
+			_, err := runtime.NewInspector(b.engine).Sizes(b.ctx, p)
 			require.NoError(t, err, p)
-			require.NoError(t, b.engine.Pause(b.ctx, p), p)
-			_, err = b.engine.Reserve(b.ctx, p, 1, time.Minute)
+			require.NoError(t, runtime.NewInspector(b.engine).PauseQueue(b.ctx, p), p)
+			_, err = runtime.NewBroker(b.engine).Reserve(b.ctx, p, 1, time.Minute)
 			require.NoError(t, err, p)
 		}
 		for _, p := range []string{"emails#", "emails#x", "emails#2.", "emails#2.x", "emails#1#2", "a{b}#1"} {
-			_, err := b.engine.Sizes(b.ctx, p)
+			_, err := runtime.NewInspector(b.engine).Sizes(b.ctx, p)
 			require.ErrorIs(t, err, runtime.ErrInvalid, p)
 			require.ErrorContains(t, err, `queue name "`+p+`" contains`, p)
 		}

@@ -24,7 +24,8 @@ func (s Sizes) Total() int64 { return s.Ready + s.Delayed + s.Reserved }
 // Sizes returns how many jobs of queue are in each state, counted in one
 // script call, so the four counts are one snapshot. It only reads, so it
 // works when Redis is past maxmemory.
-func (e *Engine) Sizes(ctx context.Context, queue string) (Sizes, error) {
+func (i *Inspector) Sizes(ctx context.Context, queue string) (Sizes, error) {
+	e := i.e
 	if err := validateQueueOrPartition(queue); err != nil {
 		return Sizes{}, err
 	}
@@ -42,14 +43,15 @@ func (e *Engine) Sizes(ctx context.Context, queue string) (Sizes, error) {
 	return Sizes{Ready: v[0], Delayed: v[1], Reserved: v[2], Failed: v[3]}, nil
 }
 
-// Clear deletes every ready, delayed and reserved job of queue and returns
+// ClearQueue deletes every ready, delayed and reserved job of queue and returns
 // how many there were. Failed jobs and the paused flag are kept. Workers
 // holding a cleared job get ErrLeaseLost when they ack it.
-func (e *Engine) Clear(ctx context.Context, queue string) (int64, error) {
+func (i *Inspector) ClearQueue(ctx context.Context, queue string) (int64, error) {
+	e := i.e
 	if err := validateQueueOrPartition(queue); err != nil {
 		return 0, err
 	}
-	if n, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.Clear(ctx, p) }); ok {
+	if n, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.inspector().ClearQueue(ctx, p) }); ok {
 		return n, err
 	}
 	qk := e.keys.Queue(queue)
@@ -64,7 +66,8 @@ func (e *Engine) Clear(ctx context.Context, queue string) (int64, error) {
 
 // Queues lists, sorted, every queue that has been pushed to under this
 // engine's prefix.
-func (e *Engine) Queues(ctx context.Context) ([]string, error) {
+func (i *Inspector) Queues(ctx context.Context) ([]string, error) {
+	e := i.e
 	qs, err := e.rdb.SMembers(ctx, e.keys.Queues()).Result()
 	if err != nil {
 		return nil, fmt.Errorf("list queues: %w", err)
@@ -83,7 +86,8 @@ func (e *Engine) Queues(ctx context.Context) ([]string, error) {
 // so a timeout may end up to 100ms late; the worker uses its own timer
 // for waits that must end on time. A cancelled ctx does not interrupt the
 // BLPOP: keep timeouts short.
-func (e *Engine) Wait(ctx context.Context, queues []string, timeout time.Duration) (string, error) {
+func (br *Broker) Wait(ctx context.Context, queues []string, timeout time.Duration) (string, error) {
+	e := br.e
 	return e.wait(ctx, queues, timeout, "")
 }
 

@@ -18,7 +18,8 @@ type QueueState struct {
 // partitioned queue): one round trip, whatever the number of queues,
 // and no scan of keys. It is meant for a metrics collector that reads
 // every queue at each scrape.
-func (e *Engine) States(ctx context.Context, queues []string) (map[string]QueueState, error) {
+func (i *Inspector) States(ctx context.Context, queues []string) (map[string]QueueState, error) {
+	e := i.e
 	type part struct{ queue, name string }
 	var parts []part
 	var calls []call

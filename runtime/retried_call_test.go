@@ -118,7 +118,7 @@ func TestRetriedReserveHandsBackItsJobs(t *testing.T) {
 		require.True(t, recorded)
 
 		refs := []runtime.Ref{batch.Jobs[0].Ref, batch.Jobs[1].Ref}
-		require.NoError(t, b.engine.Ack(b.ctx, refs...))
+		require.NoError(t, runtime.NewBroker(b.engine).Ack(b.ctx, refs...))
 		require.Equal(t, runtime.Sizes{Ready: 1}, sizes(t, b, "default"))
 	})
 }
@@ -141,7 +141,7 @@ func TestRetriedReserveOfAPausedQueue(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "")))
 		hook := &replayScripts{sha: runtime.ScriptSHA("reserve"), between: func() {
-			require.NoError(t, b.engine.Pause(b.ctx, "default"))
+			require.NoError(t, runtime.NewInspector(b.engine).PauseQueue(b.ctx, "default"))
 		}}
 		b.rdb.AddHook(hook)
 		batch := mustReserve(t, b, "default", 5)
@@ -155,7 +155,7 @@ func TestRetriedPushAfterTheJobRan(t *testing.T) {
 		hook := &replayScripts{sha: runtime.ScriptSHA("push"), between: func() {
 			batch := mustReserve(t, b, "default", 10)
 			require.Len(t, batch.Jobs, 1)
-			require.NoError(t, b.engine.Ack(b.ctx, batch.Jobs[0].Ref))
+			require.NoError(t, runtime.NewBroker(b.engine).Ack(b.ctx, batch.Jobs[0].Ref))
 		}}
 		b.rdb.AddHook(hook)
 		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "")))
@@ -194,7 +194,7 @@ func TestRetriedPushBulkAfterTheJobsRan(t *testing.T) {
 			for _, q := range []string{"a", "b"} {
 				batch := mustReserve(t, b, q, 10)
 				require.Len(t, batch.Jobs, 2)
-				require.NoError(t, b.engine.Ack(b.ctx, batch.Jobs[0].Ref, batch.Jobs[1].Ref))
+				require.NoError(t, runtime.NewBroker(b.engine).Ack(b.ctx, batch.Jobs[0].Ref, batch.Jobs[1].Ref))
 			}
 		}}
 		b.rdb.AddHook(hook)
@@ -212,7 +212,7 @@ func TestRetriedPushBulkAfterTheJobsRan(t *testing.T) {
 func TestRetriedLaterAfterTheJobWentAway(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		hook := &replayScripts{sha: runtime.ScriptSHA("later"), between: func() {
-			n, err := b.engine.Clear(b.ctx, "default")
+			n, err := runtime.NewInspector(b.engine).ClearQueue(b.ctx, "default")
 			require.NoError(t, err)
 			require.Equal(t, int64(1), n)
 		}}
@@ -231,11 +231,11 @@ func TestRetriedReserveAfterTheLease(t *testing.T) {
 		// The retry comes after the lease, and the migrate before it
 		// moves only one of the two expired jobs back.
 		b.rdb.AddHook(&replayScripts{sha: runtime.ScriptSHA("reserve"), between: func() { time.Sleep(150 * time.Millisecond) }})
-		batch, err := b.engine.Reserve(b.ctx, "default", 2, 100*time.Millisecond)
+		batch, err := runtime.NewBroker(b.engine).Reserve(b.ctx, "default", 2, 100*time.Millisecond)
 		require.NoError(t, err)
 		require.Empty(t, batch.Jobs, "jobs whose lease has run out are not handed back")
 		require.Equal(t, runtime.Sizes{Ready: 2, Reserved: 1}, sizes(t, b, "default"))
-		_, err = b.engine.Migrate(b.ctx, "default")
+		_, err = runtime.NewBroker(b.engine).Migrate(b.ctx, "default")
 		require.NoError(t, err)
 		require.Equal(t, runtime.Sizes{Ready: 3}, sizes(t, b, "default"))
 	})
@@ -254,10 +254,10 @@ func TestRetriedBatchAdd(t *testing.T) {
 
 		add := &replayScripts{sha: runtime.ScriptSHA("batch_add")}
 		b.rdb.AddHook(add)
-		require.NoError(t, b.engine.Batches().Add(b.ctx, id, itemJob{N: 3}))
+		require.NoError(t, runtime.NewInspector(b.engine).Batches().Add(b.ctx, id, itemJob{N: 3}))
 		require.Equal(t, 1, add.replays())
 
-		s, ok, err := b.engine.Batches().Find(b.ctx, id)
+		s, ok, err := runtime.NewInspector(b.engine).Batches().Find(b.ctx, id)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, 3, s.Total, "each job counted once")

@@ -81,7 +81,7 @@ func TestSchedulePauseAndResume(t *testing.T) {
 		require.Zero(t, got[tick(1)])
 		require.Zero(t, got[tick(2)])
 		require.Equal(t, 1, got[tick(3)])
-		found, ok, err := b.bundle.engine.FindJob(b.ctx, "default", id)
+		found, ok, err := runtime.NewInspector(b.bundle.engine).FindJob(b.ctx, "default", id)
 		require.NoError(t, err)
 		require.True(t, ok, "the job dispatched now is queued")
 		require.Equal(t, runtime.StateReady, found.State)

@@ -102,9 +102,9 @@ func exerciseScripts(t *testing.T, b bundle) {
 		{Envelope: env("audit", "app.Job", "3")}, {Envelope: env("audit-b", "app.Job", "4")},
 	}))
 	time.Sleep(5 * time.Millisecond)
-	_, err := e.Migrate(ctx, "audit")
+	_, err := runtime.NewBroker(e).Migrate(ctx, "audit")
 	require.NoError(t, err)
-	_, err = e.Sizes(ctx, "audit")
+	_, err = runtime.NewInspector(e).Sizes(ctx, "audit")
 	require.NoError(t, err)
 	// The reserve runs twice, as when the Redis client retries it: the
 	// second run hands back what the first took.
@@ -121,26 +121,26 @@ func exerciseScripts(t *testing.T, b bundle) {
 	jobs = batch.Jobs
 	require.Len(t, jobs, 3)
 	// extend, ack, release, fail
-	lost, err := e.Extend(ctx, time.Minute, jobs[0].Ref, jobs[1].Ref)
+	lost, err := runtime.NewBroker(e).Extend(ctx, time.Minute, jobs[0].Ref, jobs[1].Ref)
 	require.NoError(t, err)
 	require.Empty(t, lost)
-	require.NoError(t, e.Ack(ctx, jobs[0].Ref))
-	require.NoError(t, e.Release(ctx, runtime.ReleaseOpts{Delay: time.Hour, Exception: true}, jobs[1].Ref))
-	require.NoError(t, e.Fail(ctx, runtime.Failure{Ref: jobs[2].Ref, Err: errors.New("audit")}))
+	require.NoError(t, runtime.NewBroker(e).Ack(ctx, jobs[0].Ref))
+	require.NoError(t, runtime.NewBroker(e).Release(ctx, runtime.ReleaseOpts{Delay: time.Hour, Exception: true}, jobs[1].Ref))
+	require.NoError(t, runtime.NewBroker(e).Fail(ctx, runtime.Failure{Ref: jobs[2].Ref, Err: errors.New("audit")}))
 	// retry, forget, prune
-	fs := b.engine.Failed()
+	fs := runtime.NewInspector(b.engine).Failed()
 	retried, err := fs.Retry(ctx, "audit", jobs[2].ID)
 	require.NoError(t, err)
 	require.Equal(t, []string{jobs[2].ID}, retried)
 	again := mustReserve(t, b, "audit", 1).Jobs
 	require.Len(t, again, 1)
-	require.NoError(t, e.Fail(ctx, runtime.Failure{Ref: again[0].Ref, Err: errors.New("audit")}))
+	require.NoError(t, runtime.NewBroker(e).Fail(ctx, runtime.Failure{Ref: again[0].Ref, Err: errors.New("audit")}))
 	_, err = fs.Forget(ctx, "audit", again[0].ID)
 	require.NoError(t, err)
 	_, err = fs.Prune(ctx, "audit", time.Hour)
 	require.NoError(t, err)
 	// clear
-	_, err = e.Clear(ctx, "audit-b")
+	_, err = runtime.NewInspector(e).ClearQueue(ctx, "audit-b")
 	require.NoError(t, err)
 	// failed_record: a job that failed outside the engine's queues.
 	rec := env("audit", "app.Job", "recorded")
@@ -210,10 +210,10 @@ func exerciseScripts(t *testing.T, b bundle) {
 	bid, err := runtime.NewBatch(onQueue(4, "audit-batch")).AllowFailures().
 		Catch(cb.With("catch")).Finally(cb.With("finally")).Dispatch(wctx)
 	require.NoError(t, err)
-	require.NoError(t, e.Batches().Add(ctx, bid, tagged(5, "fail", runtime.JobOptions{Queue: "audit-batch"})))
+	require.NoError(t, runtime.NewInspector(e).Batches().Add(ctx, bid, tagged(5, "fail", runtime.JobOptions{Queue: "audit-batch"})))
 	other, err := runtime.NewBatch().Dispatch(wctx)
 	require.NoError(t, err)
-	require.NoError(t, e.Batches().Cancel(ctx, other))
+	require.NoError(t, runtime.NewInspector(e).Batches().Cancel(ctx, other))
 	// Job middleware: every job is rate limited, and the flaky job's
 	// error is counted by the exception throttle.
 	_, err = runtime.Dispatch(wctx, tagged(6, "flaky", runtime.JobOptions{Queue: "audit-chain"}))

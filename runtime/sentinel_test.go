@@ -149,7 +149,7 @@ func TestSentinelFailover(t *testing.T) {
 		return true
 	}, 30*time.Second, 20*time.Millisecond, "every acknowledged dispatch runs")
 	require.Eventually(t, func() bool {
-		s, err := consumer.Sizes(ctx, "failover")
+		s, err := runtime.NewInspector(consumer).Sizes(ctx, "failover")
 		return err == nil && s.Total() == 0
 	}, 30*time.Second, 20*time.Millisecond, "the queue drains on the new master")
 

@@ -81,7 +81,8 @@ func lostError(lost []Ref) error {
 
 // Extend renews the leases of refs to lease from now (the heartbeat). It
 // returns the refs whose lease was lost; those are not renewed.
-func (e *Engine) Extend(ctx context.Context, lease time.Duration, refs ...Ref) (lost []Ref, err error) {
+func (br *Broker) Extend(ctx context.Context, lease time.Duration, refs ...Ref) (lost []Ref, err error) {
+	e := br.e
 	calls, groups := pairCalls(refs, 500, func(q string, args []any) call {
 		qk := e.keys.Queue(q)
 		return call{Script: scriptExtend, Keys: []string{qk.Reserved, qk.State}, Args: append([]any{lease.Milliseconds()}, args...)}
@@ -96,7 +97,8 @@ func (e *Engine) Extend(ctx context.Context, lease time.Duration, refs ...Ref) (
 // Ack deletes finished jobs. A ref whose lease was lost is left alone and
 // reported as a *LeaseLostError (errors.Is ErrLeaseLost); the others are
 // still deleted.
-func (e *Engine) Ack(ctx context.Context, refs ...Ref) error {
+func (br *Broker) Ack(ctx context.Context, refs ...Ref) error {
+	e := br.e
 	lost, err := e.ack(ctx, refs...)
 	if err != nil {
 		return err
@@ -150,7 +152,8 @@ type ReleaseOpts struct {
 
 // Release puts reserved jobs back on their queue. Their attempt counts are
 // kept. Stale refs are reported as in Ack.
-func (e *Engine) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) error {
+func (br *Broker) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) error {
+	e := br.e
 	exc := 0
 	if opts.Exception {
 		exc = 1

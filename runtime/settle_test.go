@@ -55,7 +55,7 @@ func TestStaleFailRunsNoCatchAndCountsNothing(t *testing.T) {
 		require.Empty(t, c.list(), "a refused fail runs no catch")
 		require.Empty(t, b.log.of(runtime.JobFailed), "a refused fail emits no JobFailed")
 		require.Empty(t, b.failed(t, "default"))
-		st, ok, err := b.engine.Batches().Find(b.ctx, batchID)
+		st, ok, err := runtime.NewInspector(b.engine).Batches().Find(b.ctx, batchID)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Zero(t, st.Failed, "the batch counts no failure")
@@ -122,12 +122,12 @@ func TestFailHooksLeftUndoneRunElsewhere(t *testing.T) {
 
 		// The dead worker: it reserved the job, recorded its hooks as
 		// due and failed it, then died.
-		got, err := b.engine.Reserve(b.ctx, "default", 1, time.Minute)
+		got, err := runtime.NewBroker(b.engine).Reserve(b.ctx, "default", 1, time.Minute)
 		require.NoError(t, err)
 		require.Len(t, got.Jobs, 1)
 		ref := got.Jobs[0].Ref
 		require.NoError(t, b.engine.HooksDue(b.ctx, ref))
-		require.NoError(t, b.engine.Fail(b.ctx, runtime.Failure{Ref: ref, Name: "test.Step", Err: errors.New("boom"), Attempts: 1}))
+		require.NoError(t, runtime.NewBroker(b.engine).Fail(b.ctx, runtime.Failure{Ref: ref, Name: "test.Step", Err: errors.New("boom"), Attempts: 1}))
 		// A fail that never went through leaves an entry that is dropped.
 		require.NoError(t, b.engine.HooksDue(b.ctx, runtime.Ref{Queue: "default", ID: "never-failed", Token: "t"}))
 
@@ -169,7 +169,7 @@ func TestStopCutsShortWithoutUsingAnAttempt(t *testing.T) {
 		_, stop := b.start(t, runtime.WorkerConfig{Grace: 100 * time.Millisecond})
 		eventually(t, func() bool { return started.Load() == 1 }, "the job started")
 		stop()
-		s, err := b.engine.Sizes(b.ctx, "default")
+		s, err := runtime.NewInspector(b.engine).Sizes(b.ctx, "default")
 		require.NoError(t, err)
 		require.Equal(t, int64(1), s.Ready, "the job is back on its queue")
 		require.Empty(t, b.failed(t, "default"))
@@ -200,7 +200,7 @@ func TestHandlerFinishingAfterGraceIsAcked(t *testing.T) {
 		_, stop := b.start(t, runtime.WorkerConfig{Grace: 100 * time.Millisecond})
 		eventually(t, func() bool { return runs.Load() == 1 }, "the job started")
 		stop()
-		s, err := b.engine.Sizes(b.ctx, "default")
+		s, err := runtime.NewInspector(b.engine).Sizes(b.ctx, "default")
 		require.NoError(t, err)
 		require.Equal(t, runtime.Sizes{}, s, "the job is acked")
 		require.Len(t, b.log.of(runtime.JobProcessed), 1)

@@ -52,7 +52,7 @@ func TestWaitReserve(t *testing.T) {
 		require.Len(t, batch.Jobs, 1, "the woken wait took the pushed job")
 		require.Equal(t, 1, batch.Jobs[0].Attempts)
 		require.Equal(t, runtime.Sizes{Reserved: 1}, sizes(t, b, "high"))
-		require.NoError(t, b.engine.Ack(b.ctx, batch.Jobs[0].Ref))
+		require.NoError(t, runtime.NewBroker(b.engine).Ack(b.ctx, batch.Jobs[0].Ref))
 
 		if len(queues) == 1 {
 			return

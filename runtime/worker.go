@@ -263,7 +263,7 @@ func (w *Worker) stopped() {
 
 // watch turns ctx's end and restart broadcasts into stops: a broadcast
 // whose mark is later than restarted, the one before the worker started.
-// A mark that is gone or earlier is no broadcast (Engine.Restart).
+// A mark that is gone or earlier is no broadcast (Inspector.RestartWorkers).
 func (w *Worker) watch(ctx, side context.Context, restarted int64) {
 	t := time.NewTicker(restartPoll)
 	defer t.Stop()

@@ -118,7 +118,7 @@ func BenchmarkWorkerDrain(b *testing.B) {
 			b.ResetTimer()
 			require.NoError(b, w.Run(ctx))
 			b.StopTimer()
-			s, err := e.Sizes(ctx, benchQueue)
+			s, err := runtime.NewInspector(e).Sizes(ctx, benchQueue)
 			require.NoError(b, err)
 			require.Zero(b, s.Total(), "every job ran")
 			if sec := b.Elapsed().Seconds(); sec > 0 {

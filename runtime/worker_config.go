@@ -92,8 +92,8 @@ type WorkerConfig struct {
 	// tests inject a skewed clock.
 	Clock func() time.Time
 	// MonitorEvery is how often the worker records itself in the
-	// registry of live workers (Engine.Workers) and adds the jobs it
-	// finished to the per-minute counts (Engine.Metrics), in one pipeline
+	// registry of live workers (Inspector.Workers) and adds the jobs it
+	// finished to the per-minute counts (Inspector.Metrics), in one pipeline
 	// of a few commands: never a round trip per job. A worker that stops
 	// writing drops out of the registry five periods later (at least
 	// 1s). Default 2s; negative turns both off.

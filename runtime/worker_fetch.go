@@ -233,7 +233,7 @@ func (w *Worker) reserve(ctx context.Context, n int) ([]Reservation, upcoming, e
 	var jobs []Reservation
 	var next upcoming
 	for _, q := range w.cfg.Queues {
-		b, err := w.e.Reserve(ctx, q, n-len(jobs), w.cfg.RetryAfter)
+		b, err := w.e.broker().Reserve(ctx, q, n-len(jobs), w.cfg.RetryAfter)
 		if err != nil {
 			return jobs, next, err
 		}

@@ -155,7 +155,7 @@ func (b wbundle) dispatch(t *testing.T, jobs ...runtime.Job) []string {
 
 func (b wbundle) failed(t *testing.T, queue string) []runtime.FailedJob {
 	t.Helper()
-	fs, err := b.engine.Failed().List(b.ctx, queue, 0, 100)
+	fs, err := runtime.NewInspector(b.engine).Failed().List(b.ctx, queue, 0, 100)
 	require.NoError(t, err)
 	slices.Reverse(fs)
 	return fs

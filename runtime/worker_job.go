@@ -254,7 +254,7 @@ func (w *Worker) release(ctx context.Context, res Reservation, ev Event, delay t
 	ev.Delay, ev.Err = delay, cause
 	attrs := []any{"queue", res.Queue, "job", ev.Name, "id", res.ID}
 	err := w.settleRetried(ctx, "release", func() error {
-		return w.e.Release(ctx, ReleaseOpts{Delay: delay, Exception: exception}, res.Ref)
+		return w.e.broker().Release(ctx, ReleaseOpts{Delay: delay, Exception: exception}, res.Ref)
 	}, attrs...)
 	if err != nil {
 		w.settleError("release", err, attrs...)
@@ -316,7 +316,7 @@ func (w *Worker) fail(ctx context.Context, res Reservation, env *Envelope, cause
 		}
 	}
 	err := w.settleRetried(ctx, "moving to the failed store", func() error {
-		return w.e.Fail(ctx, Failure{Ref: res.Ref, Name: name, Err: cause, Attempts: res.Attempts})
+		return w.e.broker().Fail(ctx, Failure{Ref: res.Ref, Name: name, Err: cause, Attempts: res.Attempts})
 	}, attrs...)
 	if err != nil {
 		w.settleError("moving to the failed store", err, append(attrs, "cause", cause)...)
@@ -370,7 +370,7 @@ func (w *Worker) runFailedHook(ctx context.Context, env *Envelope, cause error) 
 // lease, and another worker holds the job now) tells neither.
 func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev Event) {
 	if env.BatchID != "" || len(env.Chain) > 0 {
-		lost, err := w.e.Extend(ctx, w.cfg.RetryAfter, res.Ref)
+		lost, err := w.e.broker().Extend(ctx, w.cfg.RetryAfter, res.Ref)
 		if err == nil && len(lost) > 0 {
 			w.log.Warn("job lease lost before its batch or chain was told; its result is discarded", "queue", res.Queue, "job", env.Name, "id", res.ID)
 			return

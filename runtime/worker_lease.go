@@ -39,7 +39,7 @@ func (w *Worker) heartbeat(ctx context.Context) {
 			continue
 		}
 		sent := time.Now()
-		lost, err := w.e.Extend(ctx, w.cfg.RetryAfter, refs...)
+		lost, err := w.e.broker().Extend(ctx, w.cfg.RetryAfter, refs...)
 		w.mu.Lock()
 		if err != nil {
 			if ctx.Err() == nil {

@@ -288,7 +288,7 @@ func TestRestartBroadcast(t *testing.T) {
 		w1, _ := b.start(t, runtime.WorkerConfig{Name: "a"})
 		w2, _ := b.start(t, runtime.WorkerConfig{Name: "b"})
 		time.Sleep(100 * time.Millisecond)
-		require.NoError(t, b.engine.Restart(b.ctx))
+		require.NoError(t, runtime.NewInspector(b.engine).RestartWorkers(b.ctx))
 		eventually(t, func() bool { return len(b.log.of(runtime.WorkerStopping)) == 2 }, "both workers stop")
 		require.Equal(t, "restart broadcast", w1.StopReason())
 		require.Equal(t, "restart broadcast", w2.StopReason())
@@ -300,14 +300,14 @@ func TestRestartBroadcast(t *testing.T) {
 // broadcast made after that still stops it.
 func TestRestartKeyLostIsNoBroadcast(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
-		require.NoError(t, b.engine.Restart(b.ctx)) // a broadcast before the worker starts
+		require.NoError(t, runtime.NewInspector(b.engine).RestartWorkers(b.ctx)) // a broadcast before the worker starts
 		w, _ := b.start(t, runtime.WorkerConfig{})
 		time.Sleep(100 * time.Millisecond)
 		require.NoError(t, b.rdb.Del(b.ctx, b.prefix+":restart").Err())
 		time.Sleep(1500 * time.Millisecond) // the worker looks every half second
 		require.Empty(t, w.StopReason(), "the worker stopped with no broadcast")
 
-		require.NoError(t, b.engine.Restart(b.ctx))
+		require.NoError(t, runtime.NewInspector(b.engine).RestartWorkers(b.ctx))
 		eventually(t, func() bool { return w.StopReason() == "restart broadcast" }, "a broadcast stops the worker")
 	})
 }
@@ -316,13 +316,13 @@ func TestQueuePause(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 		var runs atomic.Int32
 		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error { runs.Add(1); return nil })
-		require.NoError(t, b.engine.Pause(b.ctx, "mail"))
+		require.NoError(t, runtime.NewInspector(b.engine).PauseQueue(b.ctx, "mail"))
 		b.dispatch(t, onQueue(1, "mail"), onQueue(2, "default"))
 		_, stop := b.start(t, runtime.WorkerConfig{Queues: []string{"mail", "default"}})
 		eventually(t, func() bool { return runs.Load() == 1 }, "the default queue runs")
 		time.Sleep(200 * time.Millisecond)
 		require.Equal(t, int32(1), runs.Load(), "the paused queue does not")
-		require.NoError(t, b.engine.Resume(b.ctx, "mail"))
+		require.NoError(t, runtime.NewInspector(b.engine).ResumeQueue(b.ctx, "mail"))
 		eventually(t, func() bool { return runs.Load() == 2 }, "the resumed queue runs")
 		stop()
 	})

@@ -353,7 +353,7 @@ func TestWorkerFailsPoisonJobsAndCarriesOn(t *testing.T) {
 		require.Contains(t, got["garbage"], "cannot decode job garbage")
 		require.Contains(t, got["unknown"], `no handler registered for job "test.Nobody"`)
 		require.Contains(t, got["badbody"], "does not decode")
-		fs, ok, err := b.engine.Failed().Get(b.ctx, "default", "garbage")
+		fs, ok, err := runtime.NewInspector(b.engine).Failed().Get(b.ctx, "default", "garbage")
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, []byte{0xc1, 0x00}, fs.Payload, "the raw payload is kept")

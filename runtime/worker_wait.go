@@ -122,7 +122,7 @@ func (w *Worker) endWait(ctx context.Context, r idleWait) idleWait {
 func (w *Worker) migrateAll(ctx context.Context) upcoming {
 	var next upcoming
 	for _, q := range w.cfg.Queues {
-		m, err := w.e.Migrate(ctx, q)
+		m, err := w.e.broker().Migrate(ctx, q)
 		if err != nil {
 			w.log.Error("moving due jobs", "queue", q, "err", err)
 			continue

@@ -346,8 +346,8 @@ func TestDashboardInABrowser(t *testing.T) {
 	batchID, err := runtime.NewBatch(rows...).Name("customers.csv").Dispatch(a.ctx)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		n, err := a.engine.Failed().Count(a.ctx, "billing")
-		s, err2 := a.engine.Sizes(a.ctx, "emails")
+		n, err := runtime.NewInspector(a.engine).Failed().Count(a.ctx, "billing")
+		s, err2 := runtime.NewInspector(a.engine).Sizes(a.ctx, "emails")
 		return err == nil && err2 == nil && n == 3 && s.Total() == 0
 	}, 20*time.Second, 10*time.Millisecond)
 
@@ -389,7 +389,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(a.url+"queues/emails")))
 	follow(t, ctx, chromedp.ID("pause"))
 	until(t, ctx, textIs("queue-state", "paused"))
-	paused, err := a.engine.Paused(a.ctx, "emails")
+	paused, err := runtime.NewInspector(a.engine).QueuePaused(a.ctx, "emails")
 	require.NoError(t, err)
 	require.True(t, paused)
 	waiting, err := runtime.Dispatch(a.ctx, sendWelcome{UserID: 7, Email: "paused@example.com"})
@@ -447,7 +447,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	shot.save(ctx, "batch-1280")
 	follow(t, ctx, chromedp.ID("cancel-batch"))
 	until(t, ctx, `document.getElementById("batch-state").textContent.includes("cancelled")`)
-	st, ok, err := a.engine.Batches().Find(a.ctx, batchID)
+	st, ok, err := runtime.NewInspector(a.engine).Batches().Find(a.ctx, batchID)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.False(t, st.CancelledAt.IsZero())
@@ -517,7 +517,7 @@ func TestCrossSiteFormIsRefused(t *testing.T) {
 	shown, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
 	require.NoError(t, err)
 	require.Contains(t, shown, "cross-origin request refused")
-	paused, err := a.engine.Paused(a.ctx, "reports")
+	paused, err := runtime.NewInspector(a.engine).QueuePaused(a.ctx, "reports")
 	require.NoError(t, err)
 	require.False(t, paused)
 }

@@ -40,11 +40,11 @@ func TestChains(t *testing.T) {
 			require.Equal(t, []string{"reserved chair", "charging $129.00: declined",
 				"main.ChargeCard failed for good (declined: true); the rest of its chain is dropped", "stock released"}, b)
 
-			failed, err := e.Failed().List(ctx, "orders", 0, 10)
+			failed, err := runtime.NewInspector(e).Failed().List(ctx, "orders", 0, 10)
 			require.NoError(t, err)
 			require.Len(t, failed, 1)
 			require.Equal(t, "main.ChargeCard", failed[0].Name)
-			s, err := e.Sizes(ctx, "orders")
+			s, err := runtime.NewInspector(e).Sizes(ctx, "orders")
 			require.NoError(t, err)
 			require.Zero(t, s.Total())
 		})

@@ -103,7 +103,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	defer engine.Close()
 	r := runtime.NewRouter()
 	Register(r, handlers{out: out})
-	cfg := laravel.WorkerConfig{Queues: []string{"emails"}, Failed: engine.Failed()}
+	cfg := laravel.WorkerConfig{Queues: []string{"emails"}, Failed: runtime.NewInspector(engine).Failed()}
 	if demo {
 		for i, email := range []string{"ada@example.com", "grace@example.com"} {
 			if _, err := (SendWelcomeEmail{UserID: i + 1, Email: email}).Dispatch(ctx); err != nil {

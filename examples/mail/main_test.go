@@ -29,7 +29,7 @@ func TestDemo(t *testing.T) {
 			require.Equal(t, 2, strings.Count(out.String(), `msg="mail sent"`), out.String())
 			require.Contains(t, out.String(), `msg="mail undeliverable" to=nobody@example.invalid`)
 
-			failed, err := e.Failed().List(context.Background(), "mail", 0, 10)
+			failed, err := runtime.NewInspector(e).Failed().List(context.Background(), "mail", 0, 10)
 			require.NoError(t, err)
 			require.Len(t, failed, 1)
 			require.Equal(t, "main.SendWelcome", failed[0].Name)

@@ -111,7 +111,7 @@ func run(ctx context.Context, cfg config) error {
 	}
 	out.say("Done: nothing left to run.")
 
-	failed, ok, err := engine.Failed().Get(ctx, "emails", bounceID)
+	failed, ok, err := runtime.NewInspector(engine).Failed().Get(ctx, "emails", bounceID)
 	if err != nil {
 		return err
 	}
@@ -167,7 +167,7 @@ func stopWhenDone(ctx context.Context, e *runtime.Engine, w *runtime.Worker, don
 		}
 		var pending int64
 		for _, q := range queues {
-			s, err := e.Sizes(ctx, q)
+			s, err := runtime.NewInspector(e).Sizes(ctx, q)
 			if err != nil {
 				pending = 1
 				break

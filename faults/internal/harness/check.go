@@ -267,7 +267,7 @@ func Drain(t testing.TB, e *runtime.Engine, queue string, timeout time.Duration)
 	ctx := context.Background()
 	var last runtime.Sizes
 	for time.Since(start) < timeout {
-		s, err := e.Sizes(ctx, queue)
+		s, err := runtime.NewInspector(e).Sizes(ctx, queue)
 		if err == nil && s.Total() == 0 {
 			return time.Since(start)
 		}

@@ -35,11 +35,11 @@ func setupQueue(t *testing.T) queueBundle {
 	t.Cleanup(func() { _ = e.Close() })
 	b.engine = e
 	require.NoError(t, e.Push(ctx, &runtime.Envelope{Name: "mail.SendEmail", Queue: "emails", Body: []byte{0x80}}))
-	batch, err := e.Reserve(ctx, "emails", 1, time.Minute)
+	batch, err := runtime.NewBroker(e).Reserve(ctx, "emails", 1, time.Minute)
 	require.NoError(t, err)
 	require.Len(t, batch.Jobs, 1)
 	b.failedID = batch.Jobs[0].ID
-	require.NoError(t, e.Fail(ctx, runtime.Failure{Ref: batch.Jobs[0].Ref, Name: "mail.SendEmail", Err: errors.New("smtp: 550 no such user"), Attempts: 1}))
+	require.NoError(t, runtime.NewBroker(e).Fail(ctx, runtime.Failure{Ref: batch.Jobs[0].Ref, Name: "mail.SendEmail", Err: errors.New("smtp: 550 no such user"), Attempts: 1}))
 	return b
 }
 

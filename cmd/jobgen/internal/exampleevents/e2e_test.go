@@ -105,7 +105,7 @@ func TestFire(t *testing.T) {
 			require.NoError(t, ctx.Err(), "the worker did not stop by itself")
 
 			require.Equal(t, map[string]int{"audit o-1": 1, "email o-1": 1, "crm o-1": 1, "carrier o-1": 3}, b.h.snapshot())
-			failed, err := b.engine.Failed().List(b.ctx, "shipping", 0, 10)
+			failed, err := runtime.NewInspector(b.engine).Failed().List(b.ctx, "shipping", 0, 10)
 			require.NoError(t, err)
 			require.Len(t, failed, 1)
 			require.Equal(t, "exampleevents.NotifyCarrier", failed[0].Name)

@@ -197,7 +197,7 @@ func TestEndToEnd(t *testing.T) {
 				}
 			}
 			require.Equal(t, []int{1, 2}, attempts, "max_exceptions=2")
-			failed, err := b.engine.Failed().List(ctx, "billing", 0, 10)
+			failed, err := runtime.NewInspector(b.engine).Failed().List(ctx, "billing", 0, 10)
 			require.NoError(t, err)
 			require.Len(t, failed, 1)
 		})
