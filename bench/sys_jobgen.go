@@ -26,7 +26,7 @@ func (j jobgenJob) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
 
 var jobgenInfo = Info{
 	Name:      "jobgen",
-	BulkMode:  "batch API: runtime.DispatchMany (Engine.PushBulk's path)",
+	BulkMode:  "batch API: runtime.DispatchMany (Engine.PushMany's path)",
 	DelayMode: "PendingDispatch.Delay (ms)",
 	Open:      openJobgen,
 }

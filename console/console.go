@@ -15,12 +15,12 @@ import (
 	"github.com/jobgen/jobgen/runtime"
 )
 
-// URLEnv is the environment variable the commands read the Redis URL
-// from when neither --redis nor runtime.URLEnv (JOBGEN_REDIS_URL) is set.
+// fallbackURLEnv is the environment variable the commands read the Redis
+// URL from when neither --redis nor runtime.URLEnv (JOBGEN_REDIS_URL) is set.
 // JOBGEN_REDIS_URL comes first because it is the one the application
 // dispatches with; REDIS_URL is often set by a platform for another
 // Redis (a cache), and a worker on it would never see the jobs.
-const URLEnv = "REDIS_URL"
+const fallbackURLEnv = "REDIS_URL"
 
 // Command is one run of the queue commands, with the streams and
 // environment they use. The zero value offers every command but
@@ -250,10 +250,10 @@ func (c *Command) open(ctx context.Context, v *verb, fs *flags, args []string) (
 		url = c.getenv(runtime.URLEnv)
 	}
 	if url == "" {
-		url = c.getenv(URLEnv)
+		url = c.getenv(fallbackURLEnv)
 	}
 	if url == "" {
-		return nil, fmt.Errorf("no Redis URL: pass --redis URL or set %s (or %s), for example redis://127.0.0.1:6379/0", runtime.URLEnv, URLEnv)
+		return nil, fmt.Errorf("no Redis URL: pass --redis URL or set %s (or %s), for example redis://127.0.0.1:6379/0", runtime.URLEnv, fallbackURLEnv)
 	}
 	cfg := c.Engine
 	if fs.prefix != "" {
@@ -326,5 +326,5 @@ func (c *Command) WriteCommands(w io.Writer) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\nEvery command takes --redis URL (default $%s, then $%s) and --prefix PREFIX (default %q).\n",
-		runtime.URLEnv, URLEnv, c.prefix())
+		runtime.URLEnv, fallbackURLEnv, c.prefix())
 }

@@ -116,7 +116,7 @@ func (fs *flags) queuesVar(p *[]string, usage, runtimeDefault string) {
 // common declares the flags every command takes, after its own.
 func (fs *flags) common() {
 	fs.stringVar(&fs.redis, "redis", "", "Redis URL: redis://, rediss://, redis+sentinel://, redis+cluster://",
-		"$"+runtime.URLEnv+", then $"+URLEnv)
+		"$"+runtime.URLEnv+", then $"+fallbackURLEnv)
 	fs.meta["redis"] = "URL"
 	fs.stringVar(&fs.prefix, "prefix", "", "key prefix of the application's queues", strconv.Quote(fs.c.prefix()))
 	fs.meta["prefix"] = "PREFIX"

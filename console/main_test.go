@@ -133,7 +133,7 @@ func (b *testBundle) failed(t *testing.T, queue string, n int) []string {
 		for i := range out {
 			out[i] = runtime.Outgoing{Envelope: &runtime.Envelope{Name: "test.Boom", Queue: queue, Body: []byte{0x80}}}
 		}
-		require.NoError(t, b.engine.PushBulk(b.ctx, out))
+		require.NoError(t, b.engine.PushMany(b.ctx, out))
 		batch, err := runtime.NewBroker(b.engine).Reserve(b.ctx, queue, k, time.Minute)
 		require.NoError(t, err)
 		require.Len(t, batch.Jobs, k)

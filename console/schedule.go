@@ -195,9 +195,9 @@ not run.`,
 
 // setPaused runs schedule:pause or schedule:resume.
 func setPaused(ctx context.Context, s *session, paused bool) error {
-	verb, do, done := "resume", s.c.Schedule.Resume, "Resumed"
+	verb, do, done := "resume", s.c.Schedule.ResumeEntry, "Resumed"
 	if paused {
-		verb, do, done = "pause", s.c.Schedule.Pause, "Paused"
+		verb, do, done = "pause", s.c.Schedule.PauseEntry, "Paused"
 	}
 	if len(s.args) != 1 {
 		return usagef("name the entry to %s: one of %s", verb, entryNames(s.c.Schedule))

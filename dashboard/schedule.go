@@ -59,7 +59,7 @@ func (h *handler) entryParam(w http.ResponseWriter, r *http.Request) (string, bo
 
 func (h *handler) pauseEntry(w http.ResponseWriter, r *http.Request) {
 	if name, ok := h.entryParam(w, r); ok {
-		if err := h.opts.Schedule.Pause(r.Context(), h.e, name); err != nil {
+		if err := h.opts.Schedule.PauseEntry(r.Context(), h.e, name); err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
 		}
@@ -69,7 +69,7 @@ func (h *handler) pauseEntry(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) resumeEntry(w http.ResponseWriter, r *http.Request) {
 	if name, ok := h.entryParam(w, r); ok {
-		if err := h.opts.Schedule.Resume(r.Context(), h.e, name); err != nil {
+		if err := h.opts.Schedule.ResumeEntry(r.Context(), h.e, name); err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
 		}

@@ -33,7 +33,7 @@ func TestBacklog(t *testing.T) {
 			require.NoError(t, err)
 			out = append(out, runtime.Outgoing{Envelope: env, Delay: time.Until(due)})
 		}
-		require.NoError(t, b.engine.PushBulk(b.ctx, out))
+		require.NoError(t, b.engine.PushMany(b.ctx, out))
 	}
 	b.disp.PushN(b.ctx, n, task)
 	for reserved := 0; reserved < n; {

@@ -33,7 +33,7 @@ func TestOversizePayload(t *testing.T) {
 		require.NoError(t, err)
 		out = append(out, runtime.Outgoing{Envelope: env})
 	}
-	err := b.engine.PushBulk(b.ctx, out)
+	err := b.engine.PushMany(b.ctx, out)
 	require.ErrorIs(t, err, runtime.ErrPayloadTooLarge)
 	t.Logf("figures: a payload over the %d-byte cap is refused: %v", capBytes, err)
 	s, err := runtime.NewInspector(b.engine).Sizes(b.ctx, queue)

@@ -19,7 +19,7 @@ import (
 // itself on its first attempt, and succeeds on later ones. A is stopped
 // with SIGSTOP before its handler returns, past its lease; worker B takes
 // the job over, and while B's run is under way A is continued, and its
-// handler returns FailJob. A's fail is refused, and nothing of it takes
+// handler returns FailRequest. A's fail is refused, and nothing of it takes
 // effect: the chain's catch does not run and its next link runs once;
 // the batch counts no failure, is not cancelled, never runs its catch,
 // runs its then once, and its second job, due later, runs.
@@ -36,7 +36,7 @@ func TestStaleFailRunsNoHooks(t *testing.T) {
 			a := f.Proc(0)
 
 			// The handler ignores its context: once A is continued it
-			// returns FailJob whatever timeout or lost lease it finds.
+			// returns FailRequest whatever timeout or lost lease it finds.
 			opts := runtime.JobOptions{Queue: queue, Tries: 3}
 			first := faultworker.Task{Seq: 1, Kind: faultworker.KindFail, Until: 1, Millis: 700, IgnoreContext: true, Opts: opts}
 			second := faultworker.Task{Seq: 2, Opts: opts}

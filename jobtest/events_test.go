@@ -100,7 +100,7 @@ func TestFakeDispatchMany(t *testing.T) {
 	t.Parallel()
 	fake := jobtest.NewFake()
 	ctx := fake.Context(context.Background())
-	ids, err := runtime.NewPendingBulk([]resize{{UserID: 1}, {UserID: 2}}).OnQueue("media").Dispatch(ctx)
+	ids, err := runtime.NewPendingMany([]resize{{UserID: 1}, {UserID: 2}}).OnQueue("media").Dispatch(ctx)
 	require.NoError(t, err)
 	require.Len(t, ids, 2)
 	jobtest.AssertDispatchedTimes[resize](t, fake, 2)

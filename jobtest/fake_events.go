@@ -56,17 +56,17 @@ func (f *Fake) check(p *runtime.PendingDispatch) error {
 	return runtime.ValidateQueueName(p.Queue())
 }
 
-// DispatchBulk records each job of b as a dispatch; it implements
-// runtime.BulkDispatcher. A job the engine would refuse is reported in a
-// *runtime.BulkError and not recorded; the others are.
-func (f *Fake) DispatchBulk(ctx context.Context, b *runtime.PendingBulk) ([]string, error) {
+// DispatchMany records each job of b as a dispatch; it implements
+// runtime.ManyDispatcher. A job the engine would refuse is reported in a
+// *runtime.DispatchManyError and not recorded; the others are.
+func (f *Fake) DispatchMany(ctx context.Context, b *runtime.PendingMany) ([]string, error) {
 	ids := make([]string, b.Len())
-	var be *runtime.BulkError
+	var be *runtime.DispatchManyError
 	for i := range ids {
 		id, err := f.Dispatch(ctx, b.Pending(i))
 		if err != nil {
 			if be == nil {
-				be = &runtime.BulkError{Errs: make([]error, b.Len())}
+				be = &runtime.DispatchManyError{Errs: make([]error, b.Len())}
 			}
 			be.Errs[i] = err
 		}

@@ -101,11 +101,11 @@ func scenarioRouter(rdb redis.UniversalClient, results string) *runtime.Router {
 		case "throw":
 			return fmt.Errorf("boom on attempt %d", info.Attempt)
 		case "release":
-			return runtime.ReleaseJob(time.Duration(n) * time.Second)
+			return runtime.ReleaseRequest(time.Duration(n) * time.Second)
 		case "delete":
-			return runtime.DeleteJob()
+			return runtime.DeleteRequest()
 		case "fail":
-			return runtime.FailJob(errors.New("failed by the job"))
+			return runtime.FailRequest(errors.New("failed by the job"))
 		case "sleep":
 			select {
 			case <-ctx.Done():

@@ -53,8 +53,8 @@
 //
 // Worker follows Laravel's Worker: tries, backoff, retryUntil,
 // maxExceptions, timeout and failOnTimeout from the payload, release,
-// delete and fail from the handler (runtime.ReleaseJob, DeleteJob,
-// FailJob), and Laravel's queue:restart signal when Config.CachePrefix
+// delete and fail from the handler (runtime.ReleaseRequest, DeleteRequest,
+// FailRequest), and Laravel's queue:restart signal when Config.CachePrefix
 // names the cache's keys. Subscribe receives its events, with Laravel's
 // names (runtime.JobProcessing, JobProcessed, JobFailed, ...). Jobs that fail for good go to jobgen's failed
 // store (WorkerConfig.Failed) with the payload Laravel pushed; Retry, or

@@ -39,7 +39,7 @@ func TestWorkerEvents(t *testing.T) {
 		}
 		return nil
 	})
-	runtime.Register(r, ResizeAvatar{}.JobName(), func(context.Context, ResizeAvatar) error { return runtime.FailJob(errors.New("no")) })
+	runtime.Register(r, ResizeAvatar{}.JobName(), func(context.Context, ResizeAvatar) error { return runtime.FailRequest(errors.New("no")) })
 	w, err := laravel.NewWorker(q, m, r, laravel.WorkerConfig{StopWhenEmpty: true, Failed: runtime.NewInspector(engine).Failed(), Name: "w1"})
 	require.NoError(t, err)
 	var mu sync.Mutex

@@ -29,7 +29,7 @@ func TestFailedJobRetriesToLaravel(t *testing.T) {
 	r := runtime.NewRouter()
 	failed := make(chan error, 1)
 	runtime.Register(r, SendWelcomeEmail{}.JobName(), func(ctx context.Context, j SendWelcomeEmail) error {
-		return runtime.FailJob(errors.New("mail server says no"))
+		return runtime.FailRequest(errors.New("mail server says no"))
 	}, runtime.OnFailed(func(ctx context.Context, j SendWelcomeEmail, err error) { failed <- err }))
 	runtime.Register(r, ResizeAvatar{}.JobName(), func(context.Context, ResizeAvatar) error { return nil })
 	w, err := laravel.NewWorker(b.q, newMapper(), r, laravel.WorkerConfig{StopWhenEmpty: true, Failed: runtime.NewInspector(b.engine).Failed()})

@@ -47,7 +47,7 @@ func RegisterRequeue(r *runtime.Router, q *Queue) {
 func (j Requeue) push(ctx context.Context, q *Queue) error {
 	payload, err := resetAttempts(j.Payload)
 	if err != nil {
-		return runtime.FailJob(err)
+		return runtime.FailRequest(err)
 	}
 	return q.Push(ctx, j.Queue, payload)
 }

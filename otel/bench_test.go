@@ -57,7 +57,7 @@ func BenchmarkJob(b *testing.B) {
 			defer reportCPU(b)()
 			for b.Loop() {
 				env.Headers = nil // a new job each time
-				out := runtime.Outbound{Kind: runtime.DispatchOne, Jobs: []runtime.Outgoing{{Envelope: env}}}
+				out := runtime.DispatchCall{Kind: runtime.DispatchKindOne, Jobs: []runtime.Outgoing{{Envelope: env}}}
 				if err := tr.Dispatch(ctx, &out, next); err != nil {
 					b.Fatal(err)
 				}

@@ -16,8 +16,8 @@
 // version 1.43.0 (go.opentelemetry.io/otel/semconv/v1.43.0):
 //
 //   - A dispatch makes one span "send <queue>", of kind PRODUCER, for the
-//     call: a single Dispatch, a PushBulk of many jobs or a batch alike
-//     (plain "send", with no destination, for a PushBulk to several
+//     call: a single Dispatch, a PushMany of many jobs or a batch alike
+//     (plain "send", with no destination, for a PushMany to several
 //     queues).
 //     It injects its context, through the configured propagator (W3C
 //     traceparent and tracestate, and baggage if the propagator has it),

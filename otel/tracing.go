@@ -120,7 +120,7 @@ func (t *Tracing) Attach(w *runtime.Worker) { w.Subscribe(t.Observe) }
 
 // Dispatch is a runtime.DispatchMiddleware: one PRODUCER span for the
 // call, whose context it injects into every envelope's headers.
-func (t *Tracing) Dispatch(ctx context.Context, out *runtime.Outbound, next func(context.Context) error) error {
+func (t *Tracing) Dispatch(ctx context.Context, out *runtime.DispatchCall, next func(context.Context) error) error {
 	if len(out.Jobs) == 0 {
 		return next(ctx)
 	}
@@ -135,7 +135,7 @@ func (t *Tracing) Dispatch(ctx context.Context, out *runtime.Outbound, next func
 			span.SetAttributes(semconv.MessagingMessageID(first.ID))
 		}
 	} else {
-		ctx, span = t.startBulk(ctx, out)
+		ctx, span = t.startMany(ctx, out)
 	}
 	defer span.End()
 	t.inject(ctx, out.Jobs)
@@ -147,8 +147,8 @@ func (t *Tracing) Dispatch(ctx context.Context, out *runtime.Outbound, next func
 	return err
 }
 
-// startBulk starts the send span of a push of several jobs.
-func (t *Tracing) startBulk(ctx context.Context, out *runtime.Outbound) (context.Context, trace.Span) {
+// startMany starts the send span of a push of several jobs.
+func (t *Tracing) startMany(ctx context.Context, out *runtime.DispatchCall) (context.Context, trace.Span) {
 	first := out.Jobs[0].Envelope
 	attrs := []attribute.KeyValue{
 		semconv.MessagingSystemKey.String(System),
@@ -316,7 +316,7 @@ func (t *Tracing) Observe(ev runtime.Event) {
 		a.span.SetAttributes(attribute.String("jobgen.release.delay", ev.Delay.String()))
 	case runtime.JobFailed:
 		// The handler's error is recorded once, as it happened; a failure
-		// without one (FailJob, a release with no tries left) records
+		// without one (FailRequest, a release with no tries left) records
 		// its own. The status tells why the job stopped.
 		if a.outcome != OutcomeError && a.outcome != OutcomeTimedOut {
 			recordError(a.span, ev.Err)

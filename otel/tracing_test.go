@@ -82,7 +82,7 @@ func TestOutcomes(t *testing.T) {
 			case s.N == 1: // retried after an error
 				return errBoom
 			case s.N == 2: // released by its handler
-				return runtime.ReleaseJob(0)
+				return runtime.ReleaseRequest(0)
 			case s.N == 3: // times out once
 				<-ctx.Done()
 				return ctx.Err()
@@ -176,10 +176,10 @@ func exceptions(s tracetestSpan) int {
 	return n
 }
 
-// TestOneSendPerBulkPush: a PushBulk is one send span; to several queues
+// TestOneSendPerManyPush: a PushMany is one send span; to several queues
 // it names no destination. Jobs pushed again keep the context of their
 // first push, so the engine sees the same payloads and takes the push.
-func TestOneSendPerBulkPush(t *testing.T) {
+func TestOneSendPerManyPush(t *testing.T) {
 	forEachBackend(t, jobotel.Config{}, func(t *testing.T, b *bundle) {
 		var out []runtime.Outgoing
 		for i, q := range []string{"a", "a", "b"} {
@@ -187,10 +187,10 @@ func TestOneSendPerBulkPush(t *testing.T) {
 			require.NoError(t, err)
 			out = append(out, runtime.Outgoing{Envelope: env})
 		}
-		require.NoError(t, b.engine.PushBulk(b.ctx, out[:2]))
-		require.NoError(t, b.engine.PushBulk(b.ctx, out[2:]))
+		require.NoError(t, b.engine.PushMany(b.ctx, out[:2]))
+		require.NoError(t, b.engine.PushMany(b.ctx, out[2:]))
 		first := out[0].Envelope.Headers["traceparent"]
-		require.NoError(t, b.engine.PushBulk(b.ctx, []runtime.Outgoing{out[0], out[2]})) // pushed again: the same jobs
+		require.NoError(t, b.engine.PushMany(b.ctx, []runtime.Outgoing{out[0], out[2]})) // pushed again: the same jobs
 		require.Equal(t, first, out[0].Envelope.Headers["traceparent"])
 		var got []map[string]string
 		for _, s := range b.exp.GetSpans() {
@@ -199,9 +199,9 @@ func TestOneSendPerBulkPush(t *testing.T) {
 			got = append(got, m)
 		}
 		require.Equal(t, []map[string]string{
-			{"name": "send a", "jobgen.dispatch.kind": "bulk", "messaging.destination.name": "a", "messaging.batch.message_count": "2"},
+			{"name": "send a", "jobgen.dispatch.kind": "many", "messaging.destination.name": "a", "messaging.batch.message_count": "2"},
 			{"name": "send b", "jobgen.dispatch.kind": "one", "messaging.destination.name": "b", "messaging.batch.message_count": ""},
-			{"name": "send", "jobgen.dispatch.kind": "bulk", "messaging.destination.name": "", "messaging.batch.message_count": "2"},
+			{"name": "send", "jobgen.dispatch.kind": "many", "messaging.destination.name": "", "messaging.batch.message_count": "2"},
 		}, got)
 		for _, o := range out {
 			require.Contains(t, o.Envelope.Headers, "traceparent")

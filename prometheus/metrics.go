@@ -109,7 +109,7 @@ func (m *Metrics) Attach(w *runtime.Worker) { w.Subscribe(m.Observe) }
 
 // Dispatch is a runtime.DispatchMiddleware: it stamps delayed jobs with
 // their due time and counts the jobs pushed.
-func (m *Metrics) Dispatch(ctx context.Context, out *runtime.Outbound, next func(context.Context) error) error {
+func (m *Metrics) Dispatch(ctx context.Context, out *runtime.DispatchCall, next func(context.Context) error) error {
 	for _, j := range out.Jobs {
 		if j.Delay > 0 {
 			h := make(map[string]string, len(j.Envelope.Headers)+1)

@@ -90,7 +90,7 @@ func TestCounters(t *testing.T) {
 			case s.N == 1:
 				return context.DeadlineExceeded // an error: retried
 			case s.N == 2:
-				return runtime.ReleaseJob(0)
+				return runtime.ReleaseRequest(0)
 			case s.N == 3:
 				<-ctx.Done()
 				return ctx.Err()

@@ -151,7 +151,7 @@ func (e *Engine) DispatchBatch(ctx context.Context, b *PendingBatch) (string, er
 	}
 	err = e.indexBatch(ctx, id)
 	if err == nil {
-		err = e.PushBulk(ctx, out)
+		err = e.PushMany(ctx, out)
 	}
 	if err != nil {
 		_ = e.rdb.Del(context.WithoutCancel(ctx), bk.All()...).Err()

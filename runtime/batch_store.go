@@ -163,7 +163,7 @@ func (s *BatchStore) Add(ctx context.Context, id string, jobs ...Job) error {
 	default:
 		return fmt.Errorf("add to batch %s: %w", id, err)
 	}
-	if err := s.e.PushBulk(ctx, out); err != nil {
+	if err := s.e.PushMany(ctx, out); err != nil {
 		_ = count(-n)
 		return fmt.Errorf("add to batch %s: %w", id, err)
 	}

@@ -31,10 +31,10 @@ func manyBatch() []manyJob {
 
 // BenchmarkBulk100k pushes 100,000 jobs of one type per op, two ways
 // from the same typed jobs: building envelopes and calling
-// Engine.PushBulk (what a caller of PushBulk does), and
+// Engine.PushMany (what a caller of PushMany does), and
 // runtime.DispatchMany. Both include encoding; jobs/s counts every job.
 func BenchmarkBulk100k(b *testing.B) {
-	b.Run("PushBulk", func(b *testing.B) {
+	b.Run("PushMany", func(b *testing.B) {
 		ctx, e := benchEngine(b)
 		jobs := manyBatch()
 		b.ReportAllocs()
@@ -48,7 +48,7 @@ func BenchmarkBulk100k(b *testing.B) {
 				}
 				out[i] = runtime.Outgoing{Envelope: env}
 			}
-			if err := e.PushBulk(ctx, out); err != nil {
+			if err := e.PushMany(ctx, out); err != nil {
 				b.Fatal(err)
 			}
 			b.StopTimer()

@@ -59,7 +59,7 @@ func prePush(b *testing.B, ctx context.Context, e *runtime.Engine, n int) {
 		for range min(chunk, n) {
 			out = append(out, runtime.Outgoing{Envelope: benchEnv()})
 		}
-		require.NoError(b, e.PushBulk(ctx, out))
+		require.NoError(b, e.PushMany(ctx, out))
 		n -= len(out)
 	}
 }
@@ -111,8 +111,8 @@ func BenchmarkPushParallel(b *testing.B) {
 	reportJobsPerSecond(b, b.N)
 }
 
-// BenchmarkPushBulk pushes b.N jobs in calls of 1,000: one op is one job.
-func BenchmarkPushBulk(b *testing.B) {
+// BenchmarkPushMany pushes b.N jobs in calls of 1,000: one op is one job.
+func BenchmarkPushMany(b *testing.B) {
 	ctx, e := benchEngine(b)
 	out := make([]runtime.Outgoing, 0, 1000)
 	b.ReportAllocs()
@@ -122,7 +122,7 @@ func BenchmarkPushBulk(b *testing.B) {
 		for range min(1000, left) {
 			out = append(out, runtime.Outgoing{Envelope: benchEnv()})
 		}
-		if err := e.PushBulk(ctx, out); err != nil {
+		if err := e.PushMany(ctx, out); err != nil {
 			b.Fatal(err)
 		}
 	}

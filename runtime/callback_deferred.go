@@ -72,7 +72,7 @@ func (r *Router) callbackRoute() *route {
 		}
 		err = r.RunCallback(ctx, run.Ref, o)
 		if errors.Is(err, ErrUnknownCallback) {
-			return FailJob(fmt.Errorf("%s callback: %w; register it with runtime.RegisterCallback and retry this job", run.What, err))
+			return FailRequest(fmt.Errorf("%s callback: %w; register it with runtime.RegisterCallback and retry this job", run.What, err))
 		}
 		return err
 	}}

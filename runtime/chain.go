@@ -318,7 +318,7 @@ func (w *Worker) dispatchNext(ctx context.Context, env *Envelope) error {
 	if err != nil {
 		return err
 	}
-	out := &Outbound{Kind: DispatchLink, Jobs: []Outgoing{{Envelope: next, Delay: delay}},
+	out := &DispatchCall{Kind: DispatchKindLink, Jobs: []Outgoing{{Envelope: next, Delay: delay}},
 		From: &JobInfo{ID: env.ID, Name: env.Name, Queue: env.Queue, Headers: env.Headers}}
 	return e.pushThrough(ctx, out, func(ctx context.Context) error { return e.pushLink(ctx, next, delay) })
 }

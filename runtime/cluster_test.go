@@ -62,7 +62,7 @@ func TestClusterAcrossMasters(t *testing.T) {
 		}
 		out = append(out, runtime.Outgoing{Envelope: env(qs[i%3], "app.Job", fmt.Sprint(i)), Delay: d})
 	}
-	require.NoError(t, b.engine.PushBulk(b.ctx, out))
+	require.NoError(t, b.engine.PushMany(b.ctx, out))
 	for _, q := range qs {
 		require.Equal(t, runtime.Sizes{Ready: 6, Delayed: 4}, sizes(t, b, q))
 	}

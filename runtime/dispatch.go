@@ -302,7 +302,7 @@ func (e *Engine) Dispatch(ctx context.Context, p *PendingDispatch) (string, erro
 	if err != nil {
 		return "", err
 	}
-	if err := e.PushBulk(ctx, []Outgoing{{Envelope: env, Delay: p.DelayDuration()}}); err != nil {
+	if err := e.PushMany(ctx, []Outgoing{{Envelope: env, Delay: p.DelayDuration()}}); err != nil {
 		undo()
 		return "", fmt.Errorf("dispatch %s: %w", env.Name, err)
 	}

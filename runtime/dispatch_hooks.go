@@ -12,43 +12,43 @@ import (
 type DispatchKind int
 
 const (
-	// DispatchOne pushes one job: Dispatch, Push, Later.
-	DispatchOne DispatchKind = iota + 1
-	// DispatchBulk pushes several jobs in one PushBulk call.
-	DispatchBulk
-	// DispatchBatch pushes the jobs of a batch (NewBatch, or
+	// DispatchKindOne pushes one job: Dispatch, Push, Later.
+	DispatchKindOne DispatchKind = iota + 1
+	// DispatchKindMany pushes several jobs in one PushMany call.
+	DispatchKindMany
+	// DispatchKindBatch pushes the jobs of a batch (NewBatch, or
 	// BatchStore.Add).
-	DispatchBatch
-	// DispatchLink pushes the next link of a chain; the worker that
-	// finished the link before it pushes it (Outbound.From).
-	DispatchLink
-	// DispatchEvent pushes the jobs of an event's queued listeners (Fire).
-	DispatchEvent
+	DispatchKindBatch
+	// DispatchKindLink pushes the next link of a chain; the worker that
+	// finished the link before it pushes it (DispatchCall.From).
+	DispatchKindLink
+	// DispatchKindEvent pushes the jobs of an event's queued listeners (Fire).
+	DispatchKindEvent
 )
 
 func (k DispatchKind) String() string {
 	switch k {
-	case DispatchOne:
+	case DispatchKindOne:
 		return "one"
-	case DispatchBulk:
-		return "bulk"
-	case DispatchBatch:
+	case DispatchKindMany:
+		return "many"
+	case DispatchKindBatch:
 		return "batch"
-	case DispatchLink:
+	case DispatchKindLink:
 		return "link"
-	case DispatchEvent:
+	case DispatchKindEvent:
 		return "event"
 	}
 	return "DispatchKind(?)"
 }
 
-// Outbound is one push as dispatch middleware sees it, before its
+// DispatchCall is one push as dispatch middleware sees it, before its
 // envelopes are encoded: middleware may set their Headers.
-type Outbound struct {
+type DispatchCall struct {
 	Kind DispatchKind
 	// Jobs are the jobs pushed, each with an ID and a dispatch time.
 	Jobs []Outgoing
-	// From is the job whose success pushes a chain link (DispatchLink);
+	// From is the job whose success pushes a chain link (DispatchKindLink);
 	// nil for the other kinds.
 	From *JobInfo
 }
@@ -56,10 +56,10 @@ type Outbound struct {
 // DispatchMiddleware wraps every push of an engine: it may set headers
 // on the envelopes of out (a trace context, say), then calls next to
 // push them, and sees its error. It runs in the pushing goroutine.
-type DispatchMiddleware func(ctx context.Context, out *Outbound, next func(context.Context) error) error
+type DispatchMiddleware func(ctx context.Context, out *DispatchCall, next func(context.Context) error) error
 
 // UseDispatch adds middleware that wraps every push of e, the first
-// outermost: Dispatch, PushBulk, batches, and the chain links that
+// outermost: Dispatch, PushMany, batches, and the chain links that
 // workers push through e. Call it at start-up, before e pushes.
 func (e *Engine) UseDispatch(mw ...DispatchMiddleware) {
 	for {
@@ -82,7 +82,7 @@ func (e *Engine) hasDispatchMiddleware() bool {
 }
 
 // pushThrough runs push inside e's dispatch middleware, if it has any.
-func (e *Engine) pushThrough(ctx context.Context, out *Outbound, push func(context.Context) error) error {
+func (e *Engine) pushThrough(ctx context.Context, out *DispatchCall, push func(context.Context) error) error {
 	if !e.hasDispatchMiddleware() {
 		return push(ctx)
 	}
@@ -99,20 +99,20 @@ func (e *Engine) pushThrough(ctx context.Context, out *Outbound, push func(conte
 	return throughDispatch(ctx, *ms, out, push)
 }
 
-func throughDispatch(ctx context.Context, ms []DispatchMiddleware, out *Outbound, push func(context.Context) error) error {
+func throughDispatch(ctx context.Context, ms []DispatchMiddleware, out *DispatchCall, push func(context.Context) error) error {
 	if len(ms) == 0 {
 		return push(ctx)
 	}
 	return ms[0](ctx, out, func(ctx context.Context) error { return throughDispatch(ctx, ms[1:], out, push) })
 }
 
-// pushKind tells the kind of a PushBulk call from its jobs.
+// pushKind tells the kind of a PushMany call from its jobs.
 func pushKind(jobs []Outgoing) DispatchKind {
 	if len(jobs) > 0 && jobs[0].Envelope.BatchID != "" {
-		return DispatchBatch
+		return DispatchKindBatch
 	}
 	if len(jobs) == 1 {
-		return DispatchOne
+		return DispatchKindOne
 	}
-	return DispatchBulk
+	return DispatchKindMany
 }

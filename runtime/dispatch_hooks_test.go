@@ -23,7 +23,7 @@ func TestDispatchMiddlewareSetsHeadersThatHandlersSee(t *testing.T) {
 		}
 		var mu sync.Mutex
 		var calls []seen
-		b.engine.UseDispatch(func(ctx context.Context, out *runtime.Outbound, next func(context.Context) error) error {
+		b.engine.UseDispatch(func(ctx context.Context, out *runtime.DispatchCall, next func(context.Context) error) error {
 			from := ""
 			if out.From != nil {
 				from = out.From.ID
@@ -49,11 +49,11 @@ func TestDispatchMiddlewareSetsHeadersThatHandlersSee(t *testing.T) {
 		require.NoError(t, err)
 		e4, err := runtime.NewPendingDispatch(job(4, runtime.JobOptions{})).Envelope()
 		require.NoError(t, err)
-		require.NoError(t, b.engine.PushBulk(b.ctx, []runtime.Outgoing{{Envelope: e3}, {Envelope: e4}}))
+		require.NoError(t, b.engine.PushMany(b.ctx, []runtime.Outgoing{{Envelope: e3}, {Envelope: e4}}))
 		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true})
 
-		require.ElementsMatch(t, []string{"one", "link", "bulk", "bulk"}, rec.list())
-		require.Equal(t, []seen{{runtime.DispatchOne, 1, ""}, {runtime.DispatchBulk, 2, ""}, {runtime.DispatchLink, 1, first}}, calls)
+		require.ElementsMatch(t, []string{"one", "link", "many", "many"}, rec.list())
+		require.Equal(t, []seen{{runtime.DispatchKindOne, 1, ""}, {runtime.DispatchKindMany, 2, ""}, {runtime.DispatchKindLink, 1, first}}, calls)
 	})
 }
 
@@ -75,14 +75,14 @@ func TestStatesReadsManyQueuesAtOnce(t *testing.T) {
 	})
 }
 
-// TestEventsAndBulkGoThroughDispatchMiddleware: Fire and DispatchMany
+// TestEventsAndManyGoThroughDispatchMiddleware: Fire and DispatchMany
 // push through the dispatch middleware too, once per call, so a trace
 // context reaches every listener's and every bulk job's handler.
-func TestEventsAndBulkGoThroughDispatchMiddleware(t *testing.T) {
+func TestEventsAndManyGoThroughDispatchMiddleware(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 		var mu sync.Mutex
 		var kinds []runtime.DispatchKind
-		b.engine.UseDispatch(func(ctx context.Context, out *runtime.Outbound, next func(context.Context) error) error {
+		b.engine.UseDispatch(func(ctx context.Context, out *runtime.DispatchCall, next func(context.Context) error) error {
 			mu.Lock()
 			kinds = append(kinds, out.Kind)
 			mu.Unlock()
@@ -109,6 +109,6 @@ func TestEventsAndBulkGoThroughDispatchMiddleware(t *testing.T) {
 		require.ElementsMatch(t, []string{
 			"test.EmailNotice event", "test.SmsNotice event", "test.Job bulk", "test.Job bulk",
 		}, rec.list())
-		require.Equal(t, []runtime.DispatchKind{runtime.DispatchEvent, runtime.DispatchBulk}, kinds)
+		require.Equal(t, []runtime.DispatchKind{runtime.DispatchKindEvent, runtime.DispatchKindMany}, kinds)
 	})
 }

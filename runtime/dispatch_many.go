@@ -6,16 +6,16 @@ import (
 	"time"
 )
 
-// BulkDispatcher dispatches many jobs at once: *Engine pushes them in
+// ManyDispatcher dispatches many jobs at once: *Engine pushes them in
 // pipelined script calls; jobtest's fake records each one. DispatchMany
 // falls back to one Dispatch per job for a Dispatcher that is not one.
-type BulkDispatcher interface {
-	DispatchBulk(ctx context.Context, b *PendingBulk) (ids []string, err error)
+type ManyDispatcher interface {
+	DispatchMany(ctx context.Context, b *PendingMany) (ids []string, err error)
 }
 
-// PendingBulk is many jobs with overrides that apply to all of them, sent
+// PendingMany is many jobs with overrides that apply to all of them, sent
 // by its Dispatch method. Its setters return it, so they chain.
-type PendingBulk struct {
+type PendingMany struct {
 	jobs       []Job
 	queue      string
 	connection string
@@ -23,9 +23,9 @@ type PendingBulk struct {
 	delaySet   bool
 }
 
-// NewPendingBulk starts a dispatch of jobs.
-func NewPendingBulk[T Job](jobs []T) *PendingBulk {
-	b := &PendingBulk{jobs: make([]Job, len(jobs))}
+// NewPendingMany starts a dispatch of jobs.
+func NewPendingMany[T Job](jobs []T) *PendingMany {
+	b := &PendingMany{jobs: make([]Job, len(jobs))}
 	for i, j := range jobs {
 		b.jobs[i] = j
 	}
@@ -33,34 +33,34 @@ func NewPendingBulk[T Job](jobs []T) *PendingBulk {
 }
 
 // DispatchMany dispatches jobs with their annotated options, and returns
-// their IDs, in order: NewPendingBulk(jobs).Dispatch(ctx).
+// their IDs, in order: NewPendingMany(jobs).Dispatch(ctx).
 func DispatchMany[T Job](ctx context.Context, jobs []T) ([]string, error) {
-	return NewPendingBulk(jobs).Dispatch(ctx)
+	return NewPendingMany(jobs).Dispatch(ctx)
 }
 
 // Delay makes every job ready only after d, overriding its annotation.
-func (b *PendingBulk) Delay(d time.Duration) *PendingBulk {
+func (b *PendingMany) Delay(d time.Duration) *PendingMany {
 	b.delay, b.delaySet = d, true
 	return b
 }
 
 // OnQueue sends every job to queue q.
-func (b *PendingBulk) OnQueue(q string) *PendingBulk {
+func (b *PendingMany) OnQueue(q string) *PendingMany {
 	b.queue = q
 	return b
 }
 
 // OnConnection sends every job through the dispatcher named c.
-func (b *PendingBulk) OnConnection(c string) *PendingBulk {
+func (b *PendingMany) OnConnection(c string) *PendingMany {
 	b.connection = c
 	return b
 }
 
 // Len returns the number of jobs.
-func (b *PendingBulk) Len() int { return len(b.jobs) }
+func (b *PendingMany) Len() int { return len(b.jobs) }
 
 // Pending returns job i as a single dispatch, with the overrides.
-func (b *PendingBulk) Pending(i int) *PendingDispatch {
+func (b *PendingMany) Pending(i int) *PendingDispatch {
 	p := NewPendingDispatch(b.jobs[i])
 	p.queue, p.connection = b.queue, b.connection
 	p.delay, p.delaySet = b.delay, b.delaySet
@@ -69,11 +69,11 @@ func (b *PendingBulk) Pending(i int) *PendingDispatch {
 
 // Dispatch sends the jobs through the dispatcher of the first one's
 // connection (as Dispatch finds it) and returns their IDs, in order. If
-// some are not queued, it returns a *BulkError that says which (their
+// some are not queued, it returns a *DispatchManyError that says which (their
 // IDs are ""); the others are queued. Jobs of one queue and delay go in
 // script calls of up to 500 jobs, each atomic; the dispatch as a whole is
 // not.
-func (b *PendingBulk) Dispatch(ctx context.Context) ([]string, error) {
+func (b *PendingMany) Dispatch(ctx context.Context) ([]string, error) {
 	if len(b.jobs) == 0 {
 		return nil, nil
 	}
@@ -81,11 +81,11 @@ func (b *PendingBulk) Dispatch(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if bd, ok := d.(BulkDispatcher); ok {
-		return bd.DispatchBulk(ctx, b)
+	if bd, ok := d.(ManyDispatcher); ok {
+		return bd.DispatchMany(ctx, b)
 	}
 	ids := make([]string, len(b.jobs))
-	var be *BulkError
+	var be *DispatchManyError
 	for i := range b.jobs {
 		ids[i], err = d.Dispatch(ctx, b.Pending(i))
 		if err != nil {
@@ -95,15 +95,15 @@ func (b *PendingBulk) Dispatch(ctx context.Context) ([]string, error) {
 	return ids, be.orNil()
 }
 
-// BulkError reports the jobs of a DispatchMany that were not queued.
-type BulkError struct {
+// DispatchManyError reports the jobs of a DispatchMany that were not queued.
+type DispatchManyError struct {
 	// Errs has one entry per job dispatched: nil for a job queued, its
 	// error for one that was not.
 	Errs []error
 }
 
 // Failed returns the indexes of the jobs that were not queued.
-func (e *BulkError) Failed() []int {
+func (e *DispatchManyError) Failed() []int {
 	var out []int
 	for i, err := range e.Errs {
 		if err != nil {
@@ -114,7 +114,7 @@ func (e *BulkError) Failed() []int {
 }
 
 // Error says how many jobs failed, and the first one's error.
-func (e *BulkError) Error() string {
+func (e *DispatchManyError) Error() string {
 	failed := e.Failed()
 	if len(failed) == 0 {
 		return "jobgen: dispatch many: no job failed"
@@ -124,7 +124,7 @@ func (e *BulkError) Error() string {
 
 // Unwrap returns the errors of the jobs that failed, so errors.Is and
 // errors.As look into them.
-func (e *BulkError) Unwrap() []error {
+func (e *DispatchManyError) Unwrap() []error {
 	var out []error
 	for _, err := range e.Errs {
 		if err != nil {
@@ -135,22 +135,22 @@ func (e *BulkError) Unwrap() []error {
 }
 
 // add records err for job i of n, allocating e if it is nil.
-func (e *BulkError) add(n, i int, err error) *BulkError {
+func (e *DispatchManyError) add(n, i int, err error) *DispatchManyError {
 	if e == nil {
-		e = &BulkError{Errs: make([]error, n)}
+		e = &DispatchManyError{Errs: make([]error, n)}
 	}
 	e.Errs[i] = err
 	return e
 }
 
-func (e *BulkError) orNil() error {
+func (e *DispatchManyError) orNil() error {
 	if e == nil {
 		return nil
 	}
 	return e
 }
 
-// bulkChunk is the jobs of a DispatchBulk that go in one push call, with
+// bulkChunk is the jobs of a DispatchMany that go in one push call, with
 // the indexes of the jobs they are.
 type bulkChunk struct {
 	pushGroup
@@ -158,16 +158,16 @@ type bulkChunk struct {
 	envs  []*Envelope // of items, encoded into args inside the dispatch middleware
 }
 
-// DispatchBulk pushes b's jobs: *Engine is a BulkDispatcher. It builds
+// DispatchMany pushes b's jobs: *Engine is a ManyDispatcher. It builds
 // and checks every job's envelope as Dispatch does, then pushes them as
-// PushBulk does: in one pipeline of push calls, one per queue, delay and
+// PushMany does: in one pipeline of push calls, one per queue, delay and
 // 500 jobs. Unique jobs are dispatched one at a time, each with its
 // lock. A job refused before the push (it does not encode, is too
-// large) or in a push call that failed is reported in a *BulkError.
-func (e *Engine) DispatchBulk(ctx context.Context, b *PendingBulk) ([]string, error) {
+// large) or in a push call that failed is reported in a *DispatchManyError.
+func (e *Engine) DispatchMany(ctx context.Context, b *PendingMany) ([]string, error) {
 	n := len(b.jobs)
 	ids := make([]string, n)
-	var be *BulkError
+	var be *DispatchManyError
 	var (
 		chunks  []*bulkChunk
 		open    = map[pushGroupKey]*bulkChunk{} // the chunk being filled, per queue and delay
@@ -215,7 +215,7 @@ func (e *Engine) DispatchBulk(ctx context.Context, b *PendingBulk) ([]string, er
 		ids[i] = env.ID
 	}
 	if len(chunks) > 0 {
-		be = e.pushBulkChunks(ctx, chunks, ids, be, n, now)
+		be = e.pushManyChunks(ctx, chunks, ids, be, n, now)
 		if !e.events.empty() {
 			for _, c := range chunks {
 				for k, i := range c.items {
@@ -230,7 +230,7 @@ func (e *Engine) DispatchBulk(ctx context.Context, b *PendingBulk) ([]string, er
 }
 
 // bulkEnvelope builds and seals the envelope of one job of a
-// DispatchBulk.
+// DispatchMany.
 func (e *Engine) bulkEnvelope(job Job, queue, connection string, delay time.Duration, now time.Time) (*Envelope, error) {
 	if delay < 0 {
 		return nil, fmt.Errorf("dispatch %s: %w: negative delay %v", job.JobName(), ErrInvalid, delay)
@@ -245,12 +245,12 @@ func (e *Engine) bulkEnvelope(job Job, queue, connection string, delay time.Dura
 	return env, nil
 }
 
-// pushBulkChunks encodes the chunks' envelopes and pushes them, inside
+// pushManyChunks encodes the chunks' envelopes and pushes them, inside
 // the dispatch middleware (which may set their headers) as one bulk
 // push. A job that does not encode, or whose chunk's call failed, is
-// reported in the BulkError and loses its ID.
-func (e *Engine) pushBulkChunks(ctx context.Context, chunks []*bulkChunk, ids []string, be *BulkError, n int, now time.Time) *BulkError {
-	out := &Outbound{Kind: DispatchBulk}
+// reported in the DispatchManyError and loses its ID.
+func (e *Engine) pushManyChunks(ctx context.Context, chunks []*bulkChunk, ids []string, be *DispatchManyError, n int, now time.Time) *DispatchManyError {
+	out := &DispatchCall{Kind: DispatchKindMany}
 	for _, c := range chunks {
 		for _, env := range c.envs {
 			out.Jobs = append(out.Jobs, Outgoing{Envelope: env, Delay: time.Duration(c.Delay) * time.Millisecond})
@@ -280,7 +280,7 @@ func (e *Engine) pushBulkChunks(ctx context.Context, chunks []*bulkChunk, ids []
 // pushChunks registers the chunks' queues and pushes them in one
 // pipeline; the jobs of a chunk whose call failed get its error, and
 // lose their ID.
-func (e *Engine) pushChunks(ctx context.Context, chunks []*bulkChunk, ids []string, be *BulkError, n int) *BulkError {
+func (e *Engine) pushChunks(ctx context.Context, chunks []*bulkChunk, ids []string, be *DispatchManyError, n int) *DispatchManyError {
 	calls := make([]call, 0, len(chunks))
 	sent := make([]*bulkChunk, 0, len(chunks))
 	for _, c := range chunks {

@@ -23,7 +23,7 @@ func TestDispatchMany(t *testing.T) {
 		}
 		jobs[700].Tag = strings.Repeat("x", 2<<20) // past the 1 MiB default cap
 		ids, err := runtime.DispatchMany(b.ctx, jobs)
-		var be *runtime.BulkError
+		var be *runtime.DispatchManyError
 		require.ErrorAs(t, err, &be)
 		require.Equal(t, []int{700}, be.Failed())
 		var tooLarge *runtime.PayloadTooLargeError
@@ -55,15 +55,15 @@ func TestDispatchMany(t *testing.T) {
 func TestDispatchManyOverrides(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 		jobs := []testJob{job(1, runtime.JobOptions{}), job(2, runtime.JobOptions{Queue: "a"})}
-		ids, err := runtime.NewPendingBulk(jobs).OnQueue("many").Delay(3600e9).Dispatch(b.ctx)
+		ids, err := runtime.NewPendingMany(jobs).OnQueue("many").Delay(3600e9).Dispatch(b.ctx)
 		require.NoError(t, err)
 		require.Len(t, ids, 2)
 		sizes, err := runtime.NewInspector(b.engine).Sizes(b.ctx, "many")
 		require.NoError(t, err)
 		require.EqualValues(t, 2, sizes.Delayed)
 
-		_, err = runtime.NewPendingBulk(jobs).OnQueue("bad{queue}").Dispatch(b.ctx)
-		var be *runtime.BulkError
+		_, err = runtime.NewPendingMany(jobs).OnQueue("bad{queue}").Dispatch(b.ctx)
+		var be *runtime.DispatchManyError
 		require.ErrorAs(t, err, &be)
 		require.Equal(t, []int{0, 1}, be.Failed())
 		require.ErrorIs(t, err, runtime.ErrInvalid)
@@ -77,7 +77,7 @@ func TestDispatchManyPushError(t *testing.T) {
 		require.NoError(t, b.rdb.Set(b.ctx, b.prefix+":{broken}:ready", "x", 0).Err())
 		jobs := []testJob{onQueue(1, "fine"), onQueue(2, "broken"), onQueue(3, "fine")}
 		ids, err := runtime.DispatchMany(b.ctx, jobs)
-		var be *runtime.BulkError
+		var be *runtime.DispatchManyError
 		require.ErrorAs(t, err, &be)
 		require.Equal(t, []int{1}, be.Failed())
 		require.NotEmpty(t, ids[0])

@@ -64,10 +64,10 @@
 // job with Encrypted set has its body sealed with AES-GCM under
 // EngineConfig.Keys, a KeyRing.
 //
-// DispatchMany (or NewPendingBulk, for a queue, connection or delay
-// that applies to all) dispatches many jobs of one type the way PushBulk
+// DispatchMany (or NewPendingMany, for a queue, connection or delay
+// that applies to all) dispatches many jobs of one type the way PushMany
 // pushes, in a pipeline of script calls of 500 jobs, and reports the
-// jobs that were not queued in a *BulkError. PushRaw pushes an encoded
+// jobs that were not queued in a *DispatchManyError. PushRaw pushes an encoded
 // body under a wire name, for producers without the job's Go type.
 //
 // # Events and listeners
@@ -149,8 +149,8 @@
 // panic is an exception too (*PanicError). An attempt that outlives its
 // timeout is cancelled with ErrTimeout and retried without counting as
 // an exception, or failed at once if FailOnTimeout is set. A handler
-// steers its job by returning ReleaseJob(delay), FailJob(err) or
-// DeleteJob().
+// steers its job by returning ReleaseRequest(delay), FailRequest(err) or
+// DeleteRequest().
 //
 // A job that fails for good goes to the FailedStore (Inspector.Failed), kept
 // per queue in Redis and bounded by EngineConfig.FailedMaxCount and
@@ -227,9 +227,9 @@
 // a tick while the last run's job is queued or running, with a unique
 // lock of the entry's own. RunDue makes one pass (schedule:run), Status
 // reads each entry's last run (schedule:list) and DispatchNow
-// dispatches an entry now (schedule:test). Pause stops an entry for
+// dispatches an entry now (schedule:test). PauseEntry stops an entry for
 // every process that runs the schedule, its ticks claimed and pushing
-// nothing, until Resume (schedule:pause, schedule:resume).
+// nothing, until ResumeEntry (schedule:pause, schedule:resume).
 //
 // # Queues
 //

@@ -90,7 +90,7 @@ func TestReserveBatches(t *testing.T) {
 		for i := range out {
 			out[i] = runtime.Outgoing{Envelope: env("bulk", "app.Job", fmt.Sprint(i))}
 		}
-		require.NoError(t, b.engine.PushBulk(b.ctx, out))
+		require.NoError(t, b.engine.PushMany(b.ctx, out))
 		require.Equal(t, int64(2500), sizes(t, b, "bulk").Ready)
 
 		seen := map[string]bool{}
@@ -111,7 +111,7 @@ func TestReserveBatches(t *testing.T) {
 	})
 }
 
-func TestPushBulkAcrossQueuesAndDelays(t *testing.T) {
+func TestPushManyAcrossQueuesAndDelays(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		var out []runtime.Outgoing
 		for i := range 1200 {
@@ -122,7 +122,7 @@ func TestPushBulkAcrossQueuesAndDelays(t *testing.T) {
 			}
 			out = append(out, runtime.Outgoing{Envelope: env(q, "app.Job", ""), Delay: d})
 		}
-		require.NoError(t, b.engine.PushBulk(b.ctx, out))
+		require.NoError(t, b.engine.PushMany(b.ctx, out))
 		require.Equal(t, runtime.Sizes{Ready: 400, Delayed: 200}, sizes(t, b, "a"))
 		require.Equal(t, runtime.Sizes{Ready: 400, Delayed: 200}, sizes(t, b, "b"))
 		qs, err := runtime.NewInspector(b.engine).Queues(b.ctx)
@@ -146,7 +146,7 @@ func TestDuplicateIDIsRefused(t *testing.T) {
 		// The same job again is a push retried by the client: it is
 		// skipped, not queued twice and not refused.
 		require.NoError(t, b.engine.Push(b.ctx, first))
-		require.NoError(t, b.engine.PushBulk(b.ctx, []runtime.Outgoing{{Envelope: first}, {Envelope: env("default", "app.Job", "third")}}))
+		require.NoError(t, b.engine.PushMany(b.ctx, []runtime.Outgoing{{Envelope: first}, {Envelope: env("default", "app.Job", "third")}}))
 		require.Equal(t, int64(2), sizes(t, b, "default").Ready)
 
 		batch := mustReserve(t, b, "default", 10)
@@ -176,7 +176,7 @@ func TestDuplicateIDWithinOnePush(t *testing.T) {
 			q := fmt.Sprint("same", delay)
 			twin := env(q, "app.Job", "twin")
 			twin.ID = "twin"
-			require.NoError(t, b.engine.PushBulk(b.ctx, []runtime.Outgoing{
+			require.NoError(t, b.engine.PushMany(b.ctx, []runtime.Outgoing{
 				{Envelope: twin, Delay: delay}, {Envelope: env(q, "app.Job", "other"), Delay: delay}, {Envelope: twin, Delay: delay},
 			}))
 			require.Equal(t, int64(2), queued(q), "delay %v: the twin is queued once", delay)
@@ -191,7 +191,7 @@ func TestDuplicateIDWithinOnePush(t *testing.T) {
 			first.ID = "taken"
 			rival := env(q, "app.Job", "rival")
 			rival.ID = "taken"
-			err := b.engine.PushBulk(b.ctx, []runtime.Outgoing{
+			err := b.engine.PushMany(b.ctx, []runtime.Outgoing{
 				{Envelope: first, Delay: delay}, {Envelope: env(q, "app.Job", "other"), Delay: delay}, {Envelope: rival, Delay: delay},
 			})
 			require.ErrorIs(t, err, runtime.ErrIDTaken, "delay %v", delay)
@@ -383,7 +383,7 @@ func TestMigrateIsBounded(t *testing.T) {
 		for i := range out {
 			out[i] = runtime.Outgoing{Envelope: env("backlog", "app.Job", ""), Delay: time.Millisecond}
 		}
-		require.NoError(t, b.engine.PushBulk(b.ctx, out))
+		require.NoError(t, b.engine.PushMany(b.ctx, out))
 		time.Sleep(20 * time.Millisecond)
 
 		moved, calls := 0, 0
@@ -477,7 +477,7 @@ func TestPayloadCap(t *testing.T) {
 		require.ErrorContains(t, err, "1024")
 
 		// One oversize job in a bulk push: nothing is pushed.
-		err = b.engine.PushBulk(b.ctx, []runtime.Outgoing{{Envelope: env("default", "app.Small", "")}, {Envelope: big}})
+		err = b.engine.PushMany(b.ctx, []runtime.Outgoing{{Envelope: env("default", "app.Small", "")}, {Envelope: big}})
 		require.ErrorIs(t, err, runtime.ErrPayloadTooLarge)
 		require.Equal(t, runtime.Sizes{}, sizes(t, b, "default"))
 	})
@@ -536,7 +536,7 @@ func TestNoScriptRecovery(t *testing.T) {
 		require.NoError(t, b.engine.Push(b.ctx, env("a", "app.Job", "")))
 
 		flush() // pipeline of two scripts of different queues
-		require.NoError(t, b.engine.PushBulk(b.ctx, []runtime.Outgoing{
+		require.NoError(t, b.engine.PushMany(b.ctx, []runtime.Outgoing{
 			{Envelope: env("a", "app.Job", "")}, {Envelope: env("b", "app.Job", "")},
 		}))
 

@@ -53,7 +53,7 @@ func TestStoredPayloadLeavesOutWhatItsPlaceTells(t *testing.T) {
 		dated.DispatchedAt = 1_700_000_000_000
 		named := env("default", "app.Job", "named")
 		named.ID = "order-42"
-		require.NoError(t, b.engine.PushBulk(b.ctx, []runtime.Outgoing{{Envelope: plain}, {Envelope: dated}, {Envelope: named}}))
+		require.NoError(t, b.engine.PushMany(b.ctx, []runtime.Outgoing{{Envelope: plain}, {Envelope: dated}, {Envelope: named}}))
 
 		wantKeys := map[string][]string{
 			plain.ID: {"n", "b"},
@@ -97,7 +97,7 @@ func keysOf(m map[string]any) []string {
 func TestPartitionPayloadKeepsItsQueue(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{Partitions: map[string]int{"emails": 2}}, func(t *testing.T, b bundle) {
 		a, c := env("emails", "app.Job", "a"), env("emails", "app.Job", "c")
-		require.NoError(t, b.engine.PushBulk(b.ctx, []runtime.Outgoing{{Envelope: a}, {Envelope: c}}))
+		require.NoError(t, b.engine.PushMany(b.ctx, []runtime.Outgoing{{Envelope: a}, {Envelope: c}}))
 		batch := mustReserve(t, b, "emails", 10)
 		require.Len(t, batch.Jobs, 2)
 		seen := map[string]bool{}

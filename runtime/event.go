@@ -206,7 +206,7 @@ func (e *Engine) DispatchEvent(ctx context.Context, p *PendingEvent) ([]string, 
 		return nil, fmt.Errorf("fire %T: %w: negative delay %v", p.event, ErrInvalid, delay)
 	}
 	envs := make([]*Envelope, len(p.queued))
-	out := &Outbound{Kind: DispatchEvent, Jobs: make([]Outgoing, len(p.queued))}
+	out := &DispatchCall{Kind: DispatchKindEvent, Jobs: make([]Outgoing, len(p.queued))}
 	for i, pd := range p.queued {
 		env, err := pd.envelope(e.seal)
 		if err != nil {

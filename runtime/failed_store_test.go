@@ -45,7 +45,7 @@ func failMany(t *testing.T, b bundle, queue string, n int) []string {
 	for i := range out {
 		out[i] = runtime.Outgoing{Envelope: env(queue, "app.Job", fmt.Sprint(i))}
 	}
-	require.NoError(t, b.engine.PushBulk(b.ctx, out))
+	require.NoError(t, b.engine.PushMany(b.ctx, out))
 	batch := mustReserve(t, b, queue, n)
 	require.Len(t, batch.Jobs, n)
 	fs := make([]runtime.Failure, n)
@@ -475,7 +475,7 @@ func TestFailUndecodedJob(t *testing.T) {
 func TestRetryAllStopsAtWhatHadFailed(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
-			return runtime.FailJob(errors.New("still broken"))
+			return runtime.FailRequest(errors.New("still broken"))
 		})
 		for i := range 50 {
 			b.dispatch(t, job(i, runtime.JobOptions{}))

@@ -191,7 +191,7 @@ func TestWaitingPushesFillFlightsOfAtMost500Jobs(t *testing.T) {
 			for k := range out {
 				out[k] = runtime.Outgoing{Envelope: env("default", "app.Job", fmt.Sprint(i, "/", k))}
 			}
-			return func() error { return b.engine.PushBulk(b.ctx, out) }
+			return func() error { return b.engine.PushMany(b.ctx, out) }
 		}
 		var outs []<-chan error
 		for i := range 6 {
@@ -265,7 +265,7 @@ func pushWaitingFailsAlone(t *testing.T, b flightBundle, more int) {
 		for i := range bulk {
 			bulk[i] = runtime.Outgoing{Envelope: env(q, "app.Job", fmt.Sprint("more ", i))}
 		}
-		outs = append(outs, queued(t, b.engine, 1, func() error { return b.engine.PushBulk(b.ctx, bulk) }))
+		outs = append(outs, queued(t, b.engine, 1, func() error { return b.engine.PushMany(b.ctx, bulk) }))
 	}
 	clash := env(q, "app.Job", "another payload")
 	clash.ID = "taken"

@@ -8,23 +8,23 @@ import (
 
 // A handler controls its job by returning one of these errors.
 
-// ReleaseJob returns an error that makes the worker put the job back on
+// ReleaseRequest returns an error that makes the worker put the job back on
 // its queue, ready after delay (Laravel's $this->release($delay)). It is
 // not counted as an exception; the attempt is still used.
-func ReleaseJob(delay time.Duration) error { return &releaseRequest{delay: delay} }
+func ReleaseRequest(delay time.Duration) error { return &releaseRequest{delay: delay} }
 
-// FailJob returns an error that makes the worker fail the job now, with
+// FailRequest returns an error that makes the worker fail the job now, with
 // err as the reason, whatever tries remain (Laravel's $this->fail()).
-func FailJob(err error) error {
+func FailRequest(err error) error {
 	if err == nil {
 		err = errors.New("failed by its handler")
 	}
 	return &failRequest{err: err}
 }
 
-// DeleteJob returns an error that makes the worker delete the job as done,
+// DeleteRequest returns an error that makes the worker delete the job as done,
 // without retrying it (Laravel's $this->delete()). Its chain still runs.
-func DeleteJob() error { return deleteRequest{} }
+func DeleteRequest() error { return deleteRequest{} }
 
 type releaseRequest struct{ delay time.Duration }
 

@@ -9,7 +9,7 @@ import (
 // Laravel bridge's) act on what a handler returned as runtime's own
 // worker does.
 
-// AsRelease reports whether err, or an error it wraps, is a ReleaseJob
+// AsRelease reports whether err, or an error it wraps, is a ReleaseRequest
 // request, and its delay.
 func AsRelease(err error) (delay time.Duration, ok bool) {
 	var r *releaseRequest
@@ -19,7 +19,7 @@ func AsRelease(err error) (delay time.Duration, ok bool) {
 	return 0, false
 }
 
-// AsFail reports whether err, or an error it wraps, is a FailJob
+// AsFail reports whether err, or an error it wraps, is a FailRequest
 // request, and the reason it carries.
 func AsFail(err error) (reason error, ok bool) {
 	var f *failRequest
@@ -29,6 +29,6 @@ func AsFail(err error) (reason error, ok bool) {
 	return nil, false
 }
 
-// IsDelete reports whether err, or an error it wraps, is a DeleteJob
+// IsDelete reports whether err, or an error it wraps, is a DeleteRequest
 // request.
 func IsDelete(err error) bool { return errors.Is(err, deleteRequest{}) }

@@ -29,7 +29,7 @@ func pushReleased(t *testing.T, b bundle, queue, prefix string, n int) []string 
 		e.ID = fmt.Sprint(prefix, i+1)
 		ids[i], out[i] = e.ID, runtime.Outgoing{Envelope: e}
 	}
-	require.NoError(t, b.engine.PushBulk(b.ctx, out))
+	require.NoError(t, b.engine.PushMany(b.ctx, out))
 	var refs []runtime.Ref
 	for _, j := range mustReserve(t, b, queue, n).Jobs {
 		refs = append(refs, j.Ref)

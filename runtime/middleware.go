@@ -10,7 +10,7 @@ import (
 // Middleware wraps the handling of a job (Laravel's job middleware). It
 // runs next, the rest of the middleware and then the handler, or does
 // not, and returns what the job's handler would: nil, an error, or one
-// of the control errors (ReleaseJob, FailJob, DeleteJob).
+// of the control errors (ReleaseRequest, FailRequest, DeleteRequest).
 //
 // A worker's middleware (WorkerConfig.Middleware) wraps every job it
 // runs; a job type's own (JobMiddleware) wraps its jobs, inside the
@@ -105,7 +105,7 @@ func SkipWhen(fn func(ctx context.Context) bool) *Skip { return &Skip{when: fn} 
 // Handle runs next unless the job is skipped.
 func (s *Skip) Handle(ctx context.Context, next func(context.Context) error) error {
 	if s.when(ctx) {
-		return DeleteJob()
+		return DeleteRequest()
 	}
 	return next(ctx)
 }

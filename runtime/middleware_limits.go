@@ -14,7 +14,7 @@ import (
 // the context: a worker puts its own there; under DispatchSync it is the
 // default dispatcher, if that is an *Engine.
 //
-// Each releases a job it holds back with ReleaseJob, as Laravel's do: the
+// Each releases a job it holds back with ReleaseRequest, as Laravel's do: the
 // release does not count as an exception, but the attempt is used, so
 // give such jobs enough Tries (or a RetryUntil) for the waits.
 
@@ -43,7 +43,7 @@ func (r *RateLimit) DontRelease() *RateLimit {
 // Handle runs next if the limit allows.
 func (r *RateLimit) Handle(ctx context.Context, next func(context.Context) error) error {
 	if r.limit < 1 || r.per < time.Millisecond {
-		return FailJob(fmt.Errorf("%w: RateLimited(%q, %d, %v): want a limit of at least 1 per at least 1ms", ErrInvalid, r.key, r.limit, r.per))
+		return FailRequest(fmt.Errorf("%w: RateLimited(%q, %d, %v): want a limit of at least 1 per at least 1ms", ErrInvalid, r.key, r.limit, r.per))
 	}
 	e, err := engineFrom(ctx)
 	if err != nil {
@@ -57,9 +57,9 @@ func (r *RateLimit) Handle(ctx context.Context, next func(context.Context) error
 		return next(ctx)
 	}
 	if r.dontRelease {
-		return DeleteJob()
+		return DeleteRequest()
 	}
-	return ReleaseJob(time.Duration(reply[1]) * time.Millisecond)
+	return ReleaseRequest(time.Duration(reply[1]) * time.Millisecond)
 }
 
 // Overlap is the middleware WithoutOverlapping returns.
@@ -130,9 +130,9 @@ func (o *Overlap) Handle(ctx context.Context, next func(context.Context) error) 
 	}
 	if asInt(reply[0]) != 1 {
 		if o.dontRelease {
-			return DeleteJob()
+			return DeleteRequest()
 		}
-		return ReleaseJob(o.releaseAfter)
+		return ReleaseRequest(o.releaseAfter)
 	}
 	// If the unlock fails, the lock expires by itself.
 	defer func() { _ = e.unlock(context.WithoutCancel(ctx), k, owner) }()
@@ -182,7 +182,7 @@ func (x *ExceptionThrottle) When(report func(error) bool) *ExceptionThrottle {
 // Handle runs next unless the throttle is open, and counts its error.
 func (x *ExceptionThrottle) Handle(ctx context.Context, next func(context.Context) error) error {
 	if x.max < 1 || x.decay < time.Millisecond {
-		return FailJob(fmt.Errorf("%w: ThrottlesExceptions(%d, %v): want at least 1 exception per at least 1ms", ErrInvalid, x.max, x.decay))
+		return FailRequest(fmt.Errorf("%w: ThrottlesExceptions(%d, %v): want at least 1 exception per at least 1ms", ErrInvalid, x.max, x.decay))
 	}
 	e, err := engineFrom(ctx)
 	if err != nil {
@@ -204,7 +204,7 @@ func (x *ExceptionThrottle) Handle(ctx context.Context, next func(context.Contex
 		return fmt.Errorf("throttle exceptions of %q: %w", key, err)
 	}
 	if count.Val() >= int64(x.max) {
-		return ReleaseJob(max(ttl.Val(), time.Millisecond))
+		return ReleaseRequest(max(ttl.Val(), time.Millisecond))
 	}
 	herr := next(ctx)
 	switch {
@@ -219,7 +219,7 @@ func (x *ExceptionThrottle) Handle(ctx context.Context, next func(context.Contex
 	if err := (call{Script: scriptHits, Keys: []string{k}, Args: []any{x.decay.Milliseconds(), wire.NewNonce()}}).Run(ctx, e.rdb).Err(); err != nil {
 		return fmt.Errorf("throttle exceptions of %q: count %v: %w", key, herr, err)
 	}
-	return ReleaseJob(x.backoff)
+	return ReleaseRequest(x.backoff)
 }
 
 // isControl reports whether err is one of the errors a handler returns to

@@ -28,7 +28,7 @@ func BenchmarkWorkerDrainMonitor(b *testing.B) {
 				env.Body, _ = runtime.Encode(benchJob{})
 				out = append(out, runtime.Outgoing{Envelope: env})
 			}
-			require.NoError(b, e.PushBulk(ctx, out))
+			require.NoError(b, e.PushMany(ctx, out))
 			r := runtime.NewRouter()
 			runtime.Register(r, "bench.Job", func(context.Context, benchJob) error { return nil })
 			w, err := runtime.NewWorker(e, r, runtime.WorkerConfig{Queues: []string{benchQueue}, Concurrency: 100, StopWhenEmpty: true, Logger: quiet, MonitorEvery: c.every})

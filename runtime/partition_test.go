@@ -52,7 +52,7 @@ func TestPartitionedQueue(t *testing.T) {
 		for i := range 40 {
 			out = append(out, runtime.Outgoing{Envelope: env("p", "app.Job", fmt.Sprint(i))})
 		}
-		require.NoError(t, b.engine.PushBulk(b.ctx, out))
+		require.NoError(t, b.engine.PushMany(b.ctx, out))
 		require.NoError(t, b.engine.Later(b.ctx, env("p", "app.Job", "later"), time.Hour))
 		require.Equal(t, runtime.Sizes{Ready: 40, Delayed: 1}, sizes(t, b, "p"), "Sizes sees the whole queue")
 		for _, name := range parts[1:] {

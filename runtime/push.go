@@ -21,12 +21,12 @@ type Outgoing struct {
 
 // Push adds a job to the back of its queue.
 func (e *Engine) Push(ctx context.Context, env *Envelope) error {
-	return e.PushBulk(ctx, []Outgoing{{Envelope: env}})
+	return e.PushMany(ctx, []Outgoing{{Envelope: env}})
 }
 
 // Later adds a job to its queue, to become ready after delay.
 func (e *Engine) Later(ctx context.Context, env *Envelope, delay time.Duration) error {
-	return e.PushBulk(ctx, []Outgoing{{Envelope: env, Delay: delay}})
+	return e.PushMany(ctx, []Outgoing{{Envelope: env, Delay: delay}})
 }
 
 // pushChunk is the most jobs sent in one script call.
@@ -55,7 +55,7 @@ func (e *Engine) pushCall(queue string, delay int64, pairs []any) call {
 	return call{Script: scriptPush, Keys: []string{qk.Ready, qk.Payloads, qk.Notify, record}, Args: args}
 }
 
-// PushBulk pushes many jobs, to any queues, in one pipeline of script
+// PushMany pushes many jobs, to any queues, in one pipeline of script
 // calls of up to 500 jobs each. Each envelope gets an ID and dispatch time
 // if it has none. Every job is checked against the payload cap before
 // anything is sent. Jobs of one queue and delay are pushed atomically per
@@ -71,19 +71,19 @@ func (e *Engine) pushCall(queue string, delay int64, pairs []any) call {
 // engine; see Engine for what that changes.
 //
 // The push runs inside the engine's dispatch middleware (UseDispatch).
-func (e *Engine) PushBulk(ctx context.Context, jobs []Outgoing) error {
+func (e *Engine) PushMany(ctx context.Context, jobs []Outgoing) error {
 	if len(jobs) == 0 {
 		return nil
 	}
-	if !e.hasDispatchMiddleware() { // the common case: no Outbound, no closure
-		return e.pushBulk(ctx, jobs)
+	if !e.hasDispatchMiddleware() { // the common case: no DispatchCall, no closure
+		return e.pushMany(ctx, jobs)
 	}
-	return e.pushThrough(ctx, &Outbound{Kind: pushKind(jobs), Jobs: jobs}, func(ctx context.Context) error {
-		return e.pushBulk(ctx, jobs)
+	return e.pushThrough(ctx, &DispatchCall{Kind: pushKind(jobs), Jobs: jobs}, func(ctx context.Context) error {
+		return e.pushMany(ctx, jobs)
 	})
 }
 
-func (e *Engine) pushBulk(ctx context.Context, jobs []Outgoing) error {
+func (e *Engine) pushMany(ctx context.Context, jobs []Outgoing) error {
 	var g pushGroups
 	now := time.Now().UnixMilli()
 	for _, j := range jobs {
@@ -135,7 +135,7 @@ func (e *Engine) stored(j Outgoing, now int64) (queue string, payload []byte, er
 	return queue, payload, nil
 }
 
-// pushGroups sorts the jobs of a PushBulk into push calls, one per queue
+// pushGroups sorts the jobs of a PushMany into push calls, one per queue
 // and delay, of at most pushChunk jobs each.
 type pushGroups struct {
 	groups []*pushGroup

@@ -14,7 +14,7 @@ import (
 // Redis replicates asynchronously: a master acknowledges a write before
 // its replicas have it, and a write it acknowledged just before a
 // failover is lost when a replica is promoted without it. With Replicas
-// set, every push (Dispatch, Push, Later, PushBulk) sends WAIT on the
+// set, every push (Dispatch, Push, Later, PushMany) sends WAIT on the
 // same connection right after its script and returns only once that many
 // replicas have acknowledged it. A push that too few replicas
 // acknowledge within Timeout returns an error wrapping ErrNotReplicated:

@@ -187,7 +187,7 @@ func TestRetriedPushAfterTheJobRan(t *testing.T) {
 	})
 }
 
-func TestRetriedPushBulkAfterTheJobsRan(t *testing.T) {
+func TestRetriedPushManyAfterTheJobsRan(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		// Two queues, so two script calls in one pipeline, sent again whole.
 		hook := &replayScripts{sha: runtime.ScriptSHA("push"), between: func() {
@@ -202,7 +202,7 @@ func TestRetriedPushBulkAfterTheJobsRan(t *testing.T) {
 		for i := range 4 {
 			out = append(out, runtime.Outgoing{Envelope: env([]string{"a", "b"}[i%2], "app.Job", fmt.Sprint(i))})
 		}
-		require.NoError(t, b.engine.PushBulk(b.ctx, out))
+		require.NoError(t, b.engine.PushMany(b.ctx, out))
 		require.Equal(t, 1, hook.replays())
 		require.Equal(t, runtime.Sizes{}, sizes(t, b, "a"))
 		require.Equal(t, runtime.Sizes{}, sizes(t, b, "b"))

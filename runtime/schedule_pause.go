@@ -6,24 +6,24 @@ import (
 	"time"
 )
 
-// Pause pauses the entry named name, for every process that runs the
-// schedule on e's Redis: until Resume, its ticks are claimed (they count
+// PauseEntry pauses the entry named name, for every process that runs the
+// schedule on e's Redis: until ResumeEntry, its ticks are claimed (they count
 // as run, TickPaused) and push nothing. The flag is kept in the entry's
 // state in Redis, which does not expire while it is paused, so a pause
 // outlasts restarts and deploys. Pausing a paused entry does nothing.
 // DispatchNow still dispatches a paused entry.
 //
 // An unknown name is an error wrapping ErrInvalid.
-func (s *Schedule) Pause(ctx context.Context, e *Engine, name string) error {
+func (s *Schedule) PauseEntry(ctx context.Context, e *Engine, name string) error {
 	return s.setPaused(ctx, e, name, true)
 }
 
-// Resume undoes Pause: the entry's next tick after now pushes its job
+// ResumeEntry undoes PauseEntry: the entry's next tick after now pushes its job
 // again. The ticks that fell while it was paused stay claimed, so none
 // of them runs late. Resuming an entry that is not paused does nothing.
 //
 // An unknown name is an error wrapping ErrInvalid.
-func (s *Schedule) Resume(ctx context.Context, e *Engine, name string) error {
+func (s *Schedule) ResumeEntry(ctx context.Context, e *Engine, name string) error {
 	return s.setPaused(ctx, e, name, false)
 }
 

@@ -46,8 +46,8 @@ func TestSchedulePauseAndResume(t *testing.T) {
 		first := status()
 		require.False(t, first.Paused)
 
-		require.NoError(t, s.Pause(b.ctx, b.bundle.engine, "sync"))
-		require.NoError(t, s.Pause(b.ctx, b.bundle.engine, "sync"), "pausing again does nothing")
+		require.NoError(t, s.PauseEntry(b.ctx, b.bundle.engine, "sync"))
+		require.NoError(t, s.PauseEntry(b.ctx, b.bundle.engine, "sync"), "pausing again does nothing")
 		require.True(t, status().Paused)
 		require.Equal(t, time.Duration(-1), b.rdb.TTL(b.ctx, stateKey).Val(), "a paused entry's state does not expire")
 
@@ -68,8 +68,8 @@ func TestSchedulePauseAndResume(t *testing.T) {
 		require.True(t, status().Paused, "and leaves it paused")
 		require.Equal(t, runtime.TickPaused, pass(start.Add(2 * time.Minute))["sync"].Outcome)
 
-		require.NoError(t, s.Resume(b.ctx, b.bundle.engine, "sync"))
-		require.NoError(t, s.Resume(b.ctx, b.bundle.engine, "sync"), "resuming again does nothing")
+		require.NoError(t, s.ResumeEntry(b.ctx, b.bundle.engine, "sync"))
+		require.NoError(t, s.ResumeEntry(b.ctx, b.bundle.engine, "sync"), "resuming again does nothing")
 		require.False(t, status().Paused)
 		require.Positive(t, b.rdb.TTL(b.ctx, stateKey).Val(), "a resumed entry's state expires again")
 		require.Equal(t, runtime.TickTaken, pass(start.Add(2 * time.Minute))["sync"].Outcome, "ticks claimed while paused do not run late")
@@ -86,7 +86,7 @@ func TestSchedulePauseAndResume(t *testing.T) {
 		require.True(t, ok, "the job dispatched now is queued")
 		require.Equal(t, runtime.StateReady, found.State)
 
-		for _, fn := range []func(context.Context, *runtime.Engine, string) error{s.Pause, s.Resume} {
+		for _, fn := range []func(context.Context, *runtime.Engine, string) error{s.PauseEntry, s.ResumeEntry} {
 			err := fn(b.ctx, b.bundle.engine, "nope")
 			require.ErrorIs(t, err, runtime.ErrInvalid)
 			require.ErrorContains(t, err, `"nope"`)
@@ -101,7 +101,7 @@ func TestSchedulePausedNewEntry(t *testing.T) {
 	forEachScheduleBackend(t, start, func(t *testing.T, b schedBundle) {
 		s := runtime.NewSchedule()
 		s.Every(30*time.Second, job(1, runtime.JobOptions{})).Name("new").WithoutOverlapping()
-		require.NoError(t, s.Pause(b.ctx, b.bundle.engine, "new"))
+		require.NoError(t, s.PauseEntry(b.ctx, b.bundle.engine, "new"))
 		log := newTickLog()
 		b.run(t, s, log)
 		b.advance(1, start.Add(2*time.Minute))

@@ -81,7 +81,7 @@ const (
 	// TickFailed: the try failed (TickReport.Err); the next pass tries
 	// again while the tick is the entry's latest.
 	TickFailed
-	// TickPaused: the entry is paused (Schedule.Pause): the tick is
+	// TickPaused: the entry is paused (Schedule.PauseEntry): the tick is
 	// claimed, so it counts as run, and nothing was pushed.
 	TickPaused
 )
@@ -391,7 +391,7 @@ func (s *Schedule) DispatchNow(ctx context.Context, e *Engine, name string) (str
 	if err != nil {
 		return "", err
 	}
-	if err := eng.PushBulk(ctx, []Outgoing{{Envelope: env, Delay: entryDelay(en)}}); err != nil {
+	if err := eng.PushMany(ctx, []Outgoing{{Envelope: env, Delay: entryDelay(en)}}); err != nil {
 		undo()
 		return "", fmt.Errorf("dispatch %s: %w", env.Name, err)
 	}

@@ -98,7 +98,7 @@ func exerciseScripts(t *testing.T, b bundle) {
 	for _, h := range twice {
 		require.Equal(t, 1, h.replays())
 	}
-	require.NoError(t, e.PushBulk(ctx, []runtime.Outgoing{
+	require.NoError(t, e.PushMany(ctx, []runtime.Outgoing{
 		{Envelope: env("audit", "app.Job", "3")}, {Envelope: env("audit-b", "app.Job", "4")},
 	}))
 	time.Sleep(5 * time.Millisecond)
@@ -168,11 +168,11 @@ func exerciseScripts(t *testing.T, b bundle) {
 		clock.Set(now.Add(time.Minute))
 	}
 	// schedule_pause, and a tick of a paused entry that pushes nothing.
-	require.NoError(t, sched.Pause(ctx, e, "audit-delay"))
+	require.NoError(t, sched.PauseEntry(ctx, e, "audit-delay"))
 	reports, err := sched.RunDue(ctx, e, runtime.ScheduleConfig{Clock: clock})
 	require.NoError(t, err)
 	require.Equal(t, runtime.TickPaused, reports[1].Outcome)
-	require.NoError(t, sched.Resume(ctx, e, "audit-delay"))
+	require.NoError(t, sched.ResumeEntry(ctx, e, "audit-delay"))
 
 	// A worker running a chain whose next link goes to another queue (and
 	// slot): whatever scripts the worker uses for that run too.
@@ -184,7 +184,7 @@ func exerciseScripts(t *testing.T, b bundle) {
 		seen = append(seen, j.N)
 		mu.Unlock()
 		if j.Tag == "fail" {
-			return runtime.FailJob(errors.New("audit"))
+			return runtime.FailRequest(errors.New("audit"))
 		}
 		if info, _ := runtime.JobInfoFrom(ctx); j.Tag == "flaky" && info.Attempt == 1 {
 			return errors.New("flaky")

@@ -40,7 +40,7 @@ func TestStaleFailRunsNoCatchAndCountsNothing(t *testing.T) {
 			info, _ := runtime.JobInfoFrom(ctx)
 			ran.Add(1)
 			steal(t, b, info.Queue, info.ID)
-			return runtime.FailJob(errors.New("gives up"))
+			return runtime.FailRequest(errors.New("gives up"))
 		})
 		_, err := runtime.Chain(stepJob{Step: "a"}, stepJob{Step: "b"}).Catch(cb.With("chain")).Dispatch(b.ctx)
 		require.NoError(t, err)
@@ -98,7 +98,7 @@ func TestStaleReleaseEmitsNoJobReleased(t *testing.T) {
 			info, _ := runtime.JobInfoFrom(ctx)
 			ran.Add(1)
 			steal(t, b, info.Queue, info.ID)
-			return runtime.ReleaseJob(0)
+			return runtime.ReleaseRequest(0)
 		})
 		b.dispatch(t, job(1, runtime.JobOptions{Tries: 3}))
 		_, stop := b.start(t, runtime.WorkerConfig{})
@@ -337,7 +337,7 @@ func TestSlowHooksOfALiveWorkerRunOnce(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 		var hooks atomic.Int32
 		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
-			return runtime.FailJob(errors.New("no"))
+			return runtime.FailRequest(errors.New("no"))
 		}, runtime.OnFailed(func(ctx context.Context, j testJob, err error) {
 			hooks.Add(1)
 			time.Sleep(1200 * time.Millisecond)

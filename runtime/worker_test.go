@@ -170,7 +170,7 @@ func TestWorkerMaxExceptions(t *testing.T) {
 		var runs atomic.Int32
 		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
 			if runs.Add(1) == 1 {
-				return runtime.ReleaseJob(0) // a release is not an exception
+				return runtime.ReleaseRequest(0) // a release is not an exception
 			}
 			return errors.New("boom")
 		})
@@ -297,11 +297,11 @@ func TestHandlerControlsItsJob(t *testing.T) {
 			rec.add(ctx, fmt.Sprint(j.Tag, info.Attempt))
 			switch {
 			case j.Tag == "release" && info.Attempt == 1:
-				return runtime.ReleaseJob(100 * time.Millisecond)
+				return runtime.ReleaseRequest(100 * time.Millisecond)
 			case j.Tag == "fail":
-				return runtime.FailJob(errors.New("card declined"))
+				return runtime.FailRequest(errors.New("card declined"))
 			case j.Tag == "delete":
-				return runtime.DeleteJob()
+				return runtime.DeleteRequest()
 			}
 			return nil
 		})
@@ -475,7 +475,7 @@ func TestWorkerChainHook(t *testing.T) {
 		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error {
 			rec.add(ctx, fmt.Sprint(j.N))
 			if j.Tag == "fail" {
-				return runtime.FailJob(errors.New("stop the chain"))
+				return runtime.FailRequest(errors.New("stop the chain"))
 			}
 			return nil
 		})

@@ -108,7 +108,7 @@ func TestPeriodicJobsInABrowser(t *testing.T) {
 	// Live: a pause from elsewhere (schedule:pause) shows without a
 	// reload.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.stayed = 7`)))
-	require.NoError(t, s.Pause(a.ctx, a.engine, "digest "+evil))
+	require.NoError(t, s.PauseEntry(a.ctx, a.engine, "digest "+evil))
 	until(t, ctx, textIs("entry-2-state", "paused"))
 	stayed, err := chromedp.Run(ctx, chromedp.Evaluate[int](`window.stayed || 0`))
 	require.NoError(t, err)

@@ -67,15 +67,15 @@ func (m *Mailer) HandleSendPasswordReset(ctx context.Context, job SendPasswordRe
 
 // send renders template name with data and sends it to to. A temporary
 // failure is returned as it is, so the worker retries the job on its
-// backoff; a permanent one fails the job at once with runtime.FailJob.
+// backoff; a permanent one fails the job at once with runtime.FailRequest.
 func (m *Mailer) send(ctx context.Context, to, name string, data any) error {
 	subject, err := m.render(name+".subject", data)
 	if err != nil {
-		return runtime.FailJob(err) // a broken template will not mend itself
+		return runtime.FailRequest(err) // a broken template will not mend itself
 	}
 	body, err := m.render(name+".body", data)
 	if err != nil {
-		return runtime.FailJob(err)
+		return runtime.FailRequest(err)
 	}
 	info, _ := runtime.JobInfoFrom(ctx)
 	err = m.sender.Send(ctx, Message{From: m.from, To: to, Subject: subject, Body: body})
@@ -83,7 +83,7 @@ func (m *Mailer) send(ctx context.Context, to, name string, data any) error {
 	switch {
 	case errors.As(err, &permanent):
 		m.log.WarnContext(ctx, "mail undeliverable", "to", to, "template", name, "err", err)
-		return runtime.FailJob(err)
+		return runtime.FailRequest(err)
 	case err != nil:
 		m.log.WarnContext(ctx, "mail not sent; will retry", "to", to, "template", name, "attempt", info.Attempt, "err", err)
 		return err

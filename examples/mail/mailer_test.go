@@ -66,7 +66,7 @@ func TestMailerErrors(t *testing.T) {
 	m = newTestMailer(t, &fakeSender{err: permanent})
 	err = m.HandleSendWelcome(context.Background(), SendWelcome{Email: "x@example.com"})
 	require.ErrorIs(t, err, permanent)
-	require.Contains(t, err.Error(), "failed by its handler") // runtime.FailJob
+	require.Contains(t, err.Error(), "failed by its handler") // runtime.FailRequest
 }
 
 // Code that dispatches is tested with a fake dispatcher on the context:

@@ -178,7 +178,7 @@ func (k Keys) Unique(key string) string { return k.prefix + ":unique:" + key }
 // for it and when (Redis clock, unix ms); skipped_at when that tick
 // pushed nothing, with skipped_by when the job of an earlier run still
 // held the entry's lock (without it, the entry was paused); paused, "1"
-// while the entry is paused (Schedule.Pause, schedule_pause.lua), when
+// while the entry is paused (Schedule.PauseEntry, schedule_pause.lua), when
 // its ticks are claimed and push nothing. It
 // is in the queue's slot, so the claim of a tick and the push of its job
 // are one script call (schedule_tick.lua). It expires StateRetention

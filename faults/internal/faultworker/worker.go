@@ -44,7 +44,7 @@ const (
 	KindPanic = "panic" // panic
 	KindExit  = "exit"  // exit the worker process with status 3
 	KindError = "error" // return an error (an exception: retried)
-	KindFail  = "fail"  // return runtime.FailJob: fail now
+	KindFail  = "fail"  // return runtime.FailRequest: fail now
 )
 
 // Task is the job every fault test dispatches.
@@ -233,7 +233,7 @@ func handle(ctx context.Context, l *Ledger, t Task) error {
 	case KindError:
 		return fmt.Errorf("faults: failing job %d", t.Seq)
 	case KindFail:
-		return runtime.FailJob(fmt.Errorf("faults: job %d fails itself", t.Seq))
+		return runtime.FailRequest(fmt.Errorf("faults: job %d fails itself", t.Seq))
 	}
 	l.Finish(info.ID, t.Seq, info.Attempt)
 	return nil

@@ -30,7 +30,7 @@ func NewDispatcher(t testing.TB, e *runtime.Engine, queue string) *Dispatcher {
 	return &Dispatcher{t: t, e: e, queue: queue, acked: map[string]int{}}
 }
 
-// Push pushes tasks in one PushBulk, numbering them, and returns their
+// Push pushes tasks in one PushMany, numbering them, and returns their
 // IDs. On an error none of them counts as acknowledged, though some may
 // have been pushed.
 func (d *Dispatcher) Push(ctx context.Context, tasks ...faultworker.Task) ([]string, error) {
@@ -51,7 +51,7 @@ func (d *Dispatcher) Push(ctx context.Context, tasks ...faultworker.Task) ([]str
 		}
 		out[i] = runtime.Outgoing{Envelope: env, Delay: p.DelayDuration()}
 	}
-	err := d.e.PushBulk(ctx, out)
+	err := d.e.PushMany(ctx, out)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err != nil {
