@@ -107,7 +107,7 @@ func TestEventsAndManyGoThroughDispatchMiddleware(t *testing.T) {
 		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"default", "mail"}, StopWhenEmpty: true})
 
 		require.ElementsMatch(t, []string{
-			"test.EmailNotice event", "test.SmsNotice event", "test.Job bulk", "test.Job bulk",
+			"test.EmailNotice event", "test.SmsNotice event", "test.Job many", "test.Job many",
 		}, rec.list())
 		require.Equal(t, []runtime.DispatchKind{runtime.DispatchKindEvent, runtime.DispatchKindMany}, kinds)
 	})

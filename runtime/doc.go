@@ -8,6 +8,30 @@
 // fixed here without regenerating anyone's code. Jobs written by hand
 // implement Job the same way.
 //
+// # Map
+//
+// The package is split by who calls it:
+//
+//   - Dispatching, and everything generated code calls: Job and
+//     JobOptions; Dispatch, DispatchMany, NewPendingDispatch, Chain,
+//     NewBatch and Fire; and *Engine, the Redis queue they push to
+//     (Open, NewEngine), whose methods dispatch and push.
+//   - Running jobs: Router and Register; *Worker (NewWorker,
+//     WorkerConfig) with its Middleware and events (Subscribe, Event);
+//     JobInfoFrom for handlers; ReleaseRequest, FailRequest and
+//     DeleteRequest to steer a job; Schedule for periodic jobs.
+//   - Operating queues: *Inspector (NewInspector), for the console,
+//     the dashboard and operators' tools: queue sizes and states, the
+//     jobs in each state, pausing and clearing queues, restarting
+//     workers, the FailedStore, the BatchStore, the worker registry
+//     and per-minute counts.
+//   - Low level: *Broker (NewBroker) reserves jobs under a lease and
+//     settles them (Ack, Release, Extend, Fail), for workers of another
+//     format such as the Laravel bridge. A Worker does this for you.
+//
+// The types every jobgen package shares, the Envelope and the errors,
+// are in package github.com/jobgen/jobgen/jobtype.
+//
 // # Connecting
 //
 // Open takes a URL and returns an *Engine, the Redis queue:
