@@ -112,8 +112,10 @@ func (c *EngineConfig) validate() error {
 	return c.Replication.validate()
 }
 
-// Engine is the Redis queue: it pushes, reserves, acks, releases and
-// fails jobs with one Lua script per operation. It is safe for
+// Engine is the Redis queue, as dispatchers see it: it dispatches and
+// pushes jobs, one Lua script call per push. Its other sides are views
+// of it: NewInspector for operators' reads and writes, NewBroker for the
+// low-level reserve and settles a Worker makes. It is safe for
 // concurrent use.
 //
 // Pushes made at the same time from several goroutines share script
