@@ -8,7 +8,7 @@ import (
 
 	"github.com/jobgen/jobgen/faults/internal/faultworker"
 	"github.com/jobgen/jobgen/faults/internal/harness"
-	"github.com/jobgen/jobgen/internal/lua"
+	"github.com/jobgen/jobgen/runtime/lua"
 	"github.com/jobgen/jobgen/runtime"
 )
 

@@ -36,7 +36,7 @@ func TestPopScriptPairs(t *testing.T) {
 			require.NoError(t, q.Push(ctx, "default", jobs...))
 			run := func(args ...any) []any {
 				t.Helper()
-				v, err := scriptPop.Run(ctx, q.rdb, keys, append([]any{90}, args...)...).Slice()
+				v, err := q.run(ctx, scriptPop, keys, append([]any{90}, args...)...).Slice()
 				require.NoError(t, err)
 				return v
 			}
@@ -56,7 +56,7 @@ func TestPopScriptPairs(t *testing.T) {
 
 			// A job and no payload to reserve it as is refused, before
 			// anything is written.
-			_, err = scriptPop.Run(ctx, q.rdb, keys, 90, "j1").Result()
+			_, err = q.run(ctx, scriptPop, keys, 90, "j1").Result()
 			require.ErrorContains(t, err, "pairs")
 			n, err = q.rdb.LLen(ctx, k.Ready).Result()
 			require.NoError(t, err)

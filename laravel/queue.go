@@ -3,7 +3,6 @@ package laravel
 import (
 	"bytes"
 	"context"
-	"embed"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,35 +13,27 @@ import (
 
 	"github.com/jobgen/jobgen/runtime"
 
-	"github.com/jobgen/jobgen/internal/lua"
+	"github.com/jobgen/jobgen/internal/send"
+	"github.com/jobgen/jobgen/runtime/lua"
 )
 
-//go:embed lua/*.lua
-var luaFiles embed.FS
-
-func mustScript(name string) *redis.Script {
-	b, err := luaFiles.ReadFile("lua/" + name + ".lua")
-	if err != nil {
-		panic(fmt.Sprintf("laravel: embedded script %s: %v", name, err))
-	}
-	// The scripts share jobgen's Lua helpers (internal/lua/lib).
-	src, err := lua.Join(string(b))
-	if err != nil {
-		panic(fmt.Sprintf("laravel: embedded script %s: %v", name, err))
-	}
-	return redis.NewScript(src)
-}
-
+// The bridge's scripts are runtime/lua's laravel_*.lua, run by SHA with
+// NOSCRIPT recovery (internal/send).
 var (
-	scriptPush    = mustScript("push")
-	scriptLater   = mustScript("later")
-	scriptMigrate = mustScript("migrate")
-	scriptPop     = mustScript("pop")
-	scriptRelease = mustScript("release")
-	scriptDelete  = mustScript("delete")
-	scriptExtend  = mustScript("extend")
-	scriptSizes   = mustScript("sizes")
+	scriptPush    = lua.Get("laravel_push")
+	scriptLater   = lua.Get("laravel_later")
+	scriptMigrate = lua.Get("laravel_migrate")
+	scriptPop     = lua.Get("laravel_pop")
+	scriptRelease = lua.Get("laravel_release")
+	scriptDelete  = lua.Get("laravel_delete")
+	scriptExtend  = lua.Get("laravel_extend")
+	scriptSizes   = lua.Get("laravel_sizes")
 )
+
+// run runs script s on keys and args.
+func (q *Queue) run(ctx context.Context, s *lua.Script, keys []string, args ...any) *redis.Cmd {
+	return send.Call{Script: s, Keys: keys, Args: args}.Run(ctx, q.rdb)
+}
 
 // Config is a Laravel Redis queue connection: the redis entry of
 // config/queue.php and the prefix of config/database.php's redis
@@ -142,7 +133,7 @@ func (q *Queue) Push(ctx context.Context, queue string, payloads ...[]byte) erro
 		for i, p := range payloads[:n] {
 			args[i] = p
 		}
-		if err := scriptPush.Run(ctx, q.rdb, []string{k.Ready, k.Notify}, args...).Err(); err != nil {
+		if err := q.run(ctx, scriptPush, []string{k.Ready, k.Notify}, args...).Err(); err != nil {
 			return fmt.Errorf("push to Laravel queue %q: %w", queue, err)
 		}
 		payloads = payloads[n:]
@@ -162,7 +153,7 @@ func (q *Queue) Later(ctx context.Context, queue string, delay time.Duration, pa
 		for _, p := range payloads[:n] {
 			args = append(args, p)
 		}
-		if err := scriptLater.Run(ctx, q.rdb, []string{k.Delayed}, args...).Err(); err != nil {
+		if err := q.run(ctx, scriptLater, []string{k.Delayed}, args...).Err(); err != nil {
 			return fmt.Errorf("push delayed to Laravel queue %q: %w", queue, err)
 		}
 		payloads = payloads[n:]
@@ -182,7 +173,7 @@ func seconds(d time.Duration) int64 {
 // ready list, at most MigrateLimit of each.
 func (q *Queue) Migrate(ctx context.Context, queue string) (delayed, expired int, err error) {
 	k := q.keys(queue)
-	v, err := scriptMigrate.Run(ctx, q.rdb, []string{k.Delayed, k.Reserved, k.Ready, k.Notify}, q.cfg.MigrateLimit).Int64Slice()
+	v, err := q.run(ctx, scriptMigrate, []string{k.Delayed, k.Reserved, k.Ready, k.Notify}, q.cfg.MigrateLimit).Int64Slice()
 	if err != nil {
 		return 0, 0, fmt.Errorf("migrate Laravel queue %q: %w", queue, err)
 	}
@@ -308,7 +299,7 @@ func (q *Queue) pop(ctx context.Context, queue string) (*Reserved, error) {
 		for _, e := range want {
 			args = append(args, e.job, e.reserved)
 		}
-		v, err := scriptPop.Run(ctx, q.rdb, keys, args...).Slice()
+		v, err := q.run(ctx, scriptPop, keys, args...).Slice()
 		if err != nil {
 			return nil, fmt.Errorf("pop from Laravel queue %q: %w", queue, err)
 		}
@@ -359,7 +350,7 @@ var ErrNotReserved = errors.New("laravel: job is no longer reserved (its retry_a
 // Delete removes a finished job from the reserved set
 // (RedisQueue::deleteReserved).
 func (q *Queue) Delete(ctx context.Context, r *Reserved) error {
-	n, err := scriptDelete.Run(ctx, q.rdb, []string{q.keys(r.Queue).Reserved}, r.Reserved).Int64()
+	n, err := q.run(ctx, scriptDelete, []string{q.keys(r.Queue).Reserved}, r.Reserved).Int64()
 	if err != nil {
 		return fmt.Errorf("delete job from Laravel queue %q: %w", r.Queue, err)
 	}
@@ -374,7 +365,7 @@ func (q *Queue) Delete(ctx context.Context, r *Reserved) error {
 // (RedisQueue::deleteAndRelease).
 func (q *Queue) Release(ctx context.Context, r *Reserved, delay time.Duration) error {
 	k := q.keys(r.Queue)
-	n, err := scriptRelease.Run(ctx, q.rdb, []string{k.Delayed, k.Reserved}, r.Reserved, seconds(delay)).Int64()
+	n, err := q.run(ctx, scriptRelease, []string{k.Delayed, k.Reserved}, r.Reserved, seconds(delay)).Int64()
 	if err != nil {
 		return fmt.Errorf("release job on Laravel queue %q: %w", r.Queue, err)
 	}
@@ -388,7 +379,7 @@ func (q *Queue) Release(ctx context.Context, r *Reserved, delay time.Duration) e
 // whole second), with ZADD XX: a job that runs longer than retry_after
 // is then not migrated back while it runs.
 func (q *Queue) Extend(ctx context.Context, r *Reserved, lease time.Duration) error {
-	n, err := scriptExtend.Run(ctx, q.rdb, []string{q.keys(r.Queue).Reserved}, r.Reserved, max(seconds(lease), 1)).Int64()
+	n, err := q.run(ctx, scriptExtend, []string{q.keys(r.Queue).Reserved}, r.Reserved, max(seconds(lease), 1)).Int64()
 	if err != nil {
 		return fmt.Errorf("extend job on Laravel queue %q: %w", r.Queue, err)
 	}
@@ -409,7 +400,7 @@ func (s Sizes) Total() int64 { return s.Ready + s.Delayed + s.Reserved }
 // Sizes returns the jobs of queue by state.
 func (q *Queue) Sizes(ctx context.Context, queue string) (Sizes, error) {
 	k := q.keys(queue)
-	v, err := scriptSizes.Run(ctx, q.rdb, []string{k.Ready, k.Delayed, k.Reserved}).Int64Slice()
+	v, err := q.run(ctx, scriptSizes, []string{k.Ready, k.Delayed, k.Reserved}).Int64Slice()
 	if err != nil {
 		return Sizes{}, fmt.Errorf("size of Laravel queue %q: %w", queue, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -13,13 +14,14 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/jobgen/jobgen/internal/lua"
 	"github.com/jobgen/jobgen/internal/redistest"
 	"github.com/jobgen/jobgen/internal/schedule"
+	"github.com/jobgen/jobgen/laravel"
 	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/runtime/lua"
 )
 
-// TestScriptKeyAudit runs every Lua script of internal/lua/scripts/ on the cluster
+// TestScriptKeyAudit runs every Lua script of runtime/lua on the cluster
 // under MONITOR and checks, from the commands each script ran, that every
 // key it touched was passed in its KEYS and that all of them share one
 // slot. An undeclared key in the same slot works silently on a single
@@ -61,7 +63,7 @@ func TestScriptKeyAudit(t *testing.T) {
 			sawBad = true
 			continue
 		}
-		require.True(t, ok, "a call with this test's keys ran a script that is not in internal/lua/scripts/: %s", c)
+		require.True(t, ok, "a call with this test's keys ran a script that is not in runtime/lua: %s", c)
 		if len(c.inner) == 0 {
 			// An EVALSHA refused with NOSCRIPT, after another test's
 			// SCRIPT FLUSH, ran nothing; its retry as EVAL is audited. A
@@ -236,6 +238,33 @@ func exerciseScripts(t *testing.T, b bundle) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.ElementsMatch(t, []int{1, 2, 3, 4, 5, 6, 6, 7, 8}, seen)
+	exerciseLaravelScripts(t, b)
+}
+
+// exerciseLaravelScripts runs the Laravel bridge's scripts (laravel_*),
+// on queues named in braces as a Laravel app on a cluster names them.
+func exerciseLaravelScripts(t *testing.T, b bundle) {
+	ctx := b.ctx
+	q, err := laravel.NewQueue(b.rdb, laravel.Config{Prefix: b.prefix + ":", HashTag: true})
+	require.NoError(t, err)
+	job := func(id string) []byte {
+		return fmt.Appendf(nil, `{"uuid":"%s","displayName":"App\\Jobs\\X","job":"App\\Jobs\\X@handle","data":[],"id":"%s","attempts":0}`, id, id)
+	}
+	require.NoError(t, q.Push(ctx, "lv", job("a"), job("b")))          // laravel_push
+	require.NoError(t, q.Later(ctx, "lv", time.Millisecond, job("c"))) // laravel_later
+	_, _, err = q.Migrate(ctx, "lv")                                   // laravel_migrate
+	require.NoError(t, err)
+	r1, err := q.Pop(ctx, "lv") // laravel_pop
+	require.NoError(t, err)
+	require.NotNil(t, r1)
+	require.NoError(t, q.Extend(ctx, r1, time.Minute)) // laravel_extend
+	require.NoError(t, q.Release(ctx, r1, 0))          // laravel_release
+	r2, err := q.Pop(ctx, "lv")
+	require.NoError(t, err)
+	require.NotNil(t, r2)
+	require.NoError(t, q.Delete(ctx, r2)) // laravel_delete
+	_, err = q.Sizes(ctx, "lv")           // laravel_sizes
+	require.NoError(t, err)
 }
 
 // luaScripts maps the SHA1 of each script to its name.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/jobgen/jobgen/internal/lua"
+	"github.com/jobgen/jobgen/runtime/lua"
 )
 
 // Call is one script invocation.

@@ -1,6 +1,6 @@
 // Package send is how the engine's script calls reach Redis.
 //
-// A Call is one script of internal/lua with its keys and arguments. Run
+// A Call is one script of runtime/lua with its keys and arguments. Run
 // sends one by SHA; All sends several in one pipeline. Both recover from
 // NOSCRIPT (a server that lost its scripts to SCRIPT FLUSH, a restart or
 // a failover) by sending the calls that failed again by source, which

@@ -1,6 +1,12 @@
-// Package lua holds jobgen's Redis scripts: one file per operation in
-// scripts/, each headed by the keys and arguments it takes and what it
-// returns, and the helpers several scripts share in lib/.
+// Package lua holds jobgen's Redis scripts: one file per operation
+// (<operation>.lua; the Laravel bridge's are laravel_<operation>.lua),
+// each headed by the keys and arguments it takes and what it returns,
+// and the helpers several scripts share in lib/. Every key a script
+// touches comes in through KEYS.
+//
+// Its Go API exists for jobgen's own packages (runtime, laravel), which
+// run the scripts by SHA with the NOSCRIPT recovery of internal/send; it
+// is not meant for applications.
 //
 // A script names the helpers it needs on a line of its own,
 //
@@ -23,7 +29,7 @@ import (
 	"strings"
 )
 
-//go:embed scripts/*.lua lib/*.lua
+//go:embed *.lua lib/*.lua
 var files embed.FS
 
 // Script is one operation's script, with its helpers joined in.
@@ -53,7 +59,7 @@ func Get(name string) *Script {
 var usesLine = regexp.MustCompile(`(?m)^-- uses: ([a-z_, ]+)\n`)
 
 func load() []*Script {
-	names, err := fs.Glob(files, "scripts/*.lua")
+	names, err := fs.Glob(files, "*.lua")
 	if err != nil || len(names) == 0 {
 		panic(fmt.Sprintf("jobgen: no embedded scripts: %v", err))
 	}
@@ -64,7 +70,7 @@ func load() []*Script {
 			panic(fmt.Sprintf("jobgen: embedded script %s: %v", f, err))
 		}
 		name := strings.TrimSuffix(path.Base(f), ".lua")
-		src, err := Join(string(b))
+		src, err := join(string(b))
 		if err != nil {
 			panic(fmt.Sprintf("jobgen: embedded script %s: %v", name, err))
 		}
@@ -73,8 +79,8 @@ func load() []*Script {
 	return out
 }
 
-// Join replaces each "-- uses:" line of src with the helpers it names.
-func Join(src string) (string, error) {
+// join replaces each "-- uses:" line of src with the helpers it names.
+func join(src string) (string, error) {
 	var bad error
 	joined := usesLine.ReplaceAllStringFunc(src, func(line string) string {
 		var b strings.Builder

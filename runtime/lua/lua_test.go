@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Every file of scripts/ is a script, with each helper it names joined
+// Every .lua file here is a script, with each helper it names joined
 // in, and nothing else changed.
 func TestScriptsAreTheFilesWithTheirHelpers(t *testing.T) {
-	files, err := filepath.Glob("scripts/*.lua")
+	files, err := filepath.Glob("*.lua")
 	require.NoError(t, err)
 	require.Len(t, All(), len(files))
 	for _, f := range files {
@@ -40,7 +40,7 @@ func TestHelpersAreNotCopied(t *testing.T) {
 	libs, err := filepath.Glob("lib/*.lua")
 	require.NoError(t, err)
 	require.NotEmpty(t, libs)
-	files, err := filepath.Glob("scripts/*.lua")
+	files, err := filepath.Glob("*.lua")
 	require.NoError(t, err)
 	for _, l := range libs {
 		src, err := os.ReadFile(l)
@@ -59,6 +59,6 @@ func TestHelpersAreNotCopied(t *testing.T) {
 }
 
 func TestJoinRefusesAnUnknownHelper(t *testing.T) {
-	_, err := Join("-- uses: nothing_such\nreturn 1\n")
+	_, err := join("-- uses: nothing_such\nreturn 1\n")
 	require.ErrorContains(t, err, `uses "nothing_such"`)
 }
