@@ -8,8 +8,8 @@ import (
 
 	"github.com/jobgen/jobgen/faults/internal/faultworker"
 	"github.com/jobgen/jobgen/faults/internal/harness"
-	"github.com/jobgen/jobgen/runtime/lua"
 	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/runtime/lua"
 )
 
 // A Redis client retries a command whose connection broke before the
