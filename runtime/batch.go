@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jobgen/jobgen/internal/wire"
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -145,7 +144,7 @@ func (e *Engine) DispatchBatch(ctx context.Context, b *PendingBatch) (string, er
 		return "", err
 	}
 	bk := e.keys.Batch(id)
-	args := append([]any{"create", n, e.cfg.StateRetention.Milliseconds(), wire.NewToken()}, fields...)
+	args := append([]any{"create", n, e.cfg.StateRetention.Milliseconds(), newToken()}, fields...)
 	if err := (call{Script: scriptBatchAdd, Keys: bk.All(), Args: args}).Run(ctx, e.rdb).Err(); err != nil {
 		return "", fmt.Errorf("dispatch batch: %w", err)
 	}
@@ -213,7 +212,7 @@ func (b *PendingBatch) build(id string, seal func(*Envelope) error) (fields []an
 // indexBatch adds batch id to the list of batches (keys.Batches), and
 // drops the entries older than StateRetention from it.
 func (e *Engine) indexBatch(ctx context.Context, id string) error {
-	created, _ := wire.IDTime(id)
+	created, _ := idTime(id)
 	k := e.keys.Batches()
 	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		p.ZAdd(ctx, k, redis.Z{Score: float64(created), Member: id})

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jobgen/jobgen/internal/wire"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/jobgen/jobgen/internal/keyspace"
@@ -152,7 +151,7 @@ func (s *BatchStore) Add(ctx context.Context, id string, jobs ...Job) error {
 		return fmt.Errorf("add to batch %s: %w", id, err)
 	}
 	count := func(n int) error {
-		return call{Script: scriptBatchAdd, Keys: bk.All(), Args: []any{"add", n, s.e.cfg.StateRetention.Milliseconds(), wire.NewToken()}}.Run(ctx, s.e.rdb).Err()
+		return call{Script: scriptBatchAdd, Keys: bk.All(), Args: []any{"add", n, s.e.cfg.StateRetention.Milliseconds(), newToken()}}.Run(ctx, s.e.rdb).Err()
 	}
 	switch err := count(n); {
 	case err == nil:

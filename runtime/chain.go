@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"time"
-
-	"github.com/jobgen/jobgen/internal/wire"
 )
 
 // PendingChain is a chain of jobs to dispatch: each runs only after the
@@ -275,7 +273,7 @@ func nextLink(env *Envelope) (*Envelope, time.Duration, error) {
 	payload, delay, err := decodeLink(env.Chain[0])
 	var next *Envelope
 	if err == nil {
-		next, err = wire.DecodeLink(payload)
+		next, err = decodeLinkEnvelope(payload)
 	}
 	if err != nil {
 		return nil, 0, &DecodeError{ID: env.ID, Err: fmt.Errorf("next job of its chain: %w", err)}

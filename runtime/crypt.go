@@ -2,29 +2,7 @@ package runtime
 
 import (
 	"fmt"
-
-	"github.com/jobgen/jobgen/internal/crypt"
 )
-
-// Key is one AES key of a KeyRing: an ID, written into every payload it
-// seals and not secret, and a 16, 24 or 32-byte secret.
-type Key = crypt.Key
-
-// KeyRing seals and opens the bodies of encrypted jobs (EngineConfig.Keys):
-// AES-GCM under the first key, opening with any key of the ring, so keys
-// rotate by putting the new one first and keeping the old ones until
-// every job sealed with them has run.
-type KeyRing = crypt.KeyRing
-
-// NewKeyRing returns a ring of keys, the first of which seals. It refuses
-// an empty ring, an ID repeated or not 1 to 255 bytes, and a secret of
-// the wrong size, with ErrInvalid.
-func NewKeyRing(keys ...Key) (*KeyRing, error) { return crypt.NewKeyRing(keys...) }
-
-// ParseKeyRing reads a key ring from text such as an environment
-// variable: comma-separated id:secret pairs, each secret in standard
-// base64, the sealing key first.
-func ParseKeyRing(s string) (*KeyRing, error) { return crypt.ParseKeyRing(s) }
 
 // jobAD is the data bound to a job's sealed body, so that a body cannot
 // be moved to another job.

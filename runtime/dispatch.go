@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/jobgen/jobgen/internal/wire"
 )
 
 // Dispatcher sends a pending dispatch somewhere: *Engine pushes it to
@@ -229,7 +227,7 @@ func newEnvelope(job Job, queue, connection string, now time.Time) (*Envelope, e
 	}
 	o := job.JobOptions()
 	env := &Envelope{
-		ID:            wire.NewIDAt(now.UnixMilli()), // its time is DispatchedAt, so the encoding leaves that out
+		ID:            newIDAt(now.UnixMilli()), // its time is DispatchedAt, so the encoding leaves that out
 		Name:          job.JobName(),
 		Queue:         queue,
 		Connection:    connection,

@@ -3,8 +3,6 @@ package runtime
 import (
 	"context"
 	"time"
-
-	"github.com/jobgen/jobgen/internal/wire"
 )
 
 // DispatchKind says what call a push comes from, for dispatch
@@ -90,7 +88,7 @@ func (e *Engine) pushThrough(ctx context.Context, out *DispatchCall, push func(c
 	now := time.Now().UnixMilli()
 	for _, j := range out.Jobs { // as stored() would, so middleware sees them
 		if j.Envelope.ID == "" {
-			j.Envelope.ID = wire.NewIDAt(now)
+			j.Envelope.ID = newIDAt(now)
 		}
 		if j.Envelope.DispatchedAt == 0 {
 			j.Envelope.DispatchedAt = now

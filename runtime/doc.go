@@ -29,8 +29,11 @@
 //     settles them (Ack, Release, Extend, Fail), for workers of another
 //     format such as the Laravel bridge. A Worker does this for you.
 //
-// The types every jobgen package shares, the Envelope and the errors,
-// are in package github.com/jobgen/jobgen/jobtype.
+// Every error jobgen returns is declared once, in errors.go: sentinels
+// (ErrInvalid, ErrLeaseLost, ...) to match with errors.Is, and typed
+// errors (*DecodeError, *LeaseLostError, ...) to take apart with
+// errors.As. Envelope, the job as it travels through Redis, and KeyRing
+// are real types here too: no public name of this package is an alias.
 //
 // # Connecting
 //

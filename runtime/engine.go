@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/internal/send"
-	"github.com/jobgen/jobgen/internal/wire"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/jobgen/jobgen/internal/keyspace"
@@ -338,7 +337,7 @@ func (br *Broker) Reserve(ctx context.Context, queue string, n int, lease time.D
 // first.
 func (e *Engine) reserveCall(queue string, n int, lease time.Duration) (call, string) {
 	qk := e.keys.Queue(queue)
-	token := wire.NewToken()
+	token := newToken()
 	return call{Script: scriptReserve, Keys: []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.Calls(queue, keyspace.CallsTick(time.Now())), qk.Delayed}, Args: []any{n, lease.Milliseconds(), token, e.retryWindow(), e.cfg.MigrateLimit}},
 		token
 }

@@ -1,6 +1,4 @@
 package runtime
 
-import "github.com/jobgen/jobgen/internal/wire"
-
-// IDTime is wire.IDTime, for the tests of package runtime_test.
-func IDTime(id string) (int64, bool) { return wire.IDTime(id) }
+// IDTime is idTime, for the tests of package runtime_test.
+func IDTime(id string) (int64, bool) { return idTime(id) }

@@ -1,86 +1,189 @@
 package runtime
 
-import "github.com/jobgen/jobgen/internal/errs"
+// Every error jobgen returns, in one place: the sentinels to match with
+// errors.Is and the typed errors to take apart with errors.As.
 
-// Every error jobgen returns, in one place. Match the sentinels with
-// errors.Is and take the typed errors apart with errors.As; the internal
-// packages return these same values. internal/errs documents each.
+import (
+	"errors"
+	"fmt"
+
+	"github.com/jobgen/jobgen/internal/send"
+)
 
 var (
 	// ErrInvalid is wrapped by every error about bad input: a bad queue
 	// name, a bad option, a bad URL.
-	ErrInvalid = errs.ErrInvalid
-	// ErrNoURL is returned by Open for an empty URL.
-	ErrNoURL = errs.ErrNoURL
-	// ErrNoDispatcher is returned by Dispatch when no dispatcher is set.
-	ErrNoDispatcher = errs.ErrNoDispatcher
+	ErrInvalid = errors.New("jobgen: invalid input")
+
+	// ErrLeaseLost is wrapped by LeaseLostError. A call that acks,
+	// releases, extends or fails a job with a stale reservation token
+	// changes nothing and returns it.
+	ErrLeaseLost = errors.New("jobgen: reservation lease lost")
 
 	// ErrPayloadTooLarge is wrapped by PayloadTooLargeError.
-	ErrPayloadTooLarge = errs.ErrPayloadTooLarge
-	// ErrIDTaken is returned when a pushed job ID exists already with
-	// another payload; nothing is pushed. It is not ErrDuplicate.
-	ErrIDTaken = errs.ErrIDTaken
-	// ErrDuplicate is wrapped by DuplicateError: a unique job's key is
-	// held, and nothing was pushed.
-	ErrDuplicate = errs.ErrDuplicate
-	// ErrNotReplicated is wrapped by the error of a push that fewer
-	// replicas than ReplicationConfig.Replicas acknowledged in time.
-	ErrNotReplicated = errs.ErrNotReplicated
-	// ErrNoKeyRing is returned by a dispatch of an encrypted job through
-	// an engine with no EngineConfig.Keys. Nothing is pushed.
-	ErrNoKeyRing = errs.ErrNoKeyRing
+	ErrPayloadTooLarge = errors.New("jobgen: payload too large")
 
-	// ErrLeaseLost is wrapped by LeaseLostError: an ack, release, extend
-	// or fail with a stale reservation token changed nothing.
-	ErrLeaseLost = errs.ErrLeaseLost
+	// ErrDecode is wrapped by DecodeError.
+	ErrDecode = errors.New("jobgen: cannot decode job")
+
+	// ErrIDTaken is returned when a pushed job ID exists already, with
+	// another payload. It is not ErrDuplicate, which is about a unique
+	// job's key.
+	ErrIDTaken = errors.New("jobgen: job ID exists already")
+
+	// ErrNoURL is returned by Open for an empty URL.
+	ErrNoURL = errors.New("jobgen: no Redis URL")
+
 	// ErrMalformedState is wrapped by MalformedStateError.
-	ErrMalformedState = errs.ErrMalformedState
-	// ErrDecode is wrapped by DecodeError, and by a body that does not
-	// decode into its job type.
-	ErrDecode = errs.ErrDecode
-	// ErrDecrypt is wrapped by every failure to open an encrypted job.
-	ErrDecrypt = errs.ErrDecrypt
-	// ErrUnknownJob is returned for a job no handler is registered for.
-	ErrUnknownJob = errs.ErrUnknownJob
-	// ErrUnknownCallback is returned when a chain or batch names a
-	// callback the worker's router has no registration for.
-	ErrUnknownCallback = errs.ErrUnknownCallback
-
-	// ErrTimeout is the error of an attempt that ran past its timeout.
-	ErrTimeout = errs.ErrTimeout
-	// ErrMaxAttempts is the failure of a job whose tries are used up.
-	ErrMaxAttempts = errs.ErrMaxAttempts
-	// ErrMaxExceptions is the failure of a job that reached MaxExceptions.
-	ErrMaxExceptions = errs.ErrMaxExceptions
-	// ErrRetryUntil is the failure of a job whose RetryUntil has passed.
-	ErrRetryUntil = errs.ErrRetryUntil
-	// ErrWorkerStopping cancels a handler's context when the worker's
-	// grace period runs out.
-	ErrWorkerStopping = errs.ErrWorkerStopping
-
-	// ErrNoBatch is returned for a batch that is unknown or expired.
-	ErrNoBatch = errs.ErrNoBatch
-	// ErrBatchFinished is returned when jobs are added to a batch whose
-	// jobs have all succeeded.
-	ErrBatchFinished = errs.ErrBatchFinished
+	ErrMalformedState = errors.New("jobgen: malformed job state")
 )
 
-type (
-	// LeaseLostError says that the reservation of a job is no longer
-	// current. It unwraps to ErrLeaseLost.
-	LeaseLostError = errs.LeaseLostError
-	// PayloadTooLargeError is returned when an encoded job is larger than
-	// the engine's payload cap. It unwraps to ErrPayloadTooLarge.
-	PayloadTooLargeError = errs.PayloadTooLargeError
-	// DecodeError says that a job's payload could not be decoded. It
-	// unwraps to ErrDecode and the cause.
-	DecodeError = errs.DecodeError
-	// MalformedStateError says that a job's state entry could not be
-	// read. It unwraps to ErrMalformedState.
-	MalformedStateError = errs.MalformedStateError
-	// PanicError is the exception of a handler that panicked.
-	PanicError = errs.PanicError
-	// DuplicateError is returned by the dispatch of a unique job whose key
-	// is held. It unwraps to ErrDuplicate.
-	DuplicateError = errs.DuplicateError
-)
+// LeaseLostError says that the reservation of job ID under Token is no
+// longer current: its lease expired and the job was moved back to ready
+// or handed to another worker, or the job is gone.
+type LeaseLostError struct {
+	Queue string
+	ID    string
+}
+
+func (e *LeaseLostError) Error() string {
+	return fmt.Sprintf("jobgen: job %s on queue %q: reservation lease lost (expired, or the job was reserved again or removed)", e.ID, e.Queue)
+}
+
+// Unwrap lets errors.Is(err, ErrLeaseLost) match.
+func (e *LeaseLostError) Unwrap() error { return ErrLeaseLost }
+
+// PayloadTooLargeError is returned when an encoded job is larger than the
+// engine's payload cap. Nothing is pushed.
+type PayloadTooLargeError struct {
+	Name string
+	Size int
+	Cap  int
+}
+
+func (e *PayloadTooLargeError) Error() string {
+	return fmt.Sprintf("jobgen: job %s encodes to %d bytes, over the payload cap of %d bytes (EngineConfig.MaxPayload)", e.Name, e.Size, e.Cap)
+}
+
+// Unwrap lets errors.Is(err, ErrPayloadTooLarge) match.
+func (e *PayloadTooLargeError) Unwrap() error { return ErrPayloadTooLarge }
+
+// DecodeError says that the payload of job ID could not be decoded: it is
+// truncated, foreign, or of an unknown version.
+type DecodeError struct {
+	ID  string
+	Err error
+}
+
+func (e *DecodeError) Error() string {
+	return fmt.Sprintf("jobgen: cannot decode job %s: %v", e.ID, e.Err)
+}
+
+// Unwrap returns ErrDecode and the cause.
+func (e *DecodeError) Unwrap() []error { return []error{ErrDecode, e.Err} }
+
+// MalformedStateError says that the state entry Redis kept for job ID
+// ("attempts:exceptions:token") could not be read when the job was
+// reserved, so its attempt and exception counts are lost. Reserve hands
+// such a job out with this as its Reservation.Err, for its worker to
+// fail it; the other jobs of the reserve are not held up.
+type MalformedStateError struct {
+	Queue string
+	ID    string
+	// Entry is the entry as it was found, or "" if not known: a retry of
+	// the reserve by the Redis client, after the reply that held it was
+	// lost, hands the job back without it.
+	Entry string
+}
+
+func (e *MalformedStateError) Error() string {
+	if e.Entry == "" {
+		return fmt.Sprintf("jobgen: job %s on queue %q: state entry is malformed; its attempt counts are lost", e.ID, e.Queue)
+	}
+	return fmt.Sprintf("jobgen: job %s on queue %q: state entry %q is malformed (want \"attempts:exceptions:token\"); its attempt counts are lost", e.ID, e.Queue, e.Entry)
+}
+
+// Unwrap lets errors.Is(err, ErrMalformedState) match.
+func (e *MalformedStateError) Unwrap() error { return ErrMalformedState }
+
+// ErrTimeout is the error of an attempt that ran past its timeout.
+var ErrTimeout = errors.New("jobgen: job attempt timed out")
+
+// ErrMaxAttempts is the failure of a job whose tries are used up.
+var ErrMaxAttempts = errors.New("jobgen: job attempted too many times")
+
+// ErrMaxExceptions is the failure of a job that reached MaxExceptions.
+var ErrMaxExceptions = errors.New("jobgen: job reached its maximum exceptions")
+
+// ErrRetryUntil is the failure of a job whose RetryUntil has passed.
+var ErrRetryUntil = errors.New("jobgen: job's retry-until time has passed")
+
+// ErrWorkerStopping cancels a handler's context when the worker's grace
+// period runs out; its job is released.
+var ErrWorkerStopping = errors.New("jobgen: worker stopping")
+
+// PanicError is the exception of a handler that panicked.
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("handler panicked: %v", e.Value) }
+
+// ErrDuplicate is wrapped by *DuplicateError: a dispatch of a unique job
+// found another job holding its unique key, and pushed nothing. It is
+// not ErrIDTaken, which is about a job ID pushed twice.
+var ErrDuplicate = errors.New("jobgen: a unique job with this key is already queued or running")
+
+// DuplicateError is returned by the dispatch of a unique job whose key is
+// held: errors.Is(err, ErrDuplicate) matches it, and ResultOf turns it
+// into a DispatchResult with Duplicate set.
+type DuplicateError struct {
+	// Name is the job's wire name and Key its unique key.
+	Name string
+	Key  string
+	// HolderID is the ID of the job that holds the key.
+	HolderID string
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("jobgen: job %s not dispatched: unique key %q is held by job %s", e.Name, e.Key, e.HolderID)
+}
+
+// Unwrap lets errors.Is(err, ErrDuplicate) match.
+func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
+
+// ErrDecrypt is wrapped by every failure to open an encrypted job: an
+// unknown key ID, a payload that fails authentication (tampered, or
+// sealed under another secret with the same key ID), a truncated or
+// foreign payload, or no key ring on the worker's engine. The worker
+// fails such a job at once, without retries.
+var ErrDecrypt = errors.New("jobgen: cannot decrypt job")
+
+// ErrNoKeyRing is returned by a dispatch of an encrypted job through an
+// engine whose EngineConfig.Keys is not set. Nothing is pushed.
+var ErrNoKeyRing = errors.New("jobgen: encrypted job, but the engine has no key ring (EngineConfig.Keys)")
+
+// ErrNoBatch is returned for a batch that is unknown, or whose state has
+// expired (EngineConfig.StateRetention after its last change).
+var ErrNoBatch = errors.New("jobgen: no such batch (unknown, or expired)")
+
+// ErrBatchFinished is returned when jobs are added to a batch whose jobs
+// have all succeeded.
+var ErrBatchFinished = errors.New("jobgen: every job of the batch has succeeded")
+
+// ErrNotReplicated is wrapped by the error of a push that fewer replicas
+// than ReplicationConfig.Replicas acknowledged in time. The job reached
+// the master, but a failover may lose it.
+var ErrNotReplicated = send.ErrNotReplicated
+
+// ErrNoDispatcher is returned by Dispatch when no dispatcher is set.
+var ErrNoDispatcher = errors.New("jobgen: no dispatcher: call runtime.SetDefaultDispatcher(engine) at start-up, or runtime.WithDispatcher(ctx, d)")
+
+// ErrUnknownJob is returned for a job whose name no handler is registered
+// for.
+var ErrUnknownJob = errors.New("jobgen: no handler registered for job")
+
+// ErrUnknownCallback is returned when a chain or batch names a callback
+// that the worker's router has no registration for.
+var ErrUnknownCallback = errors.New("jobgen: no callback registered")

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jobgen/jobgen/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -239,7 +238,7 @@ func (i *Inspector) OldestReady(ctx context.Context, queue string) (at time.Time
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("oldest ready job of %q: %w", queue, err)
 	}
-	if ms, ok := wire.IDTime(id); ok {
+	if ms, ok := idTime(id); ok {
 		return time.UnixMilli(ms), true, nil
 	}
 	b, err := e.rdb.HGet(ctx, qk.Payloads, id).Bytes()

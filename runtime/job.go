@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
-
-	"github.com/jobgen/jobgen/internal/wire"
 )
 
 // Job is a dispatchable job. Generated code implements it for every
@@ -67,7 +65,7 @@ func Encode[T any](job T) ([]byte, error) {
 
 // Decode decodes a job's fields encoded by Encode.
 func Decode[T any](b []byte) (T, error) {
-	return wire.Decode[T](b)
+	return decodePooled[T](b)
 }
 
 // Handler runs a job; Handle methods of job types have this shape.

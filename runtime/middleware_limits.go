@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jobgen/jobgen/internal/wire"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -49,7 +48,7 @@ func (r *RateLimit) Handle(ctx context.Context, next func(context.Context) error
 	if err != nil {
 		return err
 	}
-	reply, err := call{Script: scriptRateLimit, Keys: []string{e.keys.Limiter(r.key)}, Args: []any{r.limit, r.per.Milliseconds(), wire.NewToken()}}.Run(ctx, e.rdb).Int64Slice()
+	reply, err := call{Script: scriptRateLimit, Keys: []string{e.keys.Limiter(r.key)}, Args: []any{r.limit, r.per.Milliseconds(), newToken()}}.Run(ctx, e.rdb).Int64Slice()
 	if err != nil || len(reply) != 2 {
 		return fmt.Errorf("rate limit %q: %v", r.key, err)
 	}
@@ -216,7 +215,7 @@ func (x *ExceptionThrottle) Handle(ctx context.Context, next func(context.Contex
 	case isControl(herr) || (x.when != nil && !x.when(herr)):
 		return herr
 	}
-	if err := (call{Script: scriptHits, Keys: []string{k}, Args: []any{x.decay.Milliseconds(), wire.NewNonce()}}).Run(ctx, e.rdb).Err(); err != nil {
+	if err := (call{Script: scriptHits, Keys: []string{k}, Args: []any{x.decay.Milliseconds(), newNonce()}}).Run(ctx, e.rdb).Err(); err != nil {
 		return fmt.Errorf("throttle exceptions of %q: count %v: %w", key, herr, err)
 	}
 	return ReleaseRequest(x.backoff)

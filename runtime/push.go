@@ -10,7 +10,6 @@ import (
 
 	"github.com/jobgen/jobgen/internal/keyspace"
 	"github.com/jobgen/jobgen/internal/send"
-	"github.com/jobgen/jobgen/internal/wire"
 )
 
 // Outgoing is one job to push: its envelope and, optionally, a delay.
@@ -47,7 +46,7 @@ func (e *Engine) pushCall(queue string, delay int64, pairs []any) call {
 	if delay > 0 {
 		args = append(args, delay)
 	}
-	args = append(args, e.retryWindow(), wire.NewNonce())
+	args = append(args, e.retryWindow(), newNonce())
 	args = append(args, pairs...)
 	if delay > 0 {
 		return call{Script: scriptLater, Keys: []string{qk.Delayed, qk.Payloads, qk.Notify, record}, Args: args}
@@ -119,7 +118,7 @@ func (e *Engine) stored(j Outgoing, now int64) (queue string, payload []byte, er
 		return "", nil, fmt.Errorf("push %s: %w: negative delay %v", env.Name, ErrInvalid, j.Delay)
 	}
 	if env.ID == "" {
-		env.ID = wire.NewIDAt(now)
+		env.ID = newIDAt(now)
 	}
 	if env.DispatchedAt == 0 {
 		env.DispatchedAt = now

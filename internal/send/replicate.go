@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/jobgen/jobgen/internal/errs"
 )
 
 // Replicas is how many replicas must acknowledge each push, within
@@ -18,10 +16,15 @@ type Replicas struct {
 	Timeout time.Duration
 }
 
+// ErrNotReplicated is wrapped by the error of a push that fewer replicas
+// than asked acknowledged in time. runtime.ErrNotReplicated is this
+// value, and documents it.
+var ErrNotReplicated = errors.New("jobgen: push not acknowledged by enough replicas")
+
 // Pushed runs the calls of a push, followed by WAIT if r.N is set. It
 // returns nil if every call went well, and otherwise one error per call:
 // the call's own, or else that of the WAIT that covers it, which wraps
-// errs.ErrNotReplicated.
+// ErrNotReplicated.
 func Pushed(ctx context.Context, rdb redis.UniversalClient, calls []Call, r Replicas) []error {
 	if r.N == 0 {
 		cmds, err := All(ctx, rdb, calls)
@@ -79,7 +82,7 @@ func FirstErr(callErrs []error) error {
 	for _, err := range callErrs {
 		switch {
 		case err == nil:
-		case !errors.Is(err, errs.ErrNotReplicated):
+		case !errors.Is(err, ErrNotReplicated):
 			return err
 		case waitErr == nil:
 			waitErr = err
@@ -129,10 +132,10 @@ func waited(ctx context.Context, rdb redis.Cmdable, calls []Call, r Replicas) []
 func waitErr(w *redis.Cmd, r Replicas) error {
 	n, err := w.Int64()
 	if err != nil {
-		return fmt.Errorf("%w: WAIT: %v", errs.ErrNotReplicated, err)
+		return fmt.Errorf("%w: WAIT: %v", ErrNotReplicated, err)
 	}
 	if n < int64(r.N) {
-		return fmt.Errorf("%w: %d of %d replicas within %v", errs.ErrNotReplicated, n, r.N, r.Timeout)
+		return fmt.Errorf("%w: %d of %d replicas within %v", ErrNotReplicated, n, r.N, r.Timeout)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +14,6 @@ import (
 
 	"github.com/jobgen/jobgen/cmd/jobgen/internal/examplejobs"
 	"github.com/jobgen/jobgen/internal/redistest"
-	"github.com/jobgen/jobgen/internal/wire"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -171,7 +171,7 @@ func TestEndToEnd(t *testing.T) {
 			)
 
 			now := b.entry(t, "SendEmail now@example.com")
-			at, _ := wire.IDTime(sent)
+			at := idMillis(t, sent)
 			require.Equal(t, runtime.JobInfo{ID: sent, Name: "examplejobs.SendEmail", Queue: "emails", Attempt: 1,
 				Worker: "worker", DispatchedAt: time.UnixMilli(at)}, now.Job)
 
@@ -226,4 +226,19 @@ func TestJobOptions(t *testing.T) {
 		examplejobs.ChargeCard{}.JobOptions())
 	require.Equal(t, "users.welcome", examplejobs.Welcome{}.JobName())
 	require.Equal(t, "examplejobs.ResizeImage", examplejobs.ResizeImage{}.JobName())
+}
+
+// idMillis reads the unix ms a job ID begins with: its first ten
+// Crockford base32 digits (runtime.NewID).
+func idMillis(t *testing.T, id string) int64 {
+	t.Helper()
+	const digits = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+	require.Len(t, id, 26)
+	var v uint64
+	for i := range 10 {
+		d := strings.IndexByte(digits, id[i])
+		require.GreaterOrEqual(t, d, 0, "ID %q", id)
+		v = v<<5 | uint64(d)
+	}
+	return int64(v) // the first digit carries 3 bits, the other nine 45: 48 in all
 }

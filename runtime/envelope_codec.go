@@ -1,4 +1,4 @@
-package wire
+package runtime
 
 import (
 	"fmt"
@@ -85,7 +85,7 @@ const (
 )
 
 func (e *Envelope) optional(withQueue bool) optionals {
-	at, ok := IDTime(e.ID)
+	at, ok := idTime(e.ID)
 	return optionals{
 		withQueue, e.Connection != "", e.Tries != 0, len(e.Backoff) > 0, e.Timeout != 0, e.RetryUntil != 0,
 		e.MaxExceptions != 0, e.FailOnTimeout, len(e.Chain) > 0, e.BatchID != "", e.UniqueKey != "", len(e.Tags) > 0,

@@ -1,4 +1,4 @@
-package wire
+package runtime
 
 import (
 	"bytes"
@@ -33,11 +33,11 @@ func (d *byteDecoder) put() {
 	byteDecoders.Put(d)
 }
 
-// Decode decodes msgpack b into a T with a pooled decoder, as
+// decodePooled decodes msgpack b into a T with a pooled decoder, as
 // msgpack.Unmarshal does. Generic, so that the call reaches the decoder
 // with no frame of its own in between: a job's handler goroutine runs it
 // on a small stack.
-func Decode[T any](b []byte) (T, error) {
+func decodePooled[T any](b []byte) (T, error) {
 	var v T
 	d := getByteDecoder(b)
 	d.dec.UsePreallocateValues(true) // as msgpack.Unmarshal

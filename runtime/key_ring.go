@@ -1,8 +1,4 @@
-// Package crypt is the key ring that seals encrypted jobs' bodies:
-// AES-GCM under keys named by ID, the sealing key first, the older ones
-// kept to open what they sealed. runtime.KeyRing is an alias of
-// crypt.KeyRing.
-package crypt
+package runtime
 
 import (
 	"crypto/aes"
@@ -12,8 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/jobgen/jobgen/internal/errs"
 )
 
 // Key is one AES key of a KeyRing.
@@ -39,19 +33,19 @@ type KeyRing struct {
 // NewKeyRing returns a ring of keys, the first of which seals.
 func NewKeyRing(keys ...Key) (*KeyRing, error) {
 	if len(keys) == 0 {
-		return nil, fmt.Errorf("%w: key ring: no keys", errs.ErrInvalid)
+		return nil, fmt.Errorf("%w: key ring: no keys", ErrInvalid)
 	}
 	k := &KeyRing{aeads: make(map[string]cipher.AEAD, len(keys))}
 	for i, key := range keys {
 		switch {
 		case key.ID == "" || len(key.ID) > 255:
-			return nil, fmt.Errorf("%w: key ring: key %d: ID must be 1 to 255 bytes", errs.ErrInvalid, i)
+			return nil, fmt.Errorf("%w: key ring: key %d: ID must be 1 to 255 bytes", ErrInvalid, i)
 		case k.aeads[key.ID] != nil:
-			return nil, fmt.Errorf("%w: key ring: key ID %q appears twice", errs.ErrInvalid, key.ID)
+			return nil, fmt.Errorf("%w: key ring: key ID %q appears twice", ErrInvalid, key.ID)
 		}
 		block, err := aes.NewCipher(key.Secret)
 		if err != nil {
-			return nil, fmt.Errorf("%w: key ring: key %q: secret is %d bytes, want 16, 24 or 32", errs.ErrInvalid, key.ID, len(key.Secret))
+			return nil, fmt.Errorf("%w: key ring: key %q: secret is %d bytes, want 16, 24 or 32", ErrInvalid, key.ID, len(key.Secret))
 		}
 		aead, err := cipher.NewGCM(block)
 		if err != nil {
@@ -72,11 +66,11 @@ func ParseKeyRing(s string) (*KeyRing, error) {
 	for i, item := range strings.Split(s, ",") {
 		id, secret, ok := strings.Cut(strings.TrimSpace(item), ":")
 		if !ok {
-			return nil, fmt.Errorf("%w: key ring: item %d: want id:base64-secret", errs.ErrInvalid, i+1)
+			return nil, fmt.Errorf("%w: key ring: item %d: want id:base64-secret", ErrInvalid, i+1)
 		}
 		b, err := base64.StdEncoding.DecodeString(secret)
 		if err != nil {
-			return nil, fmt.Errorf("%w: key ring: key %q: secret is not standard base64", errs.ErrInvalid, id)
+			return nil, fmt.Errorf("%w: key ring: key %q: secret is not standard base64", ErrInvalid, id)
 		}
 		keys = append(keys, Key{ID: id, Secret: b})
 	}
@@ -110,29 +104,29 @@ func (k *KeyRing) Seal(plaintext, ad []byte) ([]byte, error) {
 }
 
 // Open decrypts what Seal returned, with whichever key of the ring it
-// names. Every failure wraps errs.ErrDecrypt.
+// names. Every failure wraps ErrDecrypt.
 func (k *KeyRing) Open(sealed, ad []byte) ([]byte, error) {
 	if len(sealed) < 2 || sealed[0] != sealedVersion {
-		return nil, fmt.Errorf("%w: not a sealed payload (unknown format)", errs.ErrDecrypt)
+		return nil, fmt.Errorf("%w: not a sealed payload (unknown format)", ErrDecrypt)
 	}
 	n := int(sealed[1])
 	if len(sealed) < 2+n {
-		return nil, fmt.Errorf("%w: sealed payload is truncated", errs.ErrDecrypt)
+		return nil, fmt.Errorf("%w: sealed payload is truncated", ErrDecrypt)
 	}
 	id := string(sealed[2 : 2+n])
 	aead := k.aeads[id]
 	if aead == nil {
-		return nil, fmt.Errorf("%w: sealed with key %q, which is not in the key ring (keys: %s)", errs.ErrDecrypt, id, strings.Join(k.ids, ", "))
+		return nil, fmt.Errorf("%w: sealed with key %q, which is not in the key ring (keys: %s)", ErrDecrypt, id, strings.Join(k.ids, ", "))
 	}
 	head := sealed[:2+n]
 	rest := sealed[2+n:]
 	if len(rest) < aead.NonceSize()+aead.Overhead() {
-		return nil, fmt.Errorf("%w: sealed payload is truncated", errs.ErrDecrypt)
+		return nil, fmt.Errorf("%w: sealed payload is truncated", ErrDecrypt)
 	}
 	nonce, ct := rest[:aead.NonceSize()], rest[aead.NonceSize():]
 	plain, err := aead.Open(nil, nonce, ct, append(slices.Clip(head), ad...))
 	if err != nil {
-		return nil, fmt.Errorf("%w: authentication failed under key %q (the payload was altered, or sealed with another secret under that ID)", errs.ErrDecrypt, id)
+		return nil, fmt.Errorf("%w: authentication failed under key %q (the payload was altered, or sealed with another secret under that ID)", ErrDecrypt, id)
 	}
 	return plain, nil
 }
