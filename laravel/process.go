@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/attempt"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -87,20 +88,32 @@ func (w *Worker) prepare(settle context.Context, r *Reserved) (*job, bool) {
 	return j, true
 }
 
-// alreadyExceeded is Laravel's markJobAsFailedIfAlreadyExceedsMaxAttempts:
-// the error of a job whose earlier attempt did not finish (its worker
-// died or timed out) and used up its retryUntil or its tries; nil if it
-// may run.
+// alreadyExceeded is Laravel's markJobAsFailedIfAlreadyExceedsMaxAttempts
+// (internal/attempt): the error of a job whose earlier attempt did not
+// finish (its worker died or timed out) and used up its retryUntil or its
+// tries; nil if it may run.
 func alreadyExceeded(p Payload, maxTries int64) error {
-	now := time.Now().Unix()
-	switch {
-	case p.RetryUntil != nil && now > *p.RetryUntil:
-		return fmt.Errorf("%w: %s has been attempted too many times or run too long (retryUntil passed)", runtime.ErrRetryUntil, p.DisplayName)
-	case p.RetryUntil == nil && maxTries > 0 && p.Attempts > maxTries:
-		return fmt.Errorf("%w: %s has been attempted too many times (%d of %d) or run too long", runtime.ErrMaxAttempts, p.DisplayName, p.Attempts, maxTries)
+	if err := limitsOf(p, maxTries).Admit(int(p.Attempts), nowSecond()); err != nil {
+		return fmt.Errorf("%s: %w", p.DisplayName, err)
 	}
 	return nil
 }
+
+// limitsOf is what bounds p's attempts, with maxTries for its tries.
+func limitsOf(p Payload, maxTries int64) attempt.Limits {
+	l := attempt.Limits{Tries: int(maxTries), FailOnTimeout: p.FailOnTimeout}
+	if p.RetryUntil != nil {
+		l.RetryUntil = time.Unix(*p.RetryUntil, 0)
+	}
+	if p.MaxExceptions != nil {
+		l.MaxExceptions = int(*p.MaxExceptions)
+	}
+	return l
+}
+
+// nowSecond is now in whole seconds, the precision Laravel compares a
+// job's retryUntil at.
+func nowSecond() time.Time { return time.Unix(time.Now().Unix(), 0) }
 
 // run runs the job's handler under ctx with its timeout, extending its
 // reservation while it runs.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/jobgen/jobgen/internal/attempt"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -50,7 +51,7 @@ func (w *Worker) finish(ctx, settle context.Context, j *job, o outcome) {
 		return
 	}
 	w.emit(runtime.JobExceptionOccurred, r, j.mp.name, func(e *runtime.Event) { e.Err, e.Duration = o.err, o.took })
-	w.exception(settle, r, j.mp, j.maxTries, o.err, true)
+	w.exception(settle, r, j.mp, j.maxTries, o.err)
 }
 
 // complete deletes a job that succeeded or deleted itself. As Laravel's
@@ -76,37 +77,36 @@ func (w *Worker) timedOut(settle context.Context, j *job, o outcome) {
 	r, p := j.r, j.r.Payload
 	err := fmt.Errorf("%w: %s has timed out after %v: %w", runtime.ErrTimeout, p.DisplayName, j.timeout, o.err)
 	w.emit(runtime.JobTimedOut, r, j.mp.name, func(e *runtime.Event) { e.Err, e.Duration = err, o.took })
-	if p.FailOnTimeout {
-		w.fail(settle, r, j.mp, err)
+	if reason := limitsOf(p, j.maxTries).AfterTimeout(int(p.Attempts), nowSecond(), err); reason != nil {
+		w.fail(settle, r, j.mp, reason)
 		return
 	}
-	w.exception(settle, r, j.mp, j.maxTries, err, false)
+	w.release(settle, r, j.mp, err)
 }
 
-// exception is Laravel's handleJobException: fail the job if this was
-// its last try, its retryUntil passed, or it reached maxExceptions;
-// else release it after its backoff.
-func (w *Worker) exception(ctx context.Context, r *Reserved, mp *mapping, maxTries int64, err error, counts bool) {
+// exception is Laravel's handleJobException (internal/attempt): fail the
+// job if this was its last try, its retryUntil passed, or it reached
+// maxExceptions; else release it after its backoff.
+func (w *Worker) exception(ctx context.Context, r *Reserved, mp *mapping, maxTries int64, err error) {
 	p := r.Payload
-	now := time.Now().Unix()
-	switch {
-	case p.RetryUntil != nil && *p.RetryUntil <= now:
-		w.fail(ctx, r, mp, fmt.Errorf("%w: %w", runtime.ErrRetryUntil, err))
-		return
-	case p.RetryUntil == nil && maxTries > 0 && p.Attempts >= maxTries:
-		w.fail(ctx, r, mp, fmt.Errorf("%w (%d of %d): %w", runtime.ErrMaxAttempts, p.Attempts, maxTries, err))
+	exceptions := func() (int, error) {
+		n, err := w.countException(ctx, p.UUID)
+		return int(n), err
+	}
+	reason, cerr := limitsOf(p, maxTries).AfterException(int(p.Attempts), nowSecond(), err, true, exceptions)
+	if cerr != nil {
+		w.log.Warn("count exception", "err", cerr)
+	}
+	if reason != nil {
+		w.fail(ctx, r, mp, reason)
 		return
 	}
-	if counts && p.MaxExceptions != nil && *p.MaxExceptions > 0 {
-		n, cerr := w.countException(ctx, p.UUID)
-		if cerr != nil {
-			w.log.Warn("count exception", "err", cerr)
-		} else if n >= *p.MaxExceptions {
-			w.fail(ctx, r, mp, fmt.Errorf("%w (%d): %w", runtime.ErrMaxExceptions, n, err))
-			return
-		}
-	}
-	delay := w.backoff(p)
+	w.release(ctx, r, mp, err)
+}
+
+// release puts a job back after its backoff, for another attempt.
+func (w *Worker) release(ctx context.Context, r *Reserved, mp *mapping, err error) {
+	delay := w.backoff(r.Payload)
 	if w.settle(r, w.q.Release(ctx, r, delay)) {
 		w.emit(runtime.JobReleased, r, mp.name, func(e *runtime.Event) { e.Delay, e.Err = delay, err })
 	}
@@ -138,17 +138,7 @@ func (w *Worker) backoff(p Payload) time.Duration {
 	if list == nil {
 		list = w.cfg.Backoff
 	}
-	if len(list) == 0 {
-		return 0
-	}
-	i := int(p.Attempts) - 1
-	if i < 0 {
-		i = 0
-	}
-	if i >= len(list) {
-		i = len(list) - 1
-	}
-	return list[i]
+	return attempt.Backoff(list, int(p.Attempts))
 }
 
 // settle logs what went wrong with a delete or release, and reports

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jobgen/jobgen/internal/attempt"
 	"github.com/jobgen/jobgen/internal/send"
 )
 
@@ -110,13 +111,13 @@ func (e *MalformedStateError) Unwrap() error { return ErrMalformedState }
 var ErrTimeout = errors.New("jobgen: job attempt timed out")
 
 // ErrMaxAttempts is the failure of a job whose tries are used up.
-var ErrMaxAttempts = errors.New("jobgen: job attempted too many times")
+var ErrMaxAttempts = attempt.ErrMaxAttempts
 
 // ErrMaxExceptions is the failure of a job that reached MaxExceptions.
-var ErrMaxExceptions = errors.New("jobgen: job reached its maximum exceptions")
+var ErrMaxExceptions = attempt.ErrMaxExceptions
 
 // ErrRetryUntil is the failure of a job whose RetryUntil has passed.
-var ErrRetryUntil = errors.New("jobgen: job's retry-until time has passed")
+var ErrRetryUntil = attempt.ErrRetryUntil
 
 // ErrWorkerStopping cancels a handler's context when the worker's grace
 // period runs out; its job is released.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/attempt"
 	"github.com/jobgen/jobgen/internal/qname"
 )
 
@@ -224,22 +225,19 @@ func (c *WorkerConfig) badTimes() string {
 }
 
 // backoff returns the delay before the retry that follows attempt.
-func (c *WorkerConfig) backoff(env *Envelope, attempt int) time.Duration {
+func (c *WorkerConfig) backoff(env *Envelope, n int) time.Duration {
 	list := env.Backoff
 	if len(list) == 0 {
 		if e := c.ExponentialBackoff; e != nil {
 			d := e.Base
-			for i := 1; i < attempt && d < e.Max; i++ {
+			for i := 1; i < n && d < e.Max; i++ {
 				d *= 2
 			}
 			return min(d, e.Max)
 		}
 		list = c.Backoff
 	}
-	if len(list) == 0 {
-		return 0
-	}
-	return list[min(max(attempt, 1), len(list))-1]
+	return attempt.Backoff(list, n)
 }
 
 // ParseBackoff parses a comma-separated list of durations, such as

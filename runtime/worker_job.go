@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"runtime/debug"
 	"time"
+
+	"github.com/jobgen/jobgen/internal/attempt"
 )
 
 // process runs one reserved job and settles it: ack, release or fail.
@@ -79,13 +81,8 @@ func (w *Worker) admit(base context.Context, res Reservation) (*Envelope, int) {
 	}
 	// A job reserved again after its worker died mid-attempt may already
 	// be past its limits.
-	var reason error
-	switch {
-	case env.RetryUntil > 0 && w.cfg.Clock().UnixMilli() > env.RetryUntil:
-		reason = fmt.Errorf("%w (%s)", ErrRetryUntil, time.UnixMilli(env.RetryUntil).Format(time.RFC3339))
-	case env.RetryUntil == 0 && maxTries > 0 && res.Attempts > maxTries:
-		reason = fmt.Errorf("%w: attempt %d of %d (an earlier attempt did not finish)", ErrMaxAttempts, res.Attempts, maxTries)
-	case w.r.lookup(env.Name) == nil:
+	reason := limitsOf(env, maxTries).Admit(res.Attempts, w.cfg.Clock())
+	if reason == nil && w.r.lookup(env.Name) == nil {
 		reason = fmt.Errorf("%w %q; registered: %v", ErrUnknownJob, env.Name, w.r.Names())
 	}
 	if reason != nil {
@@ -136,7 +133,7 @@ func (w *Worker) settle(base context.Context, o outcome) {
 	case herr == nil || errors.Is(herr, deleteRequest{}):
 		w.succeed(base, res, env, ev)
 	case errors.As(herr, &rel):
-		if reason := w.noTriesLeft(env, res, o.maxTries); reason != nil {
+		if reason := limitsOf(env, o.maxTries).AfterRelease(res.Attempts, w.cfg.Clock()); reason != nil {
 			w.fail(base, res, env, reason)
 			return
 		}
@@ -146,11 +143,11 @@ func (w *Worker) settle(base context.Context, o outcome) {
 	case errors.Is(o.cause, ErrTimeout):
 		ev.Err = fmt.Errorf("%w after %v: %w", ErrTimeout, o.timeout, herr)
 		w.emit(ev, JobTimedOut)
-		if env.FailOnTimeout {
-			w.fail(base, res, env, ev.Err)
+		if reason := limitsOf(env, o.maxTries).AfterTimeout(res.Attempts, w.cfg.Clock(), ev.Err); reason != nil {
+			w.fail(base, res, env, reason)
 			return
 		}
-		w.retryOrFail(base, res, env, ev, o.maxTries, false)
+		w.release(base, res, ev, w.cfg.backoff(env, res.Attempts), false, ev.Err)
 	case errors.Is(herr, ErrDecode):
 		ev.Err = herr
 		w.emit(ev, JobExceptionOccurred)
@@ -207,43 +204,24 @@ func (e *abandonedError) Error() string {
 func (e *abandonedError) Unwrap() error { return e.cause }
 
 // retryOrFail releases the job with backoff, or fails it when its tries,
-// retry-until or max exceptions are used up.
+// retry-until or max exceptions are used up (internal/attempt).
 func (w *Worker) retryOrFail(ctx context.Context, res Reservation, env *Envelope, ev Event, maxTries int, exception bool) {
-	exceptions := res.Exceptions
-	if exception {
-		exceptions++
+	exceptions := func() (int, error) { return res.Exceptions + 1, nil }
+	reason, _ := limitsOf(env, maxTries).AfterException(res.Attempts, w.cfg.Clock(), ev.Err, exception, exceptions)
+	if reason != nil {
+		w.fail(ctx, res, env, reason)
+		return
 	}
-	switch {
-	case env.MaxExceptions > 0 && exceptions >= env.MaxExceptions:
-		w.fail(ctx, res, env, fmt.Errorf("%w (%d): %w", ErrMaxExceptions, exceptions, ev.Err))
-	case env.RetryUntil > 0:
-		if w.cfg.Clock().UnixMilli() >= env.RetryUntil {
-			w.fail(ctx, res, env, fmt.Errorf("%w: %w", ErrRetryUntil, ev.Err))
-			return
-		}
-		w.release(ctx, res, ev, w.cfg.backoff(env, res.Attempts), exception, ev.Err)
-	case maxTries > 0 && res.Attempts >= maxTries:
-		w.fail(ctx, res, env, fmt.Errorf("%w (%d of %d): %w", ErrMaxAttempts, res.Attempts, maxTries, ev.Err))
-	default:
-		w.release(ctx, res, ev, w.cfg.backoff(env, res.Attempts), exception, ev.Err)
-	}
+	w.release(ctx, res, ev, w.cfg.backoff(env, res.Attempts), exception, ev.Err)
 }
 
-// noTriesLeft says why a release the handler or its middleware asked
-// for would only fail the job at its next reserve, or nil if the job may
-// run again: released on its last try, or past its retry-until. The job
-// then fails now, with that reason, rather than later as an attempt that
-// did not finish.
-func (w *Worker) noTriesLeft(env *Envelope, res Reservation, maxTries int) error {
-	switch {
-	case env.RetryUntil > 0:
-		if w.cfg.Clock().UnixMilli() >= env.RetryUntil {
-			return fmt.Errorf("%w (%s): released by its handler or middleware after it", ErrRetryUntil, time.UnixMilli(env.RetryUntil).Format(time.RFC3339))
-		}
-	case maxTries > 0 && res.Attempts >= maxTries:
-		return fmt.Errorf("%w: released by its handler or middleware on attempt %d of %d, with no tries left (a release uses an attempt: give the job more tries, or a retry_until)", ErrMaxAttempts, res.Attempts, maxTries)
+// limitsOf is what bounds env's attempts, with maxTries for its tries.
+func limitsOf(env *Envelope, maxTries int) attempt.Limits {
+	l := attempt.Limits{Tries: maxTries, MaxExceptions: env.MaxExceptions, FailOnTimeout: env.FailOnTimeout}
+	if env.RetryUntil > 0 {
+		l.RetryUntil = time.UnixMilli(env.RetryUntil)
 	}
-	return nil
+	return l
 }
 
 // release puts the job back, and emits JobReleased once the release is
