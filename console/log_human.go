@@ -50,7 +50,7 @@ func (h *humanHandler) WithGroup(name string) slog.Handler {
 	return &c
 }
 
-// jobRecord is what a job's log line says (runtime's job_log.go).
+// jobRecord is what a job's log line says (runtime's worker_log.go).
 type jobRecord struct {
 	id, job, queue, outcome string
 	attempt                 int64

@@ -12,91 +12,99 @@ import (
 // The worker's side of batches: skipping the jobs of a cancelled batch,
 // counting jobs as they end, and running the callbacks that fall due.
 
-// batchCancelled reports whether env belongs to a cancelled batch. A
+// batches is the worker's step for batches (worker_steps.go).
+type batches struct{ busEnv }
+
+func (s batches) before(ctx context.Context, _ Reservation, env *Envelope) bool {
+	return s.cancelled(ctx, env)
+}
+func (batches) ended(context.Context, *Envelope) {}
+
+// cancelled reports whether env belongs to a cancelled batch. A
 // Redis error is logged and reported as not cancelled: the job runs.
-func (w *Worker) batchCancelled(ctx context.Context, env *Envelope) bool {
+func (s batches) cancelled(ctx context.Context, env *Envelope) bool {
 	if env.BatchID == "" {
 		return false
 	}
-	bk, err := batchKeysFor(w.e, env.BatchID)
+	bk, err := batchKeysFor(s.e, env.BatchID)
 	if err != nil {
 		return false
 	}
-	cancelled, err := w.e.rdb.HExists(ctx, bk.State, "cancelled_at").Result()
+	cancelled, err := s.e.rdb.HExists(ctx, bk.State, "cancelled_at").Result()
 	if err != nil {
-		w.log.Warn("could not tell whether a job's batch is cancelled; running it", "job", env.Name, "id", env.ID, "batch", env.BatchID, "err", err)
+		s.log.Warn("could not tell whether a job's batch is cancelled; running it", "job", env.Name, "id", env.ID, "batch", env.BatchID, "err", err)
 		return false
 	}
 	return cancelled
 }
 
-// batchSucceeded counts env as succeeded in its batch and runs the
+// succeeded counts env as succeeded in its batch and runs the
 // callbacks that fall due. Counting is idempotent per job ID, so a job
 // that runs again after its worker died counts once. An error leaves the
 // job unacked, to be counted when it runs again.
-func (w *Worker) batchSucceeded(ctx context.Context, env *Envelope) error {
+func (s batches) succeeded(ctx context.Context, env *Envelope) error {
 	if env.BatchID == "" {
 		return nil
 	}
-	bk, err := batchKeysFor(w.e, env.BatchID)
+	bk, err := batchKeysFor(s.e, env.BatchID)
 	if err != nil {
 		return nil
 	}
-	due, err := call{Script: scriptBatchDone, Keys: bk.All(), Args: []any{env.ID, w.e.cfg.StateRetention.Milliseconds()}}.Run(ctx, w.e.rdb).Int64Slice()
+	due, err := call{Script: scriptBatchDone, Keys: bk.All(), Args: []any{env.ID, s.e.cfg.StateRetention.Milliseconds()}}.Run(ctx, s.e.rdb).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("count job %s in batch %s: %w", env.ID, env.BatchID, err)
 	}
-	w.runBatchCallbacks(ctx, env, bk, due, nil)
+	s.runCallbacks(ctx, env, bk, due, nil)
 	return nil
 }
 
-// batchFailed counts env as failed for good in its batch, with the links
+// failed counts env as failed for good in its batch, with the links
 // of its chain that are dropped with it, and runs the callbacks that
 // fall due. A Redis error is logged; the job goes to the failed store
 // all the same.
-func (w *Worker) batchFailed(ctx context.Context, env *Envelope, cause error) {
+func (s batches) failed(ctx context.Context, env *Envelope, cause error) {
 	if env.BatchID == "" {
 		return
 	}
-	bk, err := batchKeysFor(w.e, env.BatchID)
+	bk, err := batchKeysFor(s.e, env.BatchID)
 	if err != nil {
 		return
 	}
-	due, err := call{Script: scriptBatchFail, Keys: bk.All(), Args: []any{env.ID, env.Queue, len(env.Chain), w.e.cfg.StateRetention.Milliseconds()}}.Run(ctx, w.e.rdb).Int64Slice()
+	due, err := call{Script: scriptBatchFail, Keys: bk.All(), Args: []any{env.ID, env.Queue, len(env.Chain), s.e.cfg.StateRetention.Milliseconds()}}.Run(ctx, s.e.rdb).Int64Slice()
 	if err != nil {
-		w.log.Error("counting a failed job in its batch failed", "job", env.Name, "id", env.ID, "batch", env.BatchID, "err", err)
+		s.log.Error("counting a failed job in its batch failed", "job", env.Name, "id", env.ID, "batch", env.BatchID, "err", err)
 		return
 	}
-	w.runBatchCallbacks(ctx, env, bk, due, cause)
+	s.runCallbacks(ctx, env, bk, due, cause)
 }
 
 // batchKinds are the batch callback kinds, in the order they run.
 var batchKinds = [3]string{"then", "catch", "finally"}
 
-// runBatchCallbacks runs the callbacks the batch script claimed for env
+// runCallbacks runs the callbacks the batch script claimed for env
 // (due[1:4] for then, catch and finally), then marks each kind done.
 // Marking catch done claims finally for env if every job has run by then:
 // finally waits for a catch that another job claimed, so it never runs
 // before it.
-func (w *Worker) runBatchCallbacks(ctx context.Context, env *Envelope, bk keyspace.BatchKeys, due []int64, cause error) {
+func (s batches) runCallbacks(ctx context.Context, env *Envelope, bk keyspace.BatchKeys, due []int64, cause error) {
 	if len(due) != 4 {
 		return
 	}
 	if due[0] < 0 {
-		w.log.Warn("the job's batch is gone (expired, or never created); not counted", "job", env.Name, "id", env.ID, "batch", env.BatchID)
+		s.log.Warn("the job's batch is gone (expired, or never created); not counted", "job", env.Name, "id", env.ID, "batch", env.BatchID)
 		return
 	}
 	if due[1]+due[2]+due[3] == 0 {
 		return
 	}
-	status, _, err := w.e.inspector().Batches().Find(ctx, env.BatchID)
+	status, _, err := s.e.inspector().Batches().Find(ctx, env.BatchID)
 	if err != nil {
-		w.log.Error("reading a batch for its callbacks failed; they run when the job runs again", "batch", env.BatchID, "err", err)
+		s.log.Error("reading a batch for its callbacks failed; they run when the job runs again", "batch", env.BatchID, "err", err)
 		return
 	}
-	encoded, err := w.e.rdb.HMGet(ctx, bk.State, batchKinds[:]...).Result()
+	encoded, err := s.e.rdb.HMGet(ctx, bk.State, batchKinds[:]...).Result()
 	if err != nil {
-		w.log.Error("reading a batch's callbacks failed; they run when the job runs again", "batch", env.BatchID, "err", err)
+		s.log.Error("reading a batch's callbacks failed; they run when the job runs again", "batch", env.BatchID, "err", err)
 		return
 	}
 	for i, kind := range batchKinds {
@@ -106,7 +114,7 @@ func (w *Worker) runBatchCallbacks(ctx context.Context, env *Envelope, bk keyspa
 		raw, _ := encoded[i].(string)
 		var refs []CallbackRef
 		if err := msgpack.Unmarshal([]byte(raw), &refs); err != nil {
-			w.log.Error("batch callbacks do not decode", "batch", env.BatchID, "kind", kind, "err", err)
+			s.log.Error("batch callbacks do not decode", "batch", env.BatchID, "kind", kind, "err", err)
 		}
 		batch := status
 		o := Outcome{JobID: env.ID, JobName: env.Name, Batch: &batch}
@@ -114,18 +122,18 @@ func (w *Worker) runBatchCallbacks(ctx context.Context, env *Envelope, bk keyspa
 			o.Err = cause
 		}
 		for _, ref := range refs {
-			w.runCallback(ctx, env.Queue, "batch "+kind, ref, o)
+			s.runCallback(ctx, env.Queue, "batch "+kind, ref, o)
 		}
-		finally, err := call{Script: scriptBatchRan, Keys: bk.All(), Args: []any{kind, env.ID, w.e.cfg.StateRetention.Milliseconds()}}.Run(ctx, w.e.rdb).Int64()
+		finally, err := call{Script: scriptBatchRan, Keys: bk.All(), Args: []any{kind, env.ID, s.e.cfg.StateRetention.Milliseconds()}}.Run(ctx, s.e.rdb).Int64()
 		if err != nil {
-			w.log.Error("marking batch callbacks as run failed; they may run again", "batch", env.BatchID, "kind", kind, "err", err)
+			s.log.Error("marking batch callbacks as run failed; they may run again", "batch", env.BatchID, "kind", kind, "err", err)
 			continue
 		}
 		if kind == "catch" && finally == 1 && due[3] != 1 {
 			// Every job ran while catch did: finally is this job's now,
 			// with the batch as it is now.
 			due[3] = 1
-			if now, _, err := w.e.inspector().Batches().Find(ctx, env.BatchID); err == nil {
+			if now, _, err := s.e.inspector().Batches().Find(ctx, env.BatchID); err == nil {
 				status = now
 			}
 		}

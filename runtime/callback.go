@@ -152,15 +152,15 @@ const callbackTimeout = time.Minute
 //
 // A callback this worker has no registration for is queued as a job on
 // queue, for a worker that has it (callback_deferred.go).
-func (w *Worker) runCallback(ctx context.Context, queue, what string, ref CallbackRef, o Outcome) {
-	ctx, cancel := context.WithTimeout(ctx, min(callbackTimeout, w.cfg.RetryAfter/2))
+func (b busEnv) runCallback(ctx context.Context, queue, what string, ref CallbackRef, o Outcome) {
+	ctx, cancel := context.WithTimeout(ctx, min(callbackTimeout, b.retryAfter/2))
 	defer cancel()
-	err := w.r.RunCallback(ctx, ref, o)
+	err := b.r.RunCallback(ctx, ref, o)
 	if errors.Is(err, ErrUnknownCallback) {
-		w.deferCallback(ctx, queue, what, ref, o)
+		b.deferCallback(ctx, queue, what, ref, o)
 		return
 	}
 	if err != nil {
-		w.log.Error(what+" callback failed", "callback", ref.Name, "job", o.JobName, "id", o.JobID, "err", err)
+		b.log.Error(what+" callback failed", "callback", ref.Name, "job", o.JobName, "id", o.JobID, "err", err)
 	}
 }

@@ -43,19 +43,19 @@ func (c callbackRun) EncodeJob() ([]byte, error) { return Encode(c) }
 
 // deferCallback queues a run of ref, whose callback this worker does not
 // have, on queue.
-func (w *Worker) deferCallback(ctx context.Context, queue, what string, ref CallbackRef, o Outcome) {
+func (b busEnv) deferCallback(ctx context.Context, queue, what string, ref CallbackRef, o Outcome) {
 	queue, _, _ = strings.Cut(queue, partitionSep) // a partitioned queue takes it on any partition
 	run := callbackRun{Ref: ref, What: what, JobID: o.JobID, Job: o.JobName, Batch: o.Batch, queue: queue}
 	if o.Err != nil {
 		run.Err = o.Err.Error()
 	}
-	id, err := w.e.Dispatch(ctx, NewPendingDispatch(run))
+	id, err := b.e.Dispatch(ctx, NewPendingDispatch(run))
 	if err != nil {
-		w.log.Error(what+" callback is not registered on this worker, and queueing it for one that has it failed; it is lost",
+		b.log.Error(what+" callback is not registered on this worker, and queueing it for one that has it failed; it is lost",
 			"callback", ref.Name, "job", o.JobName, "id", o.JobID, "err", err)
 		return
 	}
-	w.log.Warn(what+" callback is not registered on this worker; queued as a job for a worker that has it (it fails into the failed store on one that has not; retry it once the callback is registered)",
+	b.log.Warn(what+" callback is not registered on this worker; queued as a job for a worker that has it (it fails into the failed store on one that has not; retry it once the callback is registered)",
 		"callback", ref.Name, "job", o.JobName, "id", o.JobID, "callback_job", id, "queue", queue)
 }
 

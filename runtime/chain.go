@@ -282,12 +282,31 @@ func nextLink(env *Envelope) (*Envelope, time.Duration, error) {
 	return next, delay, nil
 }
 
+// chains is the worker's step for chains (worker_steps.go): a link that
+// finished before is not run again, a success pushes the next link, and
+// a failure runs the chain's catch.
+type chains struct{ busEnv }
+
+func (s chains) before(ctx context.Context, res Reservation, env *Envelope) bool {
+	done, err := s.done(ctx, res, env)
+	if err != nil {
+		s.log.Warn("could not tell whether a chain link ran before; running it", "job", env.Name, "id", env.ID, "err", err)
+	}
+	if done {
+		s.log.Info("chain link finished before its worker died; acking it without running it again", "job", env.Name, "id", env.ID)
+	}
+	return done
+}
+func (s chains) succeeded(ctx context.Context, env *Envelope) error     { return s.dispatchNext(ctx, env) }
+func (s chains) failed(ctx context.Context, env *Envelope, cause error) { s.runCatch(ctx, env, cause) }
+func (chains) ended(context.Context, *Envelope)                         {}
+
 // linkEngine returns the engine that next goes to: the worker's own for
 // the same connection, else the dispatcher named for the connection,
 // which must be an *Engine.
-func (w *Worker) linkEngine(ctx context.Context, env, next *Envelope) (*Engine, error) {
+func (s chains) linkEngine(ctx context.Context, env, next *Envelope) (*Engine, error) {
 	if next.Connection == env.Connection {
-		return w.e, nil
+		return s.e, nil
 	}
 	d, err := DispatcherFor(ctx, next.Connection)
 	if err != nil {
@@ -304,7 +323,7 @@ func (w *Worker) linkEngine(ctx context.Context, env, next *Envelope) (*Engine, 
 // a marker beside the link's queue, in one script call, and a later push
 // of the same link finds the marker and does nothing. The finished link
 // is acked after this, by the caller.
-func (w *Worker) dispatchNext(ctx context.Context, env *Envelope) error {
+func (s chains) dispatchNext(ctx context.Context, env *Envelope) error {
 	if len(env.Chain) == 0 {
 		return nil
 	}
@@ -312,7 +331,7 @@ func (w *Worker) dispatchNext(ctx context.Context, env *Envelope) error {
 	if err != nil {
 		return err
 	}
-	e, err := w.linkEngine(ctx, env, next)
+	e, err := s.linkEngine(ctx, env, next)
 	if err != nil {
 		return err
 	}
@@ -362,11 +381,11 @@ func (e *Engine) linkQueue(queue, id string) string {
 	return ps.names[h.Sum32()%uint32(len(ps.names))]
 }
 
-// chainDone reports whether env, a link that is running again, pushed
+// done reports whether env, a link that is running again, pushed
 // its successor before: it finished then, and its worker died before
 // acking it. Such a link is acked without running again. First attempts
 // are not checked.
-func (w *Worker) chainDone(ctx context.Context, res Reservation, env *Envelope) (bool, error) {
+func (s chains) done(ctx context.Context, res Reservation, env *Envelope) (bool, error) {
 	if len(env.Chain) == 0 || res.Attempts < 2 {
 		return false, nil
 	}
@@ -374,7 +393,7 @@ func (w *Worker) chainDone(ctx context.Context, res Reservation, env *Envelope) 
 	if err != nil {
 		return false, nil // the push reports it
 	}
-	e, err := w.linkEngine(ctx, env, next)
+	e, err := s.linkEngine(ctx, env, next)
 	if err != nil {
 		return false, nil
 	}
@@ -387,14 +406,14 @@ func (w *Worker) chainDone(ctx context.Context, res Reservation, env *Envelope) 
 
 // runCatch runs the catch callback of env's chain, if it has one, after
 // env failed for good. Its remaining links are dropped with it.
-func (w *Worker) runCatch(ctx context.Context, env *Envelope, cause error) {
+func (s chains) runCatch(ctx context.Context, env *Envelope, cause error) {
 	if len(env.Catch) == 0 {
 		return
 	}
 	ref, err := decodeCallback(env.Catch)
 	if err != nil {
-		w.log.Error("chain catch callback does not decode", "job", env.Name, "id", env.ID, "err", err)
+		s.log.Error("chain catch callback does not decode", "job", env.Name, "id", env.ID, "err", err)
 		return
 	}
-	w.runCallback(ctx, env.Queue, "chain catch", ref, Outcome{JobID: env.ID, JobName: env.Name, Err: cause})
+	s.runCallback(ctx, env.Queue, "chain catch", ref, Outcome{JobID: env.ID, JobName: env.Name, Err: cause})
 }

@@ -24,28 +24,6 @@ func (e *Engine) seal(env *Envelope) error {
 	return nil
 }
 
-// open decrypts env's body in place if it is sealed. It refuses a
-// plaintext body for a job type registered as encrypted, so that nobody
-// with write access to Redis can slip one in.
-func (w *Worker) open(env *Envelope) error {
-	if !env.Encrypted {
-		if rt := w.r.lookup(env.Name); rt != nil && rt.encrypted {
-			return fmt.Errorf("%w: job %s (%s) is an encrypted job type but its payload is not sealed", ErrDecrypt, env.ID, env.Name)
-		}
-		return nil
-	}
-	ring := w.e.cfg.Keys
-	if ring == nil {
-		return fmt.Errorf("%w: job %s (%s) is sealed but this worker's engine has no key ring (EngineConfig.Keys)", ErrDecrypt, env.ID, env.Name)
-	}
-	plain, err := ring.Open(env.Body, jobAD(env))
-	if err != nil {
-		return fmt.Errorf("job %s (%s): %w", env.ID, env.Name, err)
-	}
-	env.Body, env.Encrypted = plain, false
-	return nil
-}
-
 // encryptedType reports whether the options of T's zero value say
 // Encrypted. A T that is not a Job, or whose JobOptions panics on a zero
 // value, is taken as not encrypted.

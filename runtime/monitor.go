@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -216,99 +215,6 @@ func (m *monitor) take() map[countKey]int64 {
 	counts := m.counts
 	m.counts = nil
 	return counts
-}
-
-// give puts back counts a write could not deliver.
-func (m *monitor) give(counts map[countKey]int64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.counts == nil {
-		m.counts = map[countKey]int64{}
-	}
-	for k, n := range counts {
-		m.counts[k] += n
-	}
-}
-
-// monitorLease is how long a worker's record outlives its last write.
-func (w *Worker) monitorLease() time.Duration {
-	return max(5*w.cfg.MonitorEvery, time.Second)
-}
-
-// monitorLoop writes the worker's record and counts every MonitorEvery
-// until ctx is done, then writes its last counts and removes its record
-// with done, a context that is still live, within a second.
-func (w *Worker) monitorLoop(ctx, done context.Context, start time.Time) {
-	if w.cfg.MonitorEvery < 0 {
-		return
-	}
-	host, _ := os.Hostname()
-	info := WorkerInfo{
-		ID: w.wakeID, Name: w.cfg.Name, Host: host, PID: os.Getpid(),
-		Queues: w.cfg.Queues, Concurrency: w.cfg.Concurrency, StartedAt: start,
-	}
-	w.writeMonitor(ctx, &info, false)
-	t := time.NewTicker(w.cfg.MonitorEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			// Bounded, so that a Redis that is down does not hold up the
-			// stop: a record left behind drops out after its lease.
-			last, cancel := context.WithTimeout(done, time.Second)
-			w.writeMonitor(last, &info, true)
-			cancel()
-			return
-		case <-t.C:
-			w.writeMonitor(ctx, &info, false)
-		}
-	}
-}
-
-// writeMonitor sends the worker's record (or, when last, its removal)
-// and the counts gathered since the last write, in one pipeline.
-func (w *Worker) writeMonitor(ctx context.Context, info *WorkerInfo, last bool) {
-	w.mu.Lock()
-	running := make([]RunningJob, 0, len(w.active))
-	for _, a := range w.active {
-		if a.run.ID != "" {
-			running = append(running, a.run)
-		}
-	}
-	info.Paused = w.resumeCh != nil
-	w.mu.Unlock()
-	slices.SortFunc(running, func(a, b RunningJob) int { return a.StartedAt.Compare(b.StartedAt) })
-	counts := w.mon.take()
-	now := time.Now()
-	info.SeenAt, info.Running = now, running
-	rec, err := json.Marshal(info)
-	if err != nil {
-		return
-	}
-	lease := w.monitorLease()
-	_, err = w.e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		if last {
-			p.ZRem(ctx, w.e.keys.Workers(), info.ID)
-			p.Del(ctx, w.e.keys.Worker(info.ID))
-		} else {
-			p.Set(ctx, w.e.keys.Worker(info.ID), rec, lease)
-			p.ZAdd(ctx, w.e.keys.Workers(), redis.Z{Score: float64(now.Add(lease).UnixMilli()), Member: info.ID})
-		}
-		hours := map[int64]bool{}
-		for k, n := range counts {
-			h := k.minute / 60
-			p.HIncrBy(ctx, w.e.keys.Metrics(h), strconv.FormatInt(k.minute, 10)+"|"+k.kind+"|"+k.queue, n)
-			hours[h] = true
-		}
-		for h := range hours {
-			p.ExpireAt(ctx, w.e.keys.Metrics(h), time.Unix(h*3600, 0).Add(metricsRetention))
-		}
-		return nil
-	})
-	if err != nil && ctx.Err() == nil {
-		w.give(counts)
-		w.log.Debug("writing the worker's record and counts failed; trying again next period", "err", err)
-	}
 }
 
 // give puts counts back for the next write.

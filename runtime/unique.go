@@ -107,14 +107,27 @@ func (e *Engine) unlock(ctx context.Context, key, owner string) error {
 	return call{Script: scriptUnlock, Keys: []string{key}, Args: []any{owner}}.Run(ctx, e.rdb).Err()
 }
 
-// releaseUnique releases env's unique lock, if it holds one of the kind
+// uniques is the worker's step for unique jobs (worker_steps.go): an
+// until-processing lock is released as the handler starts, any other as
+// the job ends for good.
+type uniques struct{ busEnv }
+
+func (s uniques) before(ctx context.Context, _ Reservation, env *Envelope) bool {
+	s.release(ctx, env, true)
+	return false
+}
+func (uniques) succeeded(context.Context, *Envelope) error { return nil }
+func (uniques) failed(context.Context, *Envelope, error)   {}
+func (s uniques) ended(ctx context.Context, env *Envelope) { s.release(ctx, env, false) }
+
+// release releases env's unique lock, if it holds one of the kind
 // released at this point: atStart for the until-processing kind, as its
 // handler starts; otherwise as the job ends for good.
-func (w *Worker) releaseUnique(ctx context.Context, env *Envelope, atStart bool) {
+func (s uniques) release(ctx context.Context, env *Envelope, atStart bool) {
 	if env.UniqueKey == "" || env.UniqueUntilProcessing != atStart {
 		return
 	}
-	if err := w.e.unlock(ctx, w.e.keys.Unique(env.UniqueKey), env.ID); err != nil {
-		w.log.Error("releasing a unique lock failed; it expires by itself", "job", env.Name, "id", env.ID, "key", env.UniqueKey, "err", err)
+	if err := s.e.unlock(ctx, s.e.keys.Unique(env.UniqueKey), env.ID); err != nil {
+		s.log.Error("releasing a unique lock failed; it expires by itself", "job", env.Name, "id", env.ID, "key", env.UniqueKey, "err", err)
 	}
 }

@@ -47,7 +47,8 @@ type Worker struct {
 	emptied   *upcoming     // set when the reserve behind a wait emptied the queue; fetch loop only
 	processed atomic.Int64  // jobs finished, whatever the outcome
 	returned  atomic.Int64  // jobs given back to their queues at a stop (WorkerStats.Returned)
-	mon       monitor       // counts and running jobs for the worker's record (monitor.go)
+	mon       monitor       // counts and running jobs for the worker's record (worker_monitor.go)
+	steps     []jobStep     // batches, chains and unique locks, at fixed points of a job's run (worker_steps.go)
 	runners   runners       // the goroutines jobs and handlers run on (worker_runners.go)
 }
 
@@ -123,14 +124,15 @@ func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
 		runners:  runners{max: 2 * cfg.Concurrency}, // a process and a handler per running job
 		wakeID:   NewID(),
 	}
+	w.steps = newSteps(busEnv{e: e, r: r, log: w.log, retryAfter: cfg.RetryAfter})
 	for range cfg.Concurrency + cfg.Prefetch {
 		w.slots <- struct{}{}
 	}
 	for range cfg.Concurrency {
 		w.runSlots <- struct{}{}
 	}
-	w.warnReleasingOnOneTry() // middleware.go
-	w.events.add(w.logJob)    // job_log.go
+	w.warnReleasingOnOneTry() // worker_middleware.go
+	w.events.add(w.logJob)    // worker_log.go
 	return w, nil
 }
 

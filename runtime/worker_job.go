@@ -51,7 +51,7 @@ func (w *Worker) process(base context.Context, res Reservation) {
 // admit decodes and checks a reserved job before it runs. It returns nil
 // once it has settled the job without running it: a payload that does
 // not decode or open, a malformed state entry, a chain link or batch job
-// that needs no run (worker_bus.go), a job past its tries or retry-until,
+// that needs no run (worker_steps.go), a job past its tries or retry-until,
 // or one no handler is registered for. Otherwise it returns the job's
 // envelope and the tries it has.
 func (w *Worker) admit(base context.Context, res Reservation) (*Envelope, int) {
@@ -175,7 +175,7 @@ func (w *Worker) attempt(ctx context.Context, env *Envelope) error {
 				done <- &PanicError{Value: r, Stack: debug.Stack()}
 			}
 		}()
-		done <- w.runMiddleware(ctx, env) // middleware.go: the worker's middleware, then the router
+		done <- w.runMiddleware(ctx, env) // worker_middleware.go: the worker's middleware, then the router
 	})
 	select {
 	case err := <-done:
@@ -317,7 +317,7 @@ func (w *Worker) fail(ctx context.Context, res Reservation, env *Envelope, cause
 // fall due, its chain's catch runs, then its failed hook, and its unique
 // lock is released.
 func (w *Worker) failed(ctx context.Context, env *Envelope, cause error) {
-	w.failing(ctx, env, cause) // worker_bus.go: batch, chain catch
+	w.failing(ctx, env, cause) // worker_steps.go: batch, chain catch
 	w.runFailedHook(ctx, env, cause)
 	w.ended(ctx, env)
 }
@@ -354,7 +354,7 @@ func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev
 			return
 		}
 	}
-	if err := w.completed(ctx, env); err != nil { // worker_bus.go: batch, chain
+	if err := w.completed(ctx, env); err != nil { // worker_steps.go: batch, chain
 		// Not acked: the job runs again when its lease runs out, and its
 		// batch and chain are seen to then.
 		w.log.Error("counting a job in its batch or dispatching the next job of its chain failed", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", err)
@@ -388,4 +388,26 @@ func (w *Worker) untrack(ref Ref) {
 	w.mu.Lock()
 	delete(w.active, ref)
 	w.mu.Unlock()
+}
+
+// open decrypts env's body in place if it is sealed. It refuses a
+// plaintext body for a job type registered as encrypted, so that nobody
+// with write access to Redis can slip one in.
+func (w *Worker) open(env *Envelope) error {
+	if !env.Encrypted {
+		if rt := w.r.lookup(env.Name); rt != nil && rt.encrypted {
+			return fmt.Errorf("%w: job %s (%s) is an encrypted job type but its payload is not sealed", ErrDecrypt, env.ID, env.Name)
+		}
+		return nil
+	}
+	ring := w.e.cfg.Keys
+	if ring == nil {
+		return fmt.Errorf("%w: job %s (%s) is sealed but this worker's engine has no key ring (EngineConfig.Keys)", ErrDecrypt, env.ID, env.Name)
+	}
+	plain, err := ring.Open(env.Body, jobAD(env))
+	if err != nil {
+		return fmt.Errorf("job %s (%s): %w", env.ID, env.Name, err)
+	}
+	env.Body, env.Encrypted = plain, false
+	return nil
 }

@@ -152,7 +152,7 @@ func CallsTick(t time.Time) int64 { return t.UnixMilli() / 10 }
 
 // Workers is a ZSET of the live workers under the prefix: worker ID ->
 // lease deadline (unix ms, by the worker's clock). Each live worker
-// renews its entry every WorkerConfig.MonitorEvery (monitor.go).
+// renews its entry every WorkerConfig.MonitorEvery (worker_monitor.go).
 func (k Keys) Workers() string { return k.prefix + ":workers" }
 
 // Worker is a STRING holding the JSON WorkerInfo of worker id, with the
@@ -162,7 +162,7 @@ func (k Keys) Worker(id string) string { return k.prefix + ":worker:" + id }
 // Metrics is a HASH of the per-minute job counts of one hour (unix
 // hours): "minute|kind|queue" -> count, minute in unix minutes and kind
 // "processed" or "failed". It expires metricsRetention after its hour
-// began (monitor.go).
+// began (worker_monitor.go).
 func (k Keys) Metrics(hour int64) string {
 	return k.prefix + ":metrics:" + strconv.FormatInt(hour, 10)
 }
