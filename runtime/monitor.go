@@ -217,9 +217,14 @@ func (m *monitor) take() map[countKey]int64 {
 	return counts
 }
 
-// give puts counts back for the next write.
-func (w *Worker) give(counts map[countKey]int64) {
-	if len(counts) > 0 {
-		w.mon.give(counts)
+// give puts back counts a write could not deliver.
+func (m *monitor) give(counts map[countKey]int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.counts == nil {
+		m.counts = map[countKey]int64{}
+	}
+	for k, n := range counts {
+		m.counts[k] += n
 	}
 }
