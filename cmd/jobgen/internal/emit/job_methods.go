@@ -1,11 +1,13 @@
 package emit
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/dave/jennifer/jen"
 
 	"github.com/jobgen/jobgen/cmd/jobgen/internal/model"
+	"github.com/jobgen/jobgen/internal/jobopt"
 )
 
 // JobMethods returns the methods of runtime.Job for j: JobName,
@@ -28,64 +30,42 @@ func JobMethods(j model.Job) []jen.Code {
 }
 
 // Options returns a runtime.JobOptions literal holding the set fields of
-// o, in the order runtime.JobOptions declares them.
+// o, in the order runtime.JobOptions declares them (jobopt.All).
 func Options(o model.Options) jen.Code {
 	var fields []jen.Code
-	add := func(name string, value jen.Code) {
-		fields = append(fields, jen.Line().Id(name).Op(":").Add(value))
-	}
-	if o.Queue != "" {
-		add("Queue", jen.Lit(o.Queue))
-	}
-	if o.Connection != "" {
-		add("Connection", jen.Lit(o.Connection))
-	}
-	if o.Tries != 0 {
-		add("Tries", jen.Lit(o.Tries))
-	}
-	if len(o.Backoff) > 0 {
-		items := make([]jen.Code, len(o.Backoff))
-		for i, d := range o.Backoff {
-			items[i] = Duration(d)
+	ov := reflect.ValueOf(o)
+	for _, opt := range jobopt.All {
+		v := ov.FieldByName(opt.Name)
+		if v.IsZero() || v.Kind() == reflect.Slice && v.Len() == 0 {
+			continue
 		}
-		add("Backoff", jen.Index().Qual(timePkg, "Duration").Values(items...))
-	}
-	for _, f := range []struct {
-		name string
-		d    time.Duration
-	}{{"Timeout", o.Timeout}, {"RetryUntil", o.RetryUntil}} {
-		if f.d != 0 {
-			add(f.name, Duration(f.d))
-		}
-	}
-	if o.MaxExceptions != 0 {
-		add("MaxExceptions", jen.Lit(o.MaxExceptions))
-	}
-	if o.FailOnTimeout {
-		add("FailOnTimeout", jen.True())
-	}
-	for _, f := range []struct {
-		name string
-		d    time.Duration
-	}{{"Delay", o.Delay}, {"UniqueFor", o.UniqueFor}} {
-		if f.d != 0 {
-			add(f.name, Duration(f.d))
-		}
-	}
-	if o.Encrypted {
-		add("Encrypted", jen.True())
-	}
-	if len(o.Tags) > 0 {
-		items := make([]jen.Code, len(o.Tags))
-		for i, t := range o.Tags {
-			items[i] = jen.Lit(t)
-		}
-		add("Tags", jen.Index().String().Values(items...))
+		fields = append(fields, jen.Line().Id(opt.Name).Op(":").Add(optionValue(opt.Kind, v)))
 	}
 	if len(fields) > 0 {
 		fields = append(fields, jen.Line())
 	}
 	return jen.Qual(runtimePkg, "JobOptions").Values(fields...)
+}
+
+// optionValue writes v, an option's value of kind k.
+func optionValue(k jobopt.Kind, v reflect.Value) jen.Code {
+	switch k {
+	case jobopt.PositiveDuration:
+		return Duration(time.Duration(v.Int()))
+	case jobopt.Durations:
+		items := make([]jen.Code, v.Len())
+		for i := range items {
+			items[i] = Duration(time.Duration(v.Index(i).Int()))
+		}
+		return jen.Index().Qual(timePkg, "Duration").Values(items...)
+	case jobopt.Strings:
+		items := make([]jen.Code, v.Len())
+		for i := range items {
+			items[i] = jen.Lit(v.Index(i).String())
+		}
+		return jen.Index().String().Values(items...)
+	}
+	return jen.Lit(v.Interface()) // a string, int or bool
 }
 
 // units are the time units Duration writes, largest first.

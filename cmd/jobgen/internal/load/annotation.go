@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"go/token"
 	"maps"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jobgen/jobgen/cmd/jobgen/internal/model"
+	"github.com/jobgen/jobgen/internal/jobopt"
 	"github.com/jobgen/jobgen/internal/qname"
 )
 
@@ -25,8 +27,18 @@ const gofmtBare = "// job:"
 // keys are the annotation's keys, sorted, as listed in error messages.
 var keys = slices.Sorted(maps.Keys(setters))
 
-// boolKeys may be written bare, meaning true.
-var boolKeys = []string{"encrypted", "event", "fail_on_timeout", "sync"}
+// boolKeys may be written bare, meaning true: the job options of kind
+// Bool, and event and sync.
+var boolKeys = func() []string {
+	out := []string{"event", "sync"}
+	for _, o := range jobopt.All {
+		if o.Kind == jobopt.Bool {
+			out = append(out, o.Key)
+		}
+	}
+	slices.Sort(out)
+	return out
+}()
 
 // annotation is what one type's `//job:` lines say.
 type annotation struct {
@@ -131,25 +143,69 @@ func (a *annotation) set(key, value string, hasValue bool) string {
 // it.
 type setter func(a *annotation, value string) error
 
-// setters hold, for each key, how its value is read and where it goes.
-var setters = map[string]setter{
-	"name":            setName,
-	"queue":           setQueue,
-	"connection":      setConnection,
-	"laravel":         setLaravel,
-	"tries":           option(positiveInt, func(o *model.Options) *int { return &o.Tries }),
-	"max_exceptions":  option(positiveInt, func(o *model.Options) *int { return &o.MaxExceptions }),
-	"backoff":         option(durationList, func(o *model.Options) *[]time.Duration { return &o.Backoff }),
-	"timeout":         option(positiveDuration, func(o *model.Options) *time.Duration { return &o.Timeout }),
-	"retry_until":     option(positiveDuration, func(o *model.Options) *time.Duration { return &o.RetryUntil }),
-	"delay":           option(positiveDuration, func(o *model.Options) *time.Duration { return &o.Delay }),
-	"unique_for":      option(positiveDuration, func(o *model.Options) *time.Duration { return &o.UniqueFor }),
-	"fail_on_timeout": option(parseBool, func(o *model.Options) *bool { return &o.FailOnTimeout }),
-	"encrypted":       option(parseBool, func(o *model.Options) *bool { return &o.Encrypted }),
-	"tags":            option(list, func(o *model.Options) *[]string { return &o.Tags }),
-	"event":           flag(func(a *annotation) *bool { return &a.event }),
-	"sync":            flag(func(a *annotation) *bool { return &a.sync }),
-	"listen":          setListen,
+// setters hold, for each key, how its value is read and where it goes:
+// a job option's (jobopt.All) into the model's Options by its kind, the
+// others into the annotation.
+var setters = optionSetters(map[string]setter{
+	"name":    setName,
+	"laravel": setLaravel,
+	"event":   flag(func(a *annotation) *bool { return &a.event }),
+	"sync":    flag(func(a *annotation) *bool { return &a.sync }),
+	"listen":  setListen,
+})
+
+// optionSetters adds to m a setter for the key of every job option.
+func optionSetters(m map[string]setter) map[string]setter {
+	for _, o := range jobopt.All {
+		m[o.Key] = optionSetter(o)
+	}
+	return m
+}
+
+// optionSetter parses a value of o's kind and stores it in the field of
+// model.Options named for o.
+func optionSetter(o jobopt.Option) setter {
+	return func(a *annotation, value string) error {
+		v, err := parseKind(o, value)
+		if err != nil {
+			return err
+		}
+		reflect.ValueOf(&a.opts).Elem().FieldByName(o.Name).Set(reflect.ValueOf(v))
+		return nil
+	}
+}
+
+// parseKind reads value as o's kind says.
+func parseKind(o jobopt.Option, value string) (any, error) {
+	switch o.Kind {
+	case jobopt.String:
+		return nonEmpty(o, value)
+	case jobopt.PositiveInt:
+		return positiveInt(value)
+	case jobopt.Bool:
+		return parseBool(value)
+	case jobopt.PositiveDuration:
+		return positiveDuration(value)
+	case jobopt.Durations:
+		return durationList(value)
+	case jobopt.Strings:
+		return list(value)
+	}
+	return nil, fmt.Errorf("option %s has no parser for its kind", o.Name)
+}
+
+// nonEmpty reads a word option; a queue's name also follows the queue
+// name rules.
+func nonEmpty(o jobopt.Option, value string) (string, error) {
+	if value == "" {
+		return "", fmt.Errorf("the %s name is empty", o.Key)
+	}
+	if o.Name == "Queue" {
+		if err := qname.Validate(value); err != nil {
+			return "", err
+		}
+	}
+	return value, nil
 }
 
 // flag is the setter of a bare key kept on the annotation itself.
@@ -169,16 +225,6 @@ func setListen(a *annotation, value string) error {
 	return nil
 }
 
-// option is the setter of a key that parses its value with parse and
-// stores it in the field of model.Options that field points to.
-func option[T any](parse func(string) (T, error), field func(*model.Options) *T) setter {
-	return func(a *annotation, value string) error {
-		v, err := parse(value)
-		*field(&a.opts) = v
-		return err
-	}
-}
-
 func setName(a *annotation, value string) error {
 	if !validName(value) {
 		return errors.New("a job name is letters, digits and . _ - / : (at least one)")
@@ -187,30 +233,11 @@ func setName(a *annotation, value string) error {
 	return nil
 }
 
-func setQueue(a *annotation, value string) error {
-	if value == "" {
-		return errors.New("the queue name is empty")
-	}
-	if err := qname.Validate(value); err != nil {
-		return err
-	}
-	a.opts.Queue = value
-	return nil
-}
-
 func setLaravel(a *annotation, value string) error {
 	if !validPHPJob(value) {
 		return errors.New(`want a PHP class such as App\Jobs\SendWelcomeEmail, or a string job such as App\Jobs\SendWelcomeEmail@handle`)
 	}
 	a.laravel = value
-	return nil
-}
-
-func setConnection(a *annotation, value string) error {
-	if value == "" {
-		return errors.New("the connection name is empty")
-	}
-	a.opts.Connection = value
 	return nil
 }
 

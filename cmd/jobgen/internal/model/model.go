@@ -94,10 +94,11 @@ func (p *Package) HasLaravel() bool {
 	return false
 }
 
-// Options mirrors runtime.JobOptions, field for field. A zero field was
-// not set and is left out of the generated literal. Tests of model, load
-// and emit fail when runtime.JobOptions changes and this copy, the //job:
-// keys or the emitted literal do not follow.
+// Options are a job type's options as its annotation sets them: one
+// field per option of the table in internal/jobopt, named and typed as
+// there, in its order. A zero field was not set and is left out of the
+// generated literal. The loader and the emitter read and write them by
+// the table; a test fails when the fields and the table disagree.
 type Options struct {
 	Queue         string
 	Connection    string

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobgen/jobgen/internal/jobopt"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -18,15 +19,17 @@ func fieldsOf(t reflect.Type) []string {
 	return fields
 }
 
-// TestOptionsMirrorsJobOptions: Options is a hand copy of
-// runtime.JobOptions. It must have the same fields, with the same types,
-// in the same order; a field added to, removed from or renamed in one
-// side fails here until the other side follows. The //job: keys (load)
-// and the emitted literal (emit) are checked against runtime.JobOptions
-// by tests of their own.
-func TestOptionsMirrorsJobOptions(t *testing.T) {
-	require.Equal(t,
-		fieldsOf(reflect.TypeFor[runtime.JobOptions]()),
-		fieldsOf(reflect.TypeFor[Options]()),
-		"model.Options must mirror runtime.JobOptions")
+// TestOptionsFollowTheTable: Options has one field per option of
+// jobopt.All, named and typed as the table says, in its order, and so
+// does runtime.JobOptions; a field added to, removed from or renamed in
+// one of them fails here until the table and the other follow. The
+// //job: keys (load) and the emitted literal (emit) are read from the
+// table, and checked by tests of their own.
+func TestOptionsFollowTheTable(t *testing.T) {
+	var want []string
+	for _, o := range jobopt.All {
+		want = append(want, o.Name+" "+o.Kind.GoType())
+	}
+	require.Equal(t, want, fieldsOf(reflect.TypeFor[Options]()), "model.Options must follow jobopt.All")
+	require.Equal(t, want, fieldsOf(reflect.TypeFor[runtime.JobOptions]()), "runtime.JobOptions must follow jobopt.All")
 }

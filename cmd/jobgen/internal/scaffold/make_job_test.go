@@ -1,8 +1,12 @@
 package scaffold
 
 import (
+	"os"
+	"strings"
 	"testing"
 
+	"github.com/jobgen/jobgen/internal/jobopt"
+	"github.com/jobgen/jobgen/templates"
 	"github.com/stretchr/testify/require"
 )
 
@@ -67,4 +71,18 @@ func (j SendEmail) Handle(ctx context.Context) error {
 	return nil
 }
 `, string(src))
+}
+
+// TestTemplateNamesEveryKey: the starter job's comment lists every
+// //job: key of the option table, and cmd/jobgen's doc describes each.
+func TestTemplateNamesEveryKey(t *testing.T) {
+	tmpl, err := templates.FS.ReadFile(templates.Job)
+	require.NoError(t, err)
+	doc, err := os.ReadFile("../../doc.go")
+	require.NoError(t, err)
+	text := strings.Join(strings.Fields(strings.ReplaceAll(string(tmpl), "//", "")), " ")
+	for _, o := range jobopt.All {
+		require.Regexp(t, `\b`+o.Key+`\b`, text, "templates/%s lists %s", templates.Job, o.Key)
+		require.Regexp(t, `(?m)^//\t`+o.Key+`\b`, string(doc), "cmd/jobgen/doc.go describes %s", o.Key)
+	}
 }
