@@ -1,12 +1,15 @@
 package load
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/cmd/jobgen/internal/model"
+	"github.com/jobgen/jobgen/internal/jobopt"
 )
 
 func TestClassify(t *testing.T) {
@@ -86,7 +89,7 @@ func TestParseLine(t *testing.T) {
 }
 
 func TestParseLineErrors(t *testing.T) {
-	const validKeys = "valid keys: backoff, connection, delay, encrypted, event, fail_on_timeout, laravel, listen, max_exceptions, name, queue, retry_until, sync, tags, timeout, tries, unique_for"
+	validKeys := "valid keys: " + strings.Join(wantKeys(), ", ")
 	tests := []struct {
 		line string
 		want []tokenError
@@ -146,4 +149,15 @@ func TestLaravelKey(t *testing.T) {
 		require.Len(t, errs, 1, bad)
 		require.Contains(t, errs[0].msg, "want a PHP class")
 	}
+}
+
+// wantKeys are the //job: keys an error lists: every job option's
+// (jobopt.All) and the annotation's own, sorted.
+func wantKeys() []string {
+	out := []string{"event", "laravel", "listen", "name", "sync"}
+	for _, o := range jobopt.All {
+		out = append(out, o.Key)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,7 +147,7 @@ func TestLoadForeignOutput(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	t.Parallel()
-	const validKeys = "valid keys: backoff, connection, delay, encrypted, event, fail_on_timeout, laravel, listen, max_exceptions, name, queue, retry_until, sync, tags, timeout, tries, unique_for"
+	validKeys := "valid keys: " + strings.Join(wantKeys(), ", ")
 	tests := []struct {
 		name string
 		src  string // the body of jobs.go after "package mail\n\n"
