@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -89,8 +88,8 @@ var definedCallbacks struct {
 // noteDefinition records a callback made while packages initialize.
 func noteDefinition(name string) {
 	pcs := make([]uintptr, 32)
-	n := goruntime.Callers(3, pcs)
-	frames := goruntime.CallersFrames(pcs[:n])
+	n := callers(3, pcs)
+	frames := callersFrames(pcs[:n])
 	var at string
 	for {
 		f, more := frames.Next()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	goruntime "runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -440,7 +439,7 @@ func (w *Worker) woken(r idleWait) {
 	// Let startJobs start them before this goroutine sends the next
 	// call: the jobs an idle worker was woken for are the ones someone is
 	// waiting on.
-	goruntime.Gosched()
+	gosched()
 	if r.reserved && len(r.jobs) == r.n {
 		w.markBusy()
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"time"
 
 	"github.com/jobgen/jobgen/internal/attempt"
@@ -172,7 +171,7 @@ func (w *Worker) attempt(ctx context.Context, env *Envelope) error {
 	w.runners.do(func() {
 		defer func() {
 			if r := recover(); r != nil {
-				done <- &PanicError{Value: r, Stack: debug.Stack()}
+				done <- &PanicError{Value: r, Stack: stack()}
 			}
 		}()
 		done <- w.runMiddleware(ctx, env) // worker_middleware.go: the worker's middleware, then the router
