@@ -12,15 +12,6 @@ import (
 	"github.com/jobgen/jobgen/internal/keyspace"
 )
 
-// Batches returns the engine's batch store.
-func (i *Inspector) Batches() *BatchStore { return &BatchStore{e: i.e} }
-
-// BatchStore reads and changes the batches of an engine: Laravel's
-// Bus::findBatch, $batch->cancel(), $batch->add() and queue:retry-batch.
-type BatchStore struct {
-	e *Engine
-}
-
 func batchKeysFor(e *Engine, id string) (keyspace.BatchKeys, error) {
 	if id == "" || strings.ContainsAny(id, "{}") {
 		return keyspace.BatchKeys{}, fmt.Errorf("%w: batch ID %q", ErrInvalid, id)

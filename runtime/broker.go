@@ -1,5 +1,13 @@
 package runtime
 
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
 // Broker is the engine's low-level side: it reserves jobs under a lease
 // and settles them by compare-and-set on the reservation's token (ack,
 // release, extend, fail), moves due and expired jobs back to ready
@@ -20,3 +28,157 @@ func NewBroker(e *Engine) *Broker { return &Broker{e: e} }
 
 // broker is NewBroker, for the engine's and the worker's own use.
 func (e *Engine) broker() *Broker { return &Broker{e: e} }
+
+// Migrate moves due delayed jobs and expired reservations of queue back
+// to ready: at most MigrateLimit of each per call.
+func (br *Broker) Migrate(ctx context.Context, queue string) (Migration, error) {
+	e := br.e
+	if err := validateQueueOrPartition(queue); err != nil {
+		return Migration{}, err
+	}
+	if m, ok, err := e.migratePartitioned(ctx, queue); ok {
+		return m, err
+	}
+	cmd := e.migrateCall(queue).Run(ctx, e.rdb)
+	m, err := parseMigration(cmd)
+	if err != nil {
+		return m, fmt.Errorf("migrate %q: %w", queue, err)
+	}
+	return m, nil
+}
+
+// Reserve migrates due jobs of queue, then takes up to n ready jobs under
+// a lease, in one round trip. Each reservation gets a fresh random token.
+// A paused queue yields no jobs. A job whose state entry in Redis is
+// malformed is taken with the others, with Reservation.Err set: fail it
+// rather than run it.
+func (br *Broker) Reserve(ctx context.Context, queue string, n int, lease time.Duration) (ReserveResult, error) {
+	e := br.e
+	if err := validateQueueOrPartition(queue); err != nil {
+		return ReserveResult{}, err
+	}
+	if b, ok, err := e.reservePartitioned(ctx, queue, n, lease); ok {
+		return b, err
+	}
+	if n < 1 {
+		return ReserveResult{}, fmt.Errorf("%w: reserve %d jobs: n must be at least 1", ErrInvalid, n)
+	}
+	if lease < time.Millisecond {
+		return ReserveResult{}, fmt.Errorf("%w: reserve with lease %v: lease must be at least 1ms", ErrInvalid, lease)
+	}
+	rc, token := e.reserveCall(queue, n, lease)
+	b, err := parseReserve(queue, token, rc.Run(ctx, e.rdb))
+	if err != nil {
+		return ReserveResult{}, fmt.Errorf("reserve from %q: %w", queue, err)
+	}
+	return b, nil
+}
+
+// Wait blocks until a job may be ready on one of queues, or timeout
+// passes, and returns the queue whose doorbell rang, or "" on timeout. A
+// push, a release, a migration, a resume or a new earliest delayed job
+// rings a queue's doorbell; waiting is a BLPOP on the doorbells, not
+// polling, and a wake-up consumes the doorbell.
+//
+// Redis checks blocking timeouts only hz times a second (10 by default),
+// so a timeout may end up to 100ms late; the worker uses its own timer
+// for waits that must end on time. A cancelled ctx does not interrupt the
+// BLPOP: keep timeouts short.
+func (br *Broker) Wait(ctx context.Context, queues []string, timeout time.Duration) (string, error) {
+	e := br.e
+	return e.wait(ctx, queues, timeout, "")
+}
+
+// Fail moves reserved jobs into the failed store, then trims the store to
+// FailedMaxCount and FailedMaxAge. Stale refs are reported as in Ack.
+func (br *Broker) Fail(ctx context.Context, failures ...Failure) error {
+	e := br.e
+	byQueue := map[string][]Failure{}
+	var order []string
+	for _, f := range failures {
+		if _, ok := byQueue[f.Queue]; !ok {
+			order = append(order, f.Queue)
+		}
+		byQueue[f.Queue] = append(byQueue[f.Queue], f)
+	}
+	maxCount := max(e.cfg.FailedMaxCount, 0)
+	maxAge := max(e.cfg.FailedMaxAge.Milliseconds(), 0)
+	var calls []call
+	var groups [][]Ref
+	for _, q := range order {
+		fs := byQueue[q]
+		qk := e.keys.Queue(q)
+		for len(fs) > 0 {
+			n := min(300, len(fs))
+			args := []any{maxCount, maxAge}
+			refs := make([]Ref, n)
+			for i, f := range fs[:n] {
+				msg := "unknown error"
+				if f.Err != nil {
+					msg = f.Err.Error()
+				}
+				info, err := msgpack.Marshal(failedInfo{Name: f.Name, Error: msg, Attempts: f.Attempts, Token: f.Token})
+				if err != nil {
+					return fmt.Errorf("fail job %s: %w", f.ID, err)
+				}
+				args = append(args, f.ID, f.Token, info)
+				refs[i] = f.Ref
+			}
+			calls = append(calls, call{Script: scriptFail, Keys: []string{qk.Reserved, qk.State, qk.Payloads, qk.Failed, qk.FailedPayloads, qk.FailedInfo}, Args: args})
+			groups = append(groups, refs)
+			fs = fs[n:]
+		}
+	}
+	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
+	if err != nil {
+		return fmt.Errorf("fail: %w", err)
+	}
+	return lostError(lost)
+}
+
+// Extend renews the leases of refs to lease from now (the heartbeat). It
+// returns the refs whose lease was lost; those are not renewed.
+func (br *Broker) Extend(ctx context.Context, lease time.Duration, refs ...Ref) (lost []Ref, err error) {
+	e := br.e
+	calls, groups := pairCalls(refs, 500, func(q string, args []any) call {
+		qk := e.keys.Queue(q)
+		return call{Script: scriptExtend, Keys: []string{qk.Reserved, qk.State}, Args: append([]any{lease.Milliseconds()}, args...)}
+	})
+	lost, err = applyRefs(ctx, e.rdb, calls, groups, 1)
+	if err != nil {
+		return nil, fmt.Errorf("extend leases: %w", err)
+	}
+	return lost, nil
+}
+
+// Ack deletes finished jobs. A ref whose lease was lost is left alone and
+// reported as a *LeaseLostError (errors.Is ErrLeaseLost); the others are
+// still deleted.
+func (br *Broker) Ack(ctx context.Context, refs ...Ref) error {
+	e := br.e
+	lost, err := e.ack(ctx, refs...)
+	if err != nil {
+		return err
+	}
+	return lostError(lost)
+}
+
+// Release puts reserved jobs back on their queue. Their attempt counts are
+// kept. Stale refs are reported as in Ack.
+func (br *Broker) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) error {
+	e := br.e
+	exc := 0
+	if opts.Exception {
+		exc = 1
+	}
+	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
+		qk := e.keys.Queue(q)
+		return call{Script: scriptRelease, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify}, Args: append([]any{delayMillis(opts.Delay), exc}, args...)}
+
+	})
+	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
+	if err != nil {
+		return fmt.Errorf("release: %w", err)
+	}
+	return lostError(lost)
+}

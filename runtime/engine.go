@@ -9,10 +9,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/jobgen/jobgen/internal/send"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/jobgen/jobgen/internal/keyspace"
+	"github.com/jobgen/jobgen/internal/send"
 )
 
 // EngineConfig configures an Engine. The zero value is usable.
@@ -265,24 +265,6 @@ func (e *Engine) migrateCall(queue string) call {
 	return call{Script: scriptMigrate, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify}, Args: []any{e.cfg.MigrateLimit}}
 }
 
-// Migrate moves due delayed jobs and expired reservations of queue back
-// to ready: at most MigrateLimit of each per call.
-func (br *Broker) Migrate(ctx context.Context, queue string) (Migration, error) {
-	e := br.e
-	if err := validateQueueOrPartition(queue); err != nil {
-		return Migration{}, err
-	}
-	if m, ok, err := e.migratePartitioned(ctx, queue); ok {
-		return m, err
-	}
-	cmd := e.migrateCall(queue).Run(ctx, e.rdb)
-	m, err := parseMigration(cmd)
-	if err != nil {
-		return m, fmt.Errorf("migrate %q: %w", queue, err)
-	}
-	return m, nil
-}
-
 func parseMigration(cmd *redis.Cmd) (Migration, error) {
 	v, err := cmd.Int64Slice()
 	if err != nil {
@@ -303,33 +285,6 @@ func migrationOf(now int64, f []int64) Migration {
 		Delayed: int(f[0]), Expired: int(f[1]),
 		NextDue: msTime(f[2]), NextExpiry: msTime(f[3]),
 	}
-}
-
-// Reserve migrates due jobs of queue, then takes up to n ready jobs under
-// a lease, in one round trip. Each reservation gets a fresh random token.
-// A paused queue yields no jobs. A job whose state entry in Redis is
-// malformed is taken with the others, with Reservation.Err set: fail it
-// rather than run it.
-func (br *Broker) Reserve(ctx context.Context, queue string, n int, lease time.Duration) (ReserveResult, error) {
-	e := br.e
-	if err := validateQueueOrPartition(queue); err != nil {
-		return ReserveResult{}, err
-	}
-	if b, ok, err := e.reservePartitioned(ctx, queue, n, lease); ok {
-		return b, err
-	}
-	if n < 1 {
-		return ReserveResult{}, fmt.Errorf("%w: reserve %d jobs: n must be at least 1", ErrInvalid, n)
-	}
-	if lease < time.Millisecond {
-		return ReserveResult{}, fmt.Errorf("%w: reserve with lease %v: lease must be at least 1ms", ErrInvalid, lease)
-	}
-	rc, token := e.reserveCall(queue, n, lease)
-	b, err := parseReserve(queue, token, rc.Run(ctx, e.rdb))
-	if err != nil {
-		return ReserveResult{}, fmt.Errorf("reserve from %q: %w", queue, err)
-	}
-	return b, nil
 }
 
 // reserveCall is the reserve script call for up to n jobs of queue, and
@@ -408,67 +363,6 @@ func msTime(ms int64) time.Time {
 	return time.UnixMilli(ms)
 }
 
-// PauseQueue stops workers from reserving jobs of queue until ResumeQueue.
-func (i *Inspector) PauseQueue(ctx context.Context, queue string) error {
-	e := i.e
-	if err := validateQueueOrPartition(queue); err != nil {
-		return err
-	}
-	if _, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.inspector().PauseQueue(ctx, p) }); ok {
-		return err
-	}
-	return e.rdb.Set(ctx, e.keys.Queue(queue).Paused, "1", 0).Err()
-}
-
-// ResumeQueue undoes PauseQueue, and wakes a waiting worker.
-func (i *Inspector) ResumeQueue(ctx context.Context, queue string) error {
-	e := i.e
-	if err := validateQueueOrPartition(queue); err != nil {
-		return err
-	}
-	if _, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.inspector().ResumeQueue(ctx, p) }); ok {
-		return err
-	}
-	if err := e.rdb.Del(ctx, e.keys.Queue(queue).Paused).Err(); err != nil {
-		return err
-	}
-	return e.ring(ctx, queue)
-}
-
-// RestartWorkers asks every worker under this prefix to finish its running jobs
-// and exit, so that a supervisor starts it again on new code (Laravel's
-// queue:restart). Workers look for it every half second, so each stops
-// taking jobs within a second, then lets its running jobs finish within
-// its Grace.
-//
-// The broadcast is the Redis time, in unix ms, stored under one key, and
-// a worker stops for a value later than the one it read at its start: a
-// key that vanishes (a Redis restarted without persistence, a flush) or
-// goes back in time (a restore) stops no worker.
-func (i *Inspector) RestartWorkers(ctx context.Context) error {
-	e := i.e
-	k := e.keys.Restart()
-	var last *redis.StringCmd
-	var now *redis.TimeCmd
-	_, _ = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		last = p.Get(ctx, k)
-		now = p.Time(ctx)
-		return nil
-	})
-	if err := last.Err(); err != nil && err != redis.Nil {
-		return err
-	}
-	if err := now.Err(); err != nil {
-		return err
-	}
-	prev, _ := last.Int64() // 0 if none, or not a number
-	mark := max(now.Val().UnixMilli(), prev+1)
-	if err := e.rdb.Set(ctx, k, mark, 0).Err(); err != nil {
-		return err
-	}
-	return nil
-}
-
 // lastRestart is the mark of the last restart broadcast (Restart), 0 if
 // there is none. Marks only grow, so a worker stops for a mark later than
 // the one it read at its start. (Before marks were times they were a
@@ -479,14 +373,4 @@ func (e *Engine) lastRestart(ctx context.Context) (int64, error) {
 		return 0, nil
 	}
 	return n, err
-}
-
-// QueuePaused reports whether queue is paused.
-func (i *Inspector) QueuePaused(ctx context.Context, queue string) (bool, error) {
-	e := i.e
-	if paused, ok, err := e.pausedPartitioned(ctx, queue); ok {
-		return paused, err
-	}
-	n, err := e.rdb.Exists(ctx, e.keys.Queue(queue).Paused).Result()
-	return n == 1, err
 }

@@ -48,64 +48,6 @@ type FailedJob struct {
 	token string
 }
 
-// Fail moves reserved jobs into the failed store, then trims the store to
-// FailedMaxCount and FailedMaxAge. Stale refs are reported as in Ack.
-func (br *Broker) Fail(ctx context.Context, failures ...Failure) error {
-	e := br.e
-	byQueue := map[string][]Failure{}
-	var order []string
-	for _, f := range failures {
-		if _, ok := byQueue[f.Queue]; !ok {
-			order = append(order, f.Queue)
-		}
-		byQueue[f.Queue] = append(byQueue[f.Queue], f)
-	}
-	maxCount := max(e.cfg.FailedMaxCount, 0)
-	maxAge := max(e.cfg.FailedMaxAge.Milliseconds(), 0)
-	var calls []call
-	var groups [][]Ref
-	for _, q := range order {
-		fs := byQueue[q]
-		qk := e.keys.Queue(q)
-		for len(fs) > 0 {
-			n := min(300, len(fs))
-			args := []any{maxCount, maxAge}
-			refs := make([]Ref, n)
-			for i, f := range fs[:n] {
-				msg := "unknown error"
-				if f.Err != nil {
-					msg = f.Err.Error()
-				}
-				info, err := msgpack.Marshal(failedInfo{Name: f.Name, Error: msg, Attempts: f.Attempts, Token: f.Token})
-				if err != nil {
-					return fmt.Errorf("fail job %s: %w", f.ID, err)
-				}
-				args = append(args, f.ID, f.Token, info)
-				refs[i] = f.Ref
-			}
-			calls = append(calls, call{Script: scriptFail, Keys: []string{qk.Reserved, qk.State, qk.Payloads, qk.Failed, qk.FailedPayloads, qk.FailedInfo}, Args: args})
-			groups = append(groups, refs)
-			fs = fs[n:]
-		}
-	}
-	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
-	if err != nil {
-		return fmt.Errorf("fail: %w", err)
-	}
-	return lostError(lost)
-}
-
-// Failed returns the failed-job store of this engine.
-func (i *Inspector) Failed() *FailedStore { return &FailedStore{e: i.e} }
-
-// FailedStore keeps failed jobs per queue, in Redis, bounded by count and
-// age (EngineConfig.FailedMaxCount and FailedMaxAge). It lists, retries,
-// forgets and prunes them: Laravel's queue:failed, queue:retry,
-// queue:forget, queue:flush and queue:prune-failed.
-type FailedStore struct {
-	e *Engine
-}
-
 func (s *FailedStore) keysFor(queue string) ([]string, error) {
 	if err := validateQueueOrPartition(queue); err != nil {
 		return nil, err

@@ -1,5 +1,15 @@
 package runtime
 
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/jobgen/jobgen/internal/send"
+)
+
 // Inspector reads and changes an engine's queues for operators' tools:
 // sizes and states, the jobs in each state, paused queues, the failed
 // store, batches, the worker registry and per-minute counts, clearing a
@@ -17,3 +27,200 @@ func NewInspector(e *Engine) *Inspector { return &Inspector{e: e} }
 
 // inspector is NewInspector, for the engine's own use.
 func (e *Engine) inspector() *Inspector { return &Inspector{e: e} }
+
+// PauseQueue stops workers from reserving jobs of queue until ResumeQueue.
+func (i *Inspector) PauseQueue(ctx context.Context, queue string) error {
+	e := i.e
+	if err := validateQueueOrPartition(queue); err != nil {
+		return err
+	}
+	if _, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.inspector().PauseQueue(ctx, p) }); ok {
+		return err
+	}
+	return e.rdb.Set(ctx, e.keys.Queue(queue).Paused, "1", 0).Err()
+}
+
+// ResumeQueue undoes PauseQueue, and wakes a waiting worker.
+func (i *Inspector) ResumeQueue(ctx context.Context, queue string) error {
+	e := i.e
+	if err := validateQueueOrPartition(queue); err != nil {
+		return err
+	}
+	if _, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.inspector().ResumeQueue(ctx, p) }); ok {
+		return err
+	}
+	if err := e.rdb.Del(ctx, e.keys.Queue(queue).Paused).Err(); err != nil {
+		return err
+	}
+	return e.ring(ctx, queue)
+}
+
+// RestartWorkers asks every worker under this prefix to finish its running jobs
+// and exit, so that a supervisor starts it again on new code (Laravel's
+// queue:restart). Workers look for it every half second, so each stops
+// taking jobs within a second, then lets its running jobs finish within
+// its Grace.
+//
+// The broadcast is the Redis time, in unix ms, stored under one key, and
+// a worker stops for a value later than the one it read at its start: a
+// key that vanishes (a Redis restarted without persistence, a flush) or
+// goes back in time (a restore) stops no worker.
+func (i *Inspector) RestartWorkers(ctx context.Context) error {
+	e := i.e
+	k := e.keys.Restart()
+	var last *redis.StringCmd
+	var now *redis.TimeCmd
+	_, _ = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		last = p.Get(ctx, k)
+		now = p.Time(ctx)
+		return nil
+	})
+	if err := last.Err(); err != nil && err != redis.Nil {
+		return err
+	}
+	if err := now.Err(); err != nil {
+		return err
+	}
+	prev, _ := last.Int64() // 0 if none, or not a number
+	mark := max(now.Val().UnixMilli(), prev+1)
+	if err := e.rdb.Set(ctx, k, mark, 0).Err(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// QueuePaused reports whether queue is paused.
+func (i *Inspector) QueuePaused(ctx context.Context, queue string) (bool, error) {
+	e := i.e
+	if paused, ok, err := e.pausedPartitioned(ctx, queue); ok {
+		return paused, err
+	}
+	n, err := e.rdb.Exists(ctx, e.keys.Queue(queue).Paused).Result()
+	return n == 1, err
+}
+
+// Sizes returns how many jobs of queue are in each state, counted in one
+// script call, so the four counts are one snapshot. It only reads, so it
+// works when Redis is past maxmemory.
+func (i *Inspector) Sizes(ctx context.Context, queue string) (Sizes, error) {
+	e := i.e
+	if err := validateQueueOrPartition(queue); err != nil {
+		return Sizes{}, err
+	}
+	if s, ok, err := e.sizesPartitioned(ctx, queue); ok {
+		return s, err
+	}
+	qk := e.keys.Queue(queue)
+	v, err := call{Script: scriptSizes, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed}, Args: nil}.Run(ctx, e.rdb).Int64Slice()
+	if err == nil && len(v) != 4 {
+		err = fmt.Errorf("unexpected reply %v", v)
+	}
+	if err != nil {
+		return Sizes{}, fmt.Errorf("sizes of %q: %w", queue, err)
+	}
+	return Sizes{Ready: v[0], Delayed: v[1], Reserved: v[2], Failed: v[3]}, nil
+}
+
+// ClearQueue deletes every ready, delayed and reserved job of queue and returns
+// how many there were. Failed jobs and the paused flag are kept. Workers
+// holding a cleared job get ErrLeaseLost when they ack it.
+func (i *Inspector) ClearQueue(ctx context.Context, queue string) (int64, error) {
+	e := i.e
+	if err := validateQueueOrPartition(queue); err != nil {
+		return 0, err
+	}
+	if n, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.inspector().ClearQueue(ctx, p) }); ok {
+		return n, err
+	}
+	qk := e.keys.Queue(queue)
+	n, err := call{Script: scriptClear, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Payloads, qk.State, qk.Notify}, Args: nil}.Run(
+		ctx, e.rdb).
+		Int64()
+	if err != nil {
+		return 0, fmt.Errorf("clear %q: %w", queue, err)
+	}
+	return n, nil
+}
+
+// Queues lists, sorted, every queue that has been pushed to under this
+// engine's prefix.
+func (i *Inspector) Queues(ctx context.Context) ([]string, error) {
+	e := i.e
+	qs, err := e.rdb.SMembers(ctx, e.keys.Queues()).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list queues: %w", err)
+	}
+	slices.Sort(qs)
+	return qs, nil
+}
+
+// States reads the sizes and paused flag of every queue of queues, in
+// one pipeline of one script call per queue (per partition of a
+// partitioned queue): one round trip, whatever the number of queues,
+// and no scan of keys. It is meant for a metrics collector that reads
+// every queue at each scrape.
+func (i *Inspector) States(ctx context.Context, queues []string) (map[string]QueueState, error) {
+	e := i.e
+	type part struct{ queue, name string }
+	var parts []part
+	var calls []call
+	for _, q := range queues {
+		if err := validateQueueOrPartition(q); err != nil {
+			return nil, err
+		}
+		names := []string{q}
+		if ps := e.partitionsOf(q); ps != nil {
+			names = ps.names
+		}
+		for _, name := range names {
+			qk := e.keys.Queue(name)
+			parts = append(parts, part{q, name})
+			calls = append(calls, call{Script: scriptSizes, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed, qk.Paused}, Args: nil})
+		}
+	}
+	out := make(map[string]QueueState, len(queues))
+	if len(calls) == 0 {
+		return out, nil
+	}
+	cmds, err := send.All(ctx, e.rdb, calls)
+	if err != nil {
+		return nil, fmt.Errorf("queue states: %w", err)
+	}
+	for i, cmd := range cmds {
+		v, err := cmd.Int64Slice()
+		if err == nil && len(v) != 5 {
+			err = fmt.Errorf("unexpected reply %v", v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("queue states of %q: %w", parts[i].name, err)
+		}
+		s := out[parts[i].queue]
+		s.Ready += v[0]
+		s.Delayed += v[1]
+		s.Reserved += v[2]
+		s.Failed += v[3]
+		s.Paused = s.Paused || v[4] == 1
+		out[parts[i].queue] = s
+	}
+	return out, nil
+}
+
+// Failed returns the failed-job store of this engine.
+func (i *Inspector) Failed() *FailedStore { return &FailedStore{e: i.e} }
+
+// FailedStore keeps failed jobs per queue, in Redis, bounded by count and
+// age (EngineConfig.FailedMaxCount and FailedMaxAge). It lists, retries,
+// forgets and prunes them: Laravel's queue:failed, queue:retry,
+// queue:forget, queue:flush and queue:prune-failed.
+type FailedStore struct {
+	e *Engine
+}
+
+// Batches returns the engine's batch store.
+func (i *Inspector) Batches() *BatchStore { return &BatchStore{e: i.e} }
+
+// BatchStore reads and changes the batches of an engine: Laravel's
+// Bus::findBatch, $batch->cancel(), $batch->add() and queue:retry-batch.
+type BatchStore struct {
+	e *Engine
+}

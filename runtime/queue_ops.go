@@ -3,11 +3,11 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
-	"github.com/jobgen/jobgen/internal/send"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/jobgen/jobgen/internal/send"
 )
 
 // Sizes counts the jobs of one queue by state.
@@ -21,74 +21,10 @@ type Sizes struct {
 // Total is every job not yet finished: ready, delayed and reserved.
 func (s Sizes) Total() int64 { return s.Ready + s.Delayed + s.Reserved }
 
-// Sizes returns how many jobs of queue are in each state, counted in one
-// script call, so the four counts are one snapshot. It only reads, so it
-// works when Redis is past maxmemory.
-func (i *Inspector) Sizes(ctx context.Context, queue string) (Sizes, error) {
-	e := i.e
-	if err := validateQueueOrPartition(queue); err != nil {
-		return Sizes{}, err
-	}
-	if s, ok, err := e.sizesPartitioned(ctx, queue); ok {
-		return s, err
-	}
-	qk := e.keys.Queue(queue)
-	v, err := call{Script: scriptSizes, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed}, Args: nil}.Run(ctx, e.rdb).Int64Slice()
-	if err == nil && len(v) != 4 {
-		err = fmt.Errorf("unexpected reply %v", v)
-	}
-	if err != nil {
-		return Sizes{}, fmt.Errorf("sizes of %q: %w", queue, err)
-	}
-	return Sizes{Ready: v[0], Delayed: v[1], Reserved: v[2], Failed: v[3]}, nil
-}
-
-// ClearQueue deletes every ready, delayed and reserved job of queue and returns
-// how many there were. Failed jobs and the paused flag are kept. Workers
-// holding a cleared job get ErrLeaseLost when they ack it.
-func (i *Inspector) ClearQueue(ctx context.Context, queue string) (int64, error) {
-	e := i.e
-	if err := validateQueueOrPartition(queue); err != nil {
-		return 0, err
-	}
-	if n, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.inspector().ClearQueue(ctx, p) }); ok {
-		return n, err
-	}
-	qk := e.keys.Queue(queue)
-	n, err := call{Script: scriptClear, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Payloads, qk.State, qk.Notify}, Args: nil}.Run(
-		ctx, e.rdb).
-		Int64()
-	if err != nil {
-		return 0, fmt.Errorf("clear %q: %w", queue, err)
-	}
-	return n, nil
-}
-
-// Queues lists, sorted, every queue that has been pushed to under this
-// engine's prefix.
-func (i *Inspector) Queues(ctx context.Context) ([]string, error) {
-	e := i.e
-	qs, err := e.rdb.SMembers(ctx, e.keys.Queues()).Result()
-	if err != nil {
-		return nil, fmt.Errorf("list queues: %w", err)
-	}
-	slices.Sort(qs)
-	return qs, nil
-}
-
-// Wait blocks until a job may be ready on one of queues, or timeout
-// passes, and returns the queue whose doorbell rang, or "" on timeout. A
-// push, a release, a migration, a resume or a new earliest delayed job
-// rings a queue's doorbell; waiting is a BLPOP on the doorbells, not
-// polling, and a wake-up consumes the doorbell.
-//
-// Redis checks blocking timeouts only hz times a second (10 by default),
-// so a timeout may end up to 100ms late; the worker uses its own timer
-// for waits that must end on time. A cancelled ctx does not interrupt the
-// BLPOP: keep timeouts short.
-func (br *Broker) Wait(ctx context.Context, queues []string, timeout time.Duration) (string, error) {
-	e := br.e
-	return e.wait(ctx, queues, timeout, "")
+// QueueState is a queue's sizes and whether it is paused.
+type QueueState struct {
+	Sizes
+	Paused bool
 }
 
 // wait is Wait that, if id is not "", also ends, returning "", when wake

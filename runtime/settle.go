@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jobgen/jobgen/internal/send"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/jobgen/jobgen/internal/send"
 )
 
 // Settling reserved jobs: extend, ack, release and give back, each a
@@ -79,33 +80,6 @@ func lostError(lost []Ref) error {
 	return errors.Join(errs...)
 }
 
-// Extend renews the leases of refs to lease from now (the heartbeat). It
-// returns the refs whose lease was lost; those are not renewed.
-func (br *Broker) Extend(ctx context.Context, lease time.Duration, refs ...Ref) (lost []Ref, err error) {
-	e := br.e
-	calls, groups := pairCalls(refs, 500, func(q string, args []any) call {
-		qk := e.keys.Queue(q)
-		return call{Script: scriptExtend, Keys: []string{qk.Reserved, qk.State}, Args: append([]any{lease.Milliseconds()}, args...)}
-	})
-	lost, err = applyRefs(ctx, e.rdb, calls, groups, 1)
-	if err != nil {
-		return nil, fmt.Errorf("extend leases: %w", err)
-	}
-	return lost, nil
-}
-
-// Ack deletes finished jobs. A ref whose lease was lost is left alone and
-// reported as a *LeaseLostError (errors.Is ErrLeaseLost); the others are
-// still deleted.
-func (br *Broker) Ack(ctx context.Context, refs ...Ref) error {
-	e := br.e
-	lost, err := e.ack(ctx, refs...)
-	if err != nil {
-		return err
-	}
-	return lostError(lost)
-}
-
 // ack is Ack, returning the refs whose ack was refused.
 func (e *Engine) ack(ctx context.Context, refs ...Ref) (lost []Ref, err error) {
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
@@ -148,26 +122,6 @@ type ReleaseOpts struct {
 	Delay time.Duration
 	// Exception counts the release toward the job's MaxExceptions.
 	Exception bool
-}
-
-// Release puts reserved jobs back on their queue. Their attempt counts are
-// kept. Stale refs are reported as in Ack.
-func (br *Broker) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) error {
-	e := br.e
-	exc := 0
-	if opts.Exception {
-		exc = 1
-	}
-	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
-		qk := e.keys.Queue(q)
-		return call{Script: scriptRelease, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify}, Args: append([]any{delayMillis(opts.Delay), exc}, args...)}
-
-	})
-	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
-	if err != nil {
-		return fmt.Errorf("release: %w", err)
-	}
-	return lostError(lost)
 }
 
 // unreserve gives back reserved jobs that never started: they go back to
