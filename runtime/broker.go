@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/keyspace"
+	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -28,6 +30,143 @@ func NewBroker(e *Engine) *Broker { return &Broker{e: e} }
 
 // broker is NewBroker, for the engine's and the worker's own use.
 func (e *Engine) broker() *Broker { return &Broker{e: e} }
+
+// Ref names one reservation of a job: the job and the token it was
+// reserved under. Ack, release, extend and fail act only if the token is
+// still the job's current one.
+type Ref struct {
+	Queue string
+	ID    string
+	Token string
+}
+
+// Reservation is a job taken from a queue under a lease.
+type Reservation struct {
+	Ref
+	// Attempts counts reservations of the job, this one included.
+	Attempts int
+	// Exceptions counts earlier attempts that ended in an exception.
+	Exceptions int
+	// Payload is the encoded envelope as stored, without its ID and
+	// perhaps its queue; decode it with DecodeEnvelope(Queue, ID, Payload).
+	Payload []byte
+	// LeaseUntil is when the lease runs out (Redis clock) unless extended.
+	LeaseUntil time.Time
+	// Err, if set, is a *MalformedStateError: the job's state entry in
+	// Redis was malformed, so its counts are lost and Attempts and
+	// Exceptions are 0. The job is reserved all the same, for the caller
+	// to fail (Broker.Fail) with Err rather than run it, as a Worker does.
+	Err error
+}
+
+// ReserveResult is the result of one Reserve: the jobs taken, and when
+// the next delayed job falls due or lease runs out. A batch of jobs is a
+// PendingBatch.
+type ReserveResult struct {
+	Jobs []Reservation
+	// Now is the Redis clock when the jobs were reserved.
+	Now time.Time
+	// NextDue is when the earliest delayed job falls due; zero if none.
+	NextDue time.Time
+	// NextExpiry is the earliest lease deadline of other reserved jobs;
+	// zero if none.
+	NextExpiry time.Time
+	// clock is the Redis clock, to the microsecond, when the reserve
+	// ran.
+	clock time.Time
+}
+
+// Migration reports one Migrate call.
+type Migration struct {
+	Now        time.Time // the Redis clock, to the microsecond
+	Delayed    int       // delayed jobs moved to ready
+	Expired    int       // expired reservations moved to ready
+	NextDue    time.Time
+	NextExpiry time.Time
+}
+
+func (e *Engine) migrateCall(queue string) call {
+	qk := e.keys.Queue(queue)
+	return call{Script: scriptMigrate, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify}, Args: []any{e.cfg.MigrateLimit}}
+}
+
+func parseMigration(cmd *redis.Cmd) (Migration, error) {
+	v, err := cmd.Int64Slice()
+	if err != nil {
+		return Migration{}, err
+	}
+	if len(v) != 6 {
+		return Migration{}, fmt.Errorf("migrate: unexpected reply %v", v)
+	}
+	return migrationOf(v[0], v[1:]), nil
+}
+
+// migrationOf reads what migrate did at now ms: the fields of its reply
+// after now (lib/migrate_due.lua's four, and the µs past now), which a
+// reserve reply carries too.
+func migrationOf(now int64, f []int64) Migration {
+	return Migration{
+		Now:     msTime(now).Add(time.Duration(f[4]) * time.Microsecond),
+		Delayed: int(f[0]), Expired: int(f[1]),
+		NextDue: msTime(f[2]), NextExpiry: msTime(f[3]),
+	}
+}
+
+// reserveCall is the reserve script call for up to n jobs of queue, and
+// the fresh token it reserves them under. The script migrates the queue
+// first.
+func (e *Engine) reserveCall(queue string, n int, lease time.Duration) (call, string) {
+	qk := e.keys.Queue(queue)
+	token := newToken()
+	return call{Script: scriptReserve, Keys: []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.Calls(queue, keyspace.CallsTick(time.Now())), qk.Delayed}, Args: []any{n, lease.Milliseconds(), token, e.retryWindow(), e.cfg.MigrateLimit}},
+		token
+}
+
+// reserveHead is the length of a reserve reply before its jobs: now,
+// the lease deadline, and what its migrate did (the fields of a migrate
+// reply after its now).
+const reserveHead = 7
+
+// parseReserve reads the reply of a reserve call.
+func parseReserve(queue, token string, reserved *redis.Cmd) (ReserveResult, error) {
+	reply, err := reserved.Slice()
+	if err != nil {
+		return ReserveResult{}, err
+	}
+	if len(reply) < reserveHead || (len(reply)-reserveHead)%4 != 0 {
+		return ReserveResult{}, fmt.Errorf("unexpected reply of %d values", len(reply))
+	}
+	var f [reserveHead - 2]int64
+	for i := range f {
+		f[i] = asInt(reply[2+i])
+	}
+	m := migrationOf(asInt(reply[0]), f[:])
+	b := ReserveResult{Now: msTime(asInt(reply[0])), NextDue: m.NextDue, NextExpiry: m.NextExpiry, clock: m.Now}
+	until := msTime(asInt(reply[1]))
+	if len(reply) > reserveHead {
+		b.Jobs = make([]Reservation, 0, (len(reply)-reserveHead)/4)
+	}
+	for i := reserveHead; i < len(reply); i += 4 {
+		id, _ := reply[i].(string)
+		payload, _ := reply[i+3].(string)
+		r := Reservation{
+			Ref:        Ref{Queue: queue, ID: id, Token: token},
+			Attempts:   int(asInt(reply[i+1])),
+			Payload:    []byte(payload),
+			LeaseUntil: until,
+		}
+		if r.Attempts == 0 {
+			// reserve.lua marks a malformed state entry so, with the entry
+			// in place of the exceptions when it has it.
+			entry, _ := reply[i+2].(string)
+			r.Err = &MalformedStateError{Queue: queue, ID: id, Entry: entry}
+		} else {
+			r.Exceptions = int(asInt(reply[i+2]))
+		}
+		b.Jobs = append(b.Jobs, r)
+	}
+	return b, nil
+}
 
 // Migrate moves due delayed jobs and expired reservations of queue back
 // to ready: at most MigrateLimit of each per call.

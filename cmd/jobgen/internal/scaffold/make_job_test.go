@@ -5,9 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/jobgen/jobgen/internal/jobopt"
 	"github.com/jobgen/jobgen/templates"
-	"github.com/stretchr/testify/require"
 )
 
 func TestSnakeCase(t *testing.T) {
