@@ -30,19 +30,7 @@ func TestEveryLaravelOptionReachesThePayload(t *testing.T) {
 		}
 		t.Run(o.Name, func(t *testing.T) {
 			var opts runtime.JobOptions
-			f := reflect.ValueOf(&opts).Elem().FieldByName(o.Name)
-			switch o.Kind {
-			case jobopt.PositiveInt:
-				f.SetInt(3)
-			case jobopt.Bool:
-				f.SetBool(true)
-			case jobopt.PositiveDuration:
-				f.SetInt(int64(7 * time.Second))
-			case jobopt.Durations:
-				f.Set(reflect.ValueOf([]time.Duration{time.Second, 2 * time.Second}))
-			default:
-				t.Fatalf("option %s: no value for its kind: add one", o.Name)
-			}
+			reflect.ValueOf(&opts).Elem().FieldByName(o.Name).Set(reflect.ValueOf(o.Sample()))
 			payload, _, err := mp.newPayload(tableJob{N: 1}, opts, "default", 0, time.Now())
 			require.NoError(t, err)
 			var fields map[string]json.RawMessage

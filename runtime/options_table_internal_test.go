@@ -18,27 +18,6 @@ func (optionsJob) JobName() string            { return "test.Options" }
 func (j optionsJob) JobOptions() JobOptions   { return j.opts }
 func (optionsJob) EncodeJob() ([]byte, error) { return []byte{0x80}, nil }
 
-// setOption sets option o of opts to a value that is not zero.
-func setOption(t *testing.T, opts *JobOptions, o jobopt.Option) {
-	f := reflect.ValueOf(opts).Elem().FieldByName(o.Name)
-	switch o.Kind {
-	case jobopt.String:
-		f.SetString("x")
-	case jobopt.PositiveInt:
-		f.SetInt(3)
-	case jobopt.Bool:
-		f.SetBool(true)
-	case jobopt.PositiveDuration:
-		f.SetInt(int64(7 * time.Second))
-	case jobopt.Durations:
-		f.Set(reflect.ValueOf([]time.Duration{time.Second, 2 * time.Second}))
-	case jobopt.Strings:
-		f.Set(reflect.ValueOf([]string{"a", "b"}))
-	default:
-		t.Fatalf("option %s: no value for its kind: add one", o.Name)
-	}
-}
-
 // TestEveryOptionTravelsToTheWorker: each option that the table sends to
 // the worker is copied from JobOptions into the envelope at dispatch,
 // written under its wire key in both of the envelope's forms, and read
@@ -51,7 +30,7 @@ func TestEveryOptionTravelsToTheWorker(t *testing.T) {
 		}
 		t.Run(o.Name, func(t *testing.T) {
 			var opts JobOptions
-			setOption(t, &opts, o)
+			reflect.ValueOf(&opts).Elem().FieldByName(o.Name).Set(reflect.ValueOf(o.Sample()))
 			queue := "q"
 			if o.Name == "Queue" {
 				queue = "x" // the queue the dispatch resolves to

@@ -9,6 +9,8 @@
 // others fails a test.
 package jobopt
 
+import "time"
+
 // Kind is the Go type of an option's value.
 type Kind int
 
@@ -106,4 +108,24 @@ func ByKey(key string) (Option, bool) {
 		}
 	}
 	return Option{}, false
+}
+
+// Sample is a value of o's kind that is not zero, for tests that set
+// each option in turn.
+func (o Option) Sample() any {
+	switch o.Kind {
+	case String:
+		return "x"
+	case PositiveInt:
+		return 3
+	case Bool:
+		return true
+	case PositiveDuration:
+		return 7 * time.Second
+	case Durations:
+		return []time.Duration{time.Second, 2 * time.Second}
+	case Strings:
+		return []string{"a", "b"}
+	}
+	return nil
 }
