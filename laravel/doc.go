@@ -48,7 +48,7 @@
 //	Register(r, handlers{})       // generated, as for any job
 //	m := laravel.NewMapper()
 //	RegisterLaravel(m)            // generated for laravel= jobs
-//	w, err := laravel.NewWorker(q, m, r, laravel.WorkerConfig{Queues: []string{"emails"}, Failed: engine.Failed()})
+//	w, err := laravel.NewWorker(q, m, r, laravel.WorkerConfig{Queues: []string{"emails"}, Failed: runtime.NewInspector(engine).Failed()})
 //	err = w.Run(ctx)
 //
 // Worker follows Laravel's Worker: tries, backoff, retryUntil,

@@ -87,7 +87,7 @@ func (c WorkerConfig) validate() error {
 	case c.Grace < 0:
 		return fmt.Errorf("%w: laravel.WorkerConfig.Grace (%v) must not be negative", runtime.ErrInvalid, c.Grace)
 	case c.Failed == nil:
-		return fmt.Errorf("%w: laravel.WorkerConfig.Failed is required: jobs that fail for good go to a jobgen failed store (engine.Failed())", runtime.ErrInvalid)
+		return fmt.Errorf("%w: laravel.WorkerConfig.Failed is required: jobs that fail for good go to a jobgen failed store (runtime.NewInspector(engine).Failed())", runtime.ErrInvalid)
 	}
 	for _, name := range c.Queues {
 		if name == "" {

@@ -215,7 +215,7 @@
 // kept in Redis, with Then, Catch and Finally callbacks:
 //
 //	id, err := runtime.NewBatch(jobs...).AllowFailures().Then(done.With(fileID)).Dispatch(ctx)
-//	status, ok, err := engine.Batches().Find(ctx, id)
+//	status, ok, err := runtime.NewInspector(engine).Batches().Find(ctx, id)
 //
 // The BatchStore (Inspector.Batches) finds, cancels, adds jobs to and
 // retries the failed jobs of a batch. Counts are kept once per job ID,
