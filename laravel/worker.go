@@ -41,6 +41,9 @@ type Worker struct {
 
 	subMu sync.RWMutex
 	subs  []func(runtime.Event)
+	// failing holds the queues whose last pop failed, each reported once
+	// until a pop from it works again; loop goroutine only.
+	failing map[string]bool
 	// reason is why the worker stops, set once.
 	reasonOnce sync.Once
 	reason     string
@@ -219,14 +222,43 @@ func (w *Worker) loop(ctx, jobs context.Context, stop func()) {
 }
 
 // next pops from the queues in priority order.
+//
+// A queue whose pop fails does not keep the queues after it from being
+// served, as in Laravel's worker: its error is logged when it starts
+// failing and its recovery when a pop from it works again, and next
+// returns an error only when every queue's pop failed.
 func (w *Worker) next(ctx context.Context) (*Reserved, error) {
+	var errs []error
 	for _, q := range w.cfg.Queues {
 		r, err := w.q.Pop(ctx, q)
-		if r != nil || err != nil {
-			return r, err
+		w.popped(q, err)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("queue %s: %w", q, err))
+			continue
+		}
+		if r != nil {
+			return r, nil
 		}
 	}
+	if len(errs) == len(w.cfg.Queues) {
+		return nil, errors.Join(errs...)
+	}
 	return nil, nil
+}
+
+// popped reports a queue whose pop starts failing, or works again.
+func (w *Worker) popped(queue string, err error) {
+	switch {
+	case err != nil && !w.failing[queue] && !errors.Is(err, context.Canceled):
+		if w.failing == nil {
+			w.failing = map[string]bool{}
+		}
+		w.failing[queue] = true
+		w.log.Error("pop failed; serving the worker's other queues meanwhile", "queue", queue, "err", err)
+	case err == nil && w.failing[queue]:
+		delete(w.failing, queue)
+		w.log.Info("pop works again", "queue", queue)
+	}
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -48,6 +48,7 @@ type Worker struct {
 	returned  atomic.Int64  // jobs given back to their queues at a stop (WorkerStats.Returned)
 	mon       monitor       // counts and running jobs for the worker's record (worker_monitor.go)
 	steps     []jobStep     // batches, chains and unique locks, at fixed points of a job's run (worker_steps.go)
+	sick      quarantine    // queues whose keys Redis refuses, skipped for a while (worker_quarantine.go)
 	runners   runners       // the goroutines jobs and handlers run on (worker_runners.go)
 }
 

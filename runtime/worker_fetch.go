@@ -228,12 +228,17 @@ func (b ReserveResult) upcoming() upcoming {
 	return upcoming{now: now, due: b.NextDue, expiry: b.NextExpiry}
 }
 
-// reserve takes up to n jobs from the queues in priority order.
+// reserve takes up to n jobs from the queues in priority order. A queue
+// whose keys Redis refuses is skipped for a while (worker_quarantine.go),
+// and the queues after it are served.
 func (w *Worker) reserve(ctx context.Context, n int) ([]Reservation, upcoming, error) {
 	var jobs []Reservation
 	var next upcoming
-	for _, q := range w.cfg.Queues {
+	for _, q := range w.queues() {
 		b, err := w.e.broker().Reserve(ctx, q, n-len(jobs), w.cfg.RetryAfter)
+		if w.noteReserve(q, err) {
+			continue
+		}
 		if err != nil {
 			return jobs, next, err
 		}

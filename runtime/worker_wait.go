@@ -84,13 +84,13 @@ func (w *Worker) waitOrReserve(ctx, wctx context.Context, n int) idleWait {
 	var ok bool
 	if n > 0 {
 		var b ReserveResult
-		r.rang, b, ok, r.err = w.e.waitReserve(ctx, w.cfg.Queues, bellPoll, n, w.cfg.RetryAfter, w.wakeID)
+		r.rang, b, ok, r.err = w.e.waitReserve(ctx, w.queues(), bellPoll, n, w.cfg.RetryAfter, w.wakeID)
 		r.jobs = b.Jobs
 		r.reserved = ok && r.err == nil
 		r.next = b.upcoming()
 	}
 	if !ok && r.err == nil {
-		r.rang, r.err = w.e.wait(wctx, w.cfg.Queues, bellPoll, w.wakeID)
+		r.rang, r.err = w.e.wait(wctx, w.queues(), bellPoll, w.wakeID)
 	}
 	return r
 }
@@ -121,7 +121,7 @@ func (w *Worker) endWait(ctx context.Context, r idleWait) idleWait {
 // the next delayed job falls due.
 func (w *Worker) migrateAll(ctx context.Context) upcoming {
 	var next upcoming
-	for _, q := range w.cfg.Queues {
+	for _, q := range w.queues() {
 		m, err := w.e.broker().Migrate(ctx, q)
 		if err != nil {
 			w.log.Error("moving due jobs", "queue", q, "err", err)

@@ -1,0 +1,73 @@
+package runtime
+
+import (
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// quarantineFor is how long a worker skips a queue whose keys Redis
+// refuses (WRONGTYPE) before it tries the queue again.
+const quarantineFor = 5 * time.Second
+
+// quarantine holds the queues whose reserve Redis refused because one of
+// their keys holds another type (a key set by hand or by another
+// program): a worker skips such a queue for quarantineFor, so that one
+// broken queue does not keep the queues after it from being served, and
+// logs it once when it breaks and once when it is served again.
+// Failures to reach Redis quarantine nothing: every queue would fail
+// alike, and the fetch loop's backoff handles them.
+type quarantine struct {
+	mu    sync.Mutex
+	until map[string]time.Time // queue -> when to try it again
+}
+
+// queues returns the worker's queues, in priority order, without those in
+// quarantine; all of them if every one is, so that a worker never waits
+// on nothing.
+func (w *Worker) queues() []string {
+	w.sick.mu.Lock()
+	defer w.sick.mu.Unlock()
+	if len(w.sick.until) == 0 {
+		return w.cfg.Queues
+	}
+	now := time.Now()
+	out := make([]string, 0, len(w.cfg.Queues))
+	for _, q := range w.cfg.Queues {
+		if until, ok := w.sick.until[q]; !ok || !now.Before(until) {
+			out = append(out, q)
+		}
+	}
+	if len(out) == 0 {
+		return w.cfg.Queues
+	}
+	return out
+}
+
+// noteReserve records how a reserve from queue went: a WRONGTYPE error puts
+// the queue in quarantine, and says so (true) for the caller to go on
+// with the next queue; a success takes it out, if it was in.
+func (w *Worker) noteReserve(queue string, err error) (quarantined bool) {
+	if err != nil && !redis.HasErrorPrefix(err, "WRONGTYPE") {
+		return false
+	}
+	w.sick.mu.Lock()
+	defer w.sick.mu.Unlock()
+	_, was := w.sick.until[queue]
+	if err == nil {
+		if was {
+			delete(w.sick.until, queue)
+			w.log.Info("queue served again after its keys were refused", "queue", queue)
+		}
+		return false
+	}
+	if w.sick.until == nil {
+		w.sick.until = map[string]time.Time{}
+	}
+	w.sick.until[queue] = time.Now().Add(quarantineFor)
+	if !was {
+		w.log.Error("queue skipped: Redis refuses its keys; the worker serves its other queues and tries it again every "+quarantineFor.String(), "queue", queue, "err", err)
+	}
+	return true
+}
