@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -365,4 +367,50 @@ func TestErrorPage(t *testing.T) {
 	status, body, _ = b.get(t, "batches/"+url.PathEscape(evil))
 	require.Equal(t, http.StatusNotFound, status)
 	require.NotContains(t, body, "<script>alert")
+}
+
+// TestQueueLinksCarryTheQueueOnce: every link that names a queue in its
+// query names it as it is, encoded once, for a queue whose name has a
+// colon, a space, a slash and non-ASCII letters in it; and the pages
+// they lead to find the job.
+func TestQueueLinksCarryTheQueueOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Options{})
+	const q = "mail:high é/x y"
+	id, err := runtime.NewPendingDispatch(note{Text: "ready"}).OnQueue(q).Dispatch(b.ctx)
+	require.NoError(t, err)
+	failedID, err := runtime.NewPendingDispatch(note{Text: "to fail"}).OnQueue(q).Dispatch(b.ctx)
+	require.NoError(t, err)
+	broker := runtime.NewBroker(b.engine)
+	res, err := broker.Reserve(b.ctx, q, 2, time.Minute)
+	require.NoError(t, err)
+	for _, j := range res.Jobs {
+		if j.ID == failedID {
+			require.NoError(t, broker.Fail(b.ctx, runtime.Failure{Ref: j.Ref, Name: "test.Note", Err: errors.New("boom"), Attempts: 1}))
+		} else {
+			require.NoError(t, broker.Release(b.ctx, runtime.ReleaseOpts{}, j.Ref))
+		}
+	}
+
+	href := regexp.MustCompile(`href="([^"]*\?[^"]*)"`)
+	seen := 0
+	for _, page := range []string{"", "queues/" + url.PathEscape(q), "failed?queue=" + url.QueryEscape(q), "search?q=" + id} {
+		status, body, _ := b.get(t, page)
+		require.Equal(t, http.StatusOK, status, page)
+		for _, m := range href.FindAllStringSubmatch(body, -1) {
+			u, err := url.Parse(html.UnescapeString(m[1]))
+			require.NoError(t, err, m[1])
+			if !u.Query().Has("queue") {
+				continue
+			}
+			seen++
+			require.Equal(t, q, u.Query().Get("queue"), "the link %s on page %q", m[1], page)
+			if strings.HasPrefix(u.Path, "jobs/") {
+				status, body, _ := b.get(t, u.String())
+				require.Equal(t, http.StatusOK, status, u.String())
+				require.NotContains(t, body, "Not in any queue", "the link %s on page %q", m[1], page)
+			}
+		}
+	}
+	require.GreaterOrEqual(t, seen, 4, "the pages link to the queue's jobs and failed jobs")
 }
