@@ -58,3 +58,51 @@ func TestBrokenQueueStarvesNone(t *testing.T) {
 		})
 	}
 }
+
+// TestUnmappedClassIsLeftForPHP: a job of a PHP class no Go type is
+// mapped to, first on a queue a Go worker serves, stays there untouched,
+// attempts and all, for a PHP worker; the worker says so once and counts
+// it, and fails nothing.
+func TestUnmappedClassIsLeftForPHP(t *testing.T) {
+	t.Parallel()
+	for _, be := range redistest.Backends(t) {
+		if be.Name == "cluster" {
+			continue
+		}
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			prefix := redistest.Prefix(t) + "_"
+			q, closeQ, err := laravel.Open(ctx, laravel.Scheme+be.URL+"?prefix="+prefix)
+			require.NoError(t, err)
+			defer closeQ()
+			engine, err := runtime.Open(ctx, "embedded://"+redistest.Prefix(t), runtime.EngineConfig{})
+			require.NoError(t, err)
+			defer engine.Close()
+			const phpOnly = `{"uuid":"u-php","displayName":"App\\Jobs\\ChargeCardPhpOnly","job":"Illuminate\\Queue\\CallQueuedHandler@call","maxTries":null,"data":{"commandName":"App\\Jobs\\ChargeCardPhpOnly","command":"O:29:\"App\\Jobs\\ChargeCardPhpOnly\":0:{}"},"id":"i-php","attempts":0}`
+			require.NoError(t, q.Push(ctx, "default", []byte(phpOnly)))
+
+			r := runtime.NewRouter()
+			runtime.Register(r, ResizeAvatar{}.JobName(), func(context.Context, ResizeAvatar) error { return nil })
+			runtime.Register(r, SendWelcomeEmail{}.JobName(), func(context.Context, SendWelcomeEmail) error { return nil })
+			var logs bytes.Buffer
+			w, err := laravel.NewWorker(q, newMapper(), r, laravel.WorkerConfig{StopWhenEmpty: true, Concurrency: 2,
+				Failed: runtime.NewInspector(engine).Failed(), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			require.NoError(t, err)
+			require.NoError(t, w.Run(ctx))
+
+			got, err := q.Client().LRange(ctx, prefix+"queues:default", 0, -1).Result()
+			require.NoError(t, err)
+			require.Equal(t, []string{phpOnly}, got, "the job is on its queue as it was pushed")
+			sizes, err := q.Sizes(ctx, "default")
+			require.NoError(t, err)
+			require.Equal(t, laravel.Sizes{Ready: 1}, sizes, "nothing reserved or delayed")
+			n, err := runtime.NewInspector(engine).Failed().Count(ctx, "laravel")
+			require.NoError(t, err)
+			require.Zero(t, n, "nothing failed")
+			require.GreaterOrEqual(t, w.Unmapped()[`App\Jobs\ChargeCardPhpOnly`], int64(1))
+			require.Equal(t, 1, strings.Count(logs.String(), "left on its queue for a PHP worker"), "said once:\n%s", logs.String())
+		})
+	}
+}

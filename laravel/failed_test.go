@@ -73,9 +73,9 @@ func TestQueueRetryThroughJobgenWorker(t *testing.T) {
 	b := setupPHP(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// A payload no Go type is mapped to fails at once.
+	// A payload no Go type is mapped to fails at once, on a queue only Go serves.
 	require.NoError(t, b.q.Push(ctx, "default", []byte(`{"uuid":"u-1","displayName":"App\\Jobs\\Unknown","job":"App\\Jobs\\Unknown@handle","maxTries":null,"data":{"x":1},"id":"i-1","attempts":0}`)))
-	w, err := laravel.NewWorker(b.q, newMapper(), newRecorder(-1).router(), laravel.WorkerConfig{StopWhenEmpty: true, Failed: runtime.NewInspector(b.engine).Failed()})
+	w, err := laravel.NewWorker(b.q, newMapper(), newRecorder(-1).router(), laravel.WorkerConfig{StopWhenEmpty: true, FailUnmapped: true, Failed: runtime.NewInspector(b.engine).Failed()})
 	require.NoError(t, err)
 	require.NoError(t, w.Run(ctx))
 	fj, ok, err := runtime.NewInspector(b.engine).Failed().Get(ctx, "laravel", "u-1")

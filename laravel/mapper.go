@@ -149,6 +149,32 @@ func (m *Mapper) Classes() []string {
 	return out
 }
 
+// classOf says which class a job's payload names, and whether no Go
+// type is mapped to it. A payload that does not decode, or names no
+// class, is not unmapped: the worker reserves it and fails it.
+func (m *Mapper) classOf(job []byte) (class string, unmapped bool) {
+	var p struct {
+		Job  string          `json:"job"`
+		Data json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(job, &p) != nil {
+		return "", false
+	}
+	class = p.Job
+	if p.Job == CallQueuedHandler {
+		var d struct {
+			CommandName string `json:"commandName"`
+		}
+		if json.Unmarshal(p.Data, &d) != nil || d.CommandName == "" {
+			return "", false
+		}
+		class = d.CommandName
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return class, m.byClass[class] == nil
+}
+
 // forPayload finds the mapping of a popped payload.
 func (m *Mapper) forPayload(p Payload) (*mapping, error) {
 	key := p.Job

@@ -257,8 +257,10 @@ func TestMixedWorkersDrainOneQueue(t *testing.T) {
 	b := setupPHP(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	const half = 500
-	b.run(t, ctx, "push.php", fmt.Sprint(half), "default") // jobs 0..499
+	const half, phpOnly = 500, 60
+	b.run(t, ctx, "push_php_only.php", "0", fmt.Sprint(phpOnly/2), "default") // Go leaves these for PHP
+	b.run(t, ctx, "push.php", fmt.Sprint(half), "default")                     // jobs 0..499
+	b.run(t, ctx, "push_php_only.php", fmt.Sprint(phpOnly/2), fmt.Sprint(phpOnly/2), "default")
 	d, err := laravel.NewDispatcher(b.q, newMapper())
 	require.NoError(t, err)
 	for i := half; i < 2*half; i++ { // jobs 500..999, every tenth delayed
@@ -288,11 +290,13 @@ func TestMixedWorkersDrainOneQueue(t *testing.T) {
 
 	// Until both sides together have run every job (a deadline, not a
 	// timing assertion: a lost job would otherwise hang the test).
-	var phpRan []string
+	var phpRan, phpOnlyRan []string
 	for {
-		phpRan = phpRan[:0]
+		phpRan, phpOnlyRan = phpRan[:0], phpOnlyRan[:0]
 		for _, line := range b.results(t, ctx) {
-			if rest, ok := strings.CutPrefix(line, "ran|"); ok {
+			if rest, ok := strings.CutPrefix(line, "ran|ChargeCardPhpOnly|"); ok {
+				phpOnlyRan = append(phpOnlyRan, rest) // id|attempts
+			} else if rest, ok := strings.CutPrefix(line, "ran|"); ok {
 				phpRan = append(phpRan, rest[:strings.LastIndexByte(rest, '|')])
 			}
 		}
@@ -303,7 +307,7 @@ func TestMixedWorkersDrainOneQueue(t *testing.T) {
 		// before its worker deletes it).
 		sizes, err := b.q.Sizes(ctx, "default")
 		require.NoError(t, err)
-		if total >= 2*half && sizes.Total() == 0 {
+		if total >= 2*half && len(phpOnlyRan) >= phpOnly && sizes.Total() == 0 {
 			break
 		}
 		select {
@@ -328,5 +332,13 @@ func TestMixedWorkersDrainOneQueue(t *testing.T) {
 		require.Equal(t, 1, runs[wantJob(i)], "job %d: %s", i, wantJob(i))
 	}
 	require.Len(t, runs, 2*half)
-	t.Logf("Go ran %d jobs, Laravel's worker %d", rec.n, len(phpRan))
+	want := make([]string, phpOnly)
+	for i := range want {
+		want[i] = fmt.Sprintf("%d|1", i) // each once, on its first attempt: Go's pops left it untouched
+	}
+	require.ElementsMatch(t, want, phpOnlyRan, "the jobs no Go type is mapped to, run by PHP")
+	n, err := runtime.NewInspector(b.engine).Failed().Count(ctx, "laravel")
+	require.NoError(t, err)
+	require.Zero(t, n, "Go failed none of them")
+	t.Logf("Go ran %d jobs, Laravel's worker %d and %d PHP-only; Go left a PHP-only job first %d times", rec.n, len(phpRan), len(phpOnlyRan), w.Unmapped()[`App\Jobs\ChargeCardPhpOnly`])
 }

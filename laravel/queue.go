@@ -202,22 +202,31 @@ type Reserved struct {
 // It returns nil when the queue has no ready job, and an error matching
 // ErrContended when other workers kept taking the jobs it tried for.
 func (q *Queue) Pop(ctx context.Context, queue string) (*Reserved, error) {
+	r, _, err := q.popWhere(ctx, queue, nil)
+	return r, err
+}
+
+// popWhere is Pop that reserves only a job that take accepts (nil:
+// any). A first job it does not accept is left where it is, untouched,
+// and left says so: the jobs behind it wait for another worker to take
+// it, as on any Laravel queue, whose jobs are taken from the front.
+func (q *Queue) popWhere(ctx context.Context, queue string, take func(job []byte) bool) (r *Reserved, left bool, err error) {
 	if _, _, err := q.Migrate(ctx, queue); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	r, err := q.pop(ctx, queue)
-	if r != nil || err != nil || q.cfg.BlockFor <= 0 {
-		return r, err
+	r, left, err = q.pop(ctx, queue, take)
+	if r != nil || left || err != nil || q.cfg.BlockFor <= 0 {
+		return r, left, err
 	}
 	k := q.keys(queue)
 	err = q.rdb.BLPop(ctx, q.cfg.BlockFor, k.Notify).Err()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return nil, nil
+		return nil, false, nil
 	case err != nil:
-		return nil, fmt.Errorf("wait on Laravel queue %q: %w", queue, err)
+		return nil, false, fmt.Errorf("wait on Laravel queue %q: %w", queue, err)
 	}
-	return q.pop(ctx, queue)
+	return q.pop(ctx, queue, take)
 }
 
 // maxPopTries bounds the calls of one pop. A call fails only when other
@@ -278,16 +287,19 @@ func expect(job []byte) expected {
 // returns the job after it, which the next pop expects, so a process
 // that drains a queue alone takes one call a pop; the per-queue lock
 // keeps this process's goroutines from racing each other for one job.
-func (q *Queue) pop(ctx context.Context, queue string) (*Reserved, error) {
+//
+// take, if not nil, says which jobs the caller reserves: a first job it
+// refuses is left untouched, and left is true.
+func (q *Queue) pop(ctx context.Context, queue string, take func(job []byte) bool) (r *Reserved, left bool, err error) {
 	p := q.popperFor(queue)
 	select {
 	case p.lock <- struct{}{}:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("pop from Laravel queue %q: %w", queue, ctx.Err())
+		return nil, false, fmt.Errorf("pop from Laravel queue %q: %w", queue, ctx.Err())
 	}
 	defer func() { <-p.lock }()
 	var want []expected
-	if p.has {
+	if p.has && (take == nil || take(p.next)) {
 		want = append(want, expect(p.next))
 	}
 	p.next, p.has = nil, false
@@ -301,13 +313,16 @@ func (q *Queue) pop(ctx context.Context, queue string) (*Reserved, error) {
 		}
 		v, err := q.run(ctx, scriptPop, keys, args...).Slice()
 		if err != nil {
-			return nil, fmt.Errorf("pop from Laravel queue %q: %w", queue, err)
+			return nil, false, fmt.Errorf("pop from Laravel queue %q: %w", queue, err)
 		}
 		if len(v) == 0 {
-			return nil, nil
+			return nil, false, nil
 		}
 		status, _ := v[0].(string)
 		if status == "moved" {
+			if first, _ := v[1].(string); take != nil && !take([]byte(first)) {
+				return nil, true, nil
+			}
 			want = want[:0]
 			size := 0
 			for _, j := range v[1:] {
@@ -315,7 +330,9 @@ func (q *Queue) pop(ctx context.Context, queue string) (*Reserved, error) {
 				if size += len(s); len(want) > 0 && size > maxExpectBytes {
 					break
 				}
-				want = append(want, expect([]byte(s)))
+				if take == nil || take([]byte(s)) {
+					want = append(want, expect([]byte(s)))
+				}
 			}
 			continue
 		}
@@ -324,7 +341,7 @@ func (q *Queue) pop(ctx context.Context, queue string) (*Reserved, error) {
 			i, _ = v[1].(int64)
 		}
 		if status != "reserved" || i < 1 || int(i) > len(want) {
-			return nil, fmt.Errorf("pop from Laravel queue %q: unexpected reply %v", queue, v)
+			return nil, false, fmt.Errorf("pop from Laravel queue %q: unexpected reply %v", queue, v)
 		}
 		if len(v) > 2 {
 			s, _ := v[2].(string)
@@ -334,12 +351,12 @@ func (q *Queue) pop(ctx context.Context, queue string) (*Reserved, error) {
 		r := &Reserved{Queue: queue, Raw: e.job, Reserved: e.reserved}
 		if !e.ok {
 			r.DecodeErr = fmt.Errorf("laravel payload: not a JSON object with numeric attempts: %.200q", e.job)
-			return r, nil
+			return r, false, nil
 		}
 		r.Payload, r.DecodeErr = DecodePayload(r.Reserved)
-		return r, nil
+		return r, false, nil
 	}
-	return nil, fmt.Errorf("pop from Laravel queue %q: %w", queue, ErrContended)
+	return nil, false, fmt.Errorf("pop from Laravel queue %q: %w", queue, ErrContended)
 }
 
 // ErrNotReserved is the error of Delete, Release and Extend for a job

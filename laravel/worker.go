@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -42,8 +43,12 @@ type Worker struct {
 	subMu sync.RWMutex
 	subs  []func(runtime.Event)
 	// failing holds the queues whose last pop failed, each reported once
-	// until a pop from it works again; loop goroutine only.
+	// until a pop from it works again.
 	failing map[string]bool
+	// unmapped counts, per class, the pops that found a job of a class no
+	// Go type is mapped to first, and left it for a PHP worker.
+	unmapped map[string]int64
+	mu       sync.Mutex // failing, unmapped
 	// reason is why the worker stops, set once.
 	reasonOnce sync.Once
 	reason     string
@@ -190,6 +195,16 @@ func (w *Worker) watchRestart(ctx context.Context, stop func(), start int64) {
 func (w *Worker) loop(ctx, jobs context.Context, stop func()) {
 	for ctx.Err() == nil {
 		r, err := w.next(ctx)
+		if errors.Is(err, errLeftForPHP) {
+			// Nothing this worker can run is first: with StopWhenEmpty it
+			// is done, as on an empty queue; else it looks again soon.
+			if w.cfg.StopWhenEmpty {
+				w.stopFor("empty")
+				return
+			}
+			sleep(ctx, min(w.cfg.Sleep, UnmappedPoll))
+			continue
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				w.log.Warn("pop failed", "err", err)
@@ -229,8 +244,13 @@ func (w *Worker) loop(ctx, jobs context.Context, stop func()) {
 // returns an error only when every queue's pop failed.
 func (w *Worker) next(ctx context.Context) (*Reserved, error) {
 	var errs []error
+	take := w.takes
+	if w.cfg.FailUnmapped {
+		take = nil
+	}
+	left := false
 	for _, q := range w.cfg.Queues {
-		r, err := w.q.Pop(ctx, q)
+		r, l, err := w.q.popWhere(ctx, q, func(job []byte) bool { return take == nil || take(q, job) })
 		w.popped(q, err)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("queue %s: %w", q, err))
@@ -239,15 +259,59 @@ func (w *Worker) next(ctx context.Context) (*Reserved, error) {
 		if r != nil {
 			return r, nil
 		}
+		left = left || l
 	}
 	if len(errs) == len(w.cfg.Queues) {
 		return nil, errors.Join(errs...)
 	}
+	if left {
+		return nil, errLeftForPHP
+	}
 	return nil, nil
+}
+
+// errLeftForPHP says that a queue's first job is left for a PHP worker:
+// the loop looks again after UnmappedPoll, and does not count the queues
+// as empty.
+var errLeftForPHP = errors.New("laravel: the first job is left for a PHP worker")
+
+// UnmappedPoll is how soon a worker looks again at a queue whose first
+// job it left for a PHP worker.
+const UnmappedPoll = 250 * time.Millisecond
+
+// takes says whether the worker reserves job, first on queue: not a job
+// of a class no Go type is mapped to, which it leaves for a PHP worker,
+// logging the class the first time and counting each time.
+func (w *Worker) takes(queue string, job []byte) bool {
+	class, unmapped := w.m.classOf(job)
+	if !unmapped {
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.unmapped == nil {
+		w.unmapped = map[string]int64{}
+	}
+	if w.unmapped[class] == 0 {
+		w.log.Info("job of a class no Go type is mapped to; left on its queue for a PHP worker (WorkerConfig.FailUnmapped fails such jobs instead)", "queue", queue, "class", class)
+	}
+	w.unmapped[class]++
+	return false
+}
+
+// Unmapped returns, per PHP class that no Go type is mapped to, how many
+// times a pop of this worker found a job of it first and left it for a
+// PHP worker.
+func (w *Worker) Unmapped() map[string]int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.unmapped)
 }
 
 // popped reports a queue whose pop starts failing, or works again.
 func (w *Worker) popped(queue string, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	switch {
 	case err != nil && !w.failing[queue] && !errors.Is(err, context.Canceled):
 		if w.failing == nil {

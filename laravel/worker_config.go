@@ -42,6 +42,13 @@ type WorkerConfig struct {
 	// retry_after. Default 0: cancelled at once. A queue:restart,
 	// MaxJobs or StopWhenEmpty lets them finish whatever Grace is.
 	Grace time.Duration
+	// FailUnmapped fails at once a job whose class no Go type is mapped
+	// to, for queues that only Go workers serve. By default such a job is
+	// left on its queue, untouched and with its attempts unchanged, for a
+	// PHP worker to take: the worker logs each class once, counts the
+	// times it found one first (Worker.Unmapped), and looks again after
+	// at most UnmappedPoll.
+	FailUnmapped bool
 	// Failed is where jobs that fail for good are kept, with their
 	// payloads, to list and retry (queue:failed, queue:retry). Required:
 	// Laravel's failed_jobs table is in the app's database, which the Go

@@ -39,6 +39,22 @@ class ResizeAvatar implements ShouldQueue
     }
 }
 
+// ChargeCardPhpOnly is a job no Go type is mapped to: a Go worker leaves
+// it on its queue for a PHP worker.
+class ChargeCardPhpOnly implements ShouldQueue
+{
+    use InteractsWithQueue, Queueable, SerializesModels;
+
+    public function __construct(public int $orderId = 0)
+    {
+    }
+
+    public function handle()
+    {
+        \report('ran', 'ChargeCardPhpOnly', (string) $this->orderId, (string) $this->attempts());
+    }
+}
+
 // Scenario is what the conformance jobs do on each attempt: a list of
 // outcomes, one per attempt ("ok", "throw", "release:N", "delete",
 // "sleep:N", "fail"), the last repeating.
