@@ -259,6 +259,7 @@ func (c *Command) open(ctx context.Context, v *verb, fs *flags, args []string) (
 	if fs.prefix != "" {
 		cfg.Prefix = fs.prefix
 	}
+	cfg.AllowEviction = cfg.AllowEviction || fs.allowEviction
 	if len(fs.partitions) > 0 {
 		cfg.Partitions = maps.Clone(cfg.Partitions)
 		if cfg.Partitions == nil {

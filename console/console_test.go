@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-redis/redis/v8"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/console"
@@ -195,4 +196,25 @@ func TestURLSources(t *testing.T) {
 			require.Contains(t, stdout, "mail ", tt.name)
 		}
 	}
+}
+
+// TestEvictingRedisIsRefused: a command on a Redis whose
+// maxmemory-policy may evict keys exits with a message that says why and
+// how to override; --allow-eviction runs it. (runtime's test of the same
+// name covers the worker.)
+func TestEvictingRedisIsRefused(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartServer(t)
+	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer func() { _ = rdb.Close() }()
+	require.NoError(t, rdb.ConfigSet(context.Background(), "maxmemory-policy", "allkeys-lru").Err())
+	url := "redis://" + srv.Addr + "/0"
+
+	code, _, stderr := runNoRedis(&console.Command{}, "queue:size", "--redis", url)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "maxmemory-policy allkeys-lru")
+	require.Contains(t, stderr, "--allow-eviction")
+
+	code, _, stderr = runNoRedis(&console.Command{}, "queue:size", "--redis", url, "--allow-eviction")
+	require.Equal(t, 0, code, stderr)
 }

@@ -68,9 +68,10 @@ type flags struct {
 	// meta names a flag's value in help, where its type would not do.
 	meta map[string]string
 
-	redis      string
-	prefix     string
-	partitions map[string]int
+	redis         string
+	prefix        string
+	partitions    map[string]int
+	allowEviction bool
 }
 
 func newFlags(c *Command, v *verb) *flags {
@@ -123,6 +124,7 @@ func (fs *flags) common() {
 	fs.Var(partitionsValue{&fs.partitions}, "partitions", "partitioned queues and their partition counts, as the application's EngineConfig.Partitions")
 	fs.add("partitions", "")
 	fs.meta["partitions"] = "NAME=N[,NAME=N]"
+	fs.boolVar(&fs.allowEviction, "allow-eviction", false, "run on a Redis whose maxmemory-policy may evict keys, and lose jobs under memory pressure (EngineConfig.AllowEviction)")
 }
 
 // parse parses args, taking flags before, between and after positional

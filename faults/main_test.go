@@ -47,7 +47,9 @@ func setup(t *testing.T, args ...string) bundle {
 func setupOn(t *testing.T, srv *harness.Server, url string) bundle {
 	t.Helper()
 	ctx := context.Background()
-	e, err := runtime.Open(ctx, url, runtime.EngineConfig{Prefix: "faults", FailedMaxCount: -1})
+	// The test's own engine, which checks what the workers did, accepts
+	// any eviction policy: the tests of the policy are the workers'.
+	e, err := runtime.Open(ctx, url, runtime.EngineConfig{Prefix: "faults", FailedMaxCount: -1, AllowEviction: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = e.Close() })
 	return bundle{ctx: ctx, redis: srv, engine: e, disp: harness.NewDispatcher(t, e, queue)}

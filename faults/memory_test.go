@@ -125,13 +125,15 @@ func TestSizesUnderOOM(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// TestEvictionPolicyWarning starts a worker on a Redis that may evict
-// keys: it warns at start. On noeviction it does not.
+// TestEvictionPolicyWarning starts a worker that accepts the risk
+// (AllowEviction) on a Redis that may evict keys: it warns at start. On
+// noeviction it does not. Without AllowEviction such a worker refuses to
+// start (runtime's TestEvictingRedisIsRefused).
 func TestEvictionPolicyWarning(t *testing.T) {
 	t.Parallel()
 	for _, policy := range []string{"allkeys-lru", "volatile-lru", "noeviction"} {
 		b := setup(t, "--maxmemory-policy", policy)
-		f := b.fleet(t, nil)
+		f := b.fleet(t, func(c *faultworker.Config) { c.AllowEviction = true })
 		f.Start(1)
 		// The worker is ready before it runs; give it time to check.
 		var warned []string

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,6 +61,13 @@ type EngineConfig struct {
 	// minute; negative turns it off, for a client that never retries
 	// (go-redis MaxRetries -1).
 	RetryWindow time.Duration
+	// AllowEviction lets the engine and its workers start on a Redis whose
+	// maxmemory-policy may evict keys under memory pressure (anything but
+	// noeviction), which they refuse by default with ErrEvicting: an
+	// evicted job, chain marker, batch record or unique lock is lost
+	// without a trace. Set, Open warns once through slog's default
+	// logger and each worker once through its own.
+	AllowEviction bool
 	// Partitions splits the queues named into that many partitions, each
 	// with a hash tag of its own, so that on a Redis Cluster a busy queue
 	// spreads over several masters (see partition.go). Producers and
@@ -165,6 +173,13 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 	}
 	if err := send.Load(ctx, rdb); err != nil {
 		return nil, fmt.Errorf("jobgen: start engine: %w", err)
+	}
+	var warn *slog.Logger
+	if cfg.AllowEviction {
+		warn = slog.Default()
+	}
+	if err := checkEviction(ctx, rdb, cfg.AllowEviction, warn); err != nil {
+		return nil, err
 	}
 	e := &Engine{rdb: rdb, cfg: cfg, keys: keyspace.New(cfg.Prefix)}
 	// The physical view: the same Redis and keys, with no partitions, for

@@ -220,7 +220,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		return fmt.Errorf("worker %s: start: %w", w.cfg.Name, err)
 	}
-	w.warnIfEvicting(ctx)
+	if err := w.checkEviction(ctx); err != nil {
+		return fmt.Errorf("worker %s: start: %w", w.cfg.Name, err)
+	}
 	start := time.Now()
 	// Handlers outlive a cancelled ctx by up to Grace.
 	base, hardStop := context.WithCancelCause(context.WithoutCancel(ctx))

@@ -1,16 +1,13 @@
 package runtime_test
 
 import (
-	"bytes"
 	"context"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/jobgen/jobgen/internal/redistest"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -51,30 +48,4 @@ func TestRetryUntilIsReadOnTheWorkerClock(t *testing.T) {
 		require.Len(t, fs, 1)
 		require.Contains(t, fs[0].Error, "retry-until")
 	})
-}
-
-func TestWorkerWarnsWhenRedisMayEvict(t *testing.T) {
-	be := redistest.Backends(t)[0]
-	b := setup(t, be, runtime.EngineConfig{})
-	run := func() string {
-		var buf bytes.Buffer
-		w, err := runtime.NewWorker(b.engine, runtime.NewRouter(), runtime.WorkerConfig{
-			Once: true, Sleep: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&buf, nil)),
-		})
-		require.NoError(t, err)
-		require.NoError(t, w.Run(b.ctx))
-		return buf.String()
-	}
-	policy, err := b.rdb.ConfigGet(b.ctx, "maxmemory-policy").Result()
-	require.NoError(t, err)
-	require.Equal(t, "noeviction", policy["maxmemory-policy"])
-	require.NotContains(t, run(), "maxmemory-policy")
-
-	// The shared test server has no maxmemory, so nothing is evicted while
-	// the policy is changed for this check.
-	require.NoError(t, b.rdb.ConfigSet(b.ctx, "maxmemory-policy", "allkeys-lru").Err())
-	t.Cleanup(func() { b.rdb.ConfigSet(context.Background(), "maxmemory-policy", "noeviction") })
-	out := run()
-	require.Contains(t, out, "level=WARN")
-	require.Contains(t, out, "maxmemory-policy=allkeys-lru")
 }

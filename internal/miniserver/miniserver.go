@@ -97,12 +97,22 @@ func expire(srv *miniredis.Miniredis, stop <-chan struct{}) {
 // server, not in the client, so that every client of the server gets the
 // same scripts as Redis, also one that reaches it by its address. SCRIPT
 // LOAD answers the SHA of the text it ran.
+//
+// It also answers CONFIG GET maxmemory-policy, which miniredis does not
+// know, with noeviction.
 func acceptShebangs(srv *server.Server) {
 	var mu sync.Mutex
 	ran := map[string]string{} // SHA of a text with a shebang -> SHA of the text run
 	srv.SetPreHook(func(c *server.Peer, cmd string, args ...string) bool {
 		text := -1 // index of the script text in args
 		switch {
+		case cmd == "CONFIG" && len(args) == 2 && strings.EqualFold(args[0], "GET") && strings.EqualFold(args[1], "maxmemory-policy"):
+			// An in-process server never evicts: say so, as Redis
+			// does, for the engine's check of the policy.
+			c.WriteMapLen(1)
+			c.WriteBulk("maxmemory-policy")
+			c.WriteBulk("noeviction")
+			return true
 		case cmd == "EVAL" || cmd == "EVAL_RO":
 			text = 0
 		case cmd == "SCRIPT" && len(args) == 2 && strings.EqualFold(args[0], "LOAD"):

@@ -1,6 +1,7 @@
 package miniserver
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,4 +19,15 @@ func TestWithoutShebang(t *testing.T) {
 	} {
 		require.Equal(t, c.want, withoutShebang(c.src), "%q", c.src)
 	}
+}
+
+// The embedded server never evicts, and says so as Redis does.
+func TestConfigGetEvictionPolicy(t *testing.T) {
+	t.Parallel()
+	c, closer, err := Open(t.Name())
+	require.NoError(t, err)
+	defer func() { _ = closer() }()
+	v, err := c.ConfigGet(context.Background(), "maxmemory-policy").Result()
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"maxmemory-policy": "noeviction"}, v)
 }

@@ -95,6 +95,8 @@ type Config struct {
 	Timeout     time.Duration
 	Grace       time.Duration
 	Sleep       time.Duration
+	// AllowEviction is runtime.EngineConfig.AllowEviction.
+	AllowEviction bool
 	// Ledger is the path of the worker's ledger.
 	Ledger string
 	// Log is the path of the worker's JSON log.
@@ -142,7 +144,7 @@ func run(cfg Config) error {
 	}
 	log := slog.New(slog.NewJSONHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
 
-	e, err := runtime.Open(ctx, cfg.URL, runtime.EngineConfig{Prefix: cfg.Prefix})
+	e, err := runtime.Open(ctx, cfg.URL, runtime.EngineConfig{Prefix: cfg.Prefix, AllowEviction: cfg.AllowEviction})
 	if err != nil {
 		return err
 	}
