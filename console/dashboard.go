@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/dashboard"
+	"github.com/jobgen/jobgen/runtime"
 )
 
 // DashboardPasswordEnv names the environment variable that, when set,
@@ -26,19 +27,35 @@ var dashboardVerb = &verb{
 	about: `Serve the dashboard (package dashboard): queues, workers, jobs per
 minute, failed jobs, batches, with pause, resume, clear, retry and
 forget; from the application's binary, its periodic jobs too
-(console.WithSchedule), with pause, resume and run now. It listens on loopback unless --addr names another address; set
+(console.WithSchedule), with pause, resume and run now. It listens on
+loopback unless --addr names another address; set
 $` + DashboardPasswordEnv + ` to ask for basic authentication (user
-"admin"). Ctrl-C or SIGTERM stops it.`,
+"admin"), which it needs to listen beyond loopback unless told
+--insecure. It answers only requests for loopback names and the hosts
+given with --host, so that no other site reaches it by DNS rebinding.
+Ctrl-C or SIGTERM stops it.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
 		var addr string
-		var readOnly bool
+		var readOnly, insecure bool
+		var hosts []string
 		fs.stringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on", "")
 		fs.meta["addr"] = "HOST:PORT"
 		fs.boolVar(&readOnly, "read-only", false, "show the queues, refuse every action")
+		fs.Var(&listValue{p: &hosts}, "host", "names users reach the dashboard by, besides localhost, 127.0.0.1 and ::1 (NAME or NAME:PORT; * for any)")
+		fs.add("host", "")
+		fs.meta["host"] = "NAME[,NAME]"
+		fs.boolVar(&insecure, "insecure", false, "listen beyond loopback with no password, and say so on every page")
 		return func(ctx context.Context, s *session) error {
-			opts := dashboard.Options{ReadOnly: readOnly, Router: c.Router, Schedule: c.Schedule, Logger: c.logger()}
-			if pw := c.getenv(DashboardPasswordEnv); pw != "" {
+			opts := dashboard.Options{ReadOnly: readOnly, Router: c.Router, Schedule: c.Schedule, Logger: c.logger(), Hosts: hosts}
+			pw := c.getenv(DashboardPasswordEnv)
+			if pw != "" {
 				opts.Authorize = dashboard.BasicAuth("admin", pw)
+			}
+			if pw == "" && !loopbackAddr(addr) {
+				if !insecure {
+					return fmt.Errorf("%w: --addr %s is reachable beyond this machine, and no password is set: set $%s, or pass --insecure to serve the queues, their payloads and their actions to anyone who can reach it", runtime.ErrInvalid, addr, DashboardPasswordEnv)
+				}
+				opts.Banner = "Open to anyone who can reach " + addr + ": no password is set (--insecure). Set $" + DashboardPasswordEnv + "."
 			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
@@ -60,4 +77,17 @@ $` + DashboardPasswordEnv + ` to ask for basic authentication (user
 			return nil
 		}
 	},
+}
+
+// loopbackAddr says whether addr (HOST:PORT) listens on loopback only.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -104,3 +104,18 @@ func TestDashboardCommandShowsTheSchedule(t *testing.T) {
 	cancel()
 	require.Equal(t, 0, <-done)
 }
+
+// TestDashboardRefusesOpenAddrWithoutPassword: listening beyond loopback
+// with no password is refused with a message that says how to set one or
+// accept the risk.
+func TestDashboardRefusesOpenAddrWithoutPassword(t *testing.T) {
+	t.Parallel()
+	b := setup(t, redistest.Backends(t)[0])
+	for _, addr := range []string{"0.0.0.0:0", ":0"} {
+		code, _, stderr := b.run(t, "dashboard", "--addr", addr)
+		require.Equal(t, 1, code, addr)
+		require.Contains(t, stderr, "no password is set", addr)
+		require.Contains(t, stderr, "--insecure")
+		require.Contains(t, stderr, console.DashboardPasswordEnv)
+	}
+}

@@ -7,7 +7,10 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,6 +35,17 @@ type Options struct {
 	Authorize func(w http.ResponseWriter, r *http.Request) bool
 	// ReadOnly hides every action and refuses every POST.
 	ReadOnly bool
+	// Hosts are the names, besides the loopback ones (localhost,
+	// 127.0.0.1, ::1), that the dashboard answers requests for, by their
+	// Host header: "jobs.example.com", or "jobs.example.com:8443" for one
+	// port only. A request for any other host is refused with 421, so
+	// that a page of another site cannot reach a dashboard on loopback or
+	// a private network by DNS rebinding. Set it to the names users reach
+	// the dashboard by; "*" answers any host.
+	Hosts []string
+	// Banner, if set, is shown at the top of every page: a warning such
+	// as the dashboard command's when it runs with no password.
+	Banner string
 	// Router, if set, offers a form to dispatch a job of any type
 	// registered on it, built from the type's fields (not in read-only
 	// mode). An application's binary passes its own router.
@@ -135,6 +149,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("Referrer-Policy", "same-origin")
+	if !h.hostAllowed(r.Host) {
+		http.Error(w, "misdirected request: this dashboard does not answer for host "+strconv.Quote(r.Host)+"; add it to dashboard.Options.Hosts (the dashboard command's --host)", http.StatusMisdirectedRequest)
+		return
+	}
 	if h.opts.Authorize != nil && !h.opts.Authorize(w, r) {
 		return
 	}
@@ -149,6 +167,31 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.mux.ServeHTTP(w, r)
+}
+
+// loopbackHosts are the names the dashboard always answers for.
+var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
+
+// hostAllowed says whether the dashboard answers a request whose Host
+// header is host: a loopback name on any port, or one of Options.Hosts
+// (with its port, if it names one).
+func (h *handler) hostAllowed(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	name := host
+	if n, _, err := net.SplitHostPort(host); err == nil {
+		name = n
+	}
+	name = strings.TrimSuffix(strings.Trim(name, "[]"), ".")
+	if slices.Contains(loopbackHosts, name) {
+		return true
+	}
+	for _, allowed := range h.opts.Hosts {
+		allowed = strings.ToLower(allowed)
+		if allowed == "*" || allowed == name || allowed == host {
+			return true
+		}
+	}
+	return false
 }
 
 // BasicAuth returns an Authorize hook that asks for HTTP basic

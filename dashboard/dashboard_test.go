@@ -414,3 +414,56 @@ func TestQueueLinksCarryTheQueueOnce(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, seen, 4, "the pages link to the queue's jobs and failed jobs")
 }
+
+// TestForeignHostIsRefused: a request whose Host header names another
+// site, as a DNS rebinding page sends, is refused, a POST included, and
+// changes nothing; loopback names and the hosts of Options.Hosts are
+// answered.
+func TestForeignHostIsRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Options{})
+	_, err := runtime.Dispatch(b.ctx, note{Text: "x"})
+	require.NoError(t, err)
+	do := func(method, host, origin string) int {
+		req, err := http.NewRequest(method, b.url("queues/notes/pause"), nil)
+		if method == http.MethodGet {
+			req, err = http.NewRequest(method, b.url("queues/notes"), nil)
+		}
+		require.NoError(t, err)
+		req.Host = host
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+			req.Header.Set("Sec-Fetch-Site", "same-origin")
+		}
+		res, err := b.client.Do(req)
+		require.NoError(t, err)
+		_ = res.Body.Close()
+		return res.StatusCode
+	}
+	require.Equal(t, http.StatusMisdirectedRequest, do(http.MethodGet, "rebind.evil.example", ""))
+	require.Equal(t, http.StatusMisdirectedRequest, do(http.MethodPost, "rebind.evil.example:80", "http://rebind.evil.example:80"))
+	paused, err := runtime.NewInspector(b.engine).QueuePaused(b.ctx, "notes")
+	require.NoError(t, err)
+	require.False(t, paused, "the refused POST paused nothing")
+	for _, host := range []string{"localhost", "LOCALHOST:8080", "127.0.0.1:1", "[::1]:8080"} {
+		require.Equal(t, http.StatusOK, do(http.MethodGet, host, ""), host)
+	}
+
+	named := setup(t, dashboard.Options{Hosts: []string{"jobs.example.com", "ops.example.com:8443"}, Banner: "Open to anyone <b>"})
+	for host, want := range map[string]int{
+		"jobs.example.com": 200, "jobs.example.com:443": 200, "ops.example.com:8443": 200,
+		"ops.example.com": 421, "ops.example.com:9000": 421, "evil.example.com": 421,
+	} {
+		req, err := http.NewRequest(http.MethodGet, named.url(""), nil)
+		require.NoError(t, err)
+		req.Host = host
+		res, err := named.client.Do(req)
+		require.NoError(t, err)
+		body, _ := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		require.Equal(t, want, res.StatusCode, host)
+		if want == 200 {
+			require.Contains(t, string(body), `<div class="banner" role="alert">Open to anyone &lt;b&gt;</div>`)
+		}
+	}
+}

@@ -21,6 +21,7 @@
 //	engine, err := runtime.Open(ctx, url, runtime.EngineConfig{})
 //	mux.Handle("/queues/", http.StripPrefix("/queues", dashboard.New(engine, dashboard.Options{
 //		Authorize: dashboard.BasicAuth("admin", os.Getenv("DASHBOARD_PASSWORD")),
+//		Hosts:     []string{"admin.example.com"},
 //	})))
 //
 // Links are relative, so the handler works under any prefix that
@@ -29,6 +30,14 @@
 // package console (myapp dashboard).
 //
 // # Security
+//
+// The handler answers only requests whose Host header is a loopback
+// name (localhost, 127.0.0.1, ::1) or one of Options.Hosts, and refuses
+// others with 421: a page of another site that rebinds its name to the
+// dashboard's address (DNS rebinding) reaches nothing. Set Hosts to the
+// names users reach it by; the dashboard command takes them with --host,
+// and refuses to listen beyond loopback with no password unless told
+// --insecure, which every page then shows.
 //
 // Every response carries a Content-Security-Policy that allows only the
 // handler's own script and style files: no inline script runs, so a

@@ -44,6 +44,7 @@ type view struct {
 	Page     string
 	Base     string // relative path to the dashboard's root
 	App      string
+	Banner   string
 	ReadOnly bool
 	Dispatch bool // the dispatch form is on
 	Schedule bool // Options.Schedule is set
@@ -60,7 +61,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, name, title str
 
 // renderStatus is render with another status than 200.
 func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status int, name, title string, data any, still bool) {
-	v := view{Title: title, Page: name, Base: base(r), App: h.opts.Title, ReadOnly: h.opts.ReadOnly, Dispatch: h.opts.Router != nil && !h.opts.ReadOnly, Schedule: h.opts.Schedule != nil, Now: time.Now(), Data: data}
+	v := view{Title: title, Page: name, Base: base(r), App: h.opts.Title, Banner: h.opts.Banner, ReadOnly: h.opts.ReadOnly, Dispatch: h.opts.Router != nil && !h.opts.ReadOnly, Schedule: h.opts.Schedule != nil, Now: time.Now(), Data: data}
 	if h.opts.Refresh > 0 && !still {
 		v.Refresh = int(h.opts.Refresh.Milliseconds())
 	}
