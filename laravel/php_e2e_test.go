@@ -259,7 +259,7 @@ func TestMixedWorkersDrainOneQueue(t *testing.T) {
 	defer cancel()
 	const half, phpOnly = 500, 60
 	b.run(t, ctx, "push_php_only.php", "0", fmt.Sprint(phpOnly/2), "default") // Go leaves these for PHP
-	b.run(t, ctx, "push.php", fmt.Sprint(half), "default")                     // jobs 0..499
+	b.run(t, ctx, "push.php", fmt.Sprint(half), "default")                    // jobs 0..499
 	b.run(t, ctx, "push_php_only.php", fmt.Sprint(phpOnly/2), fmt.Sprint(phpOnly/2), "default")
 	d, err := laravel.NewDispatcher(b.q, newMapper())
 	require.NoError(t, err)

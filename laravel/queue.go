@@ -320,19 +320,8 @@ func (q *Queue) pop(ctx context.Context, queue string, take func(job []byte) boo
 		}
 		status, _ := v[0].(string)
 		if status == "moved" {
-			if first, _ := v[1].(string); take != nil && !take([]byte(first)) {
+			if want, left = expectFirst(want[:0], v[1:], take); left {
 				return nil, true, nil
-			}
-			want = want[:0]
-			size := 0
-			for _, j := range v[1:] {
-				s, _ := j.(string)
-				if size += len(s); len(want) > 0 && size > maxExpectBytes {
-					break
-				}
-				if take == nil || take([]byte(s)) {
-					want = append(want, expect([]byte(s)))
-				}
 			}
 			continue
 		}
@@ -347,16 +336,42 @@ func (q *Queue) pop(ctx context.Context, queue string, take func(job []byte) boo
 			s, _ := v[2].(string)
 			p.next, p.has = []byte(s), true
 		}
-		e := want[i-1]
-		r := &Reserved{Queue: queue, Raw: e.job, Reserved: e.reserved}
-		if !e.ok {
-			r.DecodeErr = fmt.Errorf("laravel payload: not a JSON object with numeric attempts: %.200q", e.job)
-			return r, false, nil
-		}
-		r.Payload, r.DecodeErr = DecodePayload(r.Reserved)
-		return r, false, nil
+		return want[i-1].reserve(queue), false, nil
 	}
 	return nil, false, fmt.Errorf("pop from Laravel queue %q: %w", queue, ErrContended)
+}
+
+// expectFirst appends to want the first jobs, as the pop script returned
+// them, that take accepts (all if take is nil), up to maxExpectBytes but
+// always the first. left is true, and want empty, when take refuses the
+// first job: it is left where it is.
+func expectFirst(want []expected, first []any, take func(job []byte) bool) (_ []expected, left bool) {
+	size := 0
+	for i, j := range first {
+		s, _ := j.(string)
+		ok := take == nil || take([]byte(s))
+		if i == 0 && !ok {
+			return want[:0], true
+		}
+		if size += len(s); len(want) > 0 && size > maxExpectBytes {
+			break
+		}
+		if ok {
+			want = append(want, expect([]byte(s)))
+		}
+	}
+	return want, false
+}
+
+// reserve is the Reserved of e, popped from queue.
+func (e expected) reserve(queue string) *Reserved {
+	r := &Reserved{Queue: queue, Raw: e.job, Reserved: e.reserved}
+	if !e.ok {
+		r.DecodeErr = fmt.Errorf("laravel payload: not a JSON object with numeric attempts: %.200q", e.job)
+		return r
+	}
+	r.Payload, r.DecodeErr = DecodePayload(r.Reserved)
+	return r
 }
 
 // ErrNotReserved is the error of Delete, Release and Extend for a job
