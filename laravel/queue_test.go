@@ -209,3 +209,43 @@ func TestOpenRefuses(t *testing.T) {
 		require.Error(t, err, u)
 	}
 }
+
+// TestNoScriptRecovery: every operation works on a server that lost its
+// scripts (SCRIPT FLUSH, a restart, a failover) since the last call.
+func TestNoScriptRecovery(t *testing.T) {
+	t.Parallel()
+	for name, b := range openQueues(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx, q := b.ctx, b.q
+			flush := func() { require.NoError(t, b.rdb.ScriptFlush(ctx).Err()) }
+
+			flush()
+			require.NoError(t, q.Push(ctx, "default", payload("a"), payload("b")))
+			flush()
+			require.NoError(t, q.Later(ctx, "default", 0, payload("c")))
+			flush()
+			delayed, expired, err := q.Migrate(ctx, "default")
+			require.NoError(t, err)
+			require.Equal(t, [2]int{1, 0}, [2]int{delayed, expired})
+			flush()
+			r, err := q.Pop(ctx, "default")
+			require.NoError(t, err)
+			require.Equal(t, payload("a"), r.Raw)
+			flush()
+			require.NoError(t, q.Extend(ctx, r, time.Minute))
+			flush()
+			require.NoError(t, q.Release(ctx, r, time.Hour))
+			flush()
+			r, err = q.Pop(ctx, "default")
+			require.NoError(t, err)
+			require.Equal(t, payload("b"), r.Raw)
+			flush()
+			require.NoError(t, q.Delete(ctx, r))
+			flush()
+			sizes, err := q.Sizes(ctx, "default")
+			require.NoError(t, err)
+			require.Equal(t, laravel.Sizes{Ready: 1, Delayed: 1}, sizes)
+		})
+	}
+}
