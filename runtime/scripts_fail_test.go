@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/internal/redistest"
+	"github.com/jobgen/jobgen/runtime/lua"
 )
 
 // failCase is one call of a script that writes: the type of each of its
@@ -33,7 +34,8 @@ type badValue struct {
 	wantErr string
 }
 
-// failCases covers every script that writes; sizes only reads.
+// failCases covers every script that writes; sizes and laravel_sizes
+// only read.
 var failCases = []failCase{
 	{name: "push one", s: scriptPush, kinds: []string{"list", "hash", "list", "hash"},
 		args: []any{60000, "nonce", "j1", "p1"}},
@@ -140,6 +142,27 @@ var failCases = []failCase{
 		bad: []badValue{
 			{[][]any{{"HSET", "K1", "pending", "none"}}, `field pending of K1 holds "none", not an integer`},
 		}},
+
+	// Laravel's queue layout (package laravel): scores are unix seconds.
+	{name: "laravel_push", s: lua.Get("laravel_push"), kinds: []string{"list", "list"},
+		args: []any{"p1", "p2"}},
+	{name: "laravel_later", s: lua.Get("laravel_later"), kinds: []string{"zset"},
+		args: []any{60, "p1", "p2"}},
+	{name: "laravel_migrate", s: lua.Get("laravel_migrate"), kinds: []string{"zset", "zset", "list", "list"},
+		setup: [][]any{{"ZADD", "K1", 1, "d1"}, {"ZADD", "K2", 1, "r1"}},
+		args:  []any{1000}},
+	{name: "laravel_pop", s: lua.Get("laravel_pop"), kinds: []string{"list", "zset", "list"},
+		setup: [][]any{{"RPUSH", "K1", "j1", "j2"}, {"RPUSH", "K3", 1, 1}},
+		args:  []any{90, "j1", "r1"}},
+	{name: "laravel_release", s: lua.Get("laravel_release"), kinds: []string{"zset", "zset"},
+		setup: [][]any{{"ZADD", "K2", 1, "r1"}},
+		args:  []any{"r1", 60}},
+	{name: "laravel_delete", s: lua.Get("laravel_delete"), kinds: []string{"zset"},
+		setup: [][]any{{"ZADD", "K1", 1, "r1"}},
+		args:  []any{"r1"}},
+	{name: "laravel_extend", s: lua.Get("laravel_extend"), kinds: []string{"zset"},
+		setup: [][]any{{"ZADD", "K1", 1, "r1"}},
+		args:  []any{"r1", 60}},
 }
 
 // TestScriptsWriteNothingWhenTheyFail runs each script that writes with
@@ -149,7 +172,7 @@ var failCases = []failCase{
 // failed, so a script must find all that can fail before it writes.
 func TestScriptsWriteNothingWhenTheyFail(t *testing.T) {
 	t.Parallel()
-	covered := map[string]bool{scriptSizes.Name: true} // sizes only reads
+	covered := map[string]bool{scriptSizes.Name: true, "laravel_sizes": true} // they only read
 	for _, c := range failCases {
 		covered[c.s.Name] = true
 	}

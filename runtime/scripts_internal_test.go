@@ -88,17 +88,15 @@ func TestScriptShebangs(t *testing.T) {
 }
 
 // TestAllScriptsAreTheLuaFiles checks that allScripts, which the script
-// tests go through, holds every file of runtime/lua but the Laravel
-// bridge's (joined with its helpers, as runtime/lua's own tests check).
+// tests go through, holds every file of runtime/lua (joined with its
+// helpers, as runtime/lua's own tests check).
 func TestAllScriptsAreTheLuaFiles(t *testing.T) {
 	t.Parallel()
 	files, err := filepath.Glob("lua/*.lua")
 	require.NoError(t, err)
 	var want []string
 	for _, f := range files {
-		if name := strings.TrimSuffix(filepath.Base(f), ".lua"); !strings.HasPrefix(name, "laravel_") {
-			want = append(want, name)
-		}
+		want = append(want, strings.TrimSuffix(filepath.Base(f), ".lua"))
 	}
 	require.NotEmpty(t, want)
 	var names []string

@@ -1,4 +1,4 @@
--- migrate: Laravel's RedisQueue::migrate, which a worker runs before each
+-- laravel_migrate: Laravel's RedisQueue::migrate, which a worker runs before each
 -- pop: delayed jobs that are due, and reservations whose retry_after has
 -- run out, go back to the end of the ready list.
 --
@@ -21,7 +21,7 @@ if bad then return bad end
 
 local limit = tonumber(ARGV[1])
 if not limit or limit < 1 or limit > 1000 then
-  return redis.error_reply('migrate: limit must be 1 to 1000')
+  return redis.error_reply('laravel_migrate: limit must be 1 to 1000')
 end
 local now = tonumber(redis.call('TIME')[1])
 local moved = {}

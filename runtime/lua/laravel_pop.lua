@@ -1,4 +1,4 @@
--- pop: Laravel's RedisQueue::pop, reserve the first ready job, if it is
+-- laravel_pop: Laravel's RedisQueue::pop, reserve the first ready job, if it is
 -- one of the jobs the caller expects.
 --
 -- KEYS[1] -> queues:NAME list (ready jobs)
@@ -32,10 +32,10 @@ if bad then return bad end
 
 local retry = tonumber(ARGV[1])
 if not retry or retry < 1 then
-  return redis.error_reply('pop: bad retry_after')
+  return redis.error_reply('laravel_pop: bad retry_after')
 end
 if #ARGV % 2 ~= 1 then
-  return redis.error_reply('pop: want retry_after, then pairs of an expected job and its reserved payload')
+  return redis.error_reply('laravel_pop: want retry_after, then pairs of an expected job and its reserved payload')
 end
 local job = redis.call('LINDEX', KEYS[1], 0)
 if not job then

@@ -1,4 +1,4 @@
--- push: Laravel's RedisQueue::push, a job ready now.
+-- laravel_push: Laravel's RedisQueue::push, a job ready now.
 --
 -- KEYS[1] -> queues:NAME list (ready jobs, oldest first)
 -- KEYS[2] -> queues:NAME:notify list (one entry per ready job, for block_for)

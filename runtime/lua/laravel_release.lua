@@ -1,4 +1,4 @@
--- release: Laravel's RedisQueue::deleteAndRelease, a reserved job back to
+-- laravel_release: Laravel's RedisQueue::deleteAndRelease, a reserved job back to
 -- the delayed set for another attempt.
 --
 -- KEYS[1] -> queues:NAME:delayed zset (payload -> unix seconds it is due)
@@ -19,7 +19,7 @@ if bad then return bad end
 
 local delay = tonumber(ARGV[2])
 if not delay or delay < 0 then
-  return redis.error_reply('release: bad delay')
+  return redis.error_reply('laravel_release: bad delay')
 end
 if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
   return 0

@@ -1,4 +1,4 @@
--- sizes: the jobs of a queue, by state.
+-- laravel_sizes: the jobs of a queue, by state.
 --
 -- KEYS[1] -> queues:NAME list (ready jobs)
 -- KEYS[2] -> queues:NAME:delayed zset
