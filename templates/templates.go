@@ -9,6 +9,11 @@
 //	.Name      the job type's name, an exported Go identifier
 //	.Queue     the queue for the //job: line, or "" for none
 //	.Generate  whether to add a //go:generate line (none in the directory yet)
+//
+// and can call these functions:
+//
+//	keys       the //job: keys of a job, comma-separated: name, then the options' keys
+//	comment    its text wrapped into // comment lines of at most 76 columns
 package templates
 
 import "embed"

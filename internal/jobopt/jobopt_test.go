@@ -39,8 +39,8 @@ func TestJobOptionsDocsAreTheTables(t *testing.T) {
 }
 
 // TestEnvelopeCarriesTheTable: every option the table sends to the
-// worker has its field in runtime.Envelope, and its wire key is one
-// option's alone.
+// worker has its field in runtime.Envelope, tagged with its wire key,
+// and its wire key is one option's alone.
 func TestEnvelopeCarriesTheTable(t *testing.T) {
 	t.Parallel()
 	env := reflect.TypeFor[runtime.Envelope]()
@@ -50,9 +50,12 @@ func TestEnvelopeCarriesTheTable(t *testing.T) {
 			require.Empty(t, o.Wire, o.Name)
 			continue
 		}
-		_, ok := env.FieldByName(o.Envelope)
+		f, ok := env.FieldByName(o.Envelope)
 		require.True(t, ok, "runtime.Envelope has no field %s for option %s", o.Envelope, o.Name)
 		require.NotEmpty(t, o.Wire, o.Name)
+		// The codec writes by hand what reflection would from the tags.
+		tag, _, _ := strings.Cut(f.Tag.Get("msgpack"), ",")
+		require.Equal(t, o.Wire, tag, "the msgpack tag of runtime.Envelope.%s", o.Envelope)
 		require.NotContains(t, wire, o.Wire, "wire key %q of %s is %s's too", o.Wire, o.Name, wire[o.Wire])
 		wire[o.Wire] = o.Name
 	}

@@ -18,6 +18,7 @@ import (
 	"unicode"
 
 	"github.com/jobgen/jobgen/cmd/jobgen/internal/model"
+	"github.com/jobgen/jobgen/internal/jobopt"
 	"github.com/jobgen/jobgen/internal/qname"
 	"github.com/jobgen/jobgen/templates"
 )
@@ -94,7 +95,7 @@ func MakeJob(cfg JobConfig) (string, error) {
 
 // render executes the job template and formats the result.
 func render(data jobData) ([]byte, error) {
-	tmpl, err := template.ParseFS(templates.FS, templates.Job)
+	tmpl, err := template.New(templates.Job).Funcs(funcs).ParseFS(templates.FS, templates.Job)
 	if err != nil {
 		return nil, err
 	}
@@ -107,6 +108,38 @@ func render(data jobData) ([]byte, error) {
 		return nil, fmt.Errorf("format %s output: %w", templates.Job, err)
 	}
 	return src, nil
+}
+
+// funcs are the functions the templates call; see package templates.
+var funcs = template.FuncMap{"comment": comment, "keys": keys}
+
+// keys lists the //job: keys of a job, from the option table: name, then
+// the options' keys.
+func keys() string {
+	keys := []string{"name"}
+	for _, o := range jobopt.All {
+		keys = append(keys, o.Key)
+	}
+	return strings.Join(keys, ", ")
+}
+
+// commentWidth is the widest line comment writes, "// " included.
+const commentWidth = 76
+
+// comment wraps text into line comments of at most commentWidth
+// columns, breaking between words (a longer word gets a line of its
+// own).
+func comment(text string) string {
+	var lines []string
+	line := "//"
+	for _, w := range strings.Fields(text) {
+		if line != "//" && len(line)+1+len(w) > commentWidth {
+			lines = append(lines, line)
+			line = "//"
+		}
+		line += " " + w
+	}
+	return strings.Join(append(lines, line), "\n")
 }
 
 // dirInfo is what MakeJob needs to know of the target directory.

@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/internal/jobopt"
-	"github.com/jobgen/jobgen/templates"
 )
 
 func TestSnakeCase(t *testing.T) {
@@ -77,13 +76,20 @@ func (j SendEmail) Handle(ctx context.Context) error {
 // TestTemplateNamesEveryKey: the starter job's comment lists every
 // //job: key of the option table, and cmd/jobgen's doc describes each.
 func TestTemplateNamesEveryKey(t *testing.T) {
-	tmpl, err := templates.FS.ReadFile(templates.Job)
+	src, err := render(jobData{Package: "mail", Name: "SendEmail"})
 	require.NoError(t, err)
 	doc, err := os.ReadFile("../../doc.go")
 	require.NoError(t, err)
-	text := strings.Join(strings.Fields(strings.ReplaceAll(string(tmpl), "//", "")), " ")
+	text := strings.Join(strings.Fields(strings.ReplaceAll(string(src), "//", "")), " ")
 	for _, o := range jobopt.All {
-		require.Regexp(t, `\b`+o.Key+`\b`, text, "templates/%s lists %s", templates.Job, o.Key)
+		require.Regexp(t, `\b`+o.Key+`\b`, text, "the starter job lists %s", o.Key)
 		require.Regexp(t, `(?m)^//\t`+o.Key+`\b`, string(doc), "cmd/jobgen/doc.go describes %s", o.Key)
 	}
+}
+
+func TestComment(t *testing.T) {
+	require.Equal(t, "// a b", comment("a  b"))
+	require.Equal(t, "// "+strings.Repeat("x", 80)+"\n// y", comment(strings.Repeat("x", 80)+" y"))
+	require.Equal(t, "// "+strings.Repeat("x", 72)+"\n// y", comment(strings.Repeat("x", 72)+" y"))
+	require.Equal(t, "// "+strings.Repeat("x", 71)+" y", comment(strings.Repeat("x", 71)+" y"))
 }
