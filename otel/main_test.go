@@ -50,6 +50,7 @@ func forEachBackend(t *testing.T, cfg jobotel.Config, fn func(t *testing.T, b *b
 	for _, be := range redistest.Backends(t) {
 		t.Run(be.Name, func(t *testing.T) {
 			t.Parallel()
+			cfg := cfg // each backend's run sets its own TracerProvider and Propagator
 			ctx := context.Background()
 			e, err := runtime.Open(ctx, be.URL, runtime.EngineConfig{Prefix: redistest.Prefix(t)})
 			require.NoError(t, err)
