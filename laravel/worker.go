@@ -183,9 +183,11 @@ func (w *Worker) watchRestart(ctx context.Context, stop func(), start int64) {
 		}
 		mark, ok, err := w.q.RestartMark(ctx)
 		if err == nil && ok && mark != start {
+			// Stop taking jobs first, then say so: a job that finishes
+			// meanwhile must find the worker stopping, not take another.
 			w.stopFor("queue:restart")
-			w.log.Info("queue:restart signalled; stopping")
 			stop()
+			w.log.Info("queue:restart signalled; stopping")
 			return
 		}
 	}
