@@ -463,7 +463,7 @@ func TestForeignHostIsRefused(t *testing.T) {
 		_ = res.Body.Close()
 		require.Equal(t, want, res.StatusCode, host)
 		if want == 200 {
-			require.Contains(t, string(body), `<div class="banner" role="alert">Open to anyone &lt;b&gt;</div>`)
+			require.Contains(t, string(body), `<div class="banner" id="banner" role="alert">Open to anyone &lt;b&gt;</div>`)
 		}
 	}
 }

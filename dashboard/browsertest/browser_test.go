@@ -524,3 +524,31 @@ func TestCrossSiteFormIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, paused)
 }
+
+// A banner (the dashboard command's warning when it runs with no
+// password) sits above the header on every page, at both sizes, as text,
+// and does not push the page wider than the window.
+func TestBannerInABrowser(t *testing.T) {
+	ctx := startBrowser(t)
+	a := startApp(t, func(o *dashboard.Options) {
+		o.Banner = "Open to anyone who can reach 0.0.0.0:8080: no password is set (--insecure). Set $JOBGEN_DASHBOARD_PASSWORD. " + evil
+	})
+	shot := newShots(t)
+	for _, size := range []struct {
+		name          string
+		width, height int64
+	}{{"1280", 1280, 800}, {"390", 390, 844}} {
+		viewport := chromedp.EmulateViewport(size.width, size.height)
+		if size.width < 800 {
+			viewport = chromedp.EmulateViewport(size.width, size.height, chromedp.EmulateMobile)
+		}
+		require.NoError(t, chromedp.Do(ctx, viewport, chromedp.Navigate(a.url+"failed")))
+		until(t, ctx, `document.querySelector(".banner") !== null`)
+		require.Contains(t, text(t, ctx, "banner"), "<script>alert(1)</script>", "the banner is text")
+		above, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.querySelector(".banner").getBoundingClientRect().bottom <= document.querySelector("header.top").getBoundingClientRect().top`))
+		require.NoError(t, err)
+		require.True(t, above, "the banner sits above the header at %s", size.name)
+		laidOut(t, ctx)
+		shot.save(ctx, "banner-"+size.name)
+	}
+}
