@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -31,44 +32,42 @@ func (p evictionPolicy) evicts() bool { return p.policy != "" && p.policy != "no
 // evictionPolicies reads maxmemory-policy from every server that holds
 // jobgen's keys: each master of a cluster, else the one server.
 func evictionPolicies(ctx context.Context, rdb redis.UniversalClient) []evictionPolicy {
-	read := func(ctx context.Context, c *redis.Client) evictionPolicy {
-		p := evictionPolicy{addr: c.Options().Addr}
-		v, err := c.ConfigGet(ctx, "maxmemory-policy").Result()
-		switch {
-		case err != nil:
-			p.refused = err
-		case v["maxmemory-policy"] == "":
-			p.refused = errors.New("CONFIG GET maxmemory-policy returned nothing")
-		default:
-			p.policy = v["maxmemory-policy"]
+	cc, ok := rdb.(*redis.ClusterClient)
+	if !ok {
+		addr := "redis"
+		if c, ok := rdb.(*redis.Client); ok {
+			addr = c.Options().Addr
 		}
-		return p
+		return []evictionPolicy{readEvictionPolicy(ctx, rdb, addr)}
 	}
-	switch c := rdb.(type) {
-	case *redis.ClusterClient:
-		var out []evictionPolicy
-		ch := make(chan evictionPolicy, 64)
-		_ = c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-			ch <- read(ctx, m)
-			return nil
-		})
-		close(ch)
-		for p := range ch {
-			out = append(out, p)
-		}
-		return out
-	case *redis.Client:
-		return []evictionPolicy{read(ctx, c)}
+	var mu sync.Mutex
+	var out []evictionPolicy
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+		p := readEvictionPolicy(ctx, m, m.Options().Addr)
+		mu.Lock()
+		out = append(out, p)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		out = append(out, evictionPolicy{addr: "cluster", refused: err})
 	}
-	// A ring or another UniversalClient: ask it as one server.
-	p := evictionPolicy{addr: "redis"}
-	v, err := rdb.ConfigGet(ctx, "maxmemory-policy").Result()
-	if err != nil || v["maxmemory-policy"] == "" {
-		p.refused = fmt.Errorf("CONFIG GET maxmemory-policy: %v", err)
-	} else {
+	return out
+}
+
+// readEvictionPolicy reads the maxmemory-policy of the server c reaches.
+func readEvictionPolicy(ctx context.Context, c redis.Cmdable, addr string) evictionPolicy {
+	p := evictionPolicy{addr: addr}
+	v, err := c.ConfigGet(ctx, "maxmemory-policy").Result()
+	switch {
+	case err != nil:
+		p.refused = err
+	case v["maxmemory-policy"] == "":
+		p.refused = errors.New("CONFIG GET maxmemory-policy returned nothing")
+	default:
 		p.policy = v["maxmemory-policy"]
 	}
-	return []evictionPolicy{p}
+	return p
 }
 
 // checkEviction refuses a Redis that may evict jobgen's keys, unless
