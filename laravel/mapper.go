@@ -153,22 +153,23 @@ func (m *Mapper) Classes() []string {
 // type is mapped to it. A payload that does not decode, or names no
 // class, is not unmapped: the worker reserves it and fails it.
 func (m *Mapper) classOf(job []byte) (class string, unmapped bool) {
+	// One pass: data.commandName of a queued object; a string job's data
+	// is anything, and reads as a type mismatch here, which is no error.
 	var p struct {
-		Job  string          `json:"job"`
-		Data json.RawMessage `json:"data"`
+		Job  string `json:"job"`
+		Data struct {
+			CommandName string `json:"commandName"`
+		} `json:"data"`
 	}
-	if json.Unmarshal(job, &p) != nil {
+	if err := json.Unmarshal(job, &p); err != nil && !errors.As(err, new(*json.UnmarshalTypeError)) {
 		return "", false
 	}
 	class = p.Job
 	if p.Job == CallQueuedHandler {
-		var d struct {
-			CommandName string `json:"commandName"`
-		}
-		if json.Unmarshal(p.Data, &d) != nil || d.CommandName == "" {
+		if p.Data.CommandName == "" {
 			return "", false
 		}
-		class = d.CommandName
+		class = p.Data.CommandName
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()

@@ -246,13 +246,13 @@ func (w *Worker) loop(ctx, jobs context.Context, stop func()) {
 // returns an error only when every queue's pop failed.
 func (w *Worker) next(ctx context.Context) (*Reserved, error) {
 	var errs []error
-	take := w.takes
-	if w.cfg.FailUnmapped {
-		take = nil
-	}
 	left := false
 	for _, q := range w.cfg.Queues {
-		r, l, err := w.q.popWhere(ctx, q, func(job []byte) bool { return take == nil || take(q, job) })
+		var take func(job []byte) bool // every job, with FailUnmapped
+		if !w.cfg.FailUnmapped {
+			take = func(job []byte) bool { return w.takes(q, job) }
+		}
+		r, l, err := w.q.popWhere(ctx, q, take)
 		w.popped(q, err)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("queue %s: %w", q, err))

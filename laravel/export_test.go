@@ -1,0 +1,4 @@
+package laravel
+
+// ClassOf is Mapper.classOf, for the benchmarks of package laravel_test.
+func ClassOf(m *Mapper, job []byte) (string, bool) { return m.classOf(job) }
