@@ -20,22 +20,17 @@ import (
 // runs the job on default, and reports the broken queue once.
 func TestBrokenQueueStarvesNone(t *testing.T) {
 	t.Parallel()
-	for _, be := range redistest.Backends(t) {
-		if be.Name == "cluster" {
-			continue // queues:high and queues:default are in different slots, without HashTag
-		}
-		t.Run(be.Name, func(t *testing.T) {
+	for name, b := range openQueues(t) {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
 			defer cancel()
-			prefix := redistest.Prefix(t) + "_"
-			q, closeQ, err := laravel.Open(ctx, laravel.Scheme+be.URL+"?prefix="+prefix)
-			require.NoError(t, err)
-			defer closeQ()
-			engine, err := runtime.Open(ctx, "embedded://"+redistest.Prefix(t), runtime.EngineConfig{})
-			require.NoError(t, err)
-			defer engine.Close()
-			require.NoError(t, q.Client().Set(ctx, prefix+"queues:high", "oops", 0).Err())
+			q := b.q
+			high := b.prefix + "queues:high"
+			if q.Config().HashTag {
+				high = b.prefix + "queues:{high}"
+			}
+			require.NoError(t, q.Client().Set(ctx, high, "oops", 0).Err())
 
 			m := newMapper()
 			d, err := laravel.NewDispatcher(q, m)
@@ -49,7 +44,7 @@ func TestBrokenQueueStarvesNone(t *testing.T) {
 			runtime.Register(r, SendWelcomeEmail{}.JobName(), func(context.Context, SendWelcomeEmail) error { return nil })
 			var logs bytes.Buffer
 			w, err := laravel.NewWorker(q, m, r, laravel.WorkerConfig{Queues: []string{"high", "default"}, StopWhenEmpty: true,
-				Failed: runtime.NewInspector(engine).Failed(), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+				Failed: failedStore(t), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			require.NoError(t, err)
 			require.NoError(t, w.Run(ctx))
 			require.Equal(t, 1, ran, "the job on default ran")
@@ -65,21 +60,13 @@ func TestBrokenQueueStarvesNone(t *testing.T) {
 // it, and fails nothing.
 func TestUnmappedClassIsLeftForPHP(t *testing.T) {
 	t.Parallel()
-	for _, be := range redistest.Backends(t) {
-		if be.Name == "cluster" {
-			continue
-		}
-		t.Run(be.Name, func(t *testing.T) {
+	for name, b := range openQueues(t) {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
 			defer cancel()
-			prefix := redistest.Prefix(t) + "_"
-			q, closeQ, err := laravel.Open(ctx, laravel.Scheme+be.URL+"?prefix="+prefix)
-			require.NoError(t, err)
-			defer closeQ()
-			engine, err := runtime.Open(ctx, "embedded://"+redistest.Prefix(t), runtime.EngineConfig{})
-			require.NoError(t, err)
-			defer engine.Close()
+			q := b.q
+			failed := runtime.NewInspector(failedEngine(t))
 			const phpOnly = `{"uuid":"u-php","displayName":"App\\Jobs\\ChargeCardPhpOnly","job":"Illuminate\\Queue\\CallQueuedHandler@call","maxTries":null,"data":{"commandName":"App\\Jobs\\ChargeCardPhpOnly","command":"O:29:\"App\\Jobs\\ChargeCardPhpOnly\":0:{}"},"id":"i-php","attempts":0}`
 			require.NoError(t, q.Push(ctx, "default", []byte(phpOnly)))
 
@@ -88,21 +75,36 @@ func TestUnmappedClassIsLeftForPHP(t *testing.T) {
 			runtime.Register(r, SendWelcomeEmail{}.JobName(), func(context.Context, SendWelcomeEmail) error { return nil })
 			var logs bytes.Buffer
 			w, err := laravel.NewWorker(q, newMapper(), r, laravel.WorkerConfig{StopWhenEmpty: true, Concurrency: 2,
-				Failed: runtime.NewInspector(engine).Failed(), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+				Failed: failed.Failed(), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			require.NoError(t, err)
 			require.NoError(t, w.Run(ctx))
 
-			got, err := q.Client().LRange(ctx, prefix+"queues:default", 0, -1).Result()
+			got, err := q.Client().LRange(ctx, b.keys(""), 0, -1).Result()
 			require.NoError(t, err)
 			require.Equal(t, []string{phpOnly}, got, "the job is on its queue as it was pushed")
 			sizes, err := q.Sizes(ctx, "default")
 			require.NoError(t, err)
 			require.Equal(t, laravel.Sizes{Ready: 1}, sizes, "nothing reserved or delayed")
-			n, err := runtime.NewInspector(engine).Failed().Count(ctx, "laravel")
+			n, err := failed.Failed().Count(ctx, "laravel")
 			require.NoError(t, err)
 			require.Zero(t, n, "nothing failed")
 			require.GreaterOrEqual(t, w.Unmapped()[`App\Jobs\ChargeCardPhpOnly`], int64(1))
 			require.Equal(t, 1, strings.Count(logs.String(), "left on its queue for a PHP worker"), "said once:\n%s", logs.String())
 		})
 	}
+}
+
+// failedEngine is an engine of the test's own, on the embedded server,
+// for the worker's failed store.
+func failedEngine(t *testing.T) *runtime.Engine {
+	t.Helper()
+	e, err := runtime.Open(context.Background(), "embedded://"+redistest.Prefix(t), runtime.EngineConfig{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+// failedStore is the failed store of a failedEngine.
+func failedStore(t *testing.T) *runtime.FailedStore {
+	return runtime.NewInspector(failedEngine(t)).Failed()
 }
