@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,6 +20,7 @@ const quarantineFor = 5 * time.Second
 // Failures to reach Redis quarantine nothing: every queue would fail
 // alike, and the fetch loop's backoff handles them.
 type quarantine struct {
+	n     atomic.Int32 // len(until), read without mu on every reserve
 	mu    sync.Mutex
 	until map[string]time.Time // queue -> when to try it again
 }
@@ -27,11 +29,11 @@ type quarantine struct {
 // quarantine; all of them if every one is, so that a worker never waits
 // on nothing.
 func (w *Worker) queues() []string {
+	if w.sick.n.Load() == 0 {
+		return w.cfg.Queues // the usual case, with no lock taken
+	}
 	w.sick.mu.Lock()
 	defer w.sick.mu.Unlock()
-	if len(w.sick.until) == 0 {
-		return w.cfg.Queues
-	}
 	now := time.Now()
 	out := make([]string, 0, len(w.cfg.Queues))
 	for _, q := range w.cfg.Queues {
@@ -49,7 +51,7 @@ func (w *Worker) queues() []string {
 // the queue in quarantine, and says so (true) for the caller to go on
 // with the next queue; a success takes it out, if it was in.
 func (w *Worker) noteReserve(queue string, err error) (quarantined bool) {
-	if err != nil && !redis.HasErrorPrefix(err, "WRONGTYPE") {
+	if err == nil && w.sick.n.Load() == 0 || err != nil && !redis.HasErrorPrefix(err, "WRONGTYPE") {
 		return false
 	}
 	w.sick.mu.Lock()
@@ -58,6 +60,7 @@ func (w *Worker) noteReserve(queue string, err error) (quarantined bool) {
 	if err == nil {
 		if was {
 			delete(w.sick.until, queue)
+			w.sick.n.Store(int32(len(w.sick.until)))
 			w.log.Info("queue served again after its keys were refused", "queue", queue)
 		}
 		return false
@@ -66,6 +69,7 @@ func (w *Worker) noteReserve(queue string, err error) (quarantined bool) {
 		w.sick.until = map[string]time.Time{}
 	}
 	w.sick.until[queue] = time.Now().Add(quarantineFor)
+	w.sick.n.Store(int32(len(w.sick.until)))
 	if !was {
 		w.log.Error("queue skipped: Redis refuses its keys; the worker serves its other queues and tries it again every "+quarantineFor.String(), "queue", queue, "err", err)
 	}
