@@ -19,6 +19,7 @@ func (s batches) before(ctx context.Context, _ Reservation, env *Envelope) bool 
 	return s.cancelled(ctx, env)
 }
 func (batches) ended(context.Context, *Envelope) {}
+func (batches) hasFailWork(env *Envelope) bool   { return env.BatchID != "" }
 
 // cancelled reports whether env belongs to a cancelled batch. A
 // Redis error is logged and reported as not cancelled: the job runs.

@@ -300,6 +300,7 @@ func (s chains) before(ctx context.Context, res Reservation, env *Envelope) bool
 func (s chains) succeeded(ctx context.Context, env *Envelope) error     { return s.dispatchNext(ctx, env) }
 func (s chains) failed(ctx context.Context, env *Envelope, cause error) { s.runCatch(ctx, env, cause) }
 func (chains) ended(context.Context, *Envelope)                         {}
+func (chains) hasFailWork(env *Envelope) bool                           { return len(env.Catch) > 0 }
 
 // linkEngine returns the engine that next goes to: the worker's own for
 // the same connection, else the dispatcher named for the connection,

@@ -119,6 +119,9 @@ func (s uniques) before(ctx context.Context, _ Reservation, env *Envelope) bool 
 func (uniques) succeeded(context.Context, *Envelope) error { return nil }
 func (uniques) failed(context.Context, *Envelope, error)   {}
 func (s uniques) ended(ctx context.Context, env *Envelope) { s.release(ctx, env, false) }
+func (uniques) hasFailWork(env *Envelope) bool {
+	return env.UniqueKey != "" && !env.UniqueUntilProcessing
+}
 
 // release releases env's unique lock, if it holds one of the kind
 // released at this point: atStart for the until-processing kind, as its

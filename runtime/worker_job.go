@@ -321,11 +321,13 @@ func (w *Worker) failed(ctx context.Context, env *Envelope, cause error) {
 	w.ended(ctx, env)
 }
 
-// hasFailHooks says whether anything follows env's failure: a batch, a
-// chain's catch, a unique lock held until the job ends, or a failed hook.
+// hasFailHooks says whether anything follows env's failure: work of a
+// jobStep (a batch, a chain's catch, a unique lock), or a failed hook.
 func (w *Worker) hasFailHooks(env *Envelope) bool {
-	if env.BatchID != "" || len(env.Catch) > 0 || (env.UniqueKey != "" && !env.UniqueUntilProcessing) {
-		return true
+	for _, s := range w.steps {
+		if s.hasFailWork(env) {
+			return true
+		}
 	}
 	rt := w.r.lookup(env.Name)
 	return rt != nil && rt.failed != nil

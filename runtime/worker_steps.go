@@ -22,6 +22,9 @@ type jobStep interface {
 	succeeded(ctx context.Context, env *Envelope) error
 	// failed runs once the failed store has the job.
 	failed(ctx context.Context, env *Envelope, cause error)
+	// hasFailWork says whether failed or ended has work for env, which
+	// the worker then records as due before the fail (hooks.go).
+	hasFailWork(env *Envelope) bool
 	// ended runs once the job has ended for good, succeeded or failed.
 	ended(ctx context.Context, env *Envelope)
 }
