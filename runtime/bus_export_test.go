@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // ScriptSHA returns the SHA1 of the embedded script name, so that tests
@@ -38,4 +40,69 @@ func (w *Worker) Tracked() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.active)
+}
+
+// CrashAfterPush makes r's next RelayOnce calls stop after the push,
+// before the rows are deleted, with err (nil to stop no more).
+func (r *Relay) CrashAfterPush(err error) {
+	r.afterPush = nil
+	if err != nil {
+		r.afterPush = func() error { return err }
+	}
+}
+
+// CrashAfterCommit makes r's next RelayOnce calls stop after the rows
+// are deleted, before their marks are released.
+func (r *Relay) CrashAfterCommit(err error) {
+	r.afterCommit = nil
+	if err != nil {
+		r.afterCommit = func() error { return err }
+	}
+}
+
+// RelayedMarks returns the marks of queue's relayed set with their
+// scores, for tests.
+func (e *Engine) RelayedMarks(ctx context.Context, queue string) (map[string]float64, error) {
+	zs, err := e.rdb.ZRangeWithScores(ctx, e.keys.Relayed(queue), 0, -1).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, z := range zs {
+		out[z.Member.(string)] = z.Score
+	}
+	return out, nil
+}
+
+// AgeRelayedMarks makes the pending marks of queue's relayed set look
+// pushed by ago earlier, for tests.
+func (e *Engine) AgeRelayedMarks(ctx context.Context, queue string, by time.Duration) error {
+	marks, err := e.RelayedMarks(ctx, queue)
+	if err != nil {
+		return err
+	}
+	for m, s := range marks {
+		if s >= 1e15 {
+			if err := e.rdb.ZAdd(ctx, e.keys.Relayed(queue), redis.Z{Score: s - float64(by.Milliseconds()), Member: m}).Err(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// OutboxPush runs outbox_push for one job, for tests.
+func (e *Engine) OutboxPush(ctx context.Context, queue string, deadline int64, mark, id string, delay int64, payload []byte) error {
+	qk := e.keys.Queue(queue)
+	return call{Script: scriptOutboxPush, Keys: []string{qk.Ready, qk.Delayed, qk.Payloads, qk.Notify, e.keys.Relayed(queue)},
+		Args: []any{deadline, mark, id, delay, payload}}.Run(ctx, e.rdb).Err()
+}
+
+// OutboxRelease runs outbox_release for marks of queue, for tests.
+func (e *Engine) OutboxRelease(ctx context.Context, queue string, grace time.Duration, marks ...string) (int64, error) {
+	args := []any{grace.Milliseconds()}
+	for _, m := range marks {
+		args = append(args, m)
+	}
+	return call{Script: scriptOutboxRelease, Keys: []string{e.keys.Relayed(queue)}, Args: args}.Run(ctx, e.rdb).Int64()
 }

@@ -73,6 +73,11 @@ type EngineConfig struct {
 	// spreads over several masters (see partition.go). Producers and
 	// workers must agree on it. Default none.
 	Partitions map[string]int
+
+	// OutboxTable is the PostgreSQL table that DispatchTx writes to and
+	// the relay reads (DefaultOutboxTable, "jobgen_outbox", if empty): a
+	// lower-case name, optionally schema.table (docs/outbox.md).
+	OutboxTable string
 }
 
 func (c *EngineConfig) setDefaults() {
@@ -101,6 +106,11 @@ func (c *EngineConfig) setDefaults() {
 }
 
 func (c *EngineConfig) validate() error {
+	if c.OutboxTable != "" {
+		if err := checkOutboxTable(c.OutboxTable); err != nil {
+			return err
+		}
+	}
 	switch {
 	case strings.ContainsAny(c.Prefix, "{}"):
 		return fmt.Errorf("%w: EngineConfig.Prefix %q must not contain { or }", ErrInvalid, c.Prefix)

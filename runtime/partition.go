@@ -383,3 +383,12 @@ func (s *FailedStore) retryPartitioned(ctx context.Context, queue string, ids []
 	}
 	return done, true, nil
 }
+
+// queueNames returns the physical queues of queue: its partitions, or
+// queue alone.
+func (e *Engine) queueNames(queue string) []string {
+	if ps := e.partitionsOf(queue); ps != nil {
+		return ps.names
+	}
+	return []string{queue}
+}

@@ -103,8 +103,15 @@ func exerciseScripts(t *testing.T, b bundle) {
 	require.NoError(t, e.PushMany(ctx, []runtime.Outgoing{
 		{Envelope: env("audit", "app.Job", "3")}, {Envelope: env("audit-b", "app.Job", "4")},
 	}))
+	// outbox_push and outbox_release, as a relay runs them.
+	far := time.Now().Add(time.Hour).UnixMilli()
+	require.NoError(t, e.OutboxPush(ctx, "audit-b", far, "row1", "row1", 0, []byte("5")))
+	require.NoError(t, e.OutboxPush(ctx, "audit-b", far, "row2", "row2", 1, []byte("6")))
+	n, err := e.OutboxRelease(ctx, "audit-b", time.Minute, "row1", "row2")
+	require.NoError(t, err)
+	require.Equal(t, int64(2), n)
 	time.Sleep(5 * time.Millisecond)
-	_, err := runtime.NewBroker(e).Migrate(ctx, "audit")
+	_, err = runtime.NewBroker(e).Migrate(ctx, "audit")
 	require.NoError(t, err)
 	_, err = runtime.NewInspector(e).Sizes(ctx, "audit")
 	require.NoError(t, err)

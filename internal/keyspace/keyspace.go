@@ -244,3 +244,15 @@ func (k Keys) Overlap(key string) string { return k.prefix + ":overlap:" + key }
 // set rather than a counter, so a call the Redis client sends again
 // counts its exception once (hits.lua).
 func (k Keys) Throttle(key string) string { return k.prefix + ":throttle:" + key }
+
+// Relayed is a ZSET of the jobs an outbox relay pushed to queue: mark ->
+// 1e15 + unix ms of the push while the mark's outbox row may still
+// exist, then the unix ms it expires at (runtime/lua/outbox_push.lua).
+// A mark is an outbox row ID, or row ID/job ID for a job of a batch row.
+func (k Keys) Relayed(queue string) string { return k.prefix + ":{" + queue + "}:relayed" }
+
+// Outbox is a HASH of what the outbox relays last saw of their table:
+// table, backlog, parked, oldest (unix ms of the oldest row's
+// created_at, 0 if none), at (Redis unix ms of the reading). It lives outside any queue's slot and is
+// never touched by a script.
+func (k Keys) Outbox() string { return k.prefix + ":outbox" }

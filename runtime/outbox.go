@@ -1,0 +1,401 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Tx is the SQL transaction DispatchTx writes jobs into: *sql.Tx is one.
+// So are *sql.DB and *sql.Conn, outside any transaction. The pgx adapter,
+// module github.com/jobgen/jobgen/outbox/pgxoutbox, makes a pgx.Tx one.
+//
+// The outbox is PostgreSQL's: the statements use $1 placeholders, and the
+// relay claims rows with FOR UPDATE SKIP LOCKED (docs/outbox.md).
+type Tx interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// TxDispatcher writes dispatches into an SQL transaction's outbox, for a
+// relay to push once the transaction commits: *Engine is one. A fake
+// dispatcher may record them instead.
+type TxDispatcher interface {
+	DispatchTx(ctx context.Context, tx Tx, p *PendingDispatch) (id string, err error)
+}
+
+// DefaultOutboxTable is the outbox table's name when
+// EngineConfig.OutboxTable is empty.
+const DefaultOutboxTable = "jobgen_outbox"
+
+// The kinds of outbox rows.
+const (
+	outboxJob   = "job"
+	outboxBatch = "batch"
+)
+
+// outboxColumns are the columns DispatchTx writes, in order.
+const outboxColumns = "id, kind, connection, queue, name, delay_ms, unique_key, unique_for_ms, payload"
+
+const outboxArity = 9
+
+// outboxInsertRows is the most rows one INSERT writes: PostgreSQL takes
+// up to 65535 parameters.
+const outboxInsertRows = 1000
+
+//go:embed outbox.sql
+var outboxDDL string
+
+var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}(\.[a-z_][a-z0-9_]{0,62})?$`)
+
+// checkOutboxTable checks that table is a plain, lower-case name,
+// optionally with its schema: the outbox's statements name it unquoted.
+func checkOutboxTable(table string) error {
+	if !tableName.MatchString(table) {
+		return fmt.Errorf("%w: EngineConfig.OutboxTable %q must be a lower-case SQL name (letters, digits, _), optionally schema.table", ErrInvalid, table)
+	}
+	return nil
+}
+
+// OutboxDDL returns the statements that create the outbox table named
+// table, its trigger and its notify function (runtime/outbox.sql), for
+// PostgreSQL. MigrateOutbox runs them.
+func OutboxDDL(table string) (string, error) {
+	if err := checkOutboxTable(table); err != nil {
+		return "", err
+	}
+	name := table[strings.LastIndexByte(table, '.')+1:]
+	return strings.NewReplacer("{{table}}", table, "{{channel}}", outboxChannel(table), "{{name}}", name).Replace(outboxDDL), nil
+}
+
+// outboxChannel is the channel the outbox table's trigger notifies.
+func outboxChannel(table string) string { return strings.ReplaceAll(table, ".", "_") }
+
+// MigrateOutbox creates the outbox table named table (DefaultOutboxTable
+// if empty) in db, with its trigger, unless they exist. It is safe to run
+// twice, and from two processes at once: it holds a transaction-level
+// advisory lock while it runs.
+func MigrateOutbox(ctx context.Context, db *sql.DB, table string) error {
+	table = cmpOr(table, DefaultOutboxTable)
+	ddl, err := OutboxDDL(table)
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate outbox %s: %w", table, err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "jobgen.outbox."+table); err != nil {
+		return fmt.Errorf("migrate outbox %s: %w", table, err)
+	}
+	if _, err := tx.ExecContext(ctx, ddl); err != nil {
+		return fmt.Errorf("migrate outbox %s: %w", table, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate outbox %s: %w", table, err)
+	}
+	return nil
+}
+
+// outboxRow is one row DispatchTx writes.
+type outboxRow struct {
+	id, kind, connection, queue, name string
+	delay                             int64 // ms
+	uniqueKey                         string
+	uniqueFor                         int64 // ms
+	payload                           []byte
+}
+
+// DispatchTx writes job, with its annotated options, into tx's outbox, and
+// returns its ID. The job exists if and only if tx commits: a relay
+// (Relay, queue:relay) then pushes it to Redis, once.
+func DispatchTx(ctx context.Context, tx Tx, job Job) (string, error) {
+	if c, ok := job.(*PendingChain); ok {
+		return c.DispatchTx(ctx, tx)
+	}
+	return NewPendingDispatch(job).DispatchTx(ctx, tx)
+}
+
+// DispatchTx writes the job into tx's outbox through the dispatcher of
+// its connection, which must be a TxDispatcher (an *Engine is), and
+// returns its ID. The job is pushed to Redis once tx commits.
+func (p *PendingDispatch) DispatchTx(ctx context.Context, tx Tx) (string, error) {
+	d, err := DispatcherFor(ctx, p.Connection())
+	if err != nil {
+		return "", err
+	}
+	td, ok := d.(TxDispatcher)
+	if !ok {
+		return "", fmt.Errorf("%w: dispatch %s in a transaction: the dispatcher %T has no outbox", ErrInvalid, p.JobName(), d)
+	}
+	return td.DispatchTx(ctx, tx, p)
+}
+
+// DispatchTx writes the chain's first job, carrying the rest, into tx's
+// outbox, and returns its ID.
+func (c *PendingChain) DispatchTx(ctx context.Context, tx Tx) (string, error) {
+	p, err := c.pending()
+	if err != nil {
+		return "", err
+	}
+	return p.DispatchTx(ctx, tx)
+}
+
+// DispatchManyTx writes jobs into tx's outbox, in one INSERT per 1,000
+// jobs, and returns their IDs.
+func DispatchManyTx[T Job](ctx context.Context, tx Tx, jobs []T) ([]string, error) {
+	return NewPendingMany(jobs).DispatchTx(ctx, tx)
+}
+
+// DispatchTx writes the jobs into tx's outbox through the dispatcher of
+// their connection, which must be an *Engine, and returns their IDs. It
+// writes all of them or, with an error, none.
+func (b *PendingMany) DispatchTx(ctx context.Context, tx Tx) ([]string, error) {
+	d, err := DispatcherFor(ctx, b.connection)
+	if err != nil {
+		return nil, err
+	}
+	e, ok := d.(*Engine)
+	if !ok {
+		return nil, fmt.Errorf("%w: dispatch many in a transaction: the dispatcher %T has no outbox", ErrInvalid, d)
+	}
+	return e.DispatchManyTx(ctx, tx, b)
+}
+
+// DispatchTx writes the batch into tx's outbox, as one row holding its
+// record and its jobs, through the dispatcher of its connection, which
+// must be an *Engine, and returns the batch's ID. A relay creates the
+// batch and pushes its jobs once tx commits.
+func (b *PendingBatch) DispatchTx(ctx context.Context, tx Tx) (string, error) {
+	d, err := DispatcherFor(ctx, b.opts.Connection)
+	if err != nil {
+		return "", err
+	}
+	e, ok := d.(*Engine)
+	if !ok {
+		return "", fmt.Errorf("%w: dispatch batch in a transaction: the dispatcher %T has no outbox", ErrInvalid, d)
+	}
+	return e.DispatchBatchTx(ctx, tx, b)
+}
+
+// DispatchTx writes p's job into tx's outbox, sealed, checked and encoded
+// as Dispatch would push it, and returns its ID: *Engine is a
+// TxDispatcher. Nothing touches Redis. A unique job's lock is taken when
+// the relay pushes it; a duplicate is dropped then (docs/outbox.md).
+func (e *Engine) DispatchTx(ctx context.Context, tx Tx, p *PendingDispatch) (string, error) {
+	env, err := p.envelope(e.seal)
+	if err != nil {
+		return "", err
+	}
+	out := []Outgoing{{Envelope: env, Delay: p.DelayDuration()}}
+	err = e.insertThrough(ctx, tx, DispatchKindOne, out, p.Connection(), []time.Duration{p.JobOptions().UniqueFor})
+	if err != nil {
+		return "", fmt.Errorf("dispatch %s in a transaction: %w", env.Name, err)
+	}
+	return env.ID, nil
+}
+
+// DispatchManyTx writes b's jobs into tx's outbox, and returns their IDs.
+func (e *Engine) DispatchManyTx(ctx context.Context, tx Tx, b *PendingMany) ([]string, error) {
+	if len(b.jobs) == 0 {
+		return nil, nil
+	}
+	out := make([]Outgoing, len(b.jobs))
+	ttl := make([]time.Duration, len(b.jobs))
+	ids := make([]string, len(b.jobs))
+	for i := range b.jobs {
+		p := b.Pending(i)
+		env, err := p.envelope(e.seal)
+		if err != nil {
+			return nil, fmt.Errorf("dispatch many in a transaction: job %d: %w", i, err)
+		}
+		out[i] = Outgoing{Envelope: env, Delay: p.DelayDuration()}
+		ttl[i] = p.JobOptions().UniqueFor
+		ids[i] = env.ID
+	}
+	err := e.insertThrough(ctx, tx, DispatchKindMany, out, b.connection, ttl)
+	if err != nil {
+		return nil, fmt.Errorf("dispatch many in a transaction: %w", err)
+	}
+	return ids, nil
+}
+
+// outboxBatchRecord is the payload of a batch row: what DispatchBatch
+// writes to Redis, as the relay will.
+type outboxBatchRecord struct {
+	Fields []string          `msgpack:"f"`
+	Jobs   int               `msgpack:"n"`
+	Push   []outboxBatchPush `msgpack:"p"`
+}
+
+type outboxBatchPush struct {
+	ID      string `msgpack:"i"`
+	Queue   string `msgpack:"q"`
+	Delay   int64  `msgpack:"d"`
+	Payload []byte `msgpack:"b"`
+}
+
+// DispatchBatchTx writes b into tx's outbox as one row, holding the
+// batch's record and its jobs, and returns the batch's ID. The relay
+// creates the batch and pushes its jobs when tx has committed.
+func (e *Engine) DispatchBatchTx(ctx context.Context, tx Tx, b *PendingBatch) (string, error) {
+	id := NewID()
+	fields, out, n, err := b.build(id, e.seal)
+	if err != nil {
+		return "", err
+	}
+	rec := outboxBatchRecord{Jobs: n, Push: make([]outboxBatchPush, len(out))}
+	for _, f := range fields {
+		switch v := f.(type) {
+		case string:
+			rec.Fields = append(rec.Fields, v)
+		case []byte:
+			rec.Fields = append(rec.Fields, string(v))
+		default:
+			return "", fmt.Errorf("dispatch batch in a transaction: field %v of type %T", f, f)
+		}
+	}
+	err = e.dispatchThrough(ctx, DispatchKindBatch, out, func(ctx context.Context) error {
+		now := time.Now().UnixMilli()
+		for i, o := range out {
+			row, err := e.outboxRow(o, b.opts.Connection, 0, now)
+			if err != nil {
+				return err
+			}
+			rec.Push[i] = outboxBatchPush{ID: row.id, Queue: row.queue, Delay: row.delay, Payload: row.payload}
+		}
+		payload, err := msgpack.Marshal(&rec)
+		if err != nil {
+			return err
+		}
+		return insertOutbox(ctx, tx, e.outboxTable(), []outboxRow{{
+			id: id, kind: outboxBatch, connection: b.opts.Connection, queue: b.opts.Queue,
+			name: cmpOr(b.opts.Name, "batch"), payload: payload,
+		}})
+	})
+	if err != nil {
+		return "", fmt.Errorf("dispatch batch in a transaction: %w", err)
+	}
+	return id, nil
+}
+
+// insertThrough writes out into tx's outbox inside the engine's dispatch
+// middleware, which sees it as a push of kind; uniqueFor returns the
+// unique lock's lifetime of each job of out.
+func (e *Engine) insertThrough(ctx context.Context, tx Tx, kind DispatchKind, out []Outgoing, connection string, uniqueFor []time.Duration) error {
+	return e.dispatchThrough(ctx, kind, out, func(ctx context.Context) error {
+		now := time.Now().UnixMilli()
+		rows := make([]outboxRow, len(out))
+		for i, o := range out {
+			row, err := e.outboxRow(o, connection, uniqueFor[i].Milliseconds(), now)
+			if err != nil {
+				return err
+			}
+			rows[i] = row
+		}
+		return insertOutbox(ctx, tx, e.outboxTable(), rows)
+	})
+}
+
+// dispatchThrough runs write inside the engine's dispatch middleware, if
+// it has any.
+func (e *Engine) dispatchThrough(ctx context.Context, kind DispatchKind, out []Outgoing, write func(context.Context) error) error {
+	if !e.hasDispatchMiddleware() {
+		return write(ctx)
+	}
+	return e.pushThrough(ctx, &DispatchCall{Kind: kind, Jobs: out}, write)
+}
+
+// outboxRow checks o as a push does (stored), and returns its row. A
+// partitioned queue's partition is chosen from the job's ID, so that
+// every relay that pushes the row pushes it to the same one.
+func (e *Engine) outboxRow(o Outgoing, connection string, uniqueFor, now int64) (outboxRow, error) {
+	env := o.Envelope
+	if err := ValidateQueueName(env.Queue); err != nil {
+		return outboxRow{}, fmt.Errorf("push %s: %w", env.Name, err)
+	}
+	if o.Delay < 0 {
+		return outboxRow{}, fmt.Errorf("push %s: %w: negative delay %v", env.Name, ErrInvalid, o.Delay)
+	}
+	if env.ID == "" {
+		env.ID = newIDAt(now)
+	}
+	if env.DispatchedAt == 0 {
+		env.DispatchedAt = now
+	}
+	queue := e.outboxQueue(env.Queue, env.ID)
+	payload, err := env.EncodeStored(queue)
+	if err != nil {
+		return outboxRow{}, err
+	}
+	if len(payload) > e.cfg.MaxPayload {
+		return outboxRow{}, &PayloadTooLargeError{Name: env.Name, Size: len(payload), Cap: e.cfg.MaxPayload}
+	}
+	row := outboxRow{
+		id: env.ID, kind: outboxJob, connection: connection, queue: queue, name: env.Name,
+		delay: delayMillis(o.Delay), payload: payload,
+	}
+	if env.UniqueKey != "" {
+		row.uniqueKey, row.uniqueFor = env.UniqueKey, max(uniqueFor, 1)
+	}
+	return row, nil
+}
+
+// outboxQueue returns the partition of queue that job id goes to through
+// the outbox: one chosen by the ID, the same on every relay.
+func (e *Engine) outboxQueue(queue, id string) string {
+	ps := e.partitionsOf(queue)
+	if ps == nil {
+		return queue
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return ps.names[int(h.Sum32()%uint32(len(ps.names)))]
+}
+
+func (e *Engine) outboxTable() string { return cmpOr(e.cfg.OutboxTable, DefaultOutboxTable) }
+
+// insertOutbox writes rows into table through tx, in one INSERT per
+// outboxInsertRows rows.
+func insertOutbox(ctx context.Context, tx Tx, table string, rows []outboxRow) error {
+	if tx == nil {
+		return errors.New("outbox: nil transaction")
+	}
+	for s := 0; s < len(rows); s += outboxInsertRows {
+		chunk := rows[s:min(s+outboxInsertRows, len(rows))]
+		var q strings.Builder
+		q.Grow(64 + len(chunk)*48)
+		q.WriteString("INSERT INTO ")
+		q.WriteString(table)
+		q.WriteString(" (" + outboxColumns + ") VALUES ")
+		args := make([]any, 0, len(chunk)*outboxArity)
+		for i, r := range chunk {
+			if i > 0 {
+				q.WriteByte(',')
+			}
+			q.WriteByte('(')
+			for c := range outboxArity {
+				if c > 0 {
+					q.WriteByte(',')
+				}
+				q.WriteByte('$')
+				q.WriteString(strconv.Itoa(i*outboxArity + c + 1))
+			}
+			q.WriteByte(')')
+			args = append(args, r.id, r.kind, r.connection, r.queue, r.name, r.delay, r.uniqueKey, r.uniqueFor, r.payload)
+		}
+		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+			return fmt.Errorf("write to outbox %s: %w", table, err)
+		}
+	}
+	return nil
+}

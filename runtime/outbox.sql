@@ -1,0 +1,44 @@
+-- The transactional outbox of jobgen (docs/outbox.md). DispatchTx writes
+-- one row per job, in the caller's transaction; a relay pushes the rows to
+-- Redis and deletes them. {{table}} is EngineConfig.OutboxTable
+-- (jobgen_outbox by default) and {{channel}} the same name with "." as
+-- "_". Every statement is safe to run again.
+
+CREATE TABLE IF NOT EXISTS {{table}} (
+    -- Commit order, near enough: relays claim rows by it.
+    seq           bigserial   PRIMARY KEY,
+    -- The job's ID, or the batch's ID for a row of kind 'batch'.
+    id            text        NOT NULL,
+    -- 'job': payload is the job's stored envelope, as Dispatch pushes it.
+    -- 'batch': payload is the batch's record and its jobs (msgpack).
+    kind          text        NOT NULL DEFAULT 'job',
+    -- The connection the job was dispatched on ('' for the default).
+    connection    text        NOT NULL DEFAULT '',
+    -- The queue, or the partition, the job goes to.
+    queue         text        NOT NULL,
+    -- The job's name (the batch's, for a batch row), for people reading.
+    name          text        NOT NULL,
+    -- The delay asked for, from created_at.
+    delay_ms      bigint      NOT NULL DEFAULT 0,
+    -- The unique lock the relay takes before it pushes, if any.
+    unique_key    text        NOT NULL DEFAULT '',
+    unique_for_ms bigint      NOT NULL DEFAULT 0,
+    payload       bytea       NOT NULL,
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    -- Set when the relay cannot push the row, which it then leaves alone.
+    error         text
+);
+
+-- A relay waits on LISTEN {{channel}}; every transaction that inserts
+-- rows wakes it once, as it commits.
+CREATE OR REPLACE FUNCTION {{table}}_notify() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('{{channel}}', '');
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE TRIGGER {{name}}_notify
+    AFTER INSERT ON {{table}}
+    FOR EACH STATEMENT EXECUTE FUNCTION {{table}}_notify();

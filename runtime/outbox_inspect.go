@@ -1,0 +1,54 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// OutboxBacklog is what the outbox's relays last saw of its table. A
+// running relay writes it to Redis every 5 seconds.
+type OutboxBacklog struct {
+	// Table is the outbox table's name.
+	Table string
+	// Rows is how many rows wait to be relayed, parked ones included.
+	Rows int64
+	// Parked is how many rows a relay could not push: their error column
+	// says why.
+	Parked int64
+	// Oldest is when the oldest row was written; zero if there is none.
+	Oldest time.Time
+	// At is when a relay read these numbers, by the Redis clock. Far in
+	// the past, it means no relay runs.
+	At time.Time
+}
+
+// Age returns how long the oldest row had waited at At; 0 without rows.
+func (b OutboxBacklog) Age() time.Duration {
+	if b.Oldest.IsZero() || b.At.Before(b.Oldest) {
+		return 0
+	}
+	return b.At.Sub(b.Oldest)
+}
+
+// Outbox returns what the outbox's relays last saw of its table, and
+// false if no relay has written it.
+func (i *Inspector) Outbox(ctx context.Context) (OutboxBacklog, bool, error) {
+	m, err := i.e.rdb.HGetAll(ctx, i.e.keys.Outbox()).Result()
+	if errors.Is(err, redis.Nil) || (err == nil && len(m) == 0) {
+		return OutboxBacklog{}, false, nil
+	}
+	if err != nil {
+		return OutboxBacklog{}, false, fmt.Errorf("read the outbox backlog: %w", err)
+	}
+	num := func(k string) int64 { n, _ := strconv.ParseInt(m[k], 10, 64); return n }
+	b := OutboxBacklog{Table: m["table"], Rows: num("backlog"), Parked: num("parked"), At: time.UnixMilli(num("at"))}
+	if o := num("oldest"); o > 0 {
+		b.Oldest = time.UnixMilli(o)
+	}
+	return b, true, nil
+}

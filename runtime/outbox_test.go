@@ -1,0 +1,502 @@
+package runtime_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	_ "github.com/lib/pq" // database/sql's PostgreSQL driver, for the outbox
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/internal/pgtest"
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// mailJob is a job dispatched through the outbox.
+type mailJob struct {
+	To     string
+	Unique string
+}
+
+func (mailJob) JobName() string    { return "test.Mail" }
+func (j mailJob) UniqueID() string { return j.Unique }
+func (j mailJob) JobOptions() runtime.JobOptions {
+	if j.Unique != "" {
+		return runtime.JobOptions{Queue: "mail", UniqueFor: time.Minute}
+	}
+	return runtime.JobOptions{Queue: "mail"}
+}
+func (j mailJob) EncodeJob() ([]byte, error) { return runtime.Encode(j) }
+
+// decodeMail decodes a reserved mailJob.
+func decodeMail(t *testing.T, r runtime.Reservation) (*runtime.Envelope, mailJob) {
+	t.Helper()
+	env, err := runtime.DecodeEnvelope(r.Queue, r.ID, r.Payload)
+	require.NoError(t, err)
+	j, err := runtime.Decode[mailJob](env.Body)
+	require.NoError(t, err)
+	return env, j
+}
+
+// obundle is what an outbox test needs: an engine on a backend, a
+// database with an outbox table of the test's own, and a relay.
+type obundle struct {
+	bundle
+	db    *sql.DB
+	table string
+	relay *runtime.Relay
+}
+
+// forEachOutbox runs fn on each backend, with a fresh outbox table.
+func forEachOutbox(t *testing.T, cfg runtime.EngineConfig, fn func(t *testing.T, b obundle)) {
+	t.Helper()
+	url := pgtest.URL(t)
+	db, err := sql.Open("postgres", url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	forEachBackend(t, cfg, func(t *testing.T, b bundle) {
+		ob := obundle{bundle: b, db: db, table: pgtest.Table(t, db)}
+		ecfg := b.engine.Config()
+		ecfg.OutboxTable = ob.table
+		e, err := runtime.NewEngine(b.ctx, b.rdb, ecfg)
+		require.NoError(t, err)
+		ob.engine = e
+		ob.ctx = runtime.WithDispatcher(b.ctx, e)
+		require.NoError(t, runtime.MigrateOutbox(ob.ctx, db, ob.table))
+		ob.relay, err = runtime.NewRelay(e, runtime.RelayConfig{DB: db})
+		require.NoError(t, err)
+		fn(t, ob)
+	})
+}
+
+// rows returns the number of rows in the outbox table.
+func (b obundle) rows(t *testing.T) int {
+	t.Helper()
+	var n int
+	require.NoError(t, b.db.QueryRowContext(b.ctx, "SELECT count(*) FROM "+b.table).Scan(&n))
+	return n
+}
+
+// tx runs fn in a transaction, and commits it if commit holds.
+func (b obundle) tx(t *testing.T, commit bool, fn func(tx *sql.Tx)) {
+	t.Helper()
+	tx, err := b.db.BeginTx(b.ctx, nil)
+	require.NoError(t, err)
+	fn(tx)
+	if commit {
+		require.NoError(t, tx.Commit())
+	} else {
+		require.NoError(t, tx.Rollback())
+	}
+}
+
+// relayAll relays until the table holds nothing the relay would claim.
+func (b obundle) relayAll(t *testing.T) {
+	t.Helper()
+	for range 100 {
+		n, err := b.relay.RelayOnce(b.ctx)
+		require.NoError(t, err)
+		if n == 0 {
+			return
+		}
+	}
+	t.Fatal("the relay did not empty the outbox")
+}
+
+func TestMigrateOutboxTwice(t *testing.T) {
+	t.Parallel()
+	forEachOutbox(t, runtime.EngineConfig{}, func(t *testing.T, b obundle) {
+		require.NoError(t, runtime.MigrateOutbox(b.ctx, b.db, b.table))
+		var wg sync.WaitGroup
+		errs := make([]error, 4)
+		for i := range errs {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[i] = runtime.MigrateOutbox(b.ctx, b.db, b.table) }()
+		}
+		wg.Wait()
+		require.NoError(t, errors.Join(errs...))
+		require.Equal(t, 0, b.rows(t))
+	})
+}
+
+func TestOutboxTableNameIsChecked(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{"Jobs", "jobs; DROP TABLE x", "a.b.c", "", "9jobs"} {
+		_, err := runtime.OutboxDDL(bad)
+		require.ErrorIs(t, err, runtime.ErrInvalid, bad)
+		require.ErrorContains(t, err, "OutboxTable", bad)
+	}
+	ddl, err := runtime.OutboxDDL("app.jobs_outbox")
+	require.NoError(t, err)
+	require.Contains(t, ddl, "CREATE TABLE IF NOT EXISTS app.jobs_outbox")
+	require.Contains(t, ddl, "pg_notify('app_jobs_outbox'")
+}
+
+// A job dispatched in a transaction exists if and only if the transaction
+// commits, and the relay pushes it once.
+func TestDispatchTxCommitsOrRollsBack(t *testing.T) {
+	t.Parallel()
+	forEachOutbox(t, runtime.EngineConfig{}, func(t *testing.T, b obundle) {
+		var kept, dropped string
+		b.tx(t, false, func(tx *sql.Tx) {
+			id, err := runtime.DispatchTx(b.ctx, tx, mailJob{To: "rolled@back"})
+			require.NoError(t, err)
+			dropped = id
+		})
+		b.tx(t, true, func(tx *sql.Tx) {
+			id, err := runtime.DispatchTx(b.ctx, tx, mailJob{To: "a@b"})
+			require.NoError(t, err)
+			kept = id
+		})
+		require.Equal(t, 1, b.rows(t))
+		require.Zero(t, sizes(t, b.bundle, "mail").Ready, "nothing reaches Redis before the relay")
+
+		b.relayAll(t)
+		require.Equal(t, 0, b.rows(t))
+		require.Equal(t, int64(1), sizes(t, b.bundle, "mail").Ready)
+		res := mustReserve(t, b.bundle, "mail", 10)
+		require.Len(t, res.Jobs, 1)
+		require.Equal(t, kept, res.Jobs[0].ID)
+		require.NotEqual(t, dropped, kept)
+		_, got := decodeMail(t, res.Jobs[0])
+		require.Equal(t, "a@b", got.To)
+		require.Equal(t, int64(1), b.relay.Counts().Relayed)
+	})
+}
+
+// The crash the design is for: the relay pushed, the job ran and was
+// acked, and the relay died before it deleted the row. The next relay
+// must not push the job again.
+func TestRelayKilledAfterPushDoesNotPushTwice(t *testing.T) {
+	t.Parallel()
+	forEachOutbox(t, runtime.EngineConfig{}, func(t *testing.T, b obundle) {
+		b.tx(t, true, func(tx *sql.Tx) {
+			_, err := runtime.DispatchManyTx(b.ctx, tx, []mailJob{{To: "1"}, {To: "2"}, {To: "3"}})
+			require.NoError(t, err)
+		})
+		b.relay.CrashAfterPush(errors.New("killed"))
+		_, err := b.relay.RelayOnce(b.ctx)
+		require.ErrorContains(t, err, "killed")
+		require.Equal(t, 3, b.rows(t), "the rows outlive the relay's transaction")
+
+		// The jobs run and are acked: Redis forgets their IDs.
+		res := mustReserve(t, b.bundle, "mail", 10)
+		require.Len(t, res.Jobs, 3)
+		broker := runtime.NewBroker(b.engine)
+		for _, j := range res.Jobs {
+			require.NoError(t, broker.Ack(b.ctx, j.Ref))
+		}
+		require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "mail"))
+
+		b.relay.CrashAfterPush(nil)
+		b.relayAll(t)
+		require.Equal(t, 0, b.rows(t))
+		require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "mail"), "a job was pushed twice")
+		c := b.relay.Counts()
+		require.Equal(t, int64(3), c.Relayed)
+		require.Equal(t, int64(3), c.Skipped)
+
+		// Their marks now count down, rather than stay for good.
+		marks, err := b.engine.RelayedMarks(b.ctx, "mail")
+		require.NoError(t, err)
+		require.Len(t, marks, 3)
+		for m, score := range marks {
+			require.Less(t, score, 1e15, "mark %s still pending", m)
+		}
+	})
+}
+
+// A relay that died after it deleted the rows, before it released their
+// marks, leaves them pending; Reconcile lets them go, and only theirs.
+func TestReconcileReleasesTheMarksOfDeletedRows(t *testing.T) {
+	t.Parallel()
+	forEachOutbox(t, runtime.EngineConfig{}, func(t *testing.T, b obundle) {
+		b.tx(t, true, func(tx *sql.Tx) {
+			_, err := runtime.DispatchTx(b.ctx, tx, mailJob{To: "x"})
+			require.NoError(t, err)
+		})
+		b.relay.CrashAfterCommit(errors.New("killed"))
+		_, err := b.relay.RelayOnce(b.ctx)
+		require.ErrorContains(t, err, "killed")
+		require.Equal(t, 0, b.rows(t))
+		marks, err := b.engine.RelayedMarks(b.ctx, "mail")
+		require.NoError(t, err)
+		require.Len(t, marks, 1)
+		for _, s := range marks {
+			require.GreaterOrEqual(t, s, 1e15, "pending")
+		}
+		// Reconcile leaves marks younger than a minute: their relay may
+		// be on its way to releasing them.
+		n, err := b.relay.Reconcile(b.ctx)
+		require.NoError(t, err)
+		require.Zero(t, n)
+		require.NoError(t, b.engine.AgeRelayedMarks(b.ctx, "mail", 2*time.Minute))
+		n, err = b.relay.Reconcile(b.ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		marks, err = b.engine.RelayedMarks(b.ctx, "mail")
+		require.NoError(t, err)
+		for _, s := range marks {
+			require.Less(t, s, 1e15, "released")
+		}
+	})
+}
+
+// A push that reaches Redis after its claim's deadline pushes nothing.
+func TestRelayPushAfterTheDeadlineIsRefused(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		err := b.engine.OutboxPush(b.ctx, "mail", 1, "m1", "j1", 0, []byte("p1"))
+		require.ErrorContains(t, err, "LATE")
+		require.Equal(t, runtime.Sizes{}, sizes(t, b, "mail"))
+		marks, err := b.engine.RelayedMarks(b.ctx, "mail")
+		require.NoError(t, err)
+		require.Empty(t, marks)
+	})
+}
+
+func TestDispatchTxCarriesEveryOption(t *testing.T) {
+	t.Parallel()
+	forEachOutbox(t, runtime.EngineConfig{Partitions: map[string]int{"parts": 4}}, func(t *testing.T, b obundle) {
+		var delayed, onQueue, chain string
+		b.tx(t, true, func(tx *sql.Tx) {
+			var err error
+			delayed, err = runtime.NewPendingDispatch(mailJob{To: "later"}).Delay(time.Hour).DispatchTx(b.ctx, tx)
+			require.NoError(t, err)
+			onQueue, err = runtime.NewPendingDispatch(mailJob{To: "elsewhere"}).OnQueue("other").DispatchTx(b.ctx, tx)
+			require.NoError(t, err)
+			chain, err = runtime.Chain(mailJob{To: "first"}, mailJob{To: "second"}).DispatchTx(b.ctx, tx)
+			require.NoError(t, err)
+			for i := range 8 {
+				_, err = runtime.NewPendingDispatch(mailJob{To: fmt.Sprint(i)}).OnQueue("parts").DispatchTx(b.ctx, tx)
+				require.NoError(t, err)
+			}
+		})
+		b.relayAll(t)
+
+		s := sizes(t, b.bundle, "mail")
+		require.Equal(t, int64(1), s.Delayed)
+		require.Equal(t, int64(1), s.Ready, "the chain's first job")
+		job, ok, err := runtime.NewInspector(b.engine).FindJob(b.ctx, "mail", delayed)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.WithinDuration(t, time.Now().Add(time.Hour), job.Due, 5*time.Second)
+
+		res := mustReserve(t, b.bundle, "other", 1)
+		require.Len(t, res.Jobs, 1)
+		require.Equal(t, onQueue, res.Jobs[0].ID)
+
+		res = mustReserve(t, b.bundle, "mail", 1)
+		require.Len(t, res.Jobs, 1)
+		require.Equal(t, chain, res.Jobs[0].ID)
+		env, _ := decodeMail(t, res.Jobs[0])
+		require.Len(t, env.Chain, 1, "the chain's second job rides along")
+
+		// A partitioned queue's jobs spread over its partitions.
+		require.Equal(t, int64(8), sizes(t, b.bundle, "parts").Ready)
+		used := 0
+		for _, p := range runtime.PartitionNames("parts", 4) {
+			if sizes(t, b.bundle, p).Ready > 0 {
+				used++
+			}
+		}
+		require.Greater(t, used, 1)
+	})
+}
+
+// A unique job's lock is taken as the relay pushes it; a second job with
+// the key held is dropped, as Dispatch would refuse it.
+func TestRelayTakesUniqueLocks(t *testing.T) {
+	t.Parallel()
+	forEachOutbox(t, runtime.EngineConfig{}, func(t *testing.T, b obundle) {
+		b.tx(t, true, func(tx *sql.Tx) {
+			for _, to := range []string{"first", "second"} {
+				_, err := runtime.DispatchTx(b.ctx, tx, mailJob{To: to, Unique: "user-7"})
+				require.NoError(t, err)
+			}
+		})
+		b.relayAll(t)
+		require.Equal(t, 0, b.rows(t))
+		res := mustReserve(t, b.bundle, "mail", 10)
+		require.Len(t, res.Jobs, 1)
+		_, got := decodeMail(t, res.Jobs[0])
+		require.Equal(t, "first", got.To)
+		require.Equal(t, int64(1), b.relay.Counts().Dropped)
+
+		// Dispatch, now, meets the same lock.
+		_, err := runtime.Dispatch(b.ctx, mailJob{To: "third", Unique: "user-7"})
+		var dup *runtime.DuplicateError
+		require.ErrorAs(t, err, &dup)
+		require.Equal(t, res.Jobs[0].ID, dup.HolderID)
+	})
+}
+
+func TestBatchThroughTheOutbox(t *testing.T) {
+	t.Parallel()
+	forEachOutbox(t, runtime.EngineConfig{}, func(t *testing.T, b obundle) {
+		var id string
+		b.tx(t, true, func(tx *sql.Tx) {
+			var err error
+			id, err = runtime.NewBatch(itemJob{N: 1}, itemJob{N: 2}, runtime.Chain(itemJob{N: 3}, itemJob{N: 4})).
+				Name("import").OnQueue("items").DispatchTx(b.ctx, tx)
+			require.NoError(t, err)
+		})
+		_, ok, err := runtime.NewInspector(b.engine).Batches().Find(b.ctx, id)
+		require.NoError(t, err)
+		require.False(t, ok, "no batch before the relay")
+
+		// Killed once after the push, the relay's second pass finds the
+		// batch and the jobs there and adds nothing.
+		b.relay.CrashAfterPush(errors.New("killed"))
+		_, err = b.relay.RelayOnce(b.ctx)
+		require.ErrorContains(t, err, "killed")
+		b.relay.CrashAfterPush(nil)
+		b.relayAll(t)
+
+		st, ok, err := runtime.NewInspector(b.engine).Batches().Find(b.ctx, id)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, "import", st.Name)
+		require.Equal(t, 4, st.Total)
+		require.Equal(t, 4, st.Pending)
+		require.Equal(t, int64(3), sizes(t, b.bundle, "items").Ready)
+		require.Equal(t, 0, b.rows(t))
+	})
+}
+
+// Two relays at once share the rows, and push each job once.
+func TestTwoRelaysPushEachJobOnce(t *testing.T) {
+	t.Parallel()
+	forEachOutbox(t, runtime.EngineConfig{}, func(t *testing.T, b obundle) {
+		const n = 600
+		want := make([]string, 0, n)
+		for range 6 {
+			b.tx(t, true, func(tx *sql.Tx) {
+				jobs := make([]mailJob, n/6)
+				for i := range jobs {
+					jobs[i] = mailJob{To: fmt.Sprint(i)}
+				}
+				ids, err := runtime.DispatchManyTx(b.ctx, tx, jobs)
+				require.NoError(t, err)
+				want = append(want, ids...)
+			})
+		}
+		second, err := runtime.NewRelay(b.engine, runtime.RelayConfig{DB: b.db, Batch: 50})
+		require.NoError(t, err)
+		first, err := runtime.NewRelay(b.engine, runtime.RelayConfig{DB: b.db, Batch: 50})
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		for _, r := range []*runtime.Relay{first, second} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					n, err := r.RelayOnce(b.ctx)
+					if err != nil || n == 0 {
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		require.Equal(t, 0, b.rows(t))
+		require.Equal(t, int64(n), first.Counts().Relayed+second.Counts().Relayed)
+		require.Positive(t, first.Counts().Relayed)
+		require.Positive(t, second.Counts().Relayed)
+		var got []string
+		for {
+			res := mustReserve(t, b.bundle, "mail", 500)
+			if len(res.Jobs) == 0 {
+				break
+			}
+			for _, j := range res.Jobs {
+				got = append(got, j.ID)
+			}
+		}
+		sort.Strings(got)
+		sort.Strings(want)
+		require.Equal(t, want, got)
+	})
+}
+
+// A row the relay cannot push is parked with its reason, and the rows
+// behind it go on; rows of a connection the relay does not serve stay.
+func TestRelayParksWhatItCannotPush(t *testing.T) {
+	t.Parallel()
+	forEachOutbox(t, runtime.EngineConfig{}, func(t *testing.T, b obundle) {
+		_, err := b.db.ExecContext(b.ctx, "INSERT INTO "+b.table+" (id, kind, queue, name, payload) VALUES "+
+			"('bad1', 'job', 'no{braces}', 'x', '\\x00'), ('bad2', 'nonsense', 'mail', 'y', '\\x00'),"+
+			"('other1', 'job', 'mail', 'z', '\\x00')")
+		require.NoError(t, err)
+		_, err = b.db.ExecContext(b.ctx, "UPDATE "+b.table+" SET connection = 'billing' WHERE id = 'other1'")
+		require.NoError(t, err)
+		b.tx(t, true, func(tx *sql.Tx) {
+			_, err := runtime.DispatchTx(b.ctx, tx, mailJob{To: "fine"})
+			require.NoError(t, err)
+		})
+		b.relayAll(t)
+		require.Equal(t, int64(1), sizes(t, b.bundle, "mail").Ready)
+		require.Equal(t, int64(2), b.relay.Counts().Parked)
+		rs, err := b.db.QueryContext(b.ctx, "SELECT id, coalesce(error, '') FROM "+b.table+" ORDER BY id")
+		require.NoError(t, err)
+		defer rs.Close()
+		got := map[string]string{}
+		for rs.Next() {
+			var id, msg string
+			require.NoError(t, rs.Scan(&id, &msg))
+			got[id] = msg
+		}
+		require.Len(t, got, 3)
+		require.Contains(t, got["bad1"], "no{braces}")
+		require.Contains(t, got["bad2"], `unknown outbox row kind "nonsense"`)
+		require.Empty(t, got["other1"], "left for a relay of connection billing")
+	})
+}
+
+func TestDispatchTxRefusesWhatDispatchRefuses(t *testing.T) {
+	t.Parallel()
+	forEachOutbox(t, runtime.EngineConfig{MaxPayload: 64}, func(t *testing.T, b obundle) {
+		b.tx(t, false, func(tx *sql.Tx) {
+			_, err := runtime.DispatchTx(b.ctx, tx, mailJob{To: string(make([]byte, 100))})
+			var big *runtime.PayloadTooLargeError
+			require.ErrorAs(t, err, &big)
+			_, err = runtime.NewPendingDispatch(mailJob{}).OnQueue("bad{q}").DispatchTx(b.ctx, tx)
+			require.ErrorIs(t, err, runtime.ErrInvalid)
+			_, err = runtime.DispatchTx(context.Background(), tx, mailJob{})
+			require.ErrorIs(t, err, runtime.ErrNoDispatcher)
+		})
+		require.Equal(t, 0, b.rows(t))
+	})
+}
+
+// The relay's backlog reaches Inspector.Outbox.
+func TestRelayPublishesTheBacklog(t *testing.T) {
+	t.Parallel()
+	forEachOutbox(t, runtime.EngineConfig{}, func(t *testing.T, b obundle) {
+		_, ok, err := runtime.NewInspector(b.engine).Outbox(b.ctx)
+		require.NoError(t, err)
+		require.False(t, ok)
+		_, err = b.db.ExecContext(b.ctx, "INSERT INTO "+b.table+" (id, kind, queue, name, payload, created_at) VALUES "+
+			"('bad1', 'nonsense', 'mail', 'x', '\\x00', now() - interval '1 hour')")
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(b.ctx)
+		done := make(chan error)
+		go func() { done <- b.relay.Run(ctx) }()
+		require.Eventually(t, func() bool {
+			got, ok, err := runtime.NewInspector(b.engine).Outbox(b.ctx)
+			return err == nil && ok && got.Parked == 1
+		}, 10*time.Second, 50*time.Millisecond)
+		cancel()
+		require.NoError(t, <-done)
+		got, _, err := runtime.NewInspector(b.engine).Outbox(b.ctx)
+		require.NoError(t, err)
+		require.Equal(t, b.table, got.Table)
+		require.Equal(t, int64(1), got.Rows)
+		require.InDelta(t, time.Hour.Seconds(), got.Age().Seconds(), 60)
+	})
+}
