@@ -6,7 +6,6 @@ require (
 	github.com/adhocore/gronx v1.20.4
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/dave/jennifer v1.7.1
-	github.com/go-redis/redis/v8 v8.11.5
 	github.com/lib/pq v1.12.3
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/stretchr/testify v1.12.1
@@ -17,7 +16,6 @@ require (
 
 require (
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/dgryski/go-rendezvous v0.0.0-20200823014737-9f7001d12a5f // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	github.com/yuin/gopher-lua v1.1.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
