@@ -73,11 +73,12 @@ func OutboxDDL(table string) (string, error) {
 		return "", err
 	}
 	name := table[strings.LastIndexByte(table, '.')+1:]
-	return strings.NewReplacer("{{table}}", table, "{{channel}}", outboxChannel(table), "{{name}}", name).Replace(outboxDDL), nil
+	return strings.NewReplacer("{{table}}", table, "{{channel}}", OutboxChannel(table), "{{name}}", name).Replace(outboxDDL), nil
 }
 
-// outboxChannel is the channel the outbox table's trigger notifies.
-func outboxChannel(table string) string { return strings.ReplaceAll(table, ".", "_") }
+// OutboxChannel is the channel the trigger of the outbox table named
+// table notifies, for a relay's LISTEN: the name with "." as "_".
+func OutboxChannel(table string) string { return strings.ReplaceAll(table, ".", "_") }
 
 // MigrateOutbox creates the outbox table named table (DefaultOutboxTable
 // if empty) in db, with its trigger, unless they exist. It is safe to run
