@@ -47,6 +47,9 @@ type Dispatch struct {
 	// the default queue, as the engine encodes it.
 	ChainQueues      []string
 	ChainConnections []string
+	// InTx is set for a dispatch made with DispatchTx, which a fake
+	// records at once: it knows nothing of the transaction.
+	InTx bool
 }
 
 // Dispatch records p and returns a new job ID; it implements
@@ -55,6 +58,16 @@ type Dispatch struct {
 // nested in a chain) is refused with the engine's error, and not
 // recorded.
 func (f *Fake) Dispatch(ctx context.Context, p *runtime.PendingDispatch) (string, error) {
+	return f.record(p, false)
+}
+
+// DispatchTx records p, as Dispatch does, marked InTx; it implements
+// runtime.TxDispatcher. tx is not touched.
+func (f *Fake) DispatchTx(ctx context.Context, tx runtime.Tx, p *runtime.PendingDispatch) (string, error) {
+	return f.record(p, true)
+}
+
+func (f *Fake) record(p *runtime.PendingDispatch, inTx bool) (string, error) {
 	if _, err := p.Envelope(); err != nil {
 		return "", err
 	}
@@ -67,6 +80,7 @@ func (f *Fake) Dispatch(ctx context.Context, p *runtime.PendingDispatch) (string
 		Queue:      p.Queue(),
 		Connection: p.Connection(),
 		Delay:      p.DelayDuration(),
+		InTx:       inTx,
 	}
 	for i, j := range p.Chain() {
 		d.Chain = append(d.Chain, unwrap(j))
@@ -102,6 +116,14 @@ type Batch struct {
 	// a chain, its first job's), by the engine's own rule
 	// (PendingBatch.Envelopes).
 	Queues []string
+	// InTx is set for a batch dispatched with DispatchTx.
+	InTx bool
+}
+
+// DispatchBatchTx records b, as DispatchBatch does, marked InTx; it
+// implements runtime.BatchTxDispatcher. tx is not touched.
+func (f *Fake) DispatchBatchTx(ctx context.Context, tx runtime.Tx, b *runtime.PendingBatch) (string, error) {
+	return f.recordBatch(b, true)
 }
 
 // DispatchBatch records b and returns a new batch ID; it implements
@@ -111,11 +133,15 @@ type Batch struct {
 // another connection or a bad queue) is refused with the engine's error,
 // and not recorded.
 func (f *Fake) DispatchBatch(ctx context.Context, b *runtime.PendingBatch) (string, error) {
+	return f.recordBatch(b, false)
+}
+
+func (f *Fake) recordBatch(b *runtime.PendingBatch, inTx bool) (string, error) {
 	envs, err := b.Envelopes() // what the engine refuses, the fake refuses
 	if err != nil {
 		return "", err
 	}
-	rec := Batch{ID: runtime.NewID(), Options: b.Options()}
+	rec := Batch{ID: runtime.NewID(), Options: b.Options(), InTx: inTx}
 	for i, j := range b.Jobs() {
 		rec.Jobs = append(rec.Jobs, unwrap(j))
 		rec.Queues = append(rec.Queues, envs[i].Queue)

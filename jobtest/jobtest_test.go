@@ -438,3 +438,30 @@ func TestHarnessDrainLeavesPausedQueues(t *testing.T) {
 	require.NoError(t, h.Drain(dctx))
 	require.Equal(t, int32(2), runs.Load())
 }
+
+// Dispatches in a transaction reach the fake as dispatches marked InTx;
+// the transaction is never touched.
+func TestFakeRecordsDispatchTx(t *testing.T) {
+	t.Parallel()
+	fake := jobtest.NewFake()
+	ctx := fake.Context(context.Background())
+	var tx runtime.Tx // a fake writes nothing into it
+	_, err := runtime.DispatchTx(ctx, tx, sendWelcome{To: "a"})
+	require.NoError(t, err)
+	_, err = runtime.DispatchManyTx(ctx, tx, []resize{{UserID: 1}, {UserID: 2}})
+	require.NoError(t, err)
+	_, err = runtime.NewBatch(notify{UserID: 3}).DispatchTx(ctx, tx)
+	require.NoError(t, err)
+	_, err = runtime.NewPendingDispatch(sendWelcome{To: "b"}).OnQueue("bad{q}").DispatchTx(ctx, tx)
+	require.ErrorIs(t, err, runtime.ErrInvalid)
+
+	ds := fake.Dispatches()
+	require.Len(t, ds, 3)
+	for _, d := range ds {
+		require.True(t, d.InTx)
+	}
+	require.Equal(t, resize{UserID: 2}, ds[2].Job)
+	require.Len(t, fake.Batches(), 1)
+	require.True(t, fake.Batches()[0].InTx)
+	jobtest.AssertDispatched(t, fake, func(j sendWelcome) bool { return j.To == "a" })
+}

@@ -51,6 +51,10 @@ func (r *Relay) CrashAfterPush(err error) {
 	}
 }
 
+// AfterPush makes r call f after each push, before the rows are deleted;
+// an error from f ends RelayOnce there.
+func (r *Relay) AfterPush(f func() error) { r.afterPush = f }
+
 // CrashAfterCommit makes r's next RelayOnce calls stop after the rows
 // are deleted, before their marks are released.
 func (r *Relay) CrashAfterCommit(err error) {

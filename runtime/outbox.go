@@ -158,34 +158,51 @@ func DispatchManyTx[T Job](ctx context.Context, tx Tx, jobs []T) ([]string, erro
 }
 
 // DispatchTx writes the jobs into tx's outbox through the dispatcher of
-// their connection, which must be an *Engine, and returns their IDs. It
-// writes all of them or, with an error, none.
+// their connection, and returns their IDs. An *Engine writes all of them
+// or, with an error, none; another TxDispatcher gets them one by one.
 func (b *PendingMany) DispatchTx(ctx context.Context, tx Tx) ([]string, error) {
 	d, err := DispatcherFor(ctx, b.connection)
 	if err != nil {
 		return nil, err
 	}
-	e, ok := d.(*Engine)
+	if e, ok := d.(*Engine); ok {
+		return e.DispatchManyTx(ctx, tx, b)
+	}
+	td, ok := d.(TxDispatcher)
 	if !ok {
 		return nil, fmt.Errorf("%w: dispatch many in a transaction: the dispatcher %T has no outbox", ErrInvalid, d)
 	}
-	return e.DispatchManyTx(ctx, tx, b)
+	ids := make([]string, len(b.jobs))
+	for i := range b.jobs {
+		id, err := td.DispatchTx(ctx, tx, b.Pending(i))
+		if err != nil {
+			return nil, fmt.Errorf("dispatch many in a transaction: job %d: %w", i, err)
+		}
+		ids[i] = id
+	}
+	return ids, nil
+}
+
+// BatchTxDispatcher writes batches into an SQL transaction's outbox:
+// *Engine is one.
+type BatchTxDispatcher interface {
+	DispatchBatchTx(ctx context.Context, tx Tx, b *PendingBatch) (id string, err error)
 }
 
 // DispatchTx writes the batch into tx's outbox, as one row holding its
 // record and its jobs, through the dispatcher of its connection, which
-// must be an *Engine, and returns the batch's ID. A relay creates the
+// must be a BatchTxDispatcher, and returns the batch's ID. A relay creates the
 // batch and pushes its jobs once tx commits.
 func (b *PendingBatch) DispatchTx(ctx context.Context, tx Tx) (string, error) {
 	d, err := DispatcherFor(ctx, b.opts.Connection)
 	if err != nil {
 		return "", err
 	}
-	e, ok := d.(*Engine)
+	bd, ok := d.(BatchTxDispatcher)
 	if !ok {
 		return "", fmt.Errorf("%w: dispatch batch in a transaction: the dispatcher %T has no outbox", ErrInvalid, d)
 	}
-	return e.DispatchBatchTx(ctx, tx, b)
+	return bd.DispatchBatchTx(ctx, tx, b)
 }
 
 // DispatchTx writes p's job into tx's outbox, sealed, checked and encoded

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	_ "github.com/lib/pq" // database/sql's PostgreSQL driver, for the outbox
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/internal/pgtest"
@@ -390,19 +391,38 @@ func TestTwoRelaysPushEachJobOnce(t *testing.T) {
 		require.NoError(t, err)
 		first, err := runtime.NewRelay(b.engine, runtime.RelayConfig{DB: b.db, Batch: 50})
 		require.NoError(t, err)
-		var wg sync.WaitGroup
-		for _, r := range []*runtime.Relay{first, second} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					n, err := r.RelayOnce(b.ctx)
-					if err != nil || n == 0 {
-						return
-					}
+		// The first relay holds its first claim until the second, started
+		// only then, has relayed a claim of its own: SKIP LOCKED hands it
+		// other rows.
+		holding, secondDone := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		second.AfterPush(func() error { once.Do(func() { close(secondDone) }); return nil })
+		var held bool
+		first.AfterPush(func() error {
+			if !held {
+				held = true
+				close(holding)
+				select {
+				case <-secondDone:
+				case <-time.After(10 * time.Second):
+					return errors.New("the second relay relayed nothing while the first held its rows")
 				}
-			}()
+			}
+			return nil
+		})
+		drain := func(r *runtime.Relay) {
+			for {
+				n, err := r.RelayOnce(b.ctx)
+				if !assert.NoError(t, err) || n == 0 {
+					return
+				}
+			}
 		}
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); drain(first) }()
+		<-holding
+		go func() { defer wg.Done(); drain(second) }()
 		wg.Wait()
 		require.Equal(t, 0, b.rows(t))
 		require.Equal(t, int64(n), first.Counts().Relayed+second.Counts().Relayed)

@@ -56,6 +56,14 @@ func (j ChargeOrder) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
 }
 
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j ChargeOrder) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
+}
+
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j ChargeOrder) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
@@ -118,6 +126,14 @@ func (j SendReceipt) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
 }
 
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j SendReceipt) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
+}
+
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j SendReceipt) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
@@ -178,6 +194,14 @@ func (j ShipOrder) EncodeJob() ([]byte, error) {
 // with runtime.SetDefaultDispatcher.
 func (j ShipOrder) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
+}
+
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j ShipOrder) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
 }
 
 // Delay starts a dispatch of the job that makes it ready only after d.

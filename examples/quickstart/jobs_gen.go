@@ -53,6 +53,14 @@ func (j NotifyTeam) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
 }
 
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j NotifyTeam) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
+}
+
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j NotifyTeam) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
@@ -114,6 +122,14 @@ func (j ResizeAvatar) EncodeJob() ([]byte, error) {
 // with runtime.SetDefaultDispatcher.
 func (j ResizeAvatar) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
+}
+
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j ResizeAvatar) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
 }
 
 // Delay starts a dispatch of the job that makes it ready only after d.
@@ -179,6 +195,14 @@ func (j SendWelcomeEmail) EncodeJob() ([]byte, error) {
 // with runtime.SetDefaultDispatcher.
 func (j SendWelcomeEmail) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
+}
+
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j SendWelcomeEmail) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
 }
 
 // Delay starts a dispatch of the job that makes it ready only after d.

@@ -7,7 +7,8 @@ import (
 )
 
 // DispatchMethods returns the typed dispatch methods of j. Dispatch,
-// DispatchIf and DispatchUnless send the job; Delay, OnQueue,
+// DispatchIf and DispatchUnless send the job; DispatchTx writes it into
+// an SQL transaction's outbox; Delay, OnQueue,
 // OnConnection and WithChain start a *runtime.PendingDispatch, on which
 // the same setters chain and whose Dispatch sends it; DispatchSync runs
 // the handler in place. Where a dispatch goes is runtime's business
@@ -27,6 +28,13 @@ func DispatchMethods(j model.Job) []jen.Code {
 			"with runtime.SetDefaultDispatcher.").
 			Func().Params(recv.Clone()).Id("Dispatch").Params(ctxParam()).Params(idErr()...).
 			Block(jen.Return(jen.Qual(runtimePkg, "Dispatch").Call(jen.Id("ctx"), jen.Id("j")))),
+
+		doc("DispatchTx writes the job, with its annotated options, into the outbox in\n" +
+			"tx, and returns its ID: the job exists if and only if tx commits, and a\n" +
+			"relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx\n" +
+			"through pgxoutbox.Tx.").
+			Func().Params(recv.Clone()).Id("DispatchTx").Params(ctxParam(), jen.Id("tx").Qual(runtimePkg, "Tx")).Params(idErr()...).
+			Block(jen.Return(jen.Qual(runtimePkg, "DispatchTx").Call(jen.Id("ctx"), jen.Id("tx"), jen.Id("j")))),
 
 		doc("Delay starts a dispatch of the job that makes it ready only after d.").
 			Add(pending("Delay", jen.Id("d").Qual(timePkg, "Duration"), jen.Id("d"))),

@@ -166,6 +166,7 @@ func TestDispatchMethods(t *testing.T) {
 	got := joined(DispatchMethods(model.Job{TypeName: "T", Name: "p.T"}))
 	for _, want := range []string{
 		"func (j T) Dispatch(ctx context.Context) (string, error) {\n\treturn runtime.Dispatch(ctx, j)\n}",
+		"func (j T) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {\n\treturn runtime.DispatchTx(ctx, tx, j)\n}",
 		"func (j T) Delay(d time.Duration) *runtime.PendingDispatch {\n\treturn runtime.NewPendingDispatch(j).Delay(d)\n}",
 		"func (j T) OnQueue(q string) *runtime.PendingDispatch {\n\treturn runtime.NewPendingDispatch(j).OnQueue(q)\n}",
 		"func (j T) OnConnection(c string) *runtime.PendingDispatch {\n\treturn runtime.NewPendingDispatch(j).OnConnection(c)\n}",

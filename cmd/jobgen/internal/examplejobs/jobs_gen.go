@@ -62,6 +62,14 @@ func (j AuditEntry) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
 }
 
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j AuditEntry) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
+}
+
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j AuditEntry) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
@@ -127,6 +135,14 @@ func (j ChargeCard) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
 }
 
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j ChargeCard) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
+}
+
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j ChargeCard) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
@@ -187,6 +203,14 @@ func (j ResizeImage) EncodeJob() ([]byte, error) {
 // with runtime.SetDefaultDispatcher.
 func (j ResizeImage) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
+}
+
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j ResizeImage) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
 }
 
 // Delay starts a dispatch of the job that makes it ready only after d.
@@ -255,6 +279,14 @@ func (j SendEmail) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
 }
 
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j SendEmail) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
+}
+
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j SendEmail) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
@@ -315,6 +347,14 @@ func (j Welcome) EncodeJob() ([]byte, error) {
 // with runtime.SetDefaultDispatcher.
 func (j Welcome) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
+}
+
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j Welcome) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
 }
 
 // Delay starts a dispatch of the job that makes it ready only after d.

@@ -119,7 +119,7 @@ type Options struct {
 // with one of these names.
 var Methods = []string{
 	"JobName", "JobOptions", "EncodeJob",
-	"Dispatch", "Delay", "OnQueue", "OnConnection", "WithChain",
+	"Dispatch", "DispatchTx", "Delay", "OnQueue", "OnConnection", "WithChain",
 	"DispatchIf", "DispatchUnless", "DispatchSync",
 }
 
@@ -143,4 +143,4 @@ var LaravelNames = []string{"RegisterLaravel", "laravel"}
 // Locals are the names of the receivers, parameters and variables in the
 // generated code. A job type named like one of them would be shadowed
 // there, so none may be.
-var Locals = []string{"c", "cond", "ctx", "d", "e", "err", "h", "j", "job", "jobs", "q", "r"}
+var Locals = []string{"c", "cond", "ctx", "d", "e", "err", "h", "j", "job", "jobs", "q", "r", "tx"}

@@ -69,6 +69,14 @@ func (j Everything) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
 }
 
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j Everything) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
+}
+
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j Everything) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
@@ -129,6 +137,14 @@ func (j Ping) EncodeJob() ([]byte, error) {
 // with runtime.SetDefaultDispatcher.
 func (j Ping) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
+}
+
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j Ping) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
 }
 
 // Delay starts a dispatch of the job that makes it ready only after d.
@@ -196,6 +212,14 @@ func (j SendEmail) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
 }
 
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j SendEmail) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
+}
+
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j SendEmail) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
@@ -254,6 +278,14 @@ func (j Welcome) EncodeJob() ([]byte, error) {
 // with runtime.SetDefaultDispatcher.
 func (j Welcome) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
+}
+
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j Welcome) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
 }
 
 // Delay starts a dispatch of the job that makes it ready only after d.

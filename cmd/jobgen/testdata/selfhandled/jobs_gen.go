@@ -54,6 +54,14 @@ func (j NotifyCustomer) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
 }
 
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j NotifyCustomer) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
+}
+
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j NotifyCustomer) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
@@ -119,6 +127,14 @@ func (j PlaceOrder) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
 }
 
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j PlaceOrder) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
+}
+
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j PlaceOrder) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
@@ -181,6 +197,14 @@ func (j ShipOrder) EncodeJob() ([]byte, error) {
 // with runtime.SetDefaultDispatcher.
 func (j ShipOrder) Dispatch(ctx context.Context) (string, error) {
 	return runtime.Dispatch(ctx, j)
+}
+
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j ShipOrder) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
 }
 
 // Delay starts a dispatch of the job that makes it ready only after d.
