@@ -29,9 +29,9 @@ func DispatchMethods(j model.Job) []jen.Code {
 			Func().Params(recv.Clone()).Id("Dispatch").Params(ctxParam()).Params(idErr()...).
 			Block(jen.Return(jen.Qual(runtimePkg, "Dispatch").Call(jen.Id("ctx"), jen.Id("j")))),
 
-		doc("DispatchTx writes the job, with its annotated options, into the outbox in\n" +
-			"tx, and returns its ID: the job exists if and only if tx commits, and a\n" +
-			"relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx\n" +
+		doc("DispatchTx writes the job, with its annotated options, into the outbox in\n"+
+			"tx, and returns its ID: the job exists if and only if tx commits, and a\n"+
+			"relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx\n"+
 			"through pgxoutbox.Tx.").
 			Func().Params(recv.Clone()).Id("DispatchTx").Params(ctxParam(), jen.Id("tx").Qual(runtimePkg, "Tx")).Params(idErr()...).
 			Block(jen.Return(jen.Qual(runtimePkg, "DispatchTx").Call(jen.Id("ctx"), jen.Id("tx"), jen.Id("j")))),
