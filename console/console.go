@@ -50,6 +50,9 @@ type Command struct {
 	Stderr io.Writer
 	// Getenv reads the environment; nil means os.Getenv.
 	Getenv func(string) string
+	// Outbox is the application's PostgreSQL outbox, for outbox:migrate,
+	// queue:relay and queue:work --relay (WithOutbox).
+	Outbox *Outbox
 }
 
 // Main runs the command named by the process's arguments with router's
@@ -158,12 +161,15 @@ func (c *Command) Run(ctx context.Context, args []string) int {
 		c.fail(v, errNoSchedule)
 		return 1
 	}
-	s, err := c.open(ctx, v, fs, rest)
-	if err != nil {
-		c.fail(v, err)
-		return 1
+	s := &session{c: c, verb: v, args: rest, out: c.stdout(), errOut: c.stderr()}
+	if !v.noRedis {
+		var err error
+		if s, err = c.open(ctx, v, fs, rest); err != nil {
+			c.fail(v, err)
+			return 1
+		}
+		defer s.engine.Close()
 	}
-	defer s.engine.Close()
 	if err := run(ctx, s); err != nil {
 		var u usageError
 		if errors.As(err, &u) {

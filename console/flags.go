@@ -26,6 +26,8 @@ type verb struct {
 	// needsSchedule: the command runs the application's schedule
 	// (Command.Schedule).
 	needsSchedule bool
+	// noRedis: the command needs no Redis; its session has no engine.
+	noRedis bool
 	// setup declares the command's flags and returns what runs it once
 	// they are parsed.
 	setup func(c *Command, fs *flags) func(ctx context.Context, s *session) error
@@ -40,6 +42,7 @@ var verbs = []*verb{
 	scheduleWorkVerb, scheduleRunVerb, scheduleListVerb, scheduleTestVerb,
 	schedulePauseVerb, scheduleResumeVerb,
 	dashboardVerb,
+	outboxMigrateVerb, relayVerb,
 }
 
 func lookup(name string) *verb {

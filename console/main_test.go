@@ -42,6 +42,10 @@ type testBundle struct {
 	env     map[string]string
 	// schedule, if set, is given to the commands (console.WithSchedule).
 	schedule *runtime.Schedule
+	// outbox and outboxTable, if set, are given to the commands
+	// (console.WithOutbox, EngineConfig.OutboxTable).
+	outbox      *console.Outbox
+	outboxTable string
 }
 
 // forEachBackend runs fn, in parallel, on a real Redis and an embedded
@@ -97,6 +101,10 @@ func (b *testBundle) runRaw(t *testing.T, args ...string) (code int, stdout, std
 	}
 	if b.schedule != nil {
 		console.WithSchedule(b.schedule)(c)
+	}
+	if b.outbox != nil {
+		console.WithOutbox(*b.outbox)(c)
+		c.Engine.OutboxTable = b.outboxTable
 	}
 	code = c.Run(b.ctx, args)
 	return code, out.String(), errOut.String()

@@ -37,8 +37,27 @@ func setupWork(c *Command, fs *flags) func(context.Context, *session) error {
 	cfg, quiet := workerFlags(c, fs)
 	sched := new(bool)
 	fs.boolVar(sched, "schedule", false, "also run the application's schedule, as schedule:work does (console.WithSchedule)")
+	relay := new(bool)
+	fs.boolVar(relay, "relay", false, "also relay the outbox to Redis, as queue:relay does (console.WithOutbox)")
+	rc := relayFlags(fs)
 	lf := logFlags(fs)
 	return func(ctx context.Context, s *session) error {
+		if *relay {
+			if s.c.Outbox == nil || s.c.Outbox.DB == nil {
+				return errNoOutbox
+			}
+			s.out = &lockedWriter{w: s.out}
+			log, err := lf.logger(s.out)
+			if err != nil {
+				return err
+			}
+			stop := s.startRelay(ctx, *rc, log)
+			defer func() {
+				if err := stop(); err != nil {
+					fmt.Fprintf(s.errOut, "%s: %s\n", s.verb.name, oneLine(err))
+				}
+			}()
+		}
 		if *sched {
 			// The worker and the schedule print lines to the same stream.
 			s.out = &lockedWriter{w: s.out}

@@ -1,0 +1,147 @@
+package console
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// Outbox is the application's PostgreSQL outbox (docs/outbox.md), for
+// outbox:migrate, queue:relay and queue:work --relay. Its table is
+// Command.Engine.OutboxTable, or runtime.DefaultOutboxTable.
+type Outbox struct {
+	// DB is the database holding the outbox table. sql.Open connects
+	// lazily, so a program can set it up front.
+	DB *sql.DB
+	// Listen, if set, returns what wakes the relay as transactions that
+	// wrote to the outbox commit, for the table named: pgxoutbox.Listen
+	// over a pool. Without it the relay polls (--poll).
+	Listen func(ctx context.Context, table string) (runtime.Notifier, error)
+}
+
+// WithOutbox sets Command.Outbox.
+func WithOutbox(o Outbox) Option {
+	return func(c *Command) { c.Outbox = &o }
+}
+
+var errNoOutbox = errors.New("needs the application's outbox database: pass it with console.WithOutbox(console.Outbox{DB: db}) (see docs/outbox.md)")
+
+var outboxMigrateVerb = &verb{
+	name:    "outbox:migrate",
+	summary: "Create the outbox table, its trigger and notify function",
+	maxArgs: 0,
+	noRedis: true,
+	about: `Create the PostgreSQL outbox table that DispatchTx writes to (named by
+EngineConfig.OutboxTable, default jobgen_outbox), with the trigger that
+notifies relays as transactions commit. Safe to run twice, and from two
+deploys at once. Run it with the application's migrations; print the
+DDL with --print to add it to them instead.`,
+	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
+		print := new(bool)
+		fs.boolVar(print, "print", false, "print the DDL and change nothing")
+		return func(ctx context.Context, s *session) error {
+			table := s.c.outboxTable()
+			if *print {
+				ddl, err := runtime.OutboxDDL(table)
+				if err != nil {
+					return err
+				}
+				fmt.Fprint(s.out, ddl)
+				return nil
+			}
+			if s.c.Outbox == nil || s.c.Outbox.DB == nil {
+				return errNoOutbox
+			}
+			if err := runtime.MigrateOutbox(ctx, s.c.Outbox.DB, table); err != nil {
+				return err
+			}
+			fmt.Fprintf(s.out, "Outbox table %s is ready.\n", table)
+			return nil
+		}
+	},
+}
+
+var relayVerb = &verb{
+	name:    "queue:relay",
+	summary: "Move jobs committed to the outbox to Redis, until stopped",
+	maxArgs: 0,
+	about: `Run an outbox relay: claim the rows that committed transactions wrote
+with DispatchTx, push their jobs to Redis, each exactly once, and delete
+the rows. It wakes as transactions commit (console.Outbox.Listen) and
+polls besides. Several relays may run at once. SIGTERM or Ctrl-C stops
+it after the claim in hand. queue:work --relay runs one inside a worker.`,
+	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
+		rc := relayFlags(fs)
+		return func(ctx context.Context, s *session) error {
+			ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			log := slog.New(newHumanHandler(s.out))
+			fmt.Fprintf(s.out, "Relaying outbox %s to Redis; Ctrl-C stops.\n", s.c.outboxTable())
+			return s.runRelay(ctx, *rc, log)
+		}
+	},
+}
+
+// relayFlags declares the relay's flags.
+func relayFlags(fs *flags) *runtime.RelayConfig {
+	rc := &runtime.RelayConfig{}
+	fs.intVar(&rc.Batch, "relay-batch", 0, "rows a relay claims at once", "500")
+	fs.durationVar(&rc.Poll, "poll", "how often the relay looks at the table without a notification", "1s, or 100ms without Listen")
+	return rc
+}
+
+// runRelay runs a relay with cfg until ctx ends.
+func (s *session) runRelay(ctx context.Context, cfg runtime.RelayConfig, log *slog.Logger) error {
+	o := s.c.Outbox
+	if o == nil || o.DB == nil {
+		return errNoOutbox
+	}
+	cfg.DB, cfg.Logger = o.DB, log
+	if o.Listen != nil {
+		wake, err := o.Listen(ctx, s.c.outboxTable())
+		if err != nil {
+			return fmt.Errorf("listen for the outbox: %w", err)
+		}
+		if c, ok := wake.(interface{ Close() }); ok {
+			defer c.Close()
+		}
+		cfg.Wake = wake
+	}
+	r, err := runtime.NewRelay(s.engine, cfg)
+	if err != nil {
+		return err
+	}
+	return r.Run(ctx)
+}
+
+// startRelay runs a relay beside queue:work, and returns what stops it
+// and waits for it.
+func (s *session) startRelay(ctx context.Context, cfg runtime.RelayConfig, log *slog.Logger) (stop func() error) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.runRelay(ctx, cfg, log) }()
+	return func() error {
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(30 * time.Second):
+			return errors.New("the outbox relay did not stop within 30s")
+		}
+	}
+}
+
+func (c *Command) outboxTable() string {
+	if c.Engine.OutboxTable != "" {
+		return c.Engine.OutboxTable
+	}
+	return runtime.DefaultOutboxTable
+}

@@ -1,0 +1,105 @@
+package console_test
+
+import (
+	"context"
+	"database/sql"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/lib/pq" // database/sql's PostgreSQL driver, for the outbox
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/console"
+	"github.com/jobgen/jobgen/internal/pgtest"
+	"github.com/jobgen/jobgen/internal/redistest"
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// withOutbox gives b's commands an outbox table of the test's own.
+func withOutbox(t *testing.T, b *testBundle) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("postgres", pgtest.URL(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	b.outbox = &console.Outbox{DB: db}
+	b.outboxTable = pgtest.Table(t, db)
+	return db
+}
+
+// dispatchTx commits jobs to b's outbox, as the application does.
+func dispatchTx(t *testing.T, b *testBundle, db *sql.DB, jobs ...runtime.Job) {
+	t.Helper()
+	cfg := b.engine.Config()
+	cfg.OutboxTable = b.outboxTable
+	e, err := runtime.NewEngine(b.ctx, b.engine.Client(), cfg)
+	require.NoError(t, err)
+	tx, err := db.BeginTx(b.ctx, nil)
+	require.NoError(t, err)
+	for _, j := range jobs {
+		_, err := runtime.DispatchTx(runtime.WithDispatcher(b.ctx, e), tx, j)
+		require.NoError(t, err)
+	}
+	require.NoError(t, tx.Commit())
+}
+
+func TestOutboxMigrate(t *testing.T) {
+	t.Parallel()
+	b := setup(t, redistest.Backends(t)[0])
+	// --print needs neither the database nor Redis.
+	code, stdout, stderr := b.runRaw(t, "outbox:migrate", "--print")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "CREATE TABLE IF NOT EXISTS jobgen_outbox")
+
+	code, _, stderr = b.runRaw(t, "outbox:migrate")
+	require.Equal(t, 1, code)
+	require.Equal(t, "app outbox:migrate: needs the application's outbox database: pass it with console.WithOutbox(console.Outbox{DB: db}) (see docs/outbox.md)", strings.TrimSpace(stderr))
+
+	db := withOutbox(t, b)
+	for range 2 {
+		code, stdout, stderr = b.runRaw(t, "outbox:migrate")
+		require.Equal(t, 0, code, stderr)
+		require.Equal(t, "Outbox table "+b.outboxTable+" is ready.\n", stdout)
+	}
+	var n int
+	require.NoError(t, db.QueryRow("SELECT count(*) FROM "+b.outboxTable).Scan(&n))
+	require.Zero(t, n)
+}
+
+func TestRelayCommandAndWorkRelay(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, func(t *testing.T, b *testBundle) {
+		db := withOutbox(t, b)
+		b.ok(t, "outbox:migrate")
+
+		// queue:relay moves committed jobs to Redis until stopped.
+		dispatchTx(t, b, db, greet{"ada"}, greet{"grace"})
+		ctx, cancel := context.WithCancel(b.ctx)
+		done := make(chan int)
+		go func() {
+			c := &console.Command{Name: "app", Stdout: &strings.Builder{}, Stderr: &strings.Builder{}}
+			console.WithOutbox(*b.outbox)(c)
+			c.Engine.OutboxTable = b.outboxTable
+			done <- c.Run(ctx, []string{"queue:relay", "--redis", b.url, "--prefix", b.prefix, "--poll", "20ms"})
+		}()
+		require.Eventually(t, func() bool { return b.sizes(t, "default").Ready == 2 }, 10*time.Second, 10*time.Millisecond)
+		cancel()
+		require.Equal(t, 0, <-done)
+
+		// queue:work --relay relays and works.
+		dispatchTx(t, b, db, greet{"alan"})
+		code, stdout, stderr := b.run(t, "queue:work", "--relay", "--poll", "20ms", "--max-jobs", "3", "--name", "w1")
+		require.Equal(t, 0, code, stderr)
+		require.Len(t, regexp.MustCompile(`DONE +default test\.Greet`).FindAllString(stdout, -1), 3, stdout)
+		require.Zero(t, b.sizes(t, "default").Total())
+	})
+}
+
+func TestWorkRelayWithoutAnOutbox(t *testing.T) {
+	t.Parallel()
+	b := setup(t, redistest.Backends(t)[0])
+	code, _, stderr := b.run(t, "queue:work", "--relay", "--max-jobs", "1")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "app queue:work: needs the application's outbox database")
+}
