@@ -103,3 +103,54 @@ func TestWorkRelayWithoutAnOutbox(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "app queue:work: needs the application's outbox database")
 }
+
+// queue:monitor shows the backlog a relay reported, and alerts on it.
+func TestMonitorShowsTheOutbox(t *testing.T) {
+	t.Parallel()
+	b := setup(t, redistest.Backends(t)[0])
+	db := withOutbox(t, b)
+	b.ok(t, "outbox:migrate")
+	b.push(t, "default", greet{"x"})
+	out := b.ok(t, "queue:monitor")
+	require.NotContains(t, out, "Outbox", "no relay has reported")
+
+	_, err := db.Exec("INSERT INTO " + b.outboxTable + " (id, kind, queue, name, payload, created_at) VALUES " +
+		"('old', 'job', 'default', 'test.Greet', '\\x00', now() - interval '10 minutes'), ('bad', 'nonsense', 'default', 'x', '\\x00', now())")
+	require.NoError(t, err)
+	cfg := b.engine.Config()
+	cfg.OutboxTable = b.outboxTable
+	e, err := runtime.NewEngine(b.ctx, b.engine.Client(), cfg)
+	require.NoError(t, err)
+	r, err := runtime.NewRelay(e, runtime.RelayConfig{DB: db})
+	require.NoError(t, err)
+	// One claim parks the bad row and pushes the old one; Run reports.
+	ctx, cancel := context.WithCancel(b.ctx)
+	go func() { _ = r.Run(ctx) }()
+	require.Eventually(t, func() bool {
+		got, ok, err := runtime.NewInspector(e).Outbox(b.ctx)
+		return err == nil && ok && got.Rows == 1 && got.Parked == 1
+	}, 10*time.Second, 20*time.Millisecond)
+	cancel()
+	out = b.ok(t, "queue:monitor", "--max-outbox-age", "1m")
+	require.Contains(t, out, "Outbox "+b.outboxTable+": 1 row waiting (1 parked: see its error column)")
+
+	_, err = db.Exec("UPDATE " + b.outboxTable + " SET error = NULL")
+	require.NoError(t, err)
+	_, err = db.Exec("INSERT INTO " + b.outboxTable + " (id, kind, queue, name, payload, created_at) VALUES " +
+		"('late', 'nonsense', 'default', 'x', '\\x00', now() - interval '10 minutes')")
+	require.NoError(t, err)
+	ctx, cancel = context.WithCancel(b.ctx)
+	go func() { _ = r.Run(ctx) }()
+	require.Eventually(t, func() bool {
+		got, _, err := runtime.NewInspector(e).Outbox(b.ctx)
+		return err == nil && got.Rows == 2 && got.Parked == 2
+	}, 10*time.Second, 20*time.Millisecond)
+	cancel()
+	_, err = db.Exec("UPDATE " + b.outboxTable + " SET error = NULL WHERE id = 'late'")
+	require.NoError(t, err)
+	// The relay's reading is what the monitor shows: 2 rows, the oldest
+	// 10 minutes old.
+	code, out, stderr := b.run(t, "queue:monitor", "--max-outbox-age", "1m")
+	require.Equal(t, 1, code, out)
+	require.Contains(t, stderr, "outbox "+b.outboxTable+" (oldest row waited 10m")
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jobgen/jobgen/runtime"
 )
@@ -175,7 +176,10 @@ var monitorVerb = &verb{
 	about: `Show the size of every queue, or of the queues named (ready, delayed and
 reserved jobs), and its failed jobs. A queue with more than --max jobs,
 or more than --max-failed failed jobs, is marked ALERT, and the command
-says so on stderr and exits 1: run it from cron or a health check.`,
+says so on stderr and exits 1: run it from cron or a health check. Where
+an outbox relay runs, a line shows the outbox's backlog and the age of
+its oldest row, as the relay last saw them; --max-outbox-age alerts on
+it.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
 		var queues []string
 		maxSize, maxFailed := int64(1000), int64(0)
@@ -184,6 +188,8 @@ says so on stderr and exits 1: run it from cron or a health check.`,
 		fs.add("max", "")
 		fs.Int64Var(&maxFailed, "max-failed", maxFailed, "alert when a queue holds more than N failed jobs")
 		fs.add("max-failed", "no limit")
+		var maxOutboxAge time.Duration
+		fs.durationVar(&maxOutboxAge, "max-outbox-age", "alert when the outbox's oldest row has waited longer, or no relay has reported for a minute while rows wait", "no limit")
 		return func(ctx context.Context, s *session) error {
 			qs, err := s.queues(ctx, slices.Concat(s.args, queues))
 			if err != nil {
@@ -194,7 +200,11 @@ says so on stderr and exits 1: run it from cron or a health check.`,
 			}
 			if len(qs) == 0 {
 				fmt.Fprintln(s.out, "No queues yet: nothing has been dispatched under this prefix.")
-				return nil
+				alert, err := s.monitorOutbox(ctx, maxOutboxAge)
+				if err == nil && alert != "" {
+					err = fmt.Errorf("over threshold: %s", alert)
+				}
+				return err
 			}
 			checkFailed := false
 			fs.Visit(func(f *flag.Flag) { checkFailed = checkFailed || f.Name == "max-failed" })
@@ -223,10 +233,44 @@ says so on stderr and exits 1: run it from cron or a health check.`,
 			if err := tw.Flush(); err != nil {
 				return err
 			}
+			alert, err := s.monitorOutbox(ctx, maxOutboxAge)
+			if err != nil {
+				return err
+			}
+			if alert != "" {
+				alerts = append(alerts, alert)
+			}
 			if len(alerts) > 0 {
 				return fmt.Errorf("%d %s over threshold: %s", len(alerts), plural(int64(len(alerts)), "queue"), strings.Join(alerts, ", "))
 			}
 			return nil
 		}
 	},
+}
+
+// monitorOutbox prints the outbox's backlog, if a relay has reported
+// one, and returns an alert if it crosses maxAge (0: no check).
+func (s *session) monitorOutbox(ctx context.Context, maxAge time.Duration) (string, error) {
+	b, ok, err := s.ins.Outbox(ctx)
+	if err != nil || !ok {
+		return "", err
+	}
+	now := time.Now()
+	fmt.Fprintf(s.out, "Outbox %s: %d %s waiting", b.Table, b.Rows, plural(b.Rows, "row"))
+	if b.Parked > 0 {
+		fmt.Fprintf(s.out, " (%d parked: see its error column)", b.Parked)
+	}
+	if b.Rows > 0 {
+		fmt.Fprintf(s.out, ", oldest %s", b.Age().Round(time.Millisecond))
+	}
+	fmt.Fprintf(s.out, "; read by a relay %s ago.\n", now.Sub(b.At).Round(time.Second))
+	switch {
+	case maxAge <= 0:
+		return "", nil
+	case b.Rows > b.Parked && now.Sub(b.At) > time.Minute:
+		return fmt.Sprintf("outbox %s (%d rows, and no relay has reported for %s)", b.Table, b.Rows, now.Sub(b.At).Round(time.Second)), nil
+	case b.Age() > maxAge:
+		return fmt.Sprintf("outbox %s (oldest row waited %s, more than %s)", b.Table, b.Age().Round(time.Millisecond), maxAge), nil
+	}
+	return "", nil
 }
