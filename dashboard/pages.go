@@ -114,7 +114,15 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		busy += len(wk.Running)
 		slots += wk.Concurrency
 	}
+	outbox, hasOutbox, err := h.ins.Outbox(ctx)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
 	h.render(w, r, "overview", "Overview", map[string]any{
+		"Outbox":    outbox,
+		"HasOutbox": hasOutbox,
+		"OutboxAt":  max(now.Sub(outbox.At), 0),
 		"Queues":  rows,
 		"Total":   total,
 		"Wait":    wait,
