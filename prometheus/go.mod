@@ -4,10 +4,12 @@ go 1.26.0
 
 require (
 	github.com/jobgen/jobgen v0.0.0
+	github.com/lib/pq v1.12.3
 	github.com/stretchr/testify v1.12.1
 )
 
 require (
+	github.com/adhocore/gronx v1.20.4 // indirect
 	github.com/alicebob/miniredis/v2 v2.40.0 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/yuin/gopher-lua v1.1.1 // indirect

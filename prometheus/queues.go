@@ -17,6 +17,8 @@ type QueueCollector struct {
 	timeout time.Duration
 	jobs    *prometheus.Desc
 	paused  *prometheus.Desc
+	// The outbox, as its relays last read it (Inspector.Outbox).
+	outboxRows, outboxOldest, outboxReadAge *prometheus.Desc
 }
 
 // NewQueueCollector returns a collector of queues on e; nil queues means
@@ -27,6 +29,12 @@ func NewQueueCollector(e *runtime.Engine, queues []string) *QueueCollector {
 		e: e, queues: queues, timeout: 5 * time.Second,
 		jobs:   prometheus.NewDesc("jobgen_queue_jobs", "Jobs of a queue in each state: ready, delayed, reserved, failed.", []string{"queue", "state"}, nil),
 		paused: prometheus.NewDesc("jobgen_queue_paused", "1 while the queue is paused.", []string{"queue"}, nil),
+		outboxRows: prometheus.NewDesc("jobgen_outbox_rows", "Rows of the SQL outbox waiting for a relay, by state: waiting, or parked (the relay could not push them).",
+			[]string{"table", "state"}, nil),
+		outboxOldest: prometheus.NewDesc("jobgen_outbox_oldest_age_seconds", "How long the outbox's oldest row had waited when a relay last read the table; 0 without rows.",
+			[]string{"table"}, nil),
+		outboxReadAge: prometheus.NewDesc("jobgen_outbox_read_age_seconds", "Time since a relay last read the outbox table: a relay reads it every 5 seconds.",
+			[]string{"table"}, nil),
 	}
 }
 
@@ -34,6 +42,9 @@ func NewQueueCollector(e *runtime.Engine, queues []string) *QueueCollector {
 func (c *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.jobs
 	ch <- c.paused
+	ch <- c.outboxRows
+	ch <- c.outboxOldest
+	ch <- c.outboxReadAge
 }
 
 // Collect implements prometheus.Collector. A read that fails reports an
@@ -49,6 +60,7 @@ func (c *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 			return
 		}
 	}
+	c.collectOutbox(ctx, ch)
 	states, err := runtime.NewInspector(c.e).States(ctx, queues)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.jobs, err)
@@ -68,4 +80,20 @@ func (c *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(c.paused, prometheus.GaugeValue, paused, q)
 	}
+}
+
+// collectOutbox reports the outbox, if a relay has read it.
+func (c *QueueCollector) collectOutbox(ctx context.Context, ch chan<- prometheus.Metric) {
+	b, ok, err := runtime.NewInspector(c.e).Outbox(ctx)
+	switch {
+	case err != nil:
+		ch <- prometheus.NewInvalidMetric(c.outboxRows, err)
+		return
+	case !ok:
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.outboxRows, prometheus.GaugeValue, float64(b.Rows-b.Parked), b.Table, "waiting")
+	ch <- prometheus.MustNewConstMetric(c.outboxRows, prometheus.GaugeValue, float64(b.Parked), b.Table, "parked")
+	ch <- prometheus.MustNewConstMetric(c.outboxOldest, prometheus.GaugeValue, b.Age().Seconds(), b.Table)
+	ch <- prometheus.MustNewConstMetric(c.outboxReadAge, prometheus.GaugeValue, max(time.Since(b.At), 0).Seconds(), b.Table)
 }
