@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobgen/jobgen/faults/internal/faultrelay"
 	"github.com/jobgen/jobgen/faults/internal/faultworker"
 	"github.com/jobgen/jobgen/faults/internal/harness"
 	"github.com/jobgen/jobgen/runtime"
@@ -20,6 +21,9 @@ import (
 func TestMain(m *testing.M) {
 	if faultworker.Child() {
 		os.Exit(faultworker.Main())
+	}
+	if faultrelay.Child() {
+		os.Exit(faultrelay.Main())
 	}
 	os.Exit(m.Run())
 }
