@@ -81,7 +81,7 @@ func workerFlags(c *Command, fs *flags) (cfg *runtime.WorkerConfig, quiet *bool)
 	fs.queuesVar(&cfg.Queues, "the queues to work, highest priority first", `"default"`)
 	fs.meta["queue"] = "high,default,low"
 	fs.intVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "jobs run at once", "10")
-	fs.intVar(&cfg.Prefetch, "prefetch", cfg.Prefetch, "reserved jobs that may wait for a free slot (faster; a killed worker's prefetched jobs lose an attempt)", "0")
+	fs.intVar(&cfg.Prefetch, "prefetch", cfg.Prefetch, "reserved jobs that may wait for a free slot (faster with quick jobs; their attempts count as they start)", "0")
 	fs.durationVar(&cfg.Sleep, "sleep", "longest wait for a job before checking again (a push wakes the worker at once)", "1s")
 	fs.durationVar(&cfg.Rest, "rest", "pause after each job", "")
 	fs.intVar(&cfg.Tries, "tries", cfg.Tries, "attempts of a job that sets none", "1")

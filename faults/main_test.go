@@ -100,15 +100,6 @@ func head[T any](s []T, n int) []T {
 	return s
 }
 
-// needsRuntime skips a test that waits on a runtime change, unless
-// JOBGEN_FAULTS_PENDING=1 asks for the tests that wait on one to run.
-func needsRuntime(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("JOBGEN_FAULTS_PENDING") != "1" {
-		t.Skip("needs runtime: " + what)
-	}
-}
-
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func isLeaseLost(err error) bool { return errors.Is(err, runtime.ErrLeaseLost) }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jobgen/jobgen/internal/keyspace"
@@ -115,20 +116,31 @@ func migrationOf(now int64, f []int64) Migration {
 // reserveCall is the reserve script call for up to n jobs of queue, and
 // the fresh token it reserves them under. The script migrates the queue
 // first.
-func (e *Engine) reserveCall(queue string, n int, lease time.Duration) (call, string) {
+func (e *Engine) reserveCall(queue string, n int, lease time.Duration, hold bool) (call, string) {
 	qk := e.keys.Queue(queue)
 	token := newToken()
-	return call{Script: scriptReserve, Keys: []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.Calls(queue, keyspace.CallsTick(time.Now())), qk.Delayed}, Args: []any{n, lease.Milliseconds(), token, e.retryWindow(), e.cfg.MigrateLimit}},
+	args := []any{n, lease.Milliseconds(), token, e.retryWindow(), e.cfg.MigrateLimit}
+	if hold {
+		args = append(args, "1")
+	}
+	return call{Script: scriptReserve, Keys: []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.Calls(queue, keyspace.CallsTick(time.Now())), qk.Delayed}, Args: args},
 		token
 }
+
+// heldPrefix starts the token of a held reservation (reserve.lua).
+const heldPrefix = "h"
+
+// held reports whether r is held: reserved, and not started yet.
+func (r Ref) held() bool { return strings.HasPrefix(r.Token, heldPrefix) }
 
 // reserveHead is the length of a reserve reply before its jobs: now,
 // the lease deadline, and what its migrate did (the fields of a migrate
 // reply after its now).
 const reserveHead = 7
 
-// parseReserve reads the reply of a reserve call.
-func parseReserve(queue, token string, reserved *redis.Cmd) (ReserveResult, error) {
+// parseReserve reads the reply of a reserve call made with token; held
+// jobs come under the held token, but for malformed ones.
+func parseReserve(queue, token string, hold bool, reserved *redis.Cmd) (ReserveResult, error) {
 	reply, err := reserved.Slice()
 	if err != nil {
 		return ReserveResult{}, err
@@ -146,11 +158,15 @@ func parseReserve(queue, token string, reserved *redis.Cmd) (ReserveResult, erro
 	if len(reply) > reserveHead {
 		b.Jobs = make([]Reservation, 0, (len(reply)-reserveHead)/4)
 	}
+	jobToken := token
+	if hold {
+		jobToken = heldPrefix + token
+	}
 	for i := reserveHead; i < len(reply); i += 4 {
 		id, _ := reply[i].(string)
 		payload, _ := reply[i+3].(string)
 		r := Reservation{
-			Ref:        Ref{Queue: queue, ID: id, Token: token},
+			Ref:        Ref{Queue: queue, ID: id, Token: jobToken},
 			Attempts:   int(asInt(reply[i+1])),
 			Payload:    []byte(payload),
 			LeaseUntil: until,
@@ -160,6 +176,7 @@ func parseReserve(queue, token string, reserved *redis.Cmd) (ReserveResult, erro
 			// in place of the exceptions when it has it.
 			entry, _ := reply[i+2].(string)
 			r.Err = &MalformedStateError{Queue: queue, ID: id, Entry: entry}
+			r.Token = token
 		} else {
 			r.Exceptions = int(asInt(reply[i+2]))
 		}
@@ -192,11 +209,17 @@ func (br *Broker) Migrate(ctx context.Context, queue string) (Migration, error) 
 // malformed is taken with the others, with Reservation.Err set: fail it
 // rather than run it.
 func (br *Broker) Reserve(ctx context.Context, queue string, n int, lease time.Duration) (ReserveResult, error) {
-	e := br.e
+	return br.e.reserve(ctx, queue, n, lease, false)
+}
+
+// reserve is Broker.Reserve; hold reserves the jobs held: their attempts
+// are not counted, and their tokens start with "h", until the worker
+// starts each (Engine.start). The worker holds what it prefetches.
+func (e *Engine) reserve(ctx context.Context, queue string, n int, lease time.Duration, hold bool) (ReserveResult, error) {
 	if err := validateQueueOrPartition(queue); err != nil {
 		return ReserveResult{}, err
 	}
-	if b, ok, err := e.reservePartitioned(ctx, queue, n, lease); ok {
+	if b, ok, err := e.reservePartitioned(ctx, queue, n, lease, hold); ok {
 		return b, err
 	}
 	if n < 1 {
@@ -205,8 +228,8 @@ func (br *Broker) Reserve(ctx context.Context, queue string, n int, lease time.D
 	if lease < time.Millisecond {
 		return ReserveResult{}, fmt.Errorf("%w: reserve with lease %v: lease must be at least 1ms", ErrInvalid, lease)
 	}
-	rc, token := e.reserveCall(queue, n, lease)
-	b, err := parseReserve(queue, token, rc.Run(ctx, e.rdb))
+	rc, token := e.reserveCall(queue, n, lease, hold)
+	b, err := parseReserve(queue, token, hold, rc.Run(ctx, e.rdb))
 	if err != nil {
 		return ReserveResult{}, fmt.Errorf("reserve from %q: %w", queue, err)
 	}

@@ -31,7 +31,7 @@ func (e *Engine) ClaimHooks(ctx context.Context, queue string, age time.Duration
 
 // WaitReserve is Engine.waitReserve, for tests.
 func (e *Engine) WaitReserve(ctx context.Context, queues []string, timeout time.Duration, n int, lease time.Duration) (string, ReserveResult, bool, error) {
-	return e.waitReserve(ctx, queues, timeout, n, lease, "")
+	return e.waitReserve(ctx, queues, timeout, n, lease, false, "")
 }
 
 // Tracked is the number of jobs whose leases w's heartbeat keeps, for
@@ -109,4 +109,15 @@ func (e *Engine) OutboxRelease(ctx context.Context, queue string, grace time.Dur
 		args = append(args, m)
 	}
 	return call{Script: scriptOutboxRelease, Keys: []string{e.keys.Relayed(queue)}, Args: args}.Run(ctx, e.rdb).Int64()
+}
+
+// ReserveHeld is Engine.reserve with hold, for tests.
+func (e *Engine) ReserveHeld(ctx context.Context, queue string, n int, lease time.Duration) (ReserveResult, error) {
+	return e.reserve(ctx, queue, n, lease, true)
+}
+
+// Start is Engine.start for one job, for tests.
+func (e *Engine) Start(ctx context.Context, res Reservation) (Reservation, bool, error) {
+	started, ok, err := e.start(ctx, []Reservation{res})
+	return started[0], ok[0], err
 }

@@ -218,13 +218,13 @@ func (e *Engine) overPartitions(queue string, start int, op func(pe *Engine, nam
 // reservePartitioned is Reserve on a partitioned queue: it takes up to n
 // jobs from its partitions in turn, starting one further on each call.
 // ok is false if queue has no partitions.
-func (e *Engine) reservePartitioned(ctx context.Context, queue string, n int, lease time.Duration) (b ReserveResult, ok bool, err error) {
+func (e *Engine) reservePartitioned(ctx context.Context, queue string, n int, lease time.Duration, hold bool) (b ReserveResult, ok bool, err error) {
 	var start int
 	if ps := e.partitionsOf(queue); ps != nil {
 		start = int(ps.start.Add(1) - 1)
 	}
 	ok, err = e.overPartitions(queue, start, func(pe *Engine, name string) (bool, error) {
-		got, err := pe.broker().Reserve(ctx, name, n-len(b.Jobs), lease)
+		got, err := pe.reserve(ctx, name, n-len(b.Jobs), lease, hold)
 		if err != nil {
 			return true, err
 		}

@@ -229,6 +229,7 @@ func exerciseScripts(t *testing.T, b bundle) {
 	require.NoError(t, err)
 	w, err := runtime.NewWorker(e, r, runtime.WorkerConfig{
 		Queues: []string{"audit-chain", "audit-next", "audit-batch"}, Logger: quiet, Sleep: 20 * time.Millisecond, Tries: 2,
+		Prefetch:   2, // so that it holds what it reserves, and starts each job (start.lua)
 		Middleware: []runtime.Middleware{runtime.RateLimited("audit", 1000, time.Second), runtime.ThrottlesExceptions(100, time.Minute)},
 	})
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -137,4 +138,43 @@ func (e *Engine) unreserve(ctx context.Context, refs ...Ref) error {
 		return fmt.Errorf("give back jobs: %w", err)
 	}
 	return lostError(lost)
+}
+
+var scriptStart = mustScript("start")
+
+// start starts held jobs (Engine.reserve with hold) as their handlers
+// are about to run: it counts each one's attempt and moves it to its
+// plain token, in one call per queue and 1,000 jobs. It returns the
+// reservations as started, with ok[i] false for a job no longer held
+// under its ref (its lease ran out).
+func (e *Engine) start(ctx context.Context, jobs []Reservation) (started []Reservation, ok []bool, err error) {
+	refs := make([]Ref, len(jobs))
+	at := make(map[Ref]int, len(jobs))
+	for i, j := range jobs {
+		refs[i] = Ref{Queue: j.Queue, ID: j.ID, Token: strings.TrimPrefix(j.Token, heldPrefix)}
+		at[refs[i]] = i
+	}
+	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
+		qk := e.keys.Queue(q)
+		return call{Script: scriptStart, Keys: []string{qk.Reserved, qk.State}, Args: args}
+	})
+	cmds, _ := send.All(ctx, e.rdb, calls)
+	started, ok = append([]Reservation(nil), jobs...), make([]bool, len(jobs))
+	for c, cmd := range cmds {
+		got, cerr := cmd.Int64Slice()
+		if cerr == nil && len(got) != len(groups[c]) {
+			cerr = fmt.Errorf("unexpected reply %v", got)
+		}
+		if cerr != nil {
+			err = errors.Join(err, fmt.Errorf("start jobs of %s: %w", groups[c][0].Queue, cerr))
+			continue
+		}
+		for k, r := range groups[c] {
+			i := at[r]
+			if got[k] > 0 {
+				started[i].Token, started[i].Attempts, ok[i] = r.Token, int(got[k]), true
+			}
+		}
+	}
+	return started, ok, err
 }

@@ -21,10 +21,12 @@ import (
 // queues, or several queues on a cluster (their doorbells are in different
 // slots). Jobs are returned even when the BLPOP itself failed.
 //
+// hold reserves the jobs held, as Engine.reserve does.
+//
 // If wakeID is not "", the BLPOP also waits on that worker's wake list, so
 // Engine.wake ends it at once when the worker stops; the script still
 // run then.
-func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.Duration, n int, lease time.Duration, wakeID string) (rang string, b ReserveResult, ok bool, err error) {
+func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.Duration, n int, lease time.Duration, hold bool, wakeID string) (rang string, b ReserveResult, ok bool, err error) {
 	if len(queues) == 0 || n < 1 || lease < time.Millisecond || timeout < time.Millisecond {
 		return "", ReserveResult{}, false, nil
 	}
@@ -50,7 +52,7 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 		args = append(args, e.keys.Wake(q, wakeID)) // not in byKey: it returns ""
 	}
 	args = append(args, fmt.Sprintf("%.3f", timeout.Seconds()))
-	rc, token := e.reserveCall(q, n, lease)
+	rc, token := e.reserveCall(q, n, lease, hold)
 	calls := []call{rc}
 
 	var bell *redis.Cmd
@@ -67,7 +69,7 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 		}
 	}
 	if err == nil {
-		b, err = parseReserve(q, token, cmds[0])
+		b, err = parseReserve(q, token, hold, cmds[0])
 	}
 	if err != nil {
 		return "", ReserveResult{}, true, fmt.Errorf("reserve from %q: %w", q, err)

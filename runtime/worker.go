@@ -25,6 +25,7 @@ type Worker struct {
 	runSlots chan struct{} // one token per job that may run now (Concurrency)
 	queued   chan Reservation
 	acks     chan ackItem
+	starts   chan *startReq // held jobs to start (Prefetch); nil without
 	ackStop  chan struct{}  // closed when the acker should flush and end
 	ackDone  chan struct{}  // closed when the acker has ended
 	wg       sync.WaitGroup // running jobs
@@ -125,6 +126,9 @@ func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
 		wakeID:   NewID(),
 	}
 	w.steps = newSteps(busEnv{e: e, r: r, log: w.log, retryAfter: cfg.RetryAfter})
+	if w.holds() {
+		w.starts = make(chan *startReq, cfg.Concurrency)
+	}
 	for range cfg.Concurrency + cfg.Prefetch {
 		w.slots <- struct{}{}
 	}
@@ -237,6 +241,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() { defer sideWG.Done(); w.sweeper(side) }()
 	go func() { defer sideWG.Done(); w.watch(ctx, side, restarted) }()
 	go func() { defer sideWG.Done(); w.acker(base) }()
+	starterDone := make(chan struct{})
+	if w.starts != nil {
+		go func() { defer close(starterDone); w.starter(base) }()
+	}
 
 	w.log.Debug("worker starting", "queues", w.cfg.Queues, "concurrency", w.cfg.Concurrency)
 	started := make(chan struct{})
@@ -253,6 +261,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	<-started
 	w.drain()
 	w.runners.close()
+	if w.starts != nil {
+		close(w.starts)
+		<-starterDone
+	}
 	close(w.ackStop)
 	<-w.ackDone
 	stopSide()

@@ -29,11 +29,15 @@ type WorkerConfig struct {
 	// reserving the next jobs overlaps with running these: with fast
 	// handlers it roughly halves the round trips per job. Waiting jobs are
 	// leased and heartbeated like running ones, and released at a stop.
-	// Default 0 (off). Two costs: a later high-priority job can wait
-	// behind at most this many prefetched ones, and attempts are counted
-	// at reserve, so if the worker is killed (not stopped) its prefetched
-	// jobs lose an attempt they never ran, and with Tries 1 they fail.
-	// Use it with Tries > 1 or RetryUntil. -1 also means off.
+	// With Prefetch the worker reserves jobs held: a job's attempt is
+	// counted as it starts (one more call, for the jobs that start
+	// together), not at reserve, so the jobs of a worker killed while they
+	// waited come back with their attempts unused. That call comes before
+	// each handler: with handlers that take microseconds, prefetch drains
+	// slower than none (about 0.6× on loopback, docs/benchmarks.md); it
+	// pays where Redis is far away and handlers take a while. Default 0
+	// (off). A later high-priority job can wait behind at most this many
+	// prefetched ones. -1 also means off.
 	Prefetch int
 	// Sleep is the longest the worker blocks waiting for a job when its
 	// queues are empty before it checks them again. It is woken at once

@@ -83,6 +83,12 @@ func (w *Worker) grabSlots(n int) int {
 	return got
 }
 
+// holds says whether the worker reserves its jobs held (Engine.reserve):
+// with Prefetch, so that a job that waits for a slot and never starts,
+// its worker killed or stopped, keeps its attempt. Each then starts with
+// one more call (Engine.start), for the jobs that get slots at once.
+func (w *Worker) holds() bool { return w.cfg.Prefetch > 0 }
+
 // running is the number of jobs holding a slot: running or prefetched.
 func (w *Worker) running() int { return cap(w.slots) - len(w.slots) }
 
@@ -119,6 +125,14 @@ func (w *Worker) startJobs(base context.Context, start time.Time) {
 			}
 		}
 		w.runners.do(func() {
+			if res.held() && res.Err == nil {
+				started, ok := w.startHeld(res)
+				if !ok {
+					w.runSlots <- struct{}{}
+					return
+				}
+				res = started
+			}
 			w.process(base, res)
 			w.runSlots <- struct{}{}
 		})
@@ -137,6 +151,72 @@ func (w *Worker) startJobs(base context.Context, start time.Time) {
 		w.slots <- struct{}{}
 		w.wg.Done()
 	}
+}
+
+// startReq asks the starter to start a held job.
+type startReq struct {
+	res  Reservation
+	done chan startReq // gets the request back, answered
+	ok   bool
+	err  error
+}
+
+// starter starts held jobs (Engine.start) in batches: it takes what has
+// queued up while the previous call was out, up to 1,000, as the acker
+// does with acks. It ends when w.starts closes.
+func (w *Worker) starter(ctx context.Context) {
+	batch := make([]*startReq, 0, maxBatch)
+	jobs := make([]Reservation, 0, maxBatch)
+	for req := range w.starts {
+		batch = append(batch[:0], req)
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case r, open := <-w.starts:
+				if !open {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		jobs = jobs[:0]
+		for _, r := range batch {
+			jobs = append(jobs, r.res)
+		}
+		started, ok, err := w.e.start(ctx, jobs)
+		for i, r := range batch {
+			r.res, r.ok, r.err = started[i], ok[i], err
+			r.done <- *r
+		}
+	}
+}
+
+// startHeld starts a held job through the starter, as it gets a run
+// slot, and returns it as started. A job it cannot start (its lease ran
+// out, or Redis is out of reach) is let go, its attempt unused: its
+// lease runs out and it goes back to its queue.
+func (w *Worker) startHeld(res Reservation) (Reservation, bool) {
+	req := &startReq{res: res, done: make(chan startReq, 1)}
+	w.starts <- req
+	got := <-req.done
+	started, ok, err := got.res, got.ok, got.err
+	w.untrack(res.Ref)
+	if ok {
+		w.track(started.Ref, func(error) {}, RunningJob{}) // process tracks it anew
+		return started, true
+	}
+	if err != nil {
+		w.log.Warn("a prefetched job could not start; it goes back to its queue, its attempt unused, when its lease runs out",
+			"queue", res.Queue, "id", res.ID, "err", err)
+	} else {
+		w.log.Warn("a prefetched job's lease ran out before it could start; it went back to its queue, its attempt unused",
+			"queue", res.Queue, "id", res.ID)
+	}
+	w.slots <- struct{}{}
+	w.wg.Done()
+	return res, false
 }
 
 // startable says whether a reserved job may still start.
@@ -235,7 +315,7 @@ func (w *Worker) reserve(ctx context.Context, n int) ([]Reservation, upcoming, e
 	var jobs []Reservation
 	var next upcoming
 	for _, q := range w.queues() {
-		b, err := w.e.broker().Reserve(ctx, q, n-len(jobs), w.cfg.RetryAfter)
+		b, err := w.e.reserve(ctx, q, n-len(jobs), w.cfg.RetryAfter, w.holds())
 		if w.noteReserve(q, err) {
 			continue
 		}

@@ -84,7 +84,7 @@ func (w *Worker) waitOrReserve(ctx, wctx context.Context, n int) idleWait {
 	var ok bool
 	if n > 0 {
 		var b ReserveResult
-		r.rang, b, ok, r.err = w.e.waitReserve(ctx, w.queues(), bellPoll, n, w.cfg.RetryAfter, w.wakeID)
+		r.rang, b, ok, r.err = w.e.waitReserve(ctx, w.queues(), bellPoll, n, w.cfg.RetryAfter, w.holds(), w.wakeID)
 		r.jobs = b.Jobs
 		r.reserved = ok && r.err == nil
 		r.next = b.upcoming()

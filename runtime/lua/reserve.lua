@@ -17,6 +17,12 @@
 --            (0: record nothing)
 -- ARGV[5] -> migrate limit: at most this many delayed and this many
 --            expired jobs move to ready first
+-- ARGV[6] -> "1" to hold the jobs taken (optional): their attempt is not
+--            counted yet, and they are reserved under the token "h" ..
+--            ARGV[3] until start.lua starts them, each as its handler
+--            starts. A held job whose lease runs out, or that is given
+--            back (unreserve.lua), keeps its count: it never started.
+--            The attempts returned are those the jobs will have started.
 --
 -- Returns: {now ms, lease deadline ms, delayed jobs moved, expired jobs
 --           moved, next due ms or -1, next lease deadline ms or -1, µs
@@ -29,7 +35,8 @@
 --           "attempts:exceptions:token" with counts of up to 15 digits)
 --           comes with attempts 0 and, for exceptions, the entry as it
 --           was (a string; 0 when handed back by a retried call): it is
---           reserved like the others, under the state "0:0:<token>", for
+--           reserved like the others, under the state "0:0:<token>"
+--           (the plain token, even when held), for
 --           its worker to fail. Every other job of the call is taken as
 --           usual.
 -- Errors: "WRONGTYPE <key> ..." if a key it touches holds another type
@@ -58,7 +65,11 @@
 
 -- uses: wrong_type, now_ms, migrate_due
 local now, us = nowMs()
+local hold = ARGV[6] == '1'
+-- The token the jobs are stored under: a held job's starts with "h",
+-- which no token (hex digits) does.
 local token = ARGV[3]
+if hold then token = 'h' .. token end
 local keep = tonumber(ARGV[4])
 local bad = wrongType({1, 'list', 2, 'zset', 3, 'hash', 4, 'hash', 5, 'list', 8, 'zset'}) or (keep > 0 and wrongType({7, 'hash'}))
 if bad then return bad end
@@ -67,7 +78,7 @@ if bad then return bad end
 local moved, expired, next_due, next_expiry = migrateDue({1, 8, 2, 4, 5}, tonumber(ARGV[5]), now)
 if expired == nil then return moved end
 
-local prev = keep > 0 and redis.call('HGET', KEYS[7], token)
+local prev = keep > 0 and redis.call('HGET', KEYS[7], ARGV[3])
 if prev then
   local out = {now, tonumber(prev), moved, expired, next_due, next_expiry, us}
   -- Jobs whose lease has run out are not handed back: migrate may move
@@ -83,9 +94,11 @@ if prev then
       local p = payloads[i - s + 1]
       if st and p then
         local a, x, tok = string.match(st, '^(%d+):(%d+):(.*)$')
-        if tok == token then
+        -- A held call's malformed entries are marked under the plain
+        -- token (below).
+        if tok == token or (hold and tok == ARGV[3]) then
           out[#out + 1] = ids[i]
-          out[#out + 1] = tonumber(a)
+          out[#out + 1] = tonumber(a) + ((tok == token and hold) and 1 or 0)
           out[#out + 1] = tonumber(x)
           out[#out + 1] = p
         end
@@ -105,9 +118,11 @@ if not popped then return out end
 
 local dl = string.format('%d', deadline)
 -- The state of a job taken for the first time, the most common case.
-local first = '1:0:' .. token
--- The state of a job whose entry was malformed, until its worker fails it.
-local marked = '0:0:' .. token
+local first = (hold and '0:0:' or '1:0:') .. token
+-- The state of a job whose entry was malformed, until its worker fails it:
+-- under the plain token, held or not, so that its attempts of 0 tell it
+-- from a held job's first.
+local marked = '0:0:' .. ARGV[3]
 local seen = {}
 local taken = 0
 local o = #out
@@ -128,7 +143,11 @@ for s = 1, #popped, 1000 do
         local sa, sx = string.match(st, '^(%d+):(%d+):')
         if sa and #sa <= 15 and #sx <= 15 then
           a, x = tonumber(sa) + 1, tonumber(sx)
-          st = a .. ':' .. x .. ':' .. token
+          if hold then
+            st = sa .. ':' .. x .. ':' .. token
+          else
+            st = a .. ':' .. x .. ':' .. token
+          end
         else
           a, x, st = 0, st, marked
         end
@@ -152,7 +171,7 @@ for s = 1, #popped, 1000 do
 end
 
 if taken > 0 and keep > 0 then
-  redis.call('HSET', KEYS[7], token, dl)
+  redis.call('HSET', KEYS[7], ARGV[3], dl)
   redis.call('PEXPIRE', KEYS[7], keep, 'NX')
 end
 -- Fewer popped than asked for means the list is empty now.

@@ -1,7 +1,9 @@
 #!lua flags=allow-oom
 -- unreserve: give back reserved jobs that never started, as if they had
 -- not been reserved: each goes back to the front of the ready list, in
--- the order given, and its attempt count drops by the one reserve added.
+-- the order given, and its attempt count drops by the one reserve added;
+-- a held job's (token "h...", reserve.lua), which reserve did not count,
+-- stays as it is.
 --
 -- KEYS[1] -> ready list
 -- KEYS[2] -> reserved zset
@@ -37,7 +39,9 @@ for j = 1, #ids do
   if tok and tok == ARGV[2 * j] then
     done[#done + 1] = ids[j]
     sargs[#sargs + 1] = ids[j]
-    sargs[#sargs + 1] = math.max(tonumber(a) - 1, 0) .. ':' .. x .. ':'
+    local back = tonumber(a)
+    if string.sub(tok, 1, 1) ~= 'h' then back = math.max(back - 1, 0) end
+    sargs[#sargs + 1] = back .. ':' .. x .. ':'
     out[j] = 1
   else
     out[j] = 0
