@@ -179,7 +179,8 @@ or more than --max-failed failed jobs, is marked ALERT, and the command
 says so on stderr and exits 1: run it from cron or a health check. Where
 an outbox relay runs, a line shows the outbox's backlog and the age of
 its oldest row, as the relay last saw them; --max-outbox-age alerts on
-it.`,
+it. A line per Redis server shows its memory used against maxmemory and
+its maxmemory-policy; a policy that may evict jobs is an ALERT.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
 		var queues []string
 		maxSize, maxFailed := int64(1000), int64(0)
@@ -200,9 +201,13 @@ it.`,
 			}
 			if len(qs) == 0 {
 				fmt.Fprintln(s.out, "No queues yet: nothing has been dispatched under this prefix.")
+				alerts := s.monitorMemory(ctx)
 				alert, err := s.monitorOutbox(ctx, maxOutboxAge)
-				if err == nil && alert != "" {
-					err = fmt.Errorf("over threshold: %s", alert)
+				if alert != "" {
+					alerts = append(alerts, alert)
+				}
+				if err == nil && len(alerts) > 0 {
+					err = fmt.Errorf("over threshold: %s", strings.Join(alerts, ", "))
 				}
 				return err
 			}
@@ -233,6 +238,7 @@ it.`,
 			if err := tw.Flush(); err != nil {
 				return err
 			}
+			alerts = append(alerts, s.monitorMemory(ctx)...)
 			alert, err := s.monitorOutbox(ctx, maxOutboxAge)
 			if err != nil {
 				return err
@@ -246,6 +252,57 @@ it.`,
 			return nil
 		}
 	},
+}
+
+// monitorMemory prints each server's memory and eviction policy, and
+// returns an alert for each whose policy may evict jobgen's keys.
+func (s *session) monitorMemory(ctx context.Context) []string {
+	var alerts []string
+	for _, m := range s.ins.Memory(ctx) {
+		if m.Err != nil {
+			fmt.Fprintf(s.out, "Redis %s: memory not read: %s\n", m.Addr, oneLine(m.Err))
+			continue
+		}
+		if m.Used < 0 {
+			fmt.Fprintf(s.out, "Redis %s: memory not reported", m.Addr)
+		} else {
+			fmt.Fprintf(s.out, "Redis %s: %s used", m.Addr, bytesText(m.Used))
+		}
+		switch {
+		case m.Used < 0:
+		case m.Max > 0:
+			fmt.Fprintf(s.out, " of maxmemory %s (%d%%)", bytesText(m.Max), m.Used*100/m.Max)
+		default:
+			fmt.Fprint(s.out, ", no maxmemory")
+		}
+		fmt.Fprintf(s.out, ", maxmemory-policy %s.\n", cmpOr(m.Policy, "unknown"))
+		if m.Evicts() {
+			alerts = append(alerts, fmt.Sprintf("Redis %s (maxmemory-policy %s may evict jobs; set noeviction)", m.Addr, m.Policy))
+		}
+	}
+	return alerts
+}
+
+// bytesText writes n bytes in the largest unit that keeps it at 1 or
+// more.
+func bytesText(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // monitorOutbox prints the outbox's backlog, if a relay has reported

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobgen/jobgen/internal/redistest"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -129,15 +131,18 @@ func TestMonitor(t *testing.T) {
 		b.push(t, "mail", greet{"a"}, greet{"b"}, greet{"c"})
 		b.failed(t, "billing", 1)
 
+		out := b.ok(t, "queue:monitor")
 		require.Equal(t, [][]string{
 			{"QUEUE", "SIZE", "FAILED", "STATUS"},
 			{"billing", "0", "1", "OK"},
 			{"mail", "3", "0", "OK"},
-		}, rows(b.ok(t, "queue:monitor")))
+		}, rows(tableOf(out)))
+		// Then a line per server: its memory, and its eviction policy.
+		require.Regexp(t, `(?m)^Redis \S+: (\d+(\.\d)? [KMG]?B used, no maxmemory|memory not reported), maxmemory-policy noeviction\.$`, out)
 		require.Equal(t, [][]string{
 			{"QUEUE", "SIZE", "FAILED", "STATUS"},
 			{"mail", "3", "0", "OK"},
-		}, rows(b.ok(t, "queue:monitor", "mail", "--max", "3")))
+		}, rows(tableOf(b.ok(t, "queue:monitor", "mail", "--max", "3"))))
 
 		code, stdout, stderr := b.run(t, "queue:monitor", "--max", "2", "--max-failed", "0")
 		require.Equal(t, 1, code)
@@ -145,7 +150,7 @@ func TestMonitor(t *testing.T) {
 			{"QUEUE", "SIZE", "FAILED", "STATUS"},
 			{"billing", "0", "1", "ALERT"},
 			{"mail", "3", "0", "ALERT"},
-		}, rows(stdout))
+		}, rows(tableOf(stdout)))
 		require.Equal(t, "app queue:monitor: 2 queues over threshold: billing (1 failed, more than 0), mail (3 jobs, more than 2)",
 			oneLine(t, stderr))
 
@@ -153,6 +158,31 @@ func TestMonitor(t *testing.T) {
 		require.Equal(t, 2, code)
 		oneLine(t, stderr)
 	})
+}
+
+// tableOf returns the lines of out before its first line about a Redis
+// server or the outbox.
+func tableOf(out string) string {
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "Redis ") || strings.HasPrefix(l, "Outbox ") {
+			break
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "\n")
+}
+
+// A Redis whose policy may evict jobs is an alert of queue:monitor, which
+// shows its memory against maxmemory.
+func TestMonitorAlertsOnAnEvictingRedis(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartServer(t, "--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru")
+	b := &testBundle{ctx: context.Background(), url: "redis://" + srv.Addr, prefix: redistest.Prefix(t), env: map[string]string{}}
+	code, stdout, stderr := b.run(t, "queue:monitor", "--allow-eviction")
+	require.Equal(t, 1, code, stderr)
+	require.Regexp(t, `(?m)^Redis \S+: \d+(\.\d)? [KMG]?B used of maxmemory 64\.0 MB \(\d+%\), maxmemory-policy allkeys-lru\.$`, stdout)
+	require.Contains(t, stderr, "maxmemory-policy allkeys-lru may evict jobs; set noeviction")
 }
 
 // --partitions tells the commands which queues the application splits
