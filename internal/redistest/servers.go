@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -104,4 +105,84 @@ func (s *Server) Stop() {
 	}
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
+}
+
+// Restart starts the server again, a killed one included, on the same
+// port and directory, with the same arguments, and waits until it
+// answers.
+func (s *Server) Restart(t testing.TB) {
+	t.Helper()
+	s.Stop()
+	cmd := exec.Command(s.cmd.Path, s.cmd.Args[1:]...)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("redistest: restart redis-server: %v", err)
+	}
+	s.cmd = cmd
+	deadline := time.Now().Add(10 * time.Second)
+	for ping(s.Addr) != nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("redistest: redis-server on %s did not answer after a restart", s.Addr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// StartCluster starts a Redis Cluster of masters masters, each with one
+// replica, on free loopback ports, with a node timeout of nodeTimeout,
+// and waits until every node reports it healthy and every replica has
+// synced. It needs redis-cli.
+func StartCluster(t testing.TB, masters int, nodeTimeout time.Duration) []*Server {
+	t.Helper()
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		t.Skip("redistest: redis-cli is not installed")
+	}
+	nodes := make([]*Server, 2*masters)
+	args := []string{"--cluster", "create"}
+	for i := range nodes {
+		nodes[i] = StartServer(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", strconv.FormatInt(nodeTimeout.Milliseconds(), 10))
+		args = append(args, nodes[i].Addr)
+	}
+	args = append(args, "--cluster-replicas", "1", "--cluster-yes")
+	if out, err := exec.Command("redis-cli", args...).CombinedOutput(); err != nil {
+		t.Fatalf("redistest: redis-cli --cluster create: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, n := range nodes {
+		for !clusterReady(n.Addr) {
+			if time.Now().After(deadline) {
+				t.Fatalf("redistest: cluster node %s did not become ready", n.Addr)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return nodes
+}
+
+// clusterReady reports whether the node at addr sees the cluster as ok
+// and, if it is a replica, has synced with its master.
+func clusterReady(addr string) bool {
+	info, err := exec.Command("redis-cli", "-h", "127.0.0.1", "-p", portOf(addr), "cluster", "info").Output()
+	if err != nil || !containsLine(string(info), "cluster_state:ok") {
+		return false
+	}
+	repl, err := exec.Command("redis-cli", "-h", "127.0.0.1", "-p", portOf(addr), "info", "replication").Output()
+	if err != nil {
+		return false
+	}
+	return containsLine(string(repl), "role:master") || containsLine(string(repl), "master_link_status:up")
+}
+
+func portOf(addr string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return port
+}
+
+func containsLine(s, line string) bool {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) == line {
+			return true
+		}
+	}
+	return false
 }
