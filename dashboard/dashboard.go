@@ -1,6 +1,9 @@
 package dashboard
 
 import (
+	"bytes"
+	"cmp"
+	"context"
 	"crypto/subtle"
 	"embed"
 	"fmt"
@@ -166,8 +169,56 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.mux.ServeHTTP(w, r)
+	if r.Method != http.MethodGet || strings.HasPrefix(r.URL.Path, "/static/") {
+		h.mux.ServeHTTP(w, r)
+		return
+	}
+	h.serveWithin(w, r)
 }
+
+// pageTimeout bounds a page's Redis calls: a Redis that is frozen, not
+// down, gets an error page in about this long, not when the client's
+// own timeouts and retries give up.
+const pageTimeout = 2 * time.Second
+
+// serveWithin serves a page into a buffer, and sends it if it is ready
+// within pageTimeout; otherwise it sends a 504 page that reloads itself,
+// and lets the late page go.
+func (h *handler) serveWithin(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
+	defer cancel()
+	bw := &bufferedWriter{header: http.Header{}}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.mux.ServeHTTP(bw, r.WithContext(ctx))
+	}()
+	select {
+	case <-done:
+		for k, v := range bw.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(cmp.Or(bw.status, http.StatusOK))
+		_, _ = bw.buf.WriteTo(w)
+	case <-ctx.Done():
+		h.fail(w, r, http.StatusGatewayTimeout, fmt.Errorf("the page was not ready within %v: %w", pageTimeout, ctx.Err()))
+	}
+}
+
+// bufferedWriter holds a response until it is complete.
+type bufferedWriter struct {
+	header http.Header
+	status int
+	buf    bytes.Buffer
+}
+
+func (b *bufferedWriter) Header() http.Header { return b.header }
+func (b *bufferedWriter) WriteHeader(status int) {
+	if b.status == 0 {
+		b.status = status
+	}
+}
+func (b *bufferedWriter) Write(p []byte) (int, error) { return b.buf.Write(p) }
 
 // loopbackHosts are the names the dashboard always answers for.
 var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
@@ -196,17 +247,100 @@ func (h *handler) hostAllowed(host string) bool {
 
 // BasicAuth returns an Authorize hook that asks for HTTP basic
 // authentication with user and password, compared in constant time.
+// Wrong guesses slow down, per client address: after 5 within a minute,
+// each further one locks the client out for twice as long as the last,
+// from 1 s up to a minute, and a request while locked out gets 429 with
+// Retry-After, its password unchecked. Behind a proxy every client has
+// the proxy's address.
 func BasicAuth(user, password string) func(http.ResponseWriter, *http.Request) bool {
+	g := &guesses{byClient: map[string]*guessState{}, now: time.Now}
 	return func(w http.ResponseWriter, r *http.Request) bool {
+		client := r.RemoteAddr
+		if host, _, err := net.SplitHostPort(client); err == nil {
+			client = host
+		}
+		if wait := g.lockedFor(client); wait > 0 {
+			w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+			http.Error(w, "too many wrong passwords: try again later", http.StatusTooManyRequests)
+			return false
+		}
 		u, p, ok := r.BasicAuth()
 		if ok && password != "" &&
 			subtle.ConstantTimeCompare([]byte(u), []byte(user)) == 1 &&
 			subtle.ConstantTimeCompare([]byte(p), []byte(password)) == 1 {
+			g.forget(client)
 			return true
+		}
+		if ok {
+			g.wrong(client)
 		}
 		w.Header().Set("WWW-Authenticate", `Basic realm="jobgen dashboard", charset="UTF-8"`)
 		http.Error(w, "authentication required", http.StatusUnauthorized)
 		return false
+	}
+}
+
+// guesses tracks wrong passwords per client.
+type guesses struct {
+	mu       sync.Mutex
+	byClient map[string]*guessState
+	now      func() time.Time
+}
+
+type guessState struct {
+	fails       int       // wrong guesses since first
+	first       time.Time // the first of them
+	lockedUntil time.Time
+	lock        time.Duration // the last lockout
+}
+
+const (
+	freeGuesses = 5
+	guessWindow = time.Minute
+	maxLockout  = time.Minute
+	maxClients  = 10_000
+)
+
+func (g *guesses) lockedFor(client string) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if st := g.byClient[client]; st != nil {
+		return st.lockedUntil.Sub(g.now())
+	}
+	return 0
+}
+
+func (g *guesses) wrong(client string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.now()
+	st := g.byClient[client]
+	if st == nil || (now.Sub(st.first) > guessWindow && now.After(st.lockedUntil)) {
+		if len(g.byClient) >= maxClients {
+			g.prune(now)
+		}
+		st = &guessState{first: now}
+		g.byClient[client] = st
+	}
+	st.fails++
+	if st.fails > freeGuesses {
+		st.lock = min(max(2*st.lock, time.Second), maxLockout)
+		st.lockedUntil = now.Add(st.lock)
+	}
+}
+
+func (g *guesses) forget(client string) {
+	g.mu.Lock()
+	delete(g.byClient, client)
+	g.mu.Unlock()
+}
+
+// prune drops the clients whose window and lockout are over.
+func (g *guesses) prune(now time.Time) {
+	for c, st := range g.byClient {
+		if now.Sub(st.first) > guessWindow && now.After(st.lockedUntil) {
+			delete(g.byClient, c)
+		}
 	}
 }
 
@@ -234,9 +368,16 @@ func seeOther(w http.ResponseWriter, location string) {
 	w.WriteHeader(http.StatusSeeOther)
 }
 
-// fail writes an error page.
+// fail writes an error page. An error of Redis (a 5xx) is logged, and
+// the page says only that Redis failed: its message may name internal
+// addresses.
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, status int, err error) {
-	h.renderStatus(w, r, status, "error", "Error", map[string]any{"Status": status, "Message": err.Error()}, true)
+	msg := err.Error()
+	if status >= 500 {
+		h.opts.Logger.Error("dashboard: a page could not be read from Redis", "path", r.URL.Path, "err", err)
+		msg = "Redis could not be reached, or did not answer in time; the dashboard's log has the details."
+	}
+	h.renderStatus(w, r, status, "error", "Error", map[string]any{"Status": status, "Message": msg}, true)
 }
 
 func (h *handler) failf(w http.ResponseWriter, r *http.Request, status int, format string, args ...any) {

@@ -299,7 +299,7 @@ func TestQueuePages(t *testing.T) {
 		ids = append(ids, id)
 	}
 	_, body, _ := b.get(t, "queues/notes?state=ready&page=3")
-	require.Equal(t, 20, strings.Count(body, `<td class="name">test.Note</td>`))
+	require.Equal(t, 20, strings.Count(body, `<td class="name" title="test.Note">test.Note</td>`))
 	require.Contains(t, body, "page 3 of 3")
 	require.Contains(t, body, ids[100])
 	require.NotContains(t, body, ids[99])

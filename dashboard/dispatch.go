@@ -31,8 +31,8 @@ func formFields(t reflect.Type) []field {
 	var out []field
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
-			continue
+		if !f.IsExported() || f.Tag.Get("msgpack") == "-" {
+			continue // msgpack:"-": never encoded, so never sent
 		}
 		in := "json"
 		switch f.Type.Kind() {

@@ -123,15 +123,15 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		"Outbox":    outbox,
 		"HasOutbox": hasOutbox,
 		"OutboxAt":  max(now.Sub(outbox.At), 0),
-		"Queues":  rows,
-		"Total":   total,
-		"Wait":    wait,
-		"Waiting": waiting,
-		"Workers": len(workers),
-		"Busy":    busy,
-		"Slots":   slots,
-		"Hour":    newSeries(counts, "", 60, 1, now, "last hour"),
-		"Day":     newSeries(counts, "", 96, 15, now, "last day"),
+		"Queues":    rows,
+		"Total":     total,
+		"Wait":      wait,
+		"Waiting":   waiting,
+		"Workers":   len(workers),
+		"Busy":      busy,
+		"Slots":     slots,
+		"Hour":      newSeries(counts, "", 60, 1, now, "last hour"),
+		"Day":       newSeries(counts, "", 96, 15, now, "last day"),
 	}, false)
 }
 
@@ -160,10 +160,14 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 	}
 	size := h.opts.PageSize
 	page := pageOf(r)
-	jobs, total, err := h.ins.ListJobs(ctx, q, state, (page-1)*size, size)
-	if err != nil {
-		h.fail(w, r, http.StatusBadGateway, err)
-		return
+	var jobs []runtime.QueuedJob
+	var total int64
+	var err error
+	if !isLive(r) { // a live refresh swaps the numbers, not the list
+		if jobs, total, err = h.ins.ListJobs(ctx, q, state, (page-1)*size, size); err != nil {
+			h.fail(w, r, http.StatusBadGateway, err)
+			return
+		}
 	}
 	sizes, err := h.ins.Sizes(ctx, q)
 	if err != nil {
@@ -213,6 +217,9 @@ func (h *handler) markWorkers(ctx context.Context, views []jobView) {
 }
 
 func (h *handler) confirmClear(w http.ResponseWriter, r *http.Request) {
+	if h.readOnly(w, r) {
+		return
+	}
 	q := r.PathValue("queue")
 	if err := runtime.ValidateQueueName(q); err != nil {
 		h.fail(w, r, http.StatusBadRequest, err)
@@ -232,6 +239,9 @@ func (h *handler) confirmClear(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) confirmFlush(w http.ResponseWriter, r *http.Request) {
+	if h.readOnly(w, r) {
+		return
+	}
 	q := r.URL.Query().Get("queue")
 	if err := runtime.ValidateQueueName(q); err != nil {
 		h.fail(w, r, http.StatusBadRequest, err)
@@ -294,7 +304,7 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 		}
 		counts[fq] = n
 		total += n
-		if n == 0 {
+		if n == 0 || (isLive(r) && !filtered) { // a live refresh swaps the count, not the list
 			continue
 		}
 		jobs, err := h.ins.Failed().List(ctx, fq, 0, want)
@@ -317,6 +327,9 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 	slices.SortStableFunc(all, func(a, b failedView) int { return b.FailedAt.Compare(a.FailedAt) })
 	if filtered {
 		total = int64(len(all))
+	}
+	if !isLive(r) && pastLastPage(w, r, size, total) {
+		return
 	}
 	lo := min((page-1)*size, len(all))
 	hi := min(lo+size, len(all))
@@ -387,7 +400,7 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, "job", "Job "+id, map[string]any{"Job": v, "Found": true, "Ref": jobRef(v.Queue, v.ID)}, false)
 		return
 	}
-	h.render(w, r, "job", "Job "+id, map[string]any{"Found": false, "ID": id}, false)
+	h.renderStatus(w, r, http.StatusNotFound, "job", "Job "+id, map[string]any{"Found": false, "ID": id}, true)
 }
 
 // search finds jobs by name, tag and queue among the first jobs of each
@@ -561,4 +574,14 @@ func (h *handler) openBatches(ctx context.Context) ([]batchRow, error) {
 	}
 	slices.SortFunc(rows, func(a, b batchRow) int { return b.CreatedAt.Compare(a.CreatedAt) })
 	return rows, nil
+}
+
+// readOnly writes a 403 page for an action's confirmation page when the
+// dashboard is read-only, and reports whether it did.
+func (h *handler) readOnly(w http.ResponseWriter, r *http.Request) bool {
+	if !h.opts.ReadOnly {
+		return false
+	}
+	h.failf(w, r, http.StatusForbidden, "the dashboard is read-only: nothing can be changed from it")
+	return true
 }

@@ -2,6 +2,8 @@ package dashboard
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -49,6 +51,8 @@ type view struct {
 	Dispatch bool // the dispatch form is on
 	Schedule bool // Options.Schedule is set
 	Refresh  int  // ms; 0 for none
+	Retry    int  // s: an error page reloads itself after it; 0 for none
+	Live     bool // a live refresh (live.js): lists that are not live are left out
 	Now      time.Time
 	Data     any
 }
@@ -61,9 +65,12 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, name, title str
 
 // renderStatus is render with another status than 200.
 func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status int, name, title string, data any, still bool) {
-	v := view{Title: title, Page: name, Base: base(r), App: h.opts.Title, Banner: h.opts.Banner, ReadOnly: h.opts.ReadOnly, Dispatch: h.opts.Router != nil && !h.opts.ReadOnly, Schedule: h.opts.Schedule != nil, Now: time.Now(), Data: data}
+	v := view{Title: title, Page: name, Base: base(r), App: h.opts.Title, Banner: h.opts.Banner, ReadOnly: h.opts.ReadOnly, Dispatch: h.opts.Router != nil && !h.opts.ReadOnly, Schedule: h.opts.Schedule != nil, Now: time.Now(), Data: data, Live: isLive(r)}
 	if h.opts.Refresh > 0 && !still {
 		v.Refresh = int(h.opts.Refresh.Milliseconds())
+	}
+	if status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout {
+		v.Retry = 5
 	}
 	var buf bytes.Buffer
 	if err := h.pages[name].ExecuteTemplate(&buf, "layout.html", v); err != nil {
@@ -72,9 +79,26 @@ func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status in
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	if v.Live && status == http.StatusOK {
+		// A refresh that finds the page as it was costs a few hundred
+		// bytes: live.js sends the ETag of the last one it had.
+		sum := sha256.Sum256(buf.Bytes())
+		etag := `"` + hex.EncodeToString(sum[:12]) + `"`
+		w.Header().Set("ETag", etag)
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+	}
 	w.WriteHeader(status)
 	_, _ = buf.WriteTo(w)
 }
+
+// liveHeader marks the requests of live.js's refreshes.
+const liveHeader = "X-Dashboard-Live"
+
+// isLive reports whether r is a live refresh.
+func isLive(r *http.Request) bool { return r.Header.Get(liveHeader) == "1" }
 
 // ago says how long before now t was, shortly: "3s", "4m", "2h", "5d".
 func ago(t time.Time) string {
@@ -175,4 +199,17 @@ func pageOf(r *http.Request) int {
 		return 1
 	}
 	return n
+}
+
+// pastLastPage redirects a request for a page past the last one (of
+// total items, size a page) to the last, and reports whether it did.
+func pastLastPage(w http.ResponseWriter, r *http.Request, size int, total int64) bool {
+	pages := int((total + int64(size) - 1) / int64(size))
+	if pageOf(r) <= max(pages, 1) {
+		return false
+	}
+	q := r.URL.Query()
+	q.Set("page", strconv.Itoa(max(pages, 1)))
+	seeOther(w, "?"+q.Encode())
+	return true
 }

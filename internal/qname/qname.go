@@ -32,6 +32,8 @@ func Validate(name string) error {
 		return errors.New("queue name is empty")
 	case len(name) > MaxLen:
 		return fmt.Errorf("queue name %.20q... is longer than %d bytes", name, MaxLen)
+	case name == "." || name == "..":
+		return fmt.Errorf("queue name %q is a path's dot segment, which no link can name", name)
 	}
 	if i := strings.IndexAny(name, "{}"); i >= 0 {
 		return fmt.Errorf("queue name %q contains %q, which would break its cluster hash tag", name, name[i:i+1])

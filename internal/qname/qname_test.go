@@ -24,6 +24,9 @@ func TestValidate(t *testing.T) {
 		{"a}b", `queue name "a}b" contains "}", which would break its cluster hash tag`},
 		{"a#b", `queue name "a#b" contains "#", which is kept for the names of partitions (queue#1)`},
 		{"emails#2", `queue name "emails#2" contains "#"`},
+		{"..", `queue name ".." is a path's dot segment, which no link can name`},
+		{".", `queue name "." is a path's dot segment`},
+		{"...", ""},
 	}
 	for _, c := range cases {
 		err := qname.Validate(c.name)

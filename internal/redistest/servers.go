@@ -186,3 +186,7 @@ func containsLine(s, line string) bool {
 	}
 	return false
 }
+
+// Signal sends sig to the server's process: SIGSTOP freezes it, SIGCONT
+// lets it go on.
+func (s *Server) Signal(sig os.Signal) error { return s.cmd.Process.Signal(sig) }
