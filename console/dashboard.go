@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -45,7 +46,14 @@ Ctrl-C or SIGTERM stops it.`,
 		fs.add("host", "")
 		fs.meta["host"] = "NAME[,NAME]"
 		fs.boolVar(&insecure, "insecure", false, "listen beyond loopback with no password, and say so on every page")
+		var tlsCert, tlsKey string
+		fs.stringVar(&tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM; with --tls-key)", "")
+		fs.stringVar(&tlsKey, "tls-key", "", "the certificate's private key (PEM)", "")
+		fs.meta["tls-cert"], fs.meta["tls-key"] = "FILE", "FILE"
 		return func(ctx context.Context, s *session) error {
+			if (tlsCert == "") != (tlsKey == "") {
+				return usagef("--tls-cert and --tls-key go together")
+			}
 			opts := dashboard.Options{ReadOnly: readOnly, Router: c.Router, Schedule: c.Schedule, Logger: c.logger(), Hosts: hosts}
 			pw := c.getenv(DashboardPasswordEnv)
 			if pw != "" {
@@ -70,8 +78,19 @@ Ctrl-C or SIGTERM stops it.`,
 				defer cancel()
 				_ = srv.Shutdown(shut)
 			}()
-			fmt.Fprintf(s.errOut, "Dashboard of prefix %s on http://%s/ (Ctrl-C stops it)\n", s.engine.Config().Prefix, ln.Addr())
-			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			scheme := "http"
+			serve := func() error { return srv.Serve(ln) }
+			if tlsCert != "" {
+				// Load the pair now, so that a bad one fails at once.
+				if _, err := tls.LoadX509KeyPair(tlsCert, tlsKey); err != nil {
+					_ = ln.Close()
+					return fmt.Errorf("--tls-cert %s, --tls-key %s: %w", tlsCert, tlsKey, err)
+				}
+				scheme = "https"
+				serve = func() error { return srv.ServeTLS(ln, tlsCert, tlsKey) }
+			}
+			fmt.Fprintf(s.errOut, "Dashboard of prefix %s on %s://%s/ (Ctrl-C stops it)\n", s.engine.Config().Prefix, scheme, ln.Addr())
+			if err := serve(); err != nil && !errors.Is(err, http.ErrServerClosed) {
 				return err
 			}
 			return nil
