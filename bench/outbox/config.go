@@ -46,7 +46,7 @@ type Config struct {
 	Rounds int
 	// Producers is how many goroutines insert at once. Default 8.
 	Producers int
-	// InsertFor is how long each insert measurement runs. Default 5s.
+	// InsertFor is how long each insert measurement runs. Default 3s.
 	InsertFor time.Duration
 	// Many is the number of jobs per transaction in the many-jobs insert
 	// and in the drain phase's backlog. Default 100.
@@ -97,7 +97,7 @@ func (c *Config) setDefaults() {
 	}
 	c.Rounds = cmp.Or(c.Rounds, 2)
 	c.Producers = cmp.Or(c.Producers, 8)
-	c.InsertFor = cmp.Or(c.InsertFor, 5*time.Second)
+	c.InsertFor = cmp.Or(c.InsertFor, 3*time.Second)
 	c.Many = cmp.Or(c.Many, 100)
 	c.Rate = cmp.Or(c.Rate, 500)
 	c.LatencyFor = cmp.Or(c.LatencyFor, 10*time.Second)

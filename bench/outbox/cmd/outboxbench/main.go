@@ -33,7 +33,7 @@ func run() error {
 	flag.StringVar(&systems, "systems", strings.Join(outboxbench.AllSystems, ","), "systems to run, comma-separated: river runs once per -river-cooldowns")
 	flag.StringVar(&phases, "phases", strings.Join(outboxbench.AllPhases, ","), "phases to run, comma-separated")
 	flag.IntVar(&cfg.Producers, "producers", 8, "producer goroutines")
-	flag.DurationVar(&cfg.InsertFor, "insert-for", 5*time.Second, "length of each insert measurement")
+	flag.DurationVar(&cfg.InsertFor, "insert-for", 3*time.Second, "length of each insert measurement")
 	flag.IntVar(&cfg.Many, "many", 100, "jobs a transaction in the many-jobs insert and the drain's backlog")
 	flag.IntVar(&cfg.Rate, "rate", 500, "jobs a second in the latency phase, one a transaction")
 	flag.DurationVar(&cfg.LatencyFor, "latency-for", 10*time.Second, "length of the latency phase")
