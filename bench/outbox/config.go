@@ -40,9 +40,10 @@ type Config struct {
 	Systems []string
 	// Phases are the phases to run. Default AllPhases.
 	Phases []string
-	// Rounds is how many times the insert and drain phases run, the
-	// systems' order reversed each round; each figure is its system's
-	// best round. The latency phase runs once. Default 2.
+	// Rounds is how many times each phase runs, the systems' order
+	// reversed each round. An insert or drain figure is its system's
+	// best round; the latency phase splits LatencyFor between the rounds
+	// and pools their jobs. Default 2.
 	Rounds int
 	// Producers is how many goroutines insert at once. Default 8.
 	Producers int
@@ -54,10 +55,11 @@ type Config struct {
 	// Rate is the latency phase's jobs per second, one per transaction.
 	// Default 500.
 	Rate int
-	// LatencyFor is how long the latency phase inserts. Default 10s.
+	// LatencyFor is how long the latency phase inserts for each system,
+	// over all rounds. Default 10s.
 	LatencyFor time.Duration
-	// Warmup is how long consumers run idle before the latency phase
-	// inserts its first job. Default 1s.
+	// Warmup is how long consumers run idle before each round of the
+	// latency phase inserts its first job. Default 1s.
 	Warmup time.Duration
 	// Backlog is how many jobs the drain phase inserts before it starts
 	// the consumers. Default 50,000.

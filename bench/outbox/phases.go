@@ -41,24 +41,22 @@ func insertRate(ctx context.Context, cfg Config, s system, per int) (float64, er
 	return float64(total.Load()) / time.Since(t0).Seconds(), err
 }
 
-// latencyResult is what the latency phase measured.
+// latencyResult is what one round of the latency phase measured.
 type latencyResult struct {
-	jobs          int
-	rate          float64 // jobs committed per second, as run
-	p50, p90, p99 time.Duration
-	max           time.Duration
-	anomalies     string
-	trace         *Trace // jobgen's
+	lat       []time.Duration // each job's, sorted
+	rate      float64         // jobs committed per second, as run
+	anomalies string
+	trace     *Trace // jobgen's
 }
 
 // latency starts the consumers, lets them idle for Warmup, then commits
-// Rate jobs a second, one per transaction, for LatencyFor, and measures
-// from just before each Commit to the start of the job's handler.
-func latency(ctx context.Context, cfg Config, s system) (latencyResult, error) {
+// Rate jobs a second, one per transaction, for d, and measures from just
+// before each Commit to the start of the job's handler.
+func latency(ctx context.Context, cfg Config, s system, d time.Duration) (latencyResult, error) {
 	if err := s.reset(ctx); err != nil {
 		return latencyResult{}, err
 	}
-	n := max(1, int(float64(cfg.Rate)*cfg.LatencyFor.Seconds()))
+	n := max(1, int(float64(cfg.Rate)*d.Seconds()))
 	tr := newTracker(n)
 	jg, _ := s.(*jobgenSystem)
 	if jg != nil {
@@ -97,12 +95,7 @@ func latency(ctx context.Context, cfg Config, s system) (latencyResult, error) {
 		trace = jg.tracer.stop().summary(tr)
 	}
 	err = errors.Join(err, s.stop(ctx))
-	lat := tr.latencies()
-	return latencyResult{
-		jobs: len(lat), rate: rate,
-		p50: quantile(lat, 0.50), p90: quantile(lat, 0.90), p99: quantile(lat, 0.99), max: quantile(lat, 1),
-		anomalies: tr.anomalies(), trace: trace,
-	}, err
+	return latencyResult{lat: tr.latencies(), rate: rate, anomalies: tr.anomalies(), trace: trace}, err
 }
 
 // drainResult is what the drain phase measured.

@@ -81,9 +81,11 @@ func WriteTable(w io.Writer, cfg Config, results []Result) error {
 		b.WriteString(" | |\n")
 	}
 
-	fmt.Fprintf(&b, "\nSettings: %d producers; %d bytes of filler a job; inserts for %v; latency at %d jobs/s, one a transaction, for %v after %v idle; "+
-		"backlog of %d in transactions of %d, its table analyzed before the drain; best of %d rounds for inserts and drains.\n",
-		cfg.Producers, cfg.Pad, cfg.InsertFor, cfg.Rate, cfg.LatencyFor, cfg.Warmup, cfg.Backlog, cfg.Many, cfg.Rounds)
+	fmt.Fprintf(&b, "\nSettings: %d rounds, the systems' order reversed each round; %d producers; %d bytes of filler a job. "+
+		"Inserts: %v each, the best round. Latency: %d jobs/s, one a transaction, for %v a system split between the rounds, "+
+		"each round after %v idle, every round's jobs pooled. Drain: a backlog of %d in transactions of %d, "+
+		"its table analyzed before the consumers start, the best round.\n",
+		cfg.Rounds, cfg.Producers, cfg.Pad, cfg.InsertFor, cfg.Rate, cfg.LatencyFor, cfg.Warmup, cfg.Backlog, cfg.Many)
 	for _, r := range results {
 		fmt.Fprintf(&b, "- %s: %s\n", r.System, r.Settings)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -18,12 +19,12 @@ type Result struct {
 	// InsertOne and InsertMany are the jobs committed per second with
 	// one job per transaction and with Config.Many.
 	InsertOne, InsertMany float64
-	// LatencyJobs is how many jobs the latency phase timed, and
-	// LatencyRate the jobs per second it committed.
+	// LatencyJobs is how many jobs the latency phase timed, over its
+	// rounds, and LatencyRate the jobs per second it committed.
 	LatencyJobs int
 	LatencyRate float64
 	// P50, P90, P99 and Max are quantiles of the time from just before a
-	// job's Commit to its handler's start.
+	// job's Commit to its handler's start, over every round's jobs.
 	P50, P90, P99, Max time.Duration
 	// BacklogRate is the jobs per second the drain phase inserted its
 	// backlog at, in transactions of Config.Many.
@@ -39,8 +40,8 @@ type Result struct {
 	// (Config.ProbeFreshTable).
 	DrainFresh, DrainFreshIndexed time.Duration
 	// LatencyTrace is where jobgen's relay spent its time in the latency
-	// phase, and RelayTrace where it did while it drained the backlog
-	// alone, in the fastest round.
+	// phase, over its rounds, and RelayTrace where it did while it
+	// drained the backlog alone, in the fastest round.
 	LatencyTrace, RelayTrace *Trace
 	// Notes lists what went wrong: errors, and duplicate starts.
 	Notes []string
@@ -48,8 +49,8 @@ type Result struct {
 
 // Run measures jobgen and River, one River per Config.RiverCooldowns,
 // phase by phase: each phase runs every system, one after another, so
-// that they are measured minutes apart at most, and the insert and drain
-// phases run Config.Rounds times, the order reversed each round. It returns what each
+// that they are measured minutes apart at most, Config.Rounds times, the
+// order reversed each round. It returns what each
 // system measured, and the errors of the phases that failed.
 func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	cfg.setDefaults()
@@ -120,16 +121,26 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		}
 	}
 	if cfg.runs(PhaseLatency) {
-		for i, s := range systems {
-			r := &results[i]
-			l, err := latency(ctx, cfg, s)
-			fail(i, PhaseLatency, err)
-			note(i, PhaseLatency, l.anomalies)
-			r.LatencyJobs, r.LatencyRate = l.jobs, l.rate
-			r.P50, r.P90, r.P99, r.Max = l.p50, l.p90, l.p99, l.max
-			r.LatencyTrace = l.trace
-			logf("         %-22s latency: %d jobs at %.0f/s: p50 %v p90 %v p99 %v max %v",
-				s.name(), l.jobs, l.rate, ms(l.p50), ms(l.p90), ms(l.p99), ms(l.max))
+		pooled := make([][]time.Duration, len(systems))
+		each := cfg.LatencyFor / time.Duration(cfg.Rounds)
+		for round := range cfg.Rounds {
+			for _, i := range order(len(systems), round) {
+				s, r := systems[i], &results[i]
+				l, err := latency(ctx, cfg, s, each)
+				fail(i, PhaseLatency, err)
+				note(i, PhaseLatency, l.anomalies)
+				pooled[i] = append(pooled[i], l.lat...)
+				r.LatencyRate += l.rate / float64(cfg.Rounds)
+				r.LatencyTrace = r.LatencyTrace.merge(l.trace)
+				logf("round %d  %-22s latency: %d jobs at %.0f/s: p50 %v p90 %v p99 %v max %v", round+1,
+					s.name(), len(l.lat), l.rate, ms(quantile(l.lat, 0.5)), ms(quantile(l.lat, 0.9)), ms(quantile(l.lat, 0.99)), ms(quantile(l.lat, 1)))
+			}
+		}
+		for i := range systems {
+			r, lat := &results[i], pooled[i]
+			slices.Sort(lat)
+			r.LatencyJobs = len(lat)
+			r.P50, r.P90, r.P99, r.Max = quantile(lat, 0.5), quantile(lat, 0.9), quantile(lat, 0.99), quantile(lat, 1)
 		}
 	}
 	if cfg.runs(PhaseDrain) {

@@ -30,14 +30,14 @@ func redisURL(t *testing.T) string {
 	return "redis://" + a
 }
 
-// TestSmoke runs every system through every phase with 200 jobs, so the
-// benchmark keeps building and running. It checks that each phase ran,
+// TestSmoke runs every system through every phase, in two rounds, with
+// 200 jobs, so the benchmark keeps building and running. It checks that each phase ran,
 // lost no job and ran none twice; it asserts no figures.
 func TestSmoke(t *testing.T) {
 	cfg := Config{
 		PostgresURL:     pgtest.URL(t),
 		RedisURL:        redisURL(t),
-		Rounds:          1,
+		Rounds:          2,
 		Producers:       2,
 		InsertFor:       200 * time.Millisecond,
 		Many:            20,

@@ -31,6 +31,57 @@ type Trace struct {
 	// then to the end of the push that carried the job to Redis, and from
 	// then to the handler's start.
 	CommitToWake, WakeToPushed, PushedToStart time.Duration
+
+	// Each job's three parts, sorted, to pool rounds.
+	toWake, toPushed, toStart []time.Duration
+}
+
+// merge returns t and u pooled: the calls of both, and the medians of
+// both rounds' jobs. Either may be nil.
+func (t *Trace) merge(u *Trace) *Trace {
+	switch {
+	case t == nil:
+		return u
+	case u == nil:
+		return t
+	}
+	m := &Trace{Passes: t.Passes + u.Passes}
+	sums := map[string]*opSum{}
+	var names []string
+	for _, o := range append(slices.Clone(t.Ops), u.Ops...) {
+		s := sums[o.Name]
+		if s == nil {
+			s = &opSum{}
+			sums[o.Name] = s
+			names = append(names, o.Name)
+		}
+		s.n += o.Calls
+		s.total += time.Duration(o.Calls) * o.Mean
+	}
+	for _, name := range names {
+		s := sums[name]
+		m.Ops = append(m.Ops, OpStat{Name: name, Calls: s.n, Mean: s.total / time.Duration(s.n)})
+	}
+	sortOps(m.Ops)
+	m.setSplit(append(slices.Clone(t.toWake), u.toWake...), append(slices.Clone(t.toPushed), u.toPushed...),
+		append(slices.Clone(t.toStart), u.toStart...))
+	return m
+}
+
+// setSplit sets the medians of each job's three parts.
+func (t *Trace) setSplit(toWake, toPushed, toStart []time.Duration) {
+	for _, xs := range [][]time.Duration{toWake, toPushed, toStart} {
+		slices.Sort(xs)
+	}
+	t.toWake, t.toPushed, t.toStart = toWake, toPushed, toStart
+	t.CommitToWake, t.WakeToPushed, t.PushedToStart = quantile(toWake, 0.5), quantile(toPushed, 0.5), quantile(toStart, 0.5)
+}
+
+// sortOps sorts ops by the time they took, most first.
+func sortOps(ops []OpStat) {
+	sort.Slice(ops, func(i, j int) bool {
+		return time.Duration(ops[i].Calls)*ops[i].Mean > time.Duration(ops[j].Calls)*ops[j].Mean
+	})
 }
 
 // OpStat is one kind of statement or command.
@@ -225,9 +276,7 @@ func (l *traceLog) summary(tr *tracker) *Trace {
 			t.Passes = s.n
 		}
 	}
-	sort.Slice(t.Ops, func(i, j int) bool {
-		return time.Duration(t.Ops[i].Calls)*t.Ops[i].Mean > time.Duration(t.Ops[j].Calls)*t.Ops[j].Mean
-	})
+	sortOps(t.Ops)
 	if tr == nil {
 		return t
 	}
@@ -249,10 +298,7 @@ func (l *traceLog) summary(tr *tracker) *Trace {
 		}
 		toWake, toPush, toStart = append(toWake, w-c), append(toPush, p-w), append(toStart, s-p)
 	}
-	for _, xs := range [][]time.Duration{toWake, toPush, toStart} {
-		slices.Sort(xs)
-	}
-	t.CommitToWake, t.WakeToPushed, t.PushedToStart = quantile(toWake, 0.5), quantile(toPush, 0.5), quantile(toStart, 0.5)
+	t.setSplit(toWake, toPush, toStart)
 	return t
 }
 
