@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs the comparison of jobgen's transactional outbox with River: every
+# phase, both systems, one PostgreSQL, one Redis, one process. Arguments
+# go to outboxbench (see docs/benchmarks.md, or `bench/outbox/run.sh -h`).
+#
+# Unless -postgres is given, it starts a PostgreSQL of its own
+# (scripts/postgres: Debian's postgresql package, a free loopback port,
+# fsync off); unless -redis is given, a redis-server of its own on a free
+# loopback port, nothing saved to disk. It stops both at the end. It
+# installs nothing.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+have_pg="" have_redis=""
+for a in "$@"; do
+  case "$a" in
+    -postgres|--postgres|-postgres=*|--postgres=*) have_pg=1 ;;
+    -redis|--redis|-redis=*|--redis=*) have_redis=1 ;;
+  esac
+done
+
+work=$(mktemp -d)
+# Not under $work: the server runs as the postgres user, who may not
+# enter a directory of mktemp's.
+pgdir="${TMPDIR:-/tmp}/outboxbench-pg-$$"
+# Stops what this script started: PostgreSQL (scripts/postgres stop
+# deletes its directory), then Redis, waiting for it to exit, since it
+# writes its log into $work while it shuts down.
+cleanup() {
+  [ -z "$have_pg" ] && ../../scripts/postgres stop "$pgdir" || true
+  [ -z "$have_redis" ] && ../../scripts/cluster stop "$work" || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+go build -o "$work/outboxbench" ./cmd/outboxbench
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
+    || shuf -i 20000-60000 -n 1
+}
+
+if [ -z "$have_pg" ]; then
+  url=$(../../scripts/postgres start "$pgdir")
+  echo "bench/outbox/run.sh: PostgreSQL $(ls -d /usr/lib/postgresql/*/ 2>/dev/null | sort -V | tail -1 | xargs basename) on $url" >&2
+  set -- -postgres "$url" "$@"
+fi
+
+if [ -z "$have_redis" ]; then
+  if ! command -v redis-server >/dev/null 2>&1; then
+    echo "bench/outbox/run.sh: redis-server is not installed; install it (Debian/Ubuntu: apt-get install redis-server) or pass -redis redis://host:port/N" >&2
+    exit 1
+  fi
+  port=$(free_port)
+  mkdir "$work/server"
+  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work/server" \
+    --logfile "$work/server/redis.log" --daemonize yes --pidfile "$work/server/redis.pid"
+  for _ in $(seq 100); do
+    redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break
+    sleep 0.05
+  done
+  redis-cli -p "$port" ping | grep -q PONG || { echo "bench/outbox/run.sh: redis-server did not start on port $port" >&2; cat "$work/server/redis.log" >&2; exit 1; }
+  echo "bench/outbox/run.sh: redis-server $(redis-server --version | grep -o 'v=[0-9.]*') on 127.0.0.1:$port" >&2
+  set -- -redis "redis://127.0.0.1:$port/0" "$@"
+fi
+
+"$work/outboxbench" "$@"
