@@ -29,6 +29,11 @@ CREATE TABLE IF NOT EXISTS {{table}} (
     error         text
 );
 
+-- The relays' claim reads the rows waiting, oldest first: without this
+-- index, on a table PostgreSQL has not analyzed yet, each claim would read
+-- and sort the whole backlog.
+CREATE INDEX IF NOT EXISTS {{name}}_claim ON {{table}} (connection, seq) WHERE error IS NULL;
+
 -- A relay waits on LISTEN {{channel}}; every transaction that inserts
 -- rows wakes it once, as it commits.
 CREATE OR REPLACE FUNCTION {{table}}_notify() RETURNS trigger

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -100,6 +101,8 @@ type Relay struct {
 	table   string
 	engines map[string]*Engine
 	claim   string // the claim statement
+	del     string // the delete statement
+	clock   offsetClock
 	stats   relayStats
 
 	// Crash points, for tests: an error from one ends RelayOnce there, as
@@ -131,12 +134,45 @@ func NewRelay(e *Engine, cfg RelayConfig) (*Relay, error) {
 	for name := range r.engines {
 		names = append(names, quoteLiteral(name))
 	}
+	// The claim also ends the transaction should the relay stall with it
+	// open (set_config, local to the transaction): 2 × Lease idle.
+	idle := strconv.FormatInt(2*cfg.Lease.Milliseconds(), 10)
 	r.claim = "SELECT seq, id, kind, connection, queue, name, " +
 		"GREATEST(0, delay_ms - FLOOR(EXTRACT(EPOCH FROM (clock_timestamp() - created_at)) * 1000))::bigint, " +
-		"unique_key, unique_for_ms, payload FROM " + r.table +
+		"unique_key, unique_for_ms, payload, " +
+		"(SELECT set_config('idle_in_transaction_session_timeout', '" + idle + "', true)) FROM " + r.table +
 		" WHERE error IS NULL AND connection IN (" + strings.Join(names, ",") + ")" +
 		" ORDER BY seq LIMIT " + strconv.Itoa(cfg.Batch) + " FOR UPDATE SKIP LOCKED"
+	r.del = "DELETE FROM " + r.table + " WHERE seq = ANY($1::text::bigint[])"
 	return r, nil
+}
+
+// offsetClock reads the Redis clock through a local one: it reads TIME
+// again every 10 s, and in between adds the time passed on the local
+// monotonic clock. A claim's deadline counts from it; an error of a few
+// µs over 10 s is far inside the grace a released mark keeps.
+type offsetClock struct {
+	mu    sync.Mutex
+	base  time.Time // Redis time at read
+	local time.Time // local time at read, with its monotonic reading
+}
+
+const offsetClockEvery = 10 * time.Second
+
+func (c *offsetClock) now(ctx context.Context, rdb redis.UniversalClient) (time.Time, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.local.IsZero() || time.Since(c.local) > offsetClockEvery {
+		sent := time.Now()
+		t, err := rdb.Time(ctx).Result()
+		if err != nil {
+			return time.Time{}, err
+		}
+		// The reply was made between sent and now: take the earliest
+		// reading, so that a deadline is never later than it should be.
+		c.base, c.local = t, sent
+	}
+	return c.base.Add(time.Since(c.local)), nil
 }
 
 // quoteLiteral quotes s as an SQL string literal.
@@ -244,7 +280,7 @@ type relayMark struct{ queue, mark string }
 // RelayOnce claims up to cfg.Batch committed rows, pushes their jobs,
 // deletes the rows, and returns how many rows it claimed.
 func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
-	t0, err := r.e.rdb.Time(ctx).Result()
+	t0, err := r.clock.now(ctx, r.e.rdb)
 	if err != nil {
 		return 0, fmt.Errorf("outbox relay: read the Redis clock: %w", err)
 	}
@@ -254,10 +290,6 @@ func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("outbox relay: begin: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }()
-	idle := strconv.FormatInt(2*r.cfg.Lease.Milliseconds(), 10)
-	if _, err := tx.ExecContext(ctx, "SET LOCAL idle_in_transaction_session_timeout = "+idle); err != nil {
-		return 0, fmt.Errorf("outbox relay: %w", err)
-	}
 	rows, err := r.claimRows(ctx, tx)
 	if err != nil || len(rows) == 0 {
 		return 0, err
@@ -300,8 +332,9 @@ func (r *Relay) claimRows(ctx context.Context, tx *sql.Tx) ([]*relayRow, error) 
 	var rows []*relayRow
 	for rs.Next() {
 		row := &relayRow{}
+		var set sql.NullString
 		if err := rs.Scan(&row.seq, &row.id, &row.kind, &row.connection, &row.queue, &row.name,
-			&row.delay, &row.uniqueKey, &row.uniqueFor, &row.payload); err != nil {
+			&row.delay, &row.uniqueKey, &row.uniqueFor, &row.payload, &set); err != nil {
 			return nil, fmt.Errorf("outbox relay: claim: %w", err)
 		}
 		rows = append(rows, row)
@@ -528,7 +561,9 @@ func (r *Relay) settle(ctx context.Context, tx *sql.Tx, rows []*relayRow) error 
 		}
 	}
 	if len(done) > 0 {
-		if _, err := tx.ExecContext(ctx, "DELETE FROM "+r.table+" WHERE seq IN ("+strings.Join(done, ",")+")"); err != nil {
+		// One statement text whatever the rows, so that drivers that
+		// prepare statements prepare it once.
+		if _, err := tx.ExecContext(ctx, r.del, "{"+strings.Join(done, ",")+"}"); err != nil {
 			return fmt.Errorf("outbox relay: delete: %w", err)
 		}
 	}
