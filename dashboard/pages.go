@@ -457,7 +457,14 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	slices.SortStableFunc(found, func(a, b jobView) int { return cmp.Compare(a.Queue, b.Queue) })
-	data["Jobs"] = found
+	size := h.opts.PageSize
+	if pastLastPage(w, r, size, int64(len(found))) {
+		return
+	}
+	lo := min((pageOf(r)-1)*size, len(found))
+	data["Jobs"] = found[lo:min(lo+size, len(found))]
+	data["Found"] = len(found)
+	data["Pager"] = newPager(r, size, int64(len(found)))
 	data["Searched"] = true
 	h.render(w, r, "search", "Search", data, true)
 }
@@ -475,12 +482,21 @@ type batchRow struct {
 func (h *handler) findBatch(w http.ResponseWriter, r *http.Request) {
 	id := strings.TrimSpace(r.URL.Query().Get("id"))
 	if id == "" {
-		rows, err := h.openBatches(r.Context())
+		total, err := h.ins.Batches().Count(r.Context())
 		if err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
 		}
-		h.render(w, r, "batch", "Batches", map[string]any{"Ask": true, "Batches": rows, "Scan": batchScan, "List": batchList}, false)
+		if pastLastPage(w, r, batchList, total) {
+			return
+		}
+		rows, err := h.openBatches(r.Context(), pageOf(r))
+		if err != nil {
+			h.fail(w, r, http.StatusBadGateway, err)
+			return
+		}
+		h.render(w, r, "batch", "Batches", map[string]any{"Ask": true, "Batches": rows, "Scan": batchScan, "List": batchList,
+			"Pager": newPager(r, batchList, total), "First": pageOf(r) == 1}, false)
 		return
 	}
 	seeOther(w, base(r)+"batches/"+url.PathEscape(id))
@@ -515,21 +531,23 @@ func percent(part, whole int) int {
 	return part * 100 / whole
 }
 
-// batchList is how many of the newest batches the batches page lists.
+// batchList is how many batches a page of the batches page lists.
 const batchList = 100
 
-// openBatches returns the newest batches (BatchStore.List), and the
-// batches that jobs near the head of each queue, or among its newest
-// failed jobs, belong to: those older than the list that still have work
-// waiting or failed.
-func (h *handler) openBatches(ctx context.Context) ([]batchRow, error) {
-	queues, err := h.ins.Queues(ctx)
+// openBatches returns a page of the batches, newest first, from their
+// index (BatchStore.List), and on the first page also the batches that
+// jobs near the head of each queue, or among its newest failed jobs,
+// belong to: those older than the index keeps that still have work.
+func (h *handler) openBatches(ctx context.Context, page int) ([]batchRow, error) {
+	newest, err := h.ins.Batches().List(ctx, (page-1)*batchList, batchList)
 	if err != nil {
 		return nil, err
 	}
-	newest, err := h.ins.Batches().List(ctx, 0, batchList)
-	if err != nil {
-		return nil, err
+	queues := []string(nil)
+	if page == 1 {
+		if queues, err = h.ins.Queues(ctx); err != nil {
+			return nil, err
+		}
 	}
 	seen := map[string]bool{}
 	var ids []string

@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -185,4 +186,41 @@ func TestWrongPasswordsSlowDown(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond)
 	status, _ = try("pw")
 	require.Equal(t, http.StatusOK, status)
+}
+
+// Search results and batches come a page at a time; every batch can be
+// reached from the list.
+func TestSearchAndBatchesArePaged(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Options{PageSize: 10})
+	for i := range 25 {
+		_, err := runtime.Dispatch(b.ctx, note{Text: fmt.Sprint(i), tags: []string{"paged"}})
+		require.NoError(t, err)
+	}
+	_, body, _ := b.get(t, "search?tag=paged")
+	require.Equal(t, 10, strings.Count(body, `<td class="name" title="test.Note">`))
+	require.Contains(t, body, "page 1 of 3")
+	_, body, _ = b.get(t, "search?tag=paged&page=3")
+	require.Equal(t, 5, strings.Count(body, `<td class="name" title="test.Note">`))
+	status, _, hdr := b.get(t, "search?tag=paged&page=9")
+	require.Equal(t, http.StatusSeeOther, status)
+	require.Equal(t, "?page=3&tag=paged", hdr.Get("Location"))
+
+	var ids []string
+	for range 230 {
+		id, err := runtime.NewBatch(note{Text: "b"}).Dispatch(b.ctx)
+		require.NoError(t, err)
+		ids = append(ids, id)
+	}
+	seen := map[string]bool{}
+	for page := 1; page <= 3; page++ {
+		_, body, _ := b.get(t, fmt.Sprintf("batches?page=%d", page))
+		require.Contains(t, body, fmt.Sprintf("page %d of 3", page))
+		for _, id := range ids {
+			if strings.Contains(body, id) {
+				seen[id] = true
+			}
+		}
+	}
+	require.Len(t, seen, len(ids), "every batch is on a page")
 }

@@ -105,6 +105,17 @@ func (s *BatchStore) List(ctx context.Context, offset, limit int) ([]BatchStatus
 	return out, nil
 }
 
+// Count returns how many batches the list holds: those dispatched within
+// StateRetention, counting those whose records expired since List last
+// met them.
+func (s *BatchStore) Count(ctx context.Context) (int64, error) {
+	n, err := s.e.rdb.ZCard(ctx, s.e.keys.Batches()).Result()
+	if err != nil {
+		return 0, fmt.Errorf("count batches: %w", err)
+	}
+	return n, nil
+}
+
 // Cancel cancels batch id: its jobs that have not run are skipped. Jobs
 // running now finish.
 func (s *BatchStore) Cancel(ctx context.Context, id string) error {

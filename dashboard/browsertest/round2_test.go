@@ -140,3 +140,31 @@ func TestRedisDownBannerInABrowser(t *testing.T) {
 	require.Less(t, shown, 3*time.Second)
 	require.Less(t, cleared, 3*time.Second)
 }
+
+// On a phone, each failed job's Retry and Forget buttons are on the
+// screen.
+func TestFailedButtonsOnAPhone(t *testing.T) {
+	ctx := startBrowser(t)
+	a := startApp(t)
+	for i := range 3 {
+		_, err := runtime.Dispatch(a.ctx, charge{Invoice: "INV-" + strings.Repeat("9", 40) + string(rune('a'+i)), Cents: 100})
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool {
+		s, err := runtime.NewInspector(a.engine).Sizes(a.ctx, "billing")
+		return err == nil && s.Failed == 3
+	}, 20*time.Second, 50*time.Millisecond)
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Navigate(a.url+"failed")))
+	until(t, ctx, `document.querySelectorAll(".row-actions button").length === 6`)
+	off, err := chromedp.Run(ctx, chromedp.Evaluate[int](`(function () {
+		var n = 0, bs = document.querySelectorAll(".row-actions button");
+		for (var i = 0; i < bs.length; i++) {
+			var r = bs[i].getBoundingClientRect();
+			if (r.left < 0 || r.right > window.innerWidth) { n++; }
+		}
+		return n;
+	})()`))
+	require.NoError(t, err)
+	require.Zero(t, off, "buttons past the screen's edge")
+	laidOut(t, ctx)
+}
