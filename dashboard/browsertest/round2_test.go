@@ -168,3 +168,65 @@ func TestFailedButtonsOnAPhone(t *testing.T) {
 	require.Zero(t, off, "buttons past the screen's edge")
 	laidOut(t, ctx)
 }
+
+// A name with an unclosed U+202E stays in its box and does not reverse
+// the text beside it; a 200-character queue name is cut short, and the
+// overview stays inside the window.
+func TestHostileNamesStayInTheirBoxes(t *testing.T) {
+	ctx := startBrowser(t)
+	bg := context.Background()
+	e, err := runtime.Open(bg, "redis://"+redistest.Addr(t)+"/0", runtime.EngineConfig{Prefix: redistest.Prefix(t)})
+	require.NoError(t, err)
+	defer e.Close()
+	long := strings.Repeat("q", 200)
+	_, err = runtime.NewPendingDispatch(note{Text: "long"}).OnQueue(long).Dispatch(runtime.WithDispatcher(bg, e))
+	require.NoError(t, err)
+	err = e.Push(bg, &runtime.Envelope{Name: "evil\u202Egnp.exe", Queue: "bidi", Body: []byte{0x80}})
+	require.NoError(t, err)
+	url := serveDashboard(t, e, -1)
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(url)))
+	until(t, ctx, `document.body.textContent.includes("qqqq")`)
+	laidOut(t, ctx)
+	width, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`document.querySelector('td[title^="qqqq"]').getBoundingClientRect().width`))
+	require.NoError(t, err)
+	require.Less(t, width, 400.0, "the long name is cut")
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url+"queues/bidi")))
+	until(t, ctx, `document.querySelector("td.name") !== null`)
+	bidi, err := chromedp.Run(ctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector("td.name")).unicodeBidi`))
+	require.NoError(t, err)
+	require.Equal(t, "isolate", bidi)
+	// The job's ID, in the next cell, reads left to right: its first
+	// character is left of its last.
+	ltr, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(function () {
+		var a = document.querySelector("td.mono a"), r = document.createRange();
+		r.setStart(a.firstChild, 0); r.setEnd(a.firstChild, 1);
+		var first = r.getBoundingClientRect().left;
+		r.setStart(a.firstChild, a.textContent.length - 1); r.setEnd(a.firstChild, a.textContent.length);
+		return first < r.getBoundingClientRect().left;
+	})()`))
+	require.NoError(t, err)
+	require.True(t, ltr, "the ID beside the name reads left to right")
+
+	// On the job's page its name and its ID share the heading.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(url+"jobs/"+idText(t, ctx)+"?queue=bidi")))
+	until(t, ctx, `document.querySelector("h1 span.mono") !== null`)
+	ltr, err = chromedp.Run(ctx, chromedp.Evaluate[bool](`(function () {
+		var d = document.querySelector("h1 span.mono"), r = document.createRange();
+		r.setStart(d.firstChild, 0); r.setEnd(d.firstChild, 1);
+		var first = r.getBoundingClientRect().left;
+		r.setStart(d.firstChild, d.textContent.length - 1); r.setEnd(d.firstChild, d.textContent.length);
+		return first < r.getBoundingClientRect().left;
+	})()`))
+	require.NoError(t, err)
+	require.True(t, ltr, "the job's ID beside its name reads left to right")
+}
+
+// idText returns the text of the first job link on the page.
+func idText(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	id, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("td.mono a").textContent`))
+	require.NoError(t, err)
+	return id
+}
