@@ -75,7 +75,8 @@
 // longer than retry_after may finish a job that another worker has
 // taken again (its delete or release then finds nothing, and says so).
 // There is no per-job state beside the payload, so no unique locks,
-// batches, chains or encrypted jobs across the bridge; Dispatcher
-// refuses them. Times are whole seconds. docs/laravel.md has the
+// batches or encrypted jobs across the bridge, and Dispatcher refuses
+// them and chains of its own; a chain Laravel dispatched continues on Go
+// workers (above). Times are whole seconds. docs/laravel.md has the
 // conformance table and every difference.
 package laravel

@@ -5,8 +5,9 @@
 //
 //	# the app's queue connection (config/queue.php, config/database.php)
 //	export LARAVEL_QUEUE_URL='laravel+redis://127.0.0.1:6379/0?prefix=laravel_database_&cache_prefix=laravel_database_laravel_cache:&retry_after=90'
-//	# where jobs that fail for good are kept (jobgen's failed store)
-//	export JOBGEN_REDIS_URL=redis://127.0.0.1:6379/1
+//	# where jobs that fail for good are kept (jobgen's failed store): not
+//	# database 1, Laravel's cache, which `php artisan cache:clear` flushes
+//	export JOBGEN_REDIS_URL=redis://127.0.0.1:6379/2
 //
 //	go run ./examples/laravel work                 # run the app's SendWelcomeEmail jobs
 //	go run ./examples/laravel dispatch 7 ada@example.com
