@@ -152,16 +152,22 @@ func (w *Worker) settle(r *Reserved, err error) bool {
 	return err == nil
 }
 
-// fail moves the job to the failed store, with its payload as popped,
-// deletes it from the Laravel queue, then runs its failed hook.
+// fail moves the job to the app's failed_jobs table (FailedJobs) or
+// the failed store, with its payload as popped, deletes it from the
+// Laravel queue, then runs its failed hook.
 func (w *Worker) fail(ctx context.Context, r *Reserved, mp *mapping, cause error) {
 	name := "laravel job"
 	if r.Payload.DisplayName != "" {
 		name = r.Payload.DisplayName
 	}
-	env, err := requeueEnvelope(w.cfg.FailedQueue, r, name)
-	if err == nil {
-		_, err = w.cfg.Failed.Record(ctx, env, cause, int(r.Payload.Attempts))
+	var err error
+	if w.cfg.FailedJobs != nil {
+		err = w.cfg.FailedJobs.Record(ctx, r, cause)
+	} else {
+		var env *runtime.Envelope
+		if env, err = requeueEnvelope(w.cfg.FailedQueue, r, name); err == nil {
+			_, err = w.cfg.Failed.Record(ctx, env, cause, int(r.Payload.Attempts))
+		}
 	}
 	if err != nil {
 		// Not deleted: the job comes back after retry_after.

@@ -49,10 +49,13 @@ type WorkerConfig struct {
 	// times it found one first (Worker.Unmapped), and looks again after
 	// at most UnmappedPoll.
 	FailUnmapped bool
-	// Failed is where jobs that fail for good are kept, with their
-	// payloads, to list and retry (queue:failed, queue:retry). Required:
-	// Laravel's failed_jobs table is in the app's database, which the Go
-	// side leaves alone.
+	// FailedJobs, if set, is the application's failed_jobs table: jobs
+	// that fail for good on the Go side are written there, where php
+	// artisan queue:failed lists them and queue:retry puts them back.
+	FailedJobs *FailedJobs
+	// Failed is where jobs that fail for good are kept otherwise, with
+	// their payloads, to list and retry (jobgen's queue:failed,
+	// queue:retry). One of Failed and FailedJobs is required.
 	Failed *runtime.FailedStore
 	// FailedQueue is the queue of the failed store that failures are kept
 	// under; default "laravel". Retry pushes them back there, where a
@@ -82,6 +85,11 @@ func (c *WorkerConfig) setDefaults() {
 	if c.FailedQueue == "" {
 		c.FailedQueue = "laravel"
 	}
+	if c.FailedJobs != nil {
+		f := *c.FailedJobs
+		f.setDefaults()
+		c.FailedJobs = &f
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -93,8 +101,13 @@ func (c WorkerConfig) validate() error {
 		return fmt.Errorf("%w: laravel.WorkerConfig.Concurrency (%d) must be at least 1", runtime.ErrInvalid, c.Concurrency)
 	case c.Grace < 0:
 		return fmt.Errorf("%w: laravel.WorkerConfig.Grace (%v) must not be negative", runtime.ErrInvalid, c.Grace)
-	case c.Failed == nil:
-		return fmt.Errorf("%w: laravel.WorkerConfig.Failed is required: jobs that fail for good go to a jobgen failed store (runtime.NewInspector(engine).Failed())", runtime.ErrInvalid)
+	case c.Failed == nil && c.FailedJobs == nil:
+		return fmt.Errorf("%w: laravel.WorkerConfig.Failed or FailedJobs is required: jobs that fail for good go to the app's failed_jobs table (laravel.FailedJobs) or a jobgen failed store (runtime.NewInspector(engine).Failed())", runtime.ErrInvalid)
+	}
+	if c.FailedJobs != nil {
+		if err := c.FailedJobs.validate(); err != nil {
+			return err
+		}
 	}
 	for _, name := range c.Queues {
 		if name == "" {
