@@ -89,7 +89,7 @@ func TestSchedulePageListsEntries(t *testing.T) {
 	require.Contains(t, body, `id="entry-0-last-cell" data-live`, "runs refresh live")
 
 	ping := row(t, body, 0)
-	require.Contains(t, ping, ">ping ")
+	require.Contains(t, ping, "><bdi>ping</bdi> ")
 	require.Contains(t, ping, `<td class="mono" data-label="Spec">* * * * *</td>`)
 	require.Contains(t, ping, `href="./queues/notes">notes</a>`)
 	require.Contains(t, ping, `id="entry-0-next">in `)
