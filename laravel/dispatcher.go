@@ -16,10 +16,10 @@ import (
 //
 // What Laravel's payload cannot carry is refused with runtime.ErrInvalid
 // rather than dropped: chains (WithChain), unique jobs (UniqueFor),
-// encrypted jobs (Laravel encrypts with the app's key, which the Go side
-// does not hold) and sub-second precision (delays, backoffs, timeouts
-// and retry-until are rounded up to whole seconds, as Laravel counts
-// them).
+// encrypted jobs of a class not mapped with MapEncrypted under the app's
+// key (Mapper.UseEncrypter), and sub-second precision (delays, backoffs,
+// timeouts and retry-until are rounded up to whole seconds, as Laravel
+// counts them).
 type Dispatcher struct {
 	q *Queue
 	m *Mapper
@@ -47,8 +47,8 @@ func (d *Dispatcher) Dispatch(ctx context.Context, p *runtime.PendingDispatch) (
 		return "", fmt.Errorf("%w: job %s: a chain cannot be dispatched to Laravel (its payload chains PHP objects); dispatch the jobs one by one", runtime.ErrInvalid, job.JobName())
 	case opts.UniqueFor > 0:
 		return "", fmt.Errorf("%w: job %s: unique jobs are not supported on a Laravel connection (Laravel keeps unique locks in the app's cache)", runtime.ErrInvalid, job.JobName())
-	case opts.Encrypted:
-		return "", fmt.Errorf("%w: job %s: encrypted jobs are not supported on a Laravel connection (Laravel seals them with the app's APP_KEY)", runtime.ErrInvalid, job.JobName())
+	case opts.Encrypted && !mp.sealed:
+		return "", fmt.Errorf("%w: job %s is encrypted, and its class %s is not mapped with laravel.MapEncrypted (Laravel seals ShouldBeEncrypted jobs with the app's APP_KEY: Mapper.UseEncrypter)", runtime.ErrInvalid, job.JobName(), mp.class)
 	}
 	queue, delay := p.Queue(), p.DelayDuration()
 	payload, uuid, err := mp.newPayload(job, opts, queue, delay, time.Now())

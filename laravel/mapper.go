@@ -28,6 +28,39 @@ type Mapper struct {
 	byClass map[string]*mapping // PHP class, or "Class@method" of a string job
 	byType  map[reflect.Type]*mapping
 	errs    []error
+	enc     *Encrypter // the app's keys, for ShouldBeEncrypted jobs
+}
+
+// UseEncrypter gives the mapper the app's keys (NewEncrypter), so that it
+// opens the data.command of ShouldBeEncrypted jobs that PHP dispatched,
+// and seals that of the classes mapped with MapEncrypted. Call it before
+// the mapper is used.
+func (m *Mapper) UseEncrypter(e *Encrypter) {
+	m.mu.Lock()
+	m.enc = e
+	m.mu.Unlock()
+}
+
+// command returns p's data.command as a serialized job, opened if it is
+// sealed, as CallQueuedHandler does: a command that is not an object
+// ("O:...") is taken for sealed.
+func (m *Mapper) command(p Payload) (CommandData, bool, error) {
+	cmd, ok := p.Command()
+	if !ok || strings.HasPrefix(cmd.Command, "O:") {
+		return cmd, ok, nil
+	}
+	m.mu.RLock()
+	enc := m.enc
+	m.mu.RUnlock()
+	if enc == nil {
+		return cmd, true, fmt.Errorf("%w: data.command of %s is sealed (ShouldBeEncrypted), and the mapper has no key: call Mapper.UseEncrypter with the app's APP_KEY", ErrUnmappable, cmd.CommandName)
+	}
+	plain, err := enc.openCommand(cmd.Command)
+	if err != nil {
+		return cmd, true, err
+	}
+	cmd.Command = plain
+	return cmd, true, nil
 }
 
 // NewMapper returns an empty mapper.
@@ -41,6 +74,9 @@ type mapping struct {
 	name  string // the Go job's wire name, as the router knows it
 	typ   reflect.Type
 	str   bool // a string job: data is JSON, no serialize()
+	// sealed: the PHP class is ShouldBeEncrypted; a Go dispatch seals
+	// data.command.
+	sealed bool
 	// body decodes the PHP side into the Go job's runtime.Encode body.
 	body func(p Payload) ([]byte, error)
 	// data encodes a Go job as Payload.Data.
@@ -65,8 +101,11 @@ func Map[T any](m *Mapper, class, name string) {
 		return
 	}
 	mp.body = func(p Payload) ([]byte, error) {
-		cmd, ok := p.Command()
-		if !ok {
+		cmd, ok, err := m.command(p)
+		switch {
+		case err != nil:
+			return nil, err
+		case !ok:
 			return nil, fmt.Errorf("%w: %s: payload has no data.command", ErrUnmappable, class)
 		}
 		job, err := DecodeCommand[T](cmd.Command, class)
@@ -80,9 +119,34 @@ func Map[T any](m *Mapper, class, name string) {
 		if err != nil {
 			return nil, err
 		}
-		return phpJSON(CommandData{CommandName: class, Command: string(cmd)})
+		command := string(cmd)
+		if mp.sealed {
+			m.mu.RLock()
+			enc := m.enc
+			m.mu.RUnlock()
+			if enc == nil {
+				return nil, fmt.Errorf("%w: laravel: %s is mapped with MapEncrypted, and the mapper has no key: call Mapper.UseEncrypter with the app's APP_KEY", runtime.ErrInvalid, class)
+			}
+			if command, err = enc.sealCommand(cmd); err != nil {
+				return nil, err
+			}
+		}
+		return phpJSON(CommandData{CommandName: class, Command: command})
 	}
 	m.add(mp)
+}
+
+// MapEncrypted is Map for a PHP class that implements ShouldBeEncrypted:
+// a Go dispatch of T seals its data.command with the app's key
+// (UseEncrypter), as Laravel does, so that PHP's worker opens it. (Sealed
+// commands that PHP dispatched open whatever the mapping.)
+func MapEncrypted[T any](m *Mapper, class, name string) {
+	Map[T](m, class, name)
+	m.mu.Lock()
+	if mp := m.byClass[class]; mp != nil && mp.typ == reflect.TypeFor[T]() {
+		mp.sealed = true
+	}
+	m.mu.Unlock()
 }
 
 // MapString maps a string job, "Class@method" as Laravel's

@@ -76,7 +76,7 @@ func (w *Worker) prepare(settle context.Context, r *Reserved) (*job, bool) {
 		w.fail(settle, r, mp, fmt.Errorf("%w: %w", runtime.ErrDecode, err))
 		return nil, false
 	}
-	if cmd, ok := p.Command(); ok {
+	if cmd, ok, _ := w.m.command(p); ok {
 		if j.ch, err = w.m.chainOf(cmd.Command); err != nil {
 			w.fail(settle, r, mp, fmt.Errorf("%w: %w", runtime.ErrDecode, err))
 			return nil, false

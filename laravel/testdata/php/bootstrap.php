@@ -66,6 +66,15 @@ $cache = new Repository(new RedisStore($redis, 'laravel_cache', 'default'));
 $container->instance('cache.store', $cache);
 $container->instance(Illuminate\Contracts\Cache\Repository::class, $cache);
 
+// APP_KEY, if set, binds the app's encrypter, with which Laravel seals
+// ShouldBeEncrypted jobs (Queue::createObjectPayload) and opens them
+// (CallQueuedHandler).
+$appKey = env_or('APP_KEY', '');
+if ($appKey !== '') {
+    $raw = str_starts_with($appKey, 'base64:') ? base64_decode(substr($appKey, 7)) : $appKey;
+    $container->instance(Illuminate\Contracts\Encryption\Encrypter::class, new Illuminate\Encryption\Encrypter($raw, 'AES-256-CBC'));
+}
+
 $queue = new Queue($container);
 $blockFor = env_or('BLOCK_FOR', null);
 $queue->addConnection([

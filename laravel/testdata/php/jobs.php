@@ -5,6 +5,7 @@
 namespace App\Jobs;
 
 use Illuminate\Bus\Queueable;
+use Illuminate\Contracts\Queue\ShouldBeEncrypted;
 use Illuminate\Contracts\Queue\ShouldQueue;
 use Illuminate\Queue\InteractsWithQueue;
 use Illuminate\Queue\SerializesModels;
@@ -36,6 +37,21 @@ class ResizeAvatar implements ShouldQueue
     public function handle()
     {
         \report('ran', 'ResizeAvatar', (string) $this->userId, implode(',', $this->sizes), var_export($this->quality, true), (string) $this->attempts());
+    }
+}
+
+// SendSecret is sealed with the app's key on the queue (ShouldBeEncrypted).
+class SendSecret implements ShouldQueue, ShouldBeEncrypted
+{
+    use InteractsWithQueue, Queueable, SerializesModels;
+
+    public function __construct(public int $userId = 0, public string $secret = '')
+    {
+    }
+
+    public function handle()
+    {
+        \report('ran', 'SendSecret', (string) $this->userId, $this->secret, (string) $this->attempts());
     }
 }
 
