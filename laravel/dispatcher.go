@@ -14,9 +14,12 @@ import (
 // runtime.Dispatcher: set it with runtime.SetConnection("laravel", d)
 // for jobs annotated connection=laravel, or runtime.SetDefaultDispatcher.
 //
+// A unique job (runtime.UniqueJob with UniqueFor) takes its lock in the
+// app's cache store as Laravel's dispatch does (unique.go), and a held
+// one is refused with a *runtime.DuplicateError.
+//
 // What Laravel's payload cannot carry is refused with runtime.ErrInvalid
-// rather than dropped: chains (WithChain), unique jobs (UniqueFor),
-// encrypted jobs of a class not mapped with MapEncrypted under the app's
+// rather than dropped: chains (WithChain), encrypted jobs of a class not mapped with MapEncrypted under the app's
 // key (Mapper.UseEncrypter), and sub-second precision (delays, backoffs,
 // timeouts and retry-until are rounded up to whole seconds, as Laravel
 // counts them).
@@ -45,13 +48,15 @@ func (d *Dispatcher) Dispatch(ctx context.Context, p *runtime.PendingDispatch) (
 		return "", fmt.Errorf("%w: job %s (%T) is mapped to no Laravel class: annotate it //job:laravel=App\\Jobs\\X, or laravel.Map it", runtime.ErrInvalid, job.JobName(), job)
 	case len(p.Chain()) > 0:
 		return "", fmt.Errorf("%w: job %s: a chain cannot be dispatched to Laravel (its payload chains PHP objects); dispatch the jobs one by one", runtime.ErrInvalid, job.JobName())
-	case opts.UniqueFor > 0:
-		return "", fmt.Errorf("%w: job %s: unique jobs are not supported on a Laravel connection (Laravel keeps unique locks in the app's cache)", runtime.ErrInvalid, job.JobName())
 	case opts.Encrypted && !mp.sealed:
 		return "", fmt.Errorf("%w: job %s is encrypted, and its class %s is not mapped with laravel.MapEncrypted (Laravel seals ShouldBeEncrypted jobs with the app's APP_KEY: Mapper.UseEncrypter)", runtime.ErrInvalid, job.JobName(), mp.class)
 	}
 	queue, delay := p.Queue(), p.DelayDuration()
 	payload, uuid, err := mp.newPayload(job, opts, queue, delay, time.Now())
+	if err != nil {
+		return "", err
+	}
+	undo, err := d.q.lockUnique(ctx, mp.class, job.JobName(), job) // unique.go
 	if err != nil {
 		return "", err
 	}
@@ -61,6 +66,7 @@ func (d *Dispatcher) Dispatch(ctx context.Context, p *runtime.PendingDispatch) (
 		err = d.q.Push(ctx, queue, payload)
 	}
 	if err != nil {
+		undo()
 		return "", err
 	}
 	return uuid, nil

@@ -74,9 +74,10 @@
 // itself: there is no fencing token, and a worker cut off from Redis
 // longer than retry_after may finish a job that another worker has
 // taken again (its delete or release then finds nothing, and says so).
-// There is no per-job state beside the payload, so no unique locks or
-// batches across the bridge, and Dispatcher refuses them and chains of
-// its own; a chain Laravel dispatched continues on Go workers (above).
+// There is no per-job state beside the payload, so no batches across the
+// bridge, and Dispatcher refuses chains of its own; a chain Laravel
+// dispatched continues on Go workers (above). Unique jobs take and free
+// their locks in the app's Redis cache store, as Laravel does (unique.go).
 // Encrypted (ShouldBeEncrypted) jobs cross both ways with the app's key
 // (NewEncrypter, Mapper.UseEncrypter, MapEncrypted). Times are whole seconds. docs/laravel.md has the
 // conformance table and every difference.

@@ -77,6 +77,9 @@ type mapping struct {
 	// sealed: the PHP class is ShouldBeEncrypted; a Go dispatch seals
 	// data.command.
 	sealed bool
+	// decode decodes a body that body returned into a T (for its unique
+	// lock).
+	decode func(body []byte) (any, error)
 	// body decodes the PHP side into the Go job's runtime.Encode body.
 	body func(p Payload) ([]byte, error)
 	// data encodes a Go job as Payload.Data.
@@ -114,6 +117,7 @@ func Map[T any](m *Mapper, class, name string) {
 		}
 		return runtime.Encode(job)
 	}
+	mp.decode = func(body []byte) (any, error) { return runtime.Decode[T](body) }
 	mp.data = func(job any, queue string, delay time.Duration) (json.RawMessage, error) {
 		cmd, err := EncodeCommand(job, class, queue, delay)
 		if err != nil {

@@ -56,6 +56,7 @@ var notInPayload = map[string]string{
 	"Connection": "chose this dispatcher (runtime.SetConnection)",
 	"Delay":      "the delay of the push (Queue.Later), which the command's delay property holds too",
 	"Tags":       "dropped: labels for monitoring, which Laravel's payload has no place for",
+	"UniqueFor":  "the lifetime of the unique lock the Dispatcher takes in the app's cache store, as Laravel's dispatch does (unique.go), outside the payload",
 }
 
 // TestEveryOtherOptionIsRefusedOrAccountedFor: each option that the

@@ -66,6 +66,7 @@ func (w *Worker) complete(settle context.Context, j *job, took time.Duration) {
 		}
 	}
 	if w.settle(r, w.q.Delete(settle, r)) {
+		w.releaseUnique(settle, j)
 		w.emit(runtime.JobProcessed, r, j.mp.name, func(e *runtime.Event) { e.Duration = took })
 	}
 }
@@ -183,6 +184,7 @@ func (w *Worker) fail(ctx context.Context, r *Reserved, mp *mapping, cause error
 	w.emit(runtime.JobFailed, r, mapped, func(e *runtime.Event) { e.Err = cause })
 	if mp != nil {
 		if body, err := mp.body(r.Payload); err == nil {
+			w.releaseUnique(ctx, &job{r: r, mp: mp, body: body}) // as Laravel's failed() does
 			w.r.RunFailed(ctx, &runtime.Envelope{ID: r.Payload.UUID, Name: mp.name, Queue: r.Queue, Body: body}, cause)
 		}
 	}

@@ -6,6 +6,7 @@ namespace App\Jobs;
 
 use Illuminate\Bus\Queueable;
 use Illuminate\Contracts\Queue\ShouldBeEncrypted;
+use Illuminate\Contracts\Queue\ShouldBeUnique;
 use Illuminate\Contracts\Queue\ShouldQueue;
 use Illuminate\Queue\InteractsWithQueue;
 use Illuminate\Queue\SerializesModels;
@@ -52,6 +53,29 @@ class SendSecret implements ShouldQueue, ShouldBeEncrypted
     public function handle()
     {
         \report('ran', 'SendSecret', (string) $this->userId, $this->secret, (string) $this->attempts());
+    }
+}
+
+// UniqueReport holds a lock in the cache store from its dispatch until it
+// has run (ShouldBeUnique).
+class UniqueReport implements ShouldQueue, ShouldBeUnique
+{
+    use InteractsWithQueue, Queueable, SerializesModels;
+
+    public $uniqueFor = 60;
+
+    public function __construct(public int $reportId = 0)
+    {
+    }
+
+    public function uniqueId()
+    {
+        return (string) $this->reportId;
+    }
+
+    public function handle()
+    {
+        \report('ran', 'UniqueReport', (string) $this->reportId, (string) $this->attempts());
     }
 }
 
