@@ -43,6 +43,7 @@ var verbs = []*verb{
 	schedulePauseVerb, scheduleResumeVerb,
 	dashboardVerb,
 	outboxMigrateVerb, relayVerb,
+	laravelDoctorVerb,
 }
 
 func lookup(name string) *verb {

@@ -1,0 +1,85 @@
+package console_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/internal/redistest"
+)
+
+// writeEnv writes a Laravel .env with lines, and returns its path.
+func writeEnv(t *testing.T, lines ...string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), ".env")
+	require.NoError(t, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	return p
+}
+
+func TestLaravelDoctor(t *testing.T) {
+	t.Parallel()
+	addr := redistest.Addr(t)
+	host, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	b := setup(t, redistest.Backends(t)[0])
+	// Queues of the app, in database 9 (the doctor's own here), under the
+	// prefix APP_NAME="Shop Front" gives.
+	rdb := redis.NewClient(&redis.Options{Addr: addr, DB: 9})
+	defer rdb.Close()
+	ctx := context.Background()
+	tag := strings.ReplaceAll(b.prefix, "-", "_")
+	right := "shop_front_" + tag + "_database_"
+	require.NoError(t, rdb.RPush(ctx, right+"queues:emails", "{}").Err())
+	require.NoError(t, rdb.ZAdd(ctx, right+"queues:emails:delayed", redis.Z{Score: 1, Member: "{}"}).Err())
+	t.Cleanup(func() { rdb.Del(context.Background(), right+"queues:emails", right+"queues:emails:delayed") })
+	base := []string{
+		`APP_NAME="Shop Front ` + tag + `"`, "APP_KEY=base64:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+		"QUEUE_CONNECTION=redis", "REDIS_HOST=" + host, "REDIS_PORT=" + port, "REDIS_DB=9",
+	}
+	doctor := func(env string, extra ...string) (int, string, string) {
+		b.env = map[string]string{}
+		return b.runRaw(t, append([]string{"laravel:doctor", "--env", env}, extra...)...)
+	}
+
+	// Laravel's defaults: the cache on file, so queue:restart does not
+	// reach Go; the failed store in the cache's database.
+	code, out, stderr := doctor(writeEnv(t, base...), "--redis", "redis://"+addr+"/1")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, out, "OK   Redis at "+addr+" answers; the queues are in database 9")
+	require.Contains(t, out, fmt.Sprintf("OK   queues under the prefix %q: emails", right))
+	require.Contains(t, out, `WARN CACHE_DRIVER is "file": queue:restart and maxExceptions live in the cache store`)
+	require.NotContains(t, out, "cache:clear flushes it", "the cache is on file: nothing flushes database 1")
+	require.Contains(t, out, "OK   the bridge's URL: laravel+redis://"+addr+"/9?prefix="+right+"&retry_after=90")
+
+	// The cache on Redis, in the queues' database; the failed store where
+	// cache:clear would flush it.
+	code, out, _ = doctor(writeEnv(t, append(base, "CACHE_DRIVER=redis", "REDIS_CACHE_DB=9")...), "--redis", "redis://127.0.0.1:"+port+"/9")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "OK   the cache store is Redis, in the queues' database")
+	require.Contains(t, out, "cache:clear flushes it")
+	require.Contains(t, out, "cache_prefix="+right+"shop_front_"+tag+"_cache%3A")
+
+	// A wrong prefix: the doctor names the one that holds the queues.
+	code, out, _ = doctor(writeEnv(t, append(base, "REDIS_PREFIX=wrong_"+tag+"_")...))
+	require.Equal(t, 0, code)
+	require.Contains(t, out, fmt.Sprintf("WARN no queue under the prefix %q", "wrong_"+tag+"_"))
+	require.Contains(t, out, fmt.Sprintf("%q", right))
+
+	// Redis that does not answer fails, and says where it looked.
+	code, out, stderr = doctor(writeEnv(t, "QUEUE_CONNECTION=redis", "REDIS_HOST=127.0.0.1", "REDIS_PORT=1"))
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "FAIL Redis at 127.0.0.1:1 (database 0, from REDIS_HOST, REDIS_PORT, REDIS_DB) does not answer")
+	require.Contains(t, stderr, "the setup has a problem")
+
+	// A missing .env is an error that names it.
+	code, _, stderr = doctor(filepath.Join(t.TempDir(), "none.env"))
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "none.env")
+}
