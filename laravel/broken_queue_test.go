@@ -50,6 +50,8 @@ func TestBrokenQueueStarvesNone(t *testing.T) {
 			require.Equal(t, 1, ran, "the job on default ran")
 			require.Equal(t, 1, strings.Count(logs.String(), "pop failed"), "the broken queue is reported once:\n%s", logs.String())
 			require.Contains(t, logs.String(), "WRONGTYPE")
+			require.GreaterOrEqual(t, w.PopErrors()["high"], int64(1), "and counted")
+			require.Zero(t, w.PopErrors()["default"])
 		})
 	}
 }
@@ -107,4 +109,35 @@ func failedEngine(t *testing.T) *runtime.Engine {
 // failedStore is the failed store of a failedEngine.
 func failedStore(t *testing.T) *runtime.FailedStore {
 	return runtime.NewInspector(failedEngine(t)).Failed()
+}
+
+// A worker whose connection's prefix holds none of its queues, while
+// another prefix does, says so at start: it would wait forever.
+func TestWrongPrefixIsReported(t *testing.T) {
+	t.Parallel()
+	b := setupPHP(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	d, err := laravel.NewDispatcher(b.q, newMapper())
+	require.NoError(t, err)
+	_, err = dispatch(ctx, d, runtime.NewPendingDispatch(ResizeAvatar{UserID: 1}).OnQueue("prefixed"))
+	require.NoError(t, err)
+	wrong, closeQ, err := laravel.Open(ctx, strings.Replace(b.url, "prefix="+b.prefix, "prefix=wrong_"+b.prefix, 1))
+	require.NoError(t, err)
+	defer func() { _ = closeQ() }()
+	var logs bytes.Buffer
+	w, err := laravel.NewWorker(wrong, newMapper(), newRecorder(0).router(), laravel.WorkerConfig{Queues: []string{"prefixed"}, StopWhenEmpty: true,
+		Failed: failedStore(t), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	require.NoError(t, w.Run(ctx))
+	require.Contains(t, logs.String(), "is the prefix right?")
+	require.Contains(t, logs.String(), b.prefix+"queues:prefixed")
+
+	// The right prefix says nothing of the kind.
+	logs.Reset()
+	w, err = laravel.NewWorker(b.q, newMapper(), newRecorder(0).router(), laravel.WorkerConfig{Queues: []string{"prefixed"}, StopWhenEmpty: true,
+		Failed: failedStore(t), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, err)
+	require.NoError(t, w.Run(ctx))
+	require.NotContains(t, logs.String(), "is the prefix right?")
 }

@@ -7,8 +7,11 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/jobgen/jobgen/runtime"
 )
@@ -45,10 +48,12 @@ type Worker struct {
 	// failing holds the queues whose last pop failed, each reported once
 	// until a pop from it works again.
 	failing map[string]bool
+	// popErrors counts, per queue, the pops that failed.
+	popErrors map[string]int64
 	// unmapped counts, per class, the pops that found a job of a class no
 	// Go type is mapped to first, and left it for a PHP worker.
 	unmapped map[string]int64
-	mu       sync.Mutex // failing, unmapped
+	mu       sync.Mutex // failing, popErrors, unmapped
 	// reason is why the worker stops, set once.
 	reasonOnce sync.Once
 	reason     string
@@ -148,6 +153,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		cancelJobs()
 	}()
+	w.checkPrefix(ctx)
 	if w.q.cfg.CachePrefix != "" {
 		go w.watchRestart(takeCtx, quit, w.restartMark)
 	}
@@ -310,10 +316,26 @@ func (w *Worker) Unmapped() map[string]int64 {
 	return maps.Clone(w.unmapped)
 }
 
-// popped reports a queue whose pop starts failing, or works again.
+// PopErrors returns, per queue, how many of this worker's pops from it
+// failed (a key of another type, Redis out of reach): the queue is
+// skipped meanwhile, and the others served.
+func (w *Worker) PopErrors() map[string]int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.popErrors)
+}
+
+// popped reports a queue whose pop starts failing, or works again, and
+// counts the failures.
 func (w *Worker) popped(queue string, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		if w.popErrors == nil {
+			w.popErrors = map[string]int64{}
+		}
+		w.popErrors[queue]++
+	}
 	switch {
 	case err != nil && !w.failing[queue] && !errors.Is(err, context.Canceled):
 		if w.failing == nil {
@@ -333,5 +355,34 @@ func sleep(ctx context.Context, d time.Duration) {
 	select {
 	case <-ctx.Done():
 	case <-t.C:
+	}
+}
+
+// checkPrefix warns, once at start, when none of the worker's queues has
+// a key under the connection's prefix while another prefix holds one of
+// them: a wrong prefix leaves a worker waiting forever, with nothing to
+// say so otherwise (laravel:doctor checks it too). Single servers only.
+func (w *Worker) checkPrefix(ctx context.Context) {
+	c, ok := w.q.rdb.(*redis.Client)
+	if !ok {
+		return
+	}
+	var keys []string
+	for _, q := range w.cfg.Queues {
+		k := w.q.keys(q)
+		keys = append(keys, k.Ready, k.Delayed, k.Reserved)
+	}
+	if n, err := c.Exists(ctx, keys...).Result(); err != nil || n > 0 {
+		return
+	}
+	for _, q := range w.cfg.Queues {
+		iter := c.Scan(ctx, 0, "*queues:"+q, 1000).Iterator()
+		for i := 0; i < 50 && iter.Next(ctx); i++ {
+			if other := strings.TrimSuffix(iter.Val(), "queues:"+q); other != w.q.cfg.Prefix {
+				w.log.Warn("none of the worker's queues has a job under the connection's prefix, while another prefix holds one: is the prefix right? (laravel:doctor checks a setup)",
+					"prefix", w.q.cfg.Prefix, "found", iter.Val())
+				return
+			}
+		}
 	}
 }
