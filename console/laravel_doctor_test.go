@@ -29,19 +29,22 @@ func TestLaravelDoctor(t *testing.T) {
 	host, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
 	b := setup(t, redistest.Backends(t)[0])
-	// Queues of the app, in database 9 (the doctor's own here), under the
+	// Queues of the app, in database 12 (the doctor's own here: no other
+	// test uses it; bench's smoke test wants 9 empty), under the
 	// prefix APP_NAME="Shop Front" gives.
-	rdb := redis.NewClient(&redis.Options{Addr: addr, DB: 9})
-	defer rdb.Close()
+	rdb := redis.NewClient(&redis.Options{Addr: addr, DB: 12})
 	ctx := context.Background()
 	tag := strings.ReplaceAll(b.prefix, "-", "_")
 	right := "shop_front_" + tag + "_database_"
 	require.NoError(t, rdb.RPush(ctx, right+"queues:emails", "{}").Err())
 	require.NoError(t, rdb.ZAdd(ctx, right+"queues:emails:delayed", redis.Z{Score: 1, Member: "{}"}).Err())
-	t.Cleanup(func() { rdb.Del(context.Background(), right+"queues:emails", right+"queues:emails:delayed") })
+	t.Cleanup(func() {
+		rdb.Del(context.Background(), right+"queues:emails", right+"queues:emails:delayed")
+		_ = rdb.Close()
+	})
 	base := []string{
 		`APP_NAME="Shop Front ` + tag + `"`, "APP_KEY=base64:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
-		"QUEUE_CONNECTION=redis", "REDIS_HOST=" + host, "REDIS_PORT=" + port, "REDIS_DB=9",
+		"QUEUE_CONNECTION=redis", "REDIS_HOST=" + host, "REDIS_PORT=" + port, "REDIS_DB=12",
 	}
 	doctor := func(env string, extra ...string) (int, string, string) {
 		b.env = map[string]string{}
@@ -52,15 +55,15 @@ func TestLaravelDoctor(t *testing.T) {
 	// reach Go; the failed store in the cache's database.
 	code, out, stderr := doctor(writeEnv(t, base...), "--redis", "redis://"+addr+"/1")
 	require.Equal(t, 0, code, stderr)
-	require.Contains(t, out, "OK   Redis at "+addr+" answers; the queues are in database 9")
+	require.Contains(t, out, "OK   Redis at "+addr+" answers; the queues are in database 12")
 	require.Contains(t, out, fmt.Sprintf("OK   queues under the prefix %q: emails", right))
 	require.Contains(t, out, `WARN CACHE_DRIVER is "file": queue:restart and maxExceptions live in the cache store`)
 	require.NotContains(t, out, "cache:clear flushes it", "the cache is on file: nothing flushes database 1")
-	require.Contains(t, out, "OK   the bridge's URL: laravel+redis://"+addr+"/9?prefix="+right+"&retry_after=90")
+	require.Contains(t, out, "OK   the bridge's URL: laravel+redis://"+addr+"/12?prefix="+right+"&retry_after=90")
 
 	// The cache on Redis, in the queues' database; the failed store where
 	// cache:clear would flush it.
-	code, out, _ = doctor(writeEnv(t, append(base, "CACHE_DRIVER=redis", "REDIS_CACHE_DB=9")...), "--redis", "redis://127.0.0.1:"+port+"/9")
+	code, out, _ = doctor(writeEnv(t, append(base, "CACHE_DRIVER=redis", "REDIS_CACHE_DB=12")...), "--redis", "redis://127.0.0.1:"+port+"/12")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "OK   the cache store is Redis, in the queues' database")
 	require.Contains(t, out, "cache:clear flushes it")
