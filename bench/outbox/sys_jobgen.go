@@ -235,10 +235,10 @@ func (s *jobgenSystem) stop(context.Context) error {
 }
 
 // withFreshTable runs fn on a new outbox table, which PostgreSQL has no
-// statistics of yet, as after MigrateOutbox; with index, the table has
-// an index that matches the relay's claim, (connection, seq) WHERE error
-// IS NULL, which runtime/outbox.sql does not create. The table is
-// dropped after.
+// statistics of yet, as after MigrateOutbox: with index, as it creates
+// it, with the index that matches the relay's claim, (connection, seq)
+// WHERE error IS NULL; without, that index dropped, as the outbox was
+// before it had one. The table is dropped after.
 func (s *jobgenSystem) withFreshTable(ctx context.Context, index bool, fn func() error) error {
 	s.fresh++
 	name := fmt.Sprintf("%s_fresh%d", jobgenTable, s.fresh)
@@ -247,8 +247,8 @@ func (s *jobgenSystem) withFreshTable(ctx context.Context, index bool, fn func()
 		return err
 	}
 	var err error
-	if index {
-		_, err = s.pgx.Exec(ctx, "CREATE INDEX "+name+"_claim ON "+table+" (connection, seq) WHERE error IS NULL")
+	if !index {
+		_, err = s.pgx.Exec(ctx, "DROP INDEX "+s.env.schema+"."+name+"_claim")
 	}
 	if err == nil {
 		base := s.table
