@@ -5,7 +5,8 @@
 //   php failed.php migrate        create the table, as Laravel's migration does
 //   php failed.php list           print the failed jobs as JSON, one a line
 //   php failed.php retry UUID     what `php artisan queue:retry UUID` does
-// Environment, besides bootstrap.php's: DB_HOST, DB_PORT, DB_DATABASE,
+// Environment, besides bootstrap.php's: DB_DRIVER (pgsql, the default, or
+// sqlite), DB_HOST, DB_PORT, DB_DATABASE (a file for sqlite),
 // DB_USERNAME, FAILED_TABLE.
 require __DIR__ . '/bootstrap.php';
 
@@ -16,21 +17,26 @@ use Illuminate\Queue\Console\RetryCommand;
 use Illuminate\Queue\Failed\DatabaseUuidFailedJobProvider;
 
 $db = new DB(Illuminate\Container\Container::getInstance());
-$db->addConnection([
+$driver = env_or('DB_DRIVER', 'pgsql');
+$db->addConnection($driver === 'sqlite' ? [
+    'driver' => 'sqlite',
+    'database' => env_or('DB_DATABASE', ''),
+    'prefix' => '',
+] : [
     'driver' => 'pgsql',
     'host' => env_or('DB_HOST', '127.0.0.1'),
     'port' => (int) env_or('DB_PORT', 5432),
     'database' => env_or('DB_DATABASE', 'postgres'),
     'username' => env_or('DB_USERNAME', 'postgres'),
     'password' => '',
-], 'pgsql');
+], $driver);
 $table = env_or('FAILED_TABLE', 'failed_jobs');
-$failer = new DatabaseUuidFailedJobProvider($db->getDatabaseManager(), 'pgsql', $table);
+$failer = new DatabaseUuidFailedJobProvider($db->getDatabaseManager(), $driver, $table);
 
 switch ($argv[1]) {
 case 'migrate':
     // database/migrations/2019_08_19_000000_create_failed_jobs_table.php
-    $db->getConnection('pgsql')->getSchemaBuilder()->create($table, function (Blueprint $t) {
+    $db->getConnection($driver)->getSchemaBuilder()->create($table, function (Blueprint $t) {
         $t->id();
         $t->string('uuid')->unique();
         $t->text('connection');
