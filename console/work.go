@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -42,6 +43,7 @@ func setupWork(c *Command, fs *flags) func(context.Context, *session) error {
 	rc := relayFlags(fs)
 	lf := logFlags(fs)
 	return func(ctx context.Context, s *session) error {
+		splitWeights(cfg)
 		if *relay {
 			if s.c.Outbox == nil || s.c.Outbox.DB == nil {
 				return errNoOutbox
@@ -72,13 +74,38 @@ func setupWork(c *Command, fs *flags) func(context.Context, *session) error {
 	}
 }
 
+// splitWeights reads --queue critical:6,default:3,low:1 (asynq's
+// spelling) as queues with weights (WorkerConfig.Weights) when every
+// queue named ends in ":" and a whole number; otherwise the names stand
+// as they are, colons and all, in strict order.
+func splitWeights(cfg *runtime.WorkerConfig) {
+	if len(cfg.Queues) == 0 || cfg.Weights != nil {
+		return
+	}
+	names := make([]string, len(cfg.Queues))
+	weights := make(map[string]int, len(cfg.Queues))
+	for i, q := range cfg.Queues {
+		j := strings.LastIndexByte(q, ':')
+		if j <= 0 {
+			return
+		}
+		n, err := strconv.Atoi(q[j+1:])
+		if err != nil || n < 1 {
+			return
+		}
+		names[i] = q[:j]
+		weights[q[:j]] = n
+	}
+	cfg.Queues, cfg.Weights = names, weights
+}
+
 // workerFlags declares queue:work's flags, one per WorkerConfig field,
 // and returns the configuration they fill in, starting from c.Worker.
 func workerFlags(c *Command, fs *flags) (cfg *runtime.WorkerConfig, quiet *bool) {
 	cfg = new(runtime.WorkerConfig)
 	*cfg = c.Worker
 	cfg.Queues = append([]string(nil), cfg.Queues...)
-	fs.queuesVar(&cfg.Queues, "the queues to work, highest priority first", `"default"`)
+	fs.queuesVar(&cfg.Queues, "the queues to work, highest priority first; or each with a weight, high:6,default:3,low:1, for weighted order", `"default"`)
 	fs.meta["queue"] = "high,default,low"
 	fs.intVar(&cfg.Concurrency, "concurrency", cfg.Concurrency, "jobs run at once", "10")
 	fs.intVar(&cfg.Prefetch, "prefetch", cfg.Prefetch, "reserved jobs that may wait for a free slot (faster with quick jobs; their attempts count as they start)", "0")

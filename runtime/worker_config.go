@@ -19,6 +19,13 @@ type WorkerConfig struct {
 	// is reserved only when every earlier queue has none ready.
 	// Default ["default"].
 	Queues []string
+	// Weights, if set, takes Queues in weighted order instead of strict:
+	// each reserve tries them in an order drawn at random, a queue first
+	// with the chance of its weight over the sum (asynq's weighted
+	// priority). Under load each queue gets its share of the jobs, and
+	// none starves. Every queue of Queues needs a weight of 1 or more.
+	// Default none: strict order.
+	Weights map[string]int
 	// Concurrency is how many jobs run at once, each in its own
 	// goroutine. While its queues are busy a worker keeps up to two
 	// reserves in flight, each for the slots freed while the other was
@@ -173,6 +180,14 @@ func (c *WorkerConfig) badQueues() string {
 			return fmt.Sprintf("Queues lists %q twice", q)
 		}
 		seen[q] = true
+		if c.Weights != nil && c.Weights[q] < 1 {
+			return fmt.Sprintf("Weights[%q] (%d) must be at least 1: every queue of Queues needs a weight", q, c.Weights[q])
+		}
+	}
+	for q := range c.Weights {
+		if !seen[q] {
+			return fmt.Sprintf("Weights names %q, which is not one of Queues", q)
+		}
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +30,36 @@ type quarantine struct {
 // quarantine; all of them if every one is, so that a worker never waits
 // on nothing.
 func (w *Worker) queues() []string {
+	if w.cfg.Weights != nil {
+		return weighted(w.healthyQueues(), w.cfg.Weights)
+	}
+	return w.healthyQueues()
+}
+
+// weighted returns queues in an order drawn at random, each next with the
+// chance of its weight over the sum of those left.
+func weighted(queues []string, weights map[string]int) []string {
+	left := append([]string(nil), queues...)
+	out := make([]string, 0, len(left))
+	for len(left) > 0 {
+		sum := 0
+		for _, q := range left {
+			sum += weights[q]
+		}
+		n := rand.IntN(sum)
+		i := 0
+		for ; n >= weights[left[i]]; i++ {
+			n -= weights[left[i]]
+		}
+		out = append(out, left[i])
+		left = append(left[:i], left[i+1:]...)
+	}
+	return out
+}
+
+// healthyQueues returns the worker's queues but those in quarantine, in
+// their order.
+func (w *Worker) healthyQueues() []string {
 	if w.sick.n.Load() == 0 {
 		return w.cfg.Queues // the usual case, with no lock taken
 	}

@@ -84,13 +84,15 @@ func (w *Worker) waitOrReserve(ctx, wctx context.Context, n int) idleWait {
 	var ok bool
 	if n > 0 {
 		var b ReserveResult
-		r.rang, b, ok, r.err = w.e.waitReserve(ctx, w.queues(), bellPoll, n, w.cfg.RetryAfter, w.holds(), w.wakeID)
+		// The queues in their own order, weights aside: the wake list
+		// lives in the first one's slot (Engine.wake).
+		r.rang, b, ok, r.err = w.e.waitReserve(ctx, w.healthyQueues(), bellPoll, n, w.cfg.RetryAfter, w.holds(), w.wakeID)
 		r.jobs = b.Jobs
 		r.reserved = ok && r.err == nil
 		r.next = b.upcoming()
 	}
 	if !ok && r.err == nil {
-		r.rang, r.err = w.e.wait(wctx, w.queues(), bellPoll, w.wakeID)
+		r.rang, r.err = w.e.wait(wctx, w.healthyQueues(), bellPoll, w.wakeID)
 	}
 	return r
 }
@@ -121,7 +123,7 @@ func (w *Worker) endWait(ctx context.Context, r idleWait) idleWait {
 // the next delayed job falls due.
 func (w *Worker) migrateAll(ctx context.Context) upcoming {
 	var next upcoming
-	for _, q := range w.queues() {
+	for _, q := range w.healthyQueues() {
 		m, err := w.e.broker().Migrate(ctx, q)
 		if err != nil {
 			w.log.Error("moving due jobs", "queue", q, "err", err)
