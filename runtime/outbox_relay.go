@@ -480,11 +480,17 @@ func (r *Relay) send(ctx context.Context, e *Engine, jobs []relayPush, deadline 
 		}
 		calls[i] = call{Script: scriptOutboxPush, Keys: []string{qk.Ready, qk.Delayed, qk.Payloads, qk.Notify, e.keys.Relayed(g.queue)}, Args: args}
 	}
-	cmds, _ := send.All(ctx, e.rdb, calls)
+	// With Replication, a push counts only once WAIT has the replicas
+	// confirm it: a row is deleted only after its job survives a failover.
+	rep := e.cfg.Replication
+	cmds, waitErrs := send.PushedReplies(ctx, e.rdb, calls, send.Replicas{N: rep.Replicas, Timeout: rep.Timeout})
 	var errs error
 	failed := map[*relayRow]bool{}
 	for i, g := range groups {
 		res, err := cmds[i].Slice()
+		if err == nil && waitErrs != nil && waitErrs[i] != nil {
+			err = waitErrs[i]
+		}
 		if err == nil && len(res) != 3 {
 			err = fmt.Errorf("unexpected reply %v", res)
 		}

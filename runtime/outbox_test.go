@@ -6,15 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	_ "github.com/lib/pq" // database/sql's PostgreSQL driver, for the outbox
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/internal/pgtest"
+	"github.com/jobgen/jobgen/internal/redistest"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -519,4 +522,51 @@ func TestRelayPublishesTheBacklog(t *testing.T) {
 		require.Equal(t, int64(1), got.Rows)
 		require.InDelta(t, time.Hour.Seconds(), got.Age().Seconds(), 60)
 	})
+}
+
+// With EngineConfig.Replication, the relay deletes rows only once WAIT
+// has the replicas confirm their push: with no replica to confirm it,
+// the rows stay; with one, they go.
+func TestRelayWaitsForReplicas(t *testing.T) {
+	t.Parallel()
+	url := pgtest.URL(t)
+	db, err := sql.Open("postgres", url)
+	require.NoError(t, err)
+	defer db.Close()
+	ctx := context.Background()
+	for _, withReplica := range []bool{false, true} {
+		master := redistest.StartServer(t)
+		if withReplica {
+			replica := redistest.StartReplica(t, master.Addr)
+			rc := redis.NewClient(&redis.Options{Addr: replica.Addr})
+			require.Eventually(t, func() bool {
+				info, err := rc.Info(ctx, "replication").Result()
+				return err == nil && strings.Contains(info, "master_link_status:up")
+			}, 10*time.Second, 20*time.Millisecond)
+			_ = rc.Close()
+		}
+		table := pgtest.Table(t, db)
+		e, err := runtime.Open(ctx, "redis://"+master.Addr, runtime.EngineConfig{Prefix: redistest.Prefix(t), OutboxTable: table,
+			Replication: runtime.ReplicationConfig{Replicas: 1, Timeout: 200 * time.Millisecond}})
+		require.NoError(t, err)
+		require.NoError(t, runtime.MigrateOutbox(ctx, db, table))
+		tx, err := db.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		_, err = runtime.DispatchManyTx(runtime.WithDispatcher(ctx, e), tx, []mailJob{{To: "1"}, {To: "2"}})
+		require.NoError(t, err)
+		require.NoError(t, tx.Commit())
+		r, err := runtime.NewRelay(e, runtime.RelayConfig{DB: db})
+		require.NoError(t, err)
+		_, err = r.RelayOnce(ctx)
+		var n int
+		require.NoError(t, db.QueryRow("SELECT count(*) FROM "+table).Scan(&n))
+		if withReplica {
+			require.NoError(t, err)
+			require.Zero(t, n, "confirmed: the rows go")
+		} else {
+			require.ErrorIs(t, err, runtime.ErrNotReplicated)
+			require.Equal(t, 2, n, "unconfirmed: the rows stay, for a later pass")
+		}
+		_ = e.Close()
+	}
 }

@@ -26,17 +26,25 @@ var ErrNotReplicated = errors.New("jobgen: push not acknowledged by enough repli
 // the call's own, or else that of the WAIT that covers it, which wraps
 // ErrNotReplicated.
 func Pushed(ctx context.Context, rdb redis.UniversalClient, calls []Call, r Replicas) []error {
+	_, errs := PushedReplies(ctx, rdb, calls, r)
+	return errs
+}
+
+// PushedReplies is Pushed, with each call's command too, for a caller
+// that reads the calls' replies.
+func PushedReplies(ctx context.Context, rdb redis.UniversalClient, calls []Call, r Replicas) ([]*redis.Cmd, []error) {
 	if r.N == 0 {
 		cmds, err := All(ctx, rdb, calls)
 		if err == nil {
-			return nil
+			return cmds, nil
 		}
-		return Errs(cmds)
+		return cmds, Errs(cmds)
 	}
 	cc, ok := rdb.(*redis.ClusterClient)
 	if !ok {
 		return waited(ctx, rdb, calls, r)
 	}
+	cmds := make([]*redis.Cmd, len(calls))
 	// WAIT counts the replicas of the master it is sent to, for the
 	// writes of its connection: each master gets a pipeline of its own
 	// calls and a WAIT.
@@ -66,13 +74,21 @@ func Pushed(ctx context.Context, rdb redis.UniversalClient, calls []Call, r Repl
 		for j, i := range idx {
 			sub[j] = calls[i]
 		}
-		for j, err := range waited(ctx, node, sub, r) {
-			if err != nil {
-				fail(idx[j], err)
+		subCmds, errs := waited(ctx, node, sub, r)
+		for j, i := range idx {
+			cmds[i] = subCmds[j]
+			if errs != nil && errs[j] != nil {
+				fail(i, errs[j])
 			}
 		}
 	}
-	return out
+	for i, cmd := range cmds {
+		if cmd == nil { // its node was not found
+			cmds[i] = redis.NewCmd(ctx)
+			cmds[i].SetErr(out[i])
+		}
+	}
+	return cmds, out
 }
 
 // FirstErr is the error a push reports for the errors of Pushed: the
@@ -94,8 +110,8 @@ func FirstErr(callErrs []error) error {
 // waited runs calls and WAIT in one pipeline, which go-redis sends on
 // one connection, so WAIT covers exactly these writes. Calls that fail
 // with NOSCRIPT did nothing and go again by source, with a WAIT of their
-// own. It returns errors as Pushed does.
-func waited(ctx context.Context, rdb redis.Cmdable, calls []Call, r Replicas) []error {
+// own. It returns the calls' commands, and errors as Pushed does.
+func waited(ctx context.Context, rdb redis.Cmdable, calls []Call, r Replicas) ([]*redis.Cmd, []error) {
 	cmds := make([]*redis.Cmd, len(calls))
 	waitOf := make([]*redis.Cmd, len(calls))
 	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -125,7 +141,7 @@ func waited(ctx context.Context, rdb redis.Cmdable, calls []Call, r Replicas) []
 			out[i] = err
 		}
 	}
-	return out
+	return cmds, out
 }
 
 // waitErr reads the reply of a WAIT.
