@@ -1,6 +1,7 @@
 package console
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -275,7 +276,7 @@ func (s *session) monitorMemory(ctx context.Context) []string {
 		default:
 			fmt.Fprint(s.out, ", no maxmemory")
 		}
-		fmt.Fprintf(s.out, ", maxmemory-policy %s.\n", cmpOr(m.Policy, "unknown"))
+		fmt.Fprintf(s.out, ", maxmemory-policy %s.\n", cmp.Or(m.Policy, "unknown"))
 		if m.Evicts() {
 			alerts = append(alerts, fmt.Sprintf("Redis %s (maxmemory-policy %s may evict jobs; set noeviction)", m.Addr, m.Policy))
 		}
@@ -296,13 +297,6 @@ func bytesText(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // monitorOutbox prints the outbox's backlog, if a relay has reported

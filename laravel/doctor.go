@@ -2,6 +2,7 @@ package laravel
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -238,7 +239,7 @@ func checkFailedStore(s appSetup, failedStore string, say func(level, format str
 	if p := strings.Trim(u.Path, "/"); p != "" {
 		db, _ = strconv.Atoi(p)
 	}
-	host, port := u.Hostname(), cmpOr(u.Port(), "6379")
+	host, port := u.Hostname(), cmp.Or(u.Port(), "6379")
 	if sameHost(host, s.host) && port == s.port && s.cacheDriver == "redis" && db == s.cacheDB {
 		say("WARN", "jobgen's failed store (%s) is the cache's database %d: php artisan cache:clear flushes it, and its failed jobs with it; give it a database of its own", failedStore, db)
 		return
@@ -249,11 +250,4 @@ func checkFailedStore(s appSetup, failedStore string, say func(level, format str
 func sameHost(a, b string) bool {
 	loop := func(h string) bool { return h == "localhost" || h == "127.0.0.1" || h == "::1" }
 	return a == b || (loop(a) && loop(b))
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
