@@ -48,7 +48,7 @@ func TestChainKill9(t *testing.T) {
 		p := f.Kill(slot)
 		kills++
 		inFlight += heldBy(t, b, p)
-		unacked += finishedHeldBy(t, b, p)
+		unacked += reservedWith(t, b, p, 'F') // finished, not acked
 		f.Replace(slot)
 	}
 	require.NotZero(t, kills)
@@ -107,29 +107,6 @@ func TestChainKill9(t *testing.T) {
 	require.Zero(t, pushedTwice, "each continuation is pushed once")
 	require.LessOrEqual(t, ranTwice, unacked, "a link runs twice only if its worker died between its end and its ack")
 	require.Empty(t, f.Deaths(), "no worker died but those killed")
-}
-
-// finishedHeldBy counts the jobs the dead worker p had finished but not
-// acked at its death: finished in its ledger, still reserved.
-func finishedHeldBy(t *testing.T, b bundle, p *harness.Proc) int {
-	t.Helper()
-	recs, err := faultworker.ReadLedger(p.Ledger)
-	require.NoError(t, err)
-	finished := map[string]bool{}
-	for _, r := range recs {
-		if r.Kind == 'F' {
-			finished[r.ID] = true
-		}
-	}
-	reserved, err := b.engine.Client().ZRange(b.ctx, harness.Keys("faults", queue).Reserved, 0, -1).Result()
-	require.NoError(t, err)
-	n := 0
-	for _, id := range reserved {
-		if finished[id] {
-			n++
-		}
-	}
-	return n
 }
 
 // seqRuns are the ledger's starts and finishes of one task.

@@ -68,25 +68,29 @@ func kill9(t *testing.T, prefetch int) {
 // started that are still reserved. Only these can run twice because of
 // the kill. (A job p lost to another worker before its death would be
 // counted too, which only loosens the bound.)
-func heldBy(t *testing.T, b bundle, p *harness.Proc) int {
+func heldBy(t *testing.T, b bundle, p *harness.Proc) int { return reservedWith(t, b, p, 'S') }
+
+// reservedWith counts the jobs still reserved that p's ledger has a
+// record of kind for: S, started; F, finished.
+func reservedWith(t *testing.T, b bundle, p *harness.Proc, kind byte) int {
 	t.Helper()
 	recs, err := faultworker.ReadLedger(p.Ledger)
 	require.NoError(t, err)
-	started := map[string]bool{}
+	seen := map[string]bool{}
 	for _, r := range recs {
-		if r.Kind == 'S' {
-			started[r.ID] = true
+		if r.Kind == kind {
+			seen[r.ID] = true
 		}
 	}
 	reserved, err := b.engine.Client().ZRange(b.ctx, harness.Keys("faults", queue).Reserved, 0, -1).Result()
 	require.NoError(t, err)
-	held := 0
+	n := 0
 	for _, id := range reserved {
-		if started[id] {
-			held++
+		if seen[id] {
+			n++
 		}
 	}
-	return held
+	return n
 }
 
 // TestKill9FailsOnlyStartedJobs kills a worker with SIGKILL while it
