@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -208,9 +207,7 @@ func (r *relays) start(slot int) {
 	r.gens[slot]++
 	js, err := json.Marshal(cfg)
 	require.NoError(r.t, err)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
-	cmd.Env = append(os.Environ(), faultrelay.ConfigEnv+"="+string(js), "GORACE="+gorace)
+	cmd := harness.ChildCommand(faultrelay.ConfigEnv + "=" + string(js))
 	out, err := cmd.StdoutPipe()
 	require.NoError(r.t, err)
 	cmd.Stderr = os.Stderr

@@ -120,11 +120,7 @@ func (f *Fleet) launch(slot int) (*Proc, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	// Under -race a process sleeps 1s at exit by default, which would
-	// slow every stop; races are still reported, with exit status 66.
-	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
-	cmd.Env = append(os.Environ(), faultworker.ConfigEnv+"="+string(js), "GORACE="+gorace)
+	cmd := ChildCommand(faultworker.ConfigEnv + "=" + string(js))
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	p := &Proc{Slot: slot, Gen: gen, Name: cfg.Name, Ledger: cfg.Ledger, Log: cfg.Log, Stderr: stem + ".stderr",
 		cmd: cmd, done: make(chan struct{}), Started: time.Now()}
@@ -354,4 +350,16 @@ func (f *Fleet) close() {
 	if s := f.Stderr(); strings.Contains(s, "DATA RACE") {
 		f.t.Errorf("a worker reported a data race:\n%s", s)
 	}
+}
+
+// ChildCommand is the test binary run again as a child process (a worker,
+// a relay), which reads its configuration from env (KEY=VALUE) and runs
+// no test.
+func ChildCommand(env string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	// Under -race a process sleeps 1s at exit by default, which would
+	// slow every stop; races are still reported, with exit status 66.
+	gorace := strings.TrimSpace(os.Getenv("GORACE") + " atexit_sleep_ms=0")
+	cmd.Env = append(os.Environ(), env, "GORACE="+gorace)
+	return cmd
 }
