@@ -326,12 +326,18 @@ func (br *Broker) Ack(ctx context.Context, refs ...Ref) error {
 }
 
 // Release puts reserved jobs back on their queue. Their attempt counts are
-// kept. Stale refs are reported as in Ack.
+// kept, unless opts.Deferral gives back the attempt each one's start
+// counted. Stale refs are reported as in Ack.
 func (br *Broker) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) error {
 	e := br.e
-	exc := 0
-	if opts.Exception {
-		exc = 1
+	exc := "0"
+	switch {
+	case opts.Exception && opts.Deferral:
+		return fmt.Errorf("release: %w: ReleaseOpts.Deferral cannot be set with Exception: a deferral is no exception", ErrInvalid)
+	case opts.Exception:
+		exc = "1"
+	case opts.Deferral:
+		exc = "d" // release.lua
 	}
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
 		qk := e.keys.Queue(q)

@@ -13,6 +13,15 @@ import (
 // not counted as an exception; the attempt is still used.
 func ReleaseRequest(delay time.Duration) error { return &releaseRequest{delay: delay} }
 
+// DeferRequest returns an error that makes the worker put the job back on
+// its queue, ready after delay, as though this attempt had not been made:
+// the attempt its start counted is given back, so the job's attempts are
+// the same when it next runs as they were this time, and a deferral never
+// uses up its Tries (its RetryUntil still holds). It is not counted as an
+// exception. Laravel has no counterpart: its release always uses the
+// attempt. RateLimited(...).WithoutAttempt() returns it.
+func DeferRequest(delay time.Duration) error { return &releaseRequest{delay: delay, deferral: true} }
+
 // FailRequest returns an error that makes the worker fail the job now, with
 // err as the reason, whatever tries remain (Laravel's $this->fail()).
 func FailRequest(err error) error {
@@ -26,9 +35,17 @@ func FailRequest(err error) error {
 // without retrying it (Laravel's $this->delete()). Its chain still runs.
 func DeleteRequest() error { return deleteRequest{} }
 
-type releaseRequest struct{ delay time.Duration }
+type releaseRequest struct {
+	delay    time.Duration
+	deferral bool // DeferRequest: the attempt is given back
+}
 
-func (r *releaseRequest) Error() string { return fmt.Sprintf("release requested (delay %v)", r.delay) }
+func (r *releaseRequest) Error() string {
+	if r.deferral {
+		return fmt.Sprintf("deferral requested (delay %v)", r.delay)
+	}
+	return fmt.Sprintf("release requested (delay %v)", r.delay)
+}
 
 type failRequest struct{ err error }
 

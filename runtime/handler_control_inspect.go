@@ -10,13 +10,20 @@ import (
 // worker does.
 
 // AsRelease reports whether err, or an error it wraps, is a ReleaseRequest
-// request, and its delay.
+// or DeferRequest request, and its delay. IsDeferral tells the two apart.
 func AsRelease(err error) (delay time.Duration, ok bool) {
 	var r *releaseRequest
 	if errors.As(err, &r) {
 		return r.delay, true
 	}
 	return 0, false
+}
+
+// IsDeferral reports whether err, or an error it wraps, is a DeferRequest
+// request: a release that gives back the attempt (ReleaseOpts.Deferral).
+func IsDeferral(err error) bool {
+	var r *releaseRequest
+	return errors.As(err, &r) && r.deferral
 }
 
 // AsFail reports whether err, or an error it wraps, is a FailRequest

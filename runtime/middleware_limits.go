@@ -16,6 +16,8 @@ import (
 // Each releases a job it holds back with ReleaseRequest, as Laravel's do: the
 // release does not count as an exception, but the attempt is used, so
 // give such jobs enough Tries (or a RetryUntil) for the waits.
+// RateLimited(...).WithoutAttempt() defers them instead (DeferRequest),
+// which uses no attempt.
 
 // RateLimit is the middleware RateLimited returns.
 type RateLimit struct {
@@ -23,12 +25,16 @@ type RateLimit struct {
 	limit       int
 	per         time.Duration
 	dontRelease bool
+	noAttempt   bool
 }
 
 // RateLimited lets at most limit jobs start in any span of per, counted
 // in Redis under key across every worker and job type that use it (a
 // sliding log, on the Redis clock). A job over the limit is released to
-// try again when a start frees up (Laravel's RateLimited).
+// try again when a start frees up (Laravel's RateLimited). As in
+// Laravel, that release uses the attempt: a job over the limit N times
+// has N attempts more, and fails once they pass its Tries; WithoutAttempt
+// keeps its attempts as they were.
 func RateLimited(key string, limit int, per time.Duration) *RateLimit {
 	return &RateLimit{key: key, limit: limit, per: per}
 }
@@ -36,6 +42,16 @@ func RateLimited(key string, limit int, per time.Duration) *RateLimit {
 // DontRelease deletes a job over the limit instead of releasing it.
 func (r *RateLimit) DontRelease() *RateLimit {
 	r.dontRelease = true
+	return r
+}
+
+// WithoutAttempt defers a job over the limit (DeferRequest) rather than
+// releasing it: the attempt is given back, so the job's attempts are the
+// same when it finally runs as they were before the limiter held it
+// back, and a job with Tries 1 is never failed by the limiter. Laravel
+// has no counterpart; its RateLimited always uses the attempt.
+func (r *RateLimit) WithoutAttempt() *RateLimit {
+	r.noAttempt = true
 	return r
 }
 
@@ -55,10 +71,14 @@ func (r *RateLimit) Handle(ctx context.Context, next func(context.Context) error
 	if reply[0] == 1 {
 		return next(ctx)
 	}
-	if r.dontRelease {
+	wait := time.Duration(reply[1]) * time.Millisecond
+	switch {
+	case r.dontRelease:
 		return DeleteRequest()
+	case r.noAttempt:
+		return DeferRequest(wait)
 	}
-	return ReleaseRequest(time.Duration(reply[1]) * time.Millisecond)
+	return ReleaseRequest(wait)
 }
 
 // Overlap is the middleware WithoutOverlapping returns.

@@ -36,6 +36,8 @@ func (j mwJob) Middleware() []runtime.Middleware {
 	switch j.Mode {
 	case "rate":
 		return []runtime.Middleware{runtime.RateLimited(j.Key, j.Limit, per)}
+	case "rate-defer":
+		return []runtime.Middleware{runtime.RateLimited(j.Key, j.Limit, per).WithoutAttempt()}
 	case "overlap":
 		return []runtime.Middleware{runtime.WithoutOverlapping(j.Key).ReleaseAfter(10 * time.Millisecond).ExpireAfter(per)}
 	case "throttle":
@@ -170,6 +172,66 @@ func TestRateLimited(t *testing.T) {
 		require.GreaterOrEqual(t, last.to.Sub(spans[0].from), time.Duration(jobs/limit-1)*per-margin, "the last window's jobs waited their turn")
 		require.Len(t, b.failed(t, "default"), 0)
 	})
+}
+
+// TestRateLimitedAttempts: by default a job the limiter holds back uses
+// an attempt each time (Laravel's RateLimited), so it runs with one
+// attempt more per release; WithoutAttempt defers it with its attempt
+// given back, so it runs with attempt 1 however often it was held back,
+// and a job with one try is not failed by the limiter.
+func TestRateLimitedAttempts(t *testing.T) {
+	for _, mode := range []string{"rate", "rate-defer"} {
+		t.Run(mode, func(t *testing.T) {
+			forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+				const jobs, per = 3, 400 * time.Millisecond
+				var mu sync.Mutex
+				held := map[string]int{} // job ID -> times the limiter held it back
+				ranWith := map[string]int{}
+				count := runtime.MiddlewareFunc(func(ctx context.Context, next func(context.Context) error) error {
+					err := next(ctx)
+					if _, ok := runtime.AsRelease(err); ok {
+						info, _ := runtime.JobInfoFrom(ctx)
+						require.Equal(t, mode == "rate-defer", runtime.IsDeferral(err), "a deferral only WithoutAttempt")
+						mu.Lock()
+						held[info.ID]++
+						mu.Unlock()
+					}
+					return err
+				})
+				runtime.Register(b.router, "test.Middleware", func(ctx context.Context, j mwJob) error {
+					info, _ := runtime.JobInfoFrom(ctx)
+					mu.Lock()
+					ranWith[info.ID] = info.Attempt
+					mu.Unlock()
+					return nil
+				})
+				for i := range jobs {
+					b.dispatch(t, mwJob{N: i, Mode: mode, Key: "attempts", Limit: 1, PerMs: int(per.Milliseconds())})
+				}
+				tries := 100
+				if mode == "rate-defer" {
+					tries = 1
+				}
+				_, stop := b.start(t, runtime.WorkerConfig{Concurrency: jobs, Tries: tries, Middleware: []runtime.Middleware{count}})
+				require.Eventually(t, func() bool { return sizes(t, b.bundle, "default").Total() == 0 }, 30*time.Second, 5*time.Millisecond, "every job runs")
+				stop()
+				mu.Lock()
+				defer mu.Unlock()
+				require.Len(t, b.failed(t, "default"), 0)
+				require.Len(t, ranWith, jobs, "every job ran")
+				total := 0
+				for id, attempt := range ranWith {
+					total += held[id]
+					want := 1 + held[id] // each release used an attempt
+					if mode == "rate-defer" {
+						want = 1
+					}
+					require.Equal(t, want, attempt, "job %s, held back %d times", id, held[id])
+				}
+				require.GreaterOrEqual(t, total, jobs-1, "one job a window: the others were held back")
+			})
+		})
+	}
 }
 
 // span is when something happened: at some moment from from to to.

@@ -123,6 +123,10 @@ type ReleaseOpts struct {
 	Delay time.Duration
 	// Exception counts the release toward the job's MaxExceptions.
 	Exception bool
+	// Deferral gives back the attempt the job's start counted, so that
+	// the release uses none of its Tries (DeferRequest). It is no
+	// exception: it cannot be set with Exception.
+	Deferral bool
 }
 
 // unreserve gives back reserved jobs that never started: they go back to

@@ -131,6 +131,13 @@ func (w *Worker) settle(base context.Context, o outcome) {
 	switch {
 	case herr == nil || errors.Is(herr, deleteRequest{}):
 		w.succeed(base, res, env, ev)
+	case errors.As(herr, &rel) && rel.deferral:
+		// The attempt is given back, so only a retry-until can have run out.
+		if reason := limitsOf(env, 0).AfterRelease(res.Attempts-1, w.cfg.Clock()); reason != nil {
+			w.fail(base, res, env, reason)
+			return
+		}
+		w.releaseWith(base, res, ev, ReleaseOpts{Delay: rel.delay, Deferral: true}, nil)
 	case errors.As(herr, &rel):
 		if reason := limitsOf(env, o.maxTries).AfterRelease(res.Attempts, w.cfg.Clock()); reason != nil {
 			w.fail(base, res, env, reason)
@@ -228,10 +235,15 @@ func limitsOf(env *Envelope, maxTries int) attempt.Limits {
 // that fails is tried again (settleRetried); if it never gets through,
 // the job comes back anyway when its lease runs out.
 func (w *Worker) release(ctx context.Context, res Reservation, ev Event, delay time.Duration, exception bool, cause error) {
-	ev.Delay, ev.Err = delay, cause
+	w.releaseWith(ctx, res, ev, ReleaseOpts{Delay: delay, Exception: exception}, cause)
+}
+
+// releaseWith is release with the options of the release spelled out.
+func (w *Worker) releaseWith(ctx context.Context, res Reservation, ev Event, opts ReleaseOpts, cause error) {
+	ev.Delay, ev.Err = opts.Delay, cause
 	attrs := []any{"queue", res.Queue, "job", ev.Name, "id", res.ID}
 	err := w.settleRetried(ctx, "release", func() error {
-		return w.e.broker().Release(ctx, ReleaseOpts{Delay: delay, Exception: exception}, res.Ref)
+		return w.e.broker().Release(ctx, opts, res.Ref)
 	}, attrs...)
 	if err != nil {
 		w.settleError("release", err, attrs...)

@@ -7,11 +7,15 @@
 -- KEYS[4] -> state hash (job ID -> "attempts:exceptions:token")
 -- KEYS[5] -> notify list (doorbell)
 -- ARGV[1] -> delay in ms (0: back of the ready list now)
--- ARGV[2] -> 1 if the release follows an exception (counted), else 0
+-- ARGV[2] -> 1 if the release follows an exception (counted), 0 if not,
+--            "d" for a deferral: no exception, and the attempt the job's
+--            start counted is given back (its count drops by one, as in
+--            unreserve.lua), so the deferral uses no try
 -- ARGV[3..] -> pairs: job ID, reservation token (at most 1000 pairs)
 --
 -- Returns: per pair, 1 if released or 0 if the token is stale. A stale
--- pair changes nothing. The attempt count is kept; the token is cleared.
+-- pair changes nothing. The attempt count is kept (but for a deferral);
+-- the token is cleared.
 --
 -- allow-oom: it takes no new memory. Each job moves from the reserved set
 -- to the delayed set or the ready list, and its state loses its token.
@@ -25,7 +29,9 @@
 -- uses: now_ms
 local now = nowMs()
 local delay = tonumber(ARGV[1])
-local exc = tonumber(ARGV[2])
+local deferral = ARGV[2] == 'd'
+local exc = 0
+if ARGV[2] == '1' then exc = 1 end
 local bad = wrongType({3, 'zset', 4, 'hash', 5, 'list'}) or wrongType(delay > 0 and {2, 'zset'} or {1, 'list'})
 if bad then return bad end
 
@@ -41,6 +47,9 @@ for j = 1, #ids do
   if tok and tok == ARGV[2 * j + 2] then
     done[#done + 1] = ids[j]
     sargs[#sargs + 1] = ids[j]
+    -- A deferral gives back the attempt its start counted; a held job's
+    -- (token "h...", reserve.lua) was not counted, and keeps its count.
+    if deferral and string.sub(tok, 1, 1) ~= 'h' then a = math.max(tonumber(a) - 1, 0) end
     sargs[#sargs + 1] = a .. ':' .. (tonumber(x) + exc) .. ':'
     out[j] = 1
   else
