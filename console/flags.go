@@ -36,7 +36,7 @@ type verb struct {
 // verbs are the commands, in the order help lists them.
 var verbs = []*verb{
 	workVerb,
-	failedVerb, retryVerb, forgetVerb, flushVerb, pruneVerb,
+	failedVerb, retryVerb, forgetVerb, flushVerb, pruneVerb, cancelVerb,
 	pushVerb, clearVerb, restartVerb, pauseVerb, resumeVerb,
 	sizeVerb, monitorVerb,
 	scheduleWorkVerb, scheduleRunVerb, scheduleListVerb, scheduleTestVerb,

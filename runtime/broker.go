@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/internal/keyspace"
+	"github.com/jobgen/jobgen/internal/send"
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -299,18 +300,43 @@ func (br *Broker) Fail(ctx context.Context, failures ...Failure) error {
 }
 
 // Extend renews the leases of refs to lease from now (the heartbeat). It
-// returns the refs whose lease was lost; those are not renewed.
+// returns the refs whose lease was lost; those are not renewed. A job
+// that was cancelled (Inspector.Cancel) is among the lost.
 func (br *Broker) Extend(ctx context.Context, lease time.Duration, refs ...Ref) (lost []Ref, err error) {
-	e := br.e
+	lost, cancelled, err := br.e.extend(ctx, lease, refs...)
+	return append(lost, cancelled...), err
+}
+
+// extend is Extend, returning the refs of cancelled jobs apart from the
+// other lost ones.
+func (e *Engine) extend(ctx context.Context, lease time.Duration, refs ...Ref) (lost, cancelled []Ref, err error) {
 	calls, groups := pairCalls(refs, 500, func(q string, args []any) call {
 		qk := e.keys.Queue(q)
-		return call{Script: scriptExtend, Keys: []string{qk.Reserved, qk.State}, Args: append([]any{lease.Milliseconds()}, args...)}
+		return call{Script: scriptExtend, Keys: []string{qk.Reserved, qk.State, qk.Failed}, Args: append([]any{lease.Milliseconds()}, args...)}
 	})
-	lost, err = applyRefs(ctx, e.rdb, calls, groups, 1)
-	if err != nil {
-		return nil, fmt.Errorf("extend leases: %w", err)
+	if len(calls) == 0 {
+		return nil, nil, nil
 	}
-	return lost, nil
+	cmds, err := send.All(ctx, e.rdb, calls)
+	if err != nil {
+		return nil, nil, fmt.Errorf("extend leases: %w", err)
+	}
+	for i, cmd := range cmds {
+		st, err := cmd.Int64Slice()
+		if err != nil {
+			return nil, nil, fmt.Errorf("extend leases: %w", err)
+		}
+		for j, r := range groups[i] {
+			switch {
+			case 1+j < len(st) && st[1+j] == 1:
+			case 1+j < len(st) && st[1+j] == 2:
+				cancelled = append(cancelled, r)
+			default:
+				lost = append(lost, r)
+			}
+		}
+	}
+	return lost, cancelled, nil
 }
 
 // Ack deletes finished jobs. A ref whose lease was lost is left alone and

@@ -31,6 +31,8 @@ type failedInfo struct {
 	// Token is the token of the reservation the job failed under: it
 	// tells the hooks sweep which fail recorded this entry (hooks.go).
 	Token string `msgpack:"t,omitempty"`
+	// Cancelled marks a job an operator cancelled (cancel.go).
+	Cancelled bool `msgpack:"c,omitempty"`
 }
 
 // FailedJob is one entry of the failed store.
@@ -44,6 +46,9 @@ type FailedJob struct {
 	Error    string
 	Attempts int
 	FailedAt time.Time
+	// Cancelled is true for a job that was cancelled (Inspector.Cancel)
+	// rather than failed; Error is then ErrCancelled's message.
+	Cancelled bool
 	// token is the token of the reservation the job failed under.
 	token string
 }
@@ -144,7 +149,7 @@ func (s *FailedStore) load(ctx context.Context, queue string, k, ids []string, z
 			if err := msgpack.Unmarshal([]byte(raw), &info); err != nil {
 				j.Error = fmt.Sprintf("(unreadable failure record: %v)", err)
 			} else {
-				j.Name, j.Error, j.Attempts, j.token = info.Name, info.Error, info.Attempts, info.Token
+				j.Name, j.Error, j.Attempts, j.token, j.Cancelled = info.Name, info.Error, info.Attempts, info.Token, info.Cancelled
 			}
 		}
 		out = append(out, j)

@@ -28,12 +28,18 @@ const (
 	Looping
 	// WorkerStopping: the worker is stopping; Reason says why.
 	WorkerStopping
+	// JobCancelled: a running job was cancelled (Inspector.Cancel); its
+	// worker cancelled its context and discarded what its handler
+	// returned. Err is a *CancelledError. A job cancelled while it waited
+	// has no worker to tell.
+	JobCancelled
 )
 
 var eventNames = map[EventKind]string{
 	JobQueued: "JobQueued", JobProcessing: "JobProcessing", JobProcessed: "JobProcessed",
 	JobExceptionOccurred: "JobExceptionOccurred", JobReleased: "JobReleased", JobFailed: "JobFailed",
 	JobTimedOut: "JobTimedOut", Looping: "Looping", WorkerStopping: "WorkerStopping",
+	JobCancelled: "JobCancelled",
 }
 
 func (k EventKind) String() string {

@@ -163,6 +163,29 @@ func exerciseScripts(t *testing.T, b bundle) {
 	claimed, err := e.ClaimHooks(ctx, "audit", 0)
 	require.NoError(t, err)
 	require.Len(t, claimed, 1)
+	// cancel: a waiting job, then a running one, whose worker's extend
+	// finds it cancelled.
+	require.NoError(t, e.Push(ctx, env("audit", "app.Job", "cancel-ready")))
+	require.NoError(t, e.Push(ctx, env("audit", "app.Job", "cancel-running")))
+	for _, id := range []string{"", "running"} {
+		var ref runtime.Ref
+		var seen int
+		if id == "running" {
+			r := mustReserve(t, b, "audit", 1).Jobs[0]
+			ref, seen = r.Ref, r.Attempts
+		} else {
+			ready, _, err := runtime.NewInspector(e).ListJobs(ctx, "audit", runtime.StateReady, 0, 1)
+			require.NoError(t, err)
+			ref = runtime.Ref{Queue: "audit", ID: ready[0].ID}
+		}
+		_, err := runtime.NewInspector(e).Cancel(ctx, "audit", ref.ID, seen)
+		require.NoError(t, err)
+		if id == "running" {
+			lost, err := runtime.NewBroker(e).Extend(ctx, time.Minute, ref)
+			require.NoError(t, err)
+			require.Equal(t, []runtime.Ref{ref}, lost)
+		}
+	}
 	// schedule_tick: a tick pushed with an entry's lock, one delayed, and
 	// a tick skipped as the lock is still held.
 	sched := runtime.NewSchedule()

@@ -35,6 +35,7 @@ var (
 	scriptUnreserve  = mustScript("unreserve")
 	scriptHooksDue   = mustScript("hooks_due")
 	scriptHooksClaim = mustScript("hooks_claim")
+	scriptCancel     = mustScript("cancel")
 
 	// Chains, batches, unique jobs and job middleware.
 	scriptChainPush   = mustScript("chain_push")

@@ -106,6 +106,13 @@ type outcome struct {
 // cut short, and says whether it did.
 func (w *Worker) settleCutShort(base context.Context, o outcome) bool {
 	switch {
+	case errors.Is(o.cause, ErrCancelled):
+		// The cancel settled the job: it is in the failed store, and a
+		// sweep runs what follows (cancel.go).
+		w.log.Info("job cancelled while running; its result is discarded", "queue", o.res.Queue, "job", o.env.Name, "id", o.res.ID, "err", o.herr)
+		ev := o.ev
+		ev.Err = o.cause
+		w.emit(ev, JobCancelled)
 	case errors.Is(o.cause, ErrLeaseLost):
 		w.log.Warn("job lease lost while running; its result is discarded", "queue", o.res.Queue, "job", o.env.Name, "id", o.res.ID, "err", o.herr)
 	case errors.Is(o.cause, ErrWorkerStopping) && errors.As(o.herr, new(*abandonedError)):

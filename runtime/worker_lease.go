@@ -10,7 +10,8 @@ import (
 // the records of the failed jobs' hooks it runs (hooks.go). A job
 // whose lease is lost (another worker holds it now, or Redis could not be
 // reached before the lease ran out) has its context cancelled with cause
-// ErrLeaseLost.
+// ErrLeaseLost; a job that was cancelled (Inspector.Cancel) with a
+// *CancelledError.
 func (w *Worker) heartbeat(ctx context.Context) {
 	t := time.NewTicker(w.cfg.RetryAfter / 3)
 	defer t.Stop()
@@ -39,7 +40,7 @@ func (w *Worker) heartbeat(ctx context.Context) {
 			continue
 		}
 		sent := time.Now()
-		lost, err := w.e.broker().Extend(ctx, w.cfg.RetryAfter, refs...)
+		lost, cancelled, err := w.e.extend(ctx, w.cfg.RetryAfter, refs...)
 		w.mu.Lock()
 		if err != nil {
 			if ctx.Err() == nil {
@@ -53,7 +54,13 @@ func (w *Worker) heartbeat(ctx context.Context) {
 			w.mu.Unlock()
 			continue
 		}
-		gone := make(map[Ref]bool, len(lost))
+		gone := make(map[Ref]bool, len(lost)+len(cancelled))
+		for _, r := range cancelled {
+			gone[r] = true
+			if a := w.active[r]; a != nil {
+				a.cancel(&CancelledError{Queue: r.Queue, ID: r.ID})
+			}
+		}
 		for _, r := range lost {
 			gone[r] = true
 			if a := w.active[r]; a != nil {

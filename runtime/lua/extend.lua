@@ -3,11 +3,17 @@
 --
 -- KEYS[1] -> reserved zset
 -- KEYS[2] -> state hash (job ID -> "attempts:exceptions:token")
+-- KEYS[3] -> failed zset (optional: read only for a pair whose state is
+--            gone, to tell a cancelled job from a lost one)
 -- ARGV[1] -> lease in ms, counted from now
 -- ARGV[2..] -> pairs: job ID, reservation token (at most 500 pairs)
 --
--- Returns: {new deadline ms, then per pair 1 if renewed or 0 if the token
---           is stale}. A stale pair changes nothing.
+-- Returns: {new deadline ms, then per pair 1 if renewed, 0 if the token
+--           is stale, or 2 if the job was cancelled (cancel.lua: its
+--           state is gone and the failed store holds it)}. A stale or
+--           cancelled pair changes nothing. Renewed pairs cost nothing
+--           more for the check: the failed set is read only for pairs
+--           whose state is gone.
 --
 -- allow-oom: it only moves the scores of members that exist (ZADD XX),
 -- so it takes no new memory, and past maxmemory the heartbeat must go on,
@@ -39,6 +45,11 @@ for j = 1, #ids do
     zargs[#zargs + 1] = dl
     zargs[#zargs + 1] = ids[j]
     out[#out + 1] = 1
+  elseif not st and KEYS[3] then
+    -- Checked here, before the one write (the ZADD below).
+    bad = wrongType({3, 'zset'})
+    if bad then return bad end
+    out[#out + 1] = redis.call('ZSCORE', KEYS[3], ids[j]) and 2 or 0
   else
     out[#out + 1] = 0
   end
