@@ -47,6 +47,9 @@
 //	released   the handler or its middleware released the job
 //	timed_out  the attempt ran past its timeout
 //	failed     the job failed for good and is in the failed store
+//	cancelled  an operator cancelled the running job (Inspector.Cancel);
+//	           the status stays unset, and an event jobgen.cancelled
+//	           marks it
 //
 // error, timed_out and failed set the span's status to Error and record
 // the error as an exception event (once: a failure after an error keeps

@@ -111,7 +111,7 @@ var (
 // ending a span does not build one.
 var outcomes = func() map[string][]attribute.KeyValue {
 	m := map[string][]attribute.KeyValue{}
-	for _, o := range []string{OutcomeOK, OutcomeError, OutcomeReleased, OutcomeTimedOut, OutcomeFailed, "unknown"} {
+	for _, o := range []string{OutcomeOK, OutcomeError, OutcomeReleased, OutcomeTimedOut, OutcomeFailed, OutcomeCancelled, "unknown"} {
 		m[o] = []attribute.KeyValue{OutcomeKey.String(o)}
 	}
 	return m

@@ -38,6 +38,9 @@ const (
 	OutcomeReleased = runtime.OutcomeReleased
 	OutcomeTimedOut = runtime.OutcomeTimedOut
 	OutcomeFailed   = runtime.OutcomeFailed
+	// OutcomeCancelled ends the span of an attempt an operator cancelled
+	// while it ran (runtime.JobCancelled).
+	OutcomeCancelled = runtime.OutcomeCancelled
 )
 
 // Config configures Tracing. The zero value uses the global
@@ -285,7 +288,7 @@ func (t *Tracing) handle(ctx context.Context, next func(context.Context) error) 
 // attempt on its span and ends the span once the attempt is settled.
 func (t *Tracing) Observe(ev runtime.Event) {
 	switch ev.Kind {
-	case runtime.JobExceptionOccurred, runtime.JobTimedOut, runtime.JobProcessed, runtime.JobReleased, runtime.JobFailed:
+	case runtime.JobExceptionOccurred, runtime.JobTimedOut, runtime.JobProcessed, runtime.JobReleased, runtime.JobFailed, runtime.JobCancelled:
 	default:
 		return
 	}
@@ -295,7 +298,7 @@ func (t *Tracing) Observe(ev runtime.Event) {
 		t.mu.Unlock()
 		return
 	}
-	settled := ev.Kind == runtime.JobProcessed || ev.Kind == runtime.JobReleased || ev.Kind == runtime.JobFailed
+	settled := ev.Kind == runtime.JobProcessed || ev.Kind == runtime.JobReleased || ev.Kind == runtime.JobFailed || ev.Kind == runtime.JobCancelled
 	if settled {
 		delete(t.open, ev.ID)
 	}
@@ -324,6 +327,11 @@ func (t *Tracing) Observe(ev runtime.Event) {
 			a.span.SetStatus(codes.Error, ev.Err.Error())
 		}
 		a.outcome = OutcomeFailed
+	case runtime.JobCancelled:
+		// Not an error of the job's: the status stays unset, the event
+		// says why it ended.
+		a.outcome = OutcomeCancelled
+		a.span.AddEvent("jobgen.cancelled")
 	}
 	if settled {
 		a.span.SetAttributes(outcomeAttr(a.outcome)...)

@@ -24,7 +24,7 @@ func TestDashboardNamesOnlyExportedMetrics(t *testing.T) {
 	require.NoError(t, json.Unmarshal(dashboard, &d))
 	exported := map[string]bool{
 		"jobgen_jobs_dispatched_total": true, "jobgen_jobs_processed_total": true, "jobgen_jobs_failed_total": true,
-		"jobgen_jobs_released_total": true, "jobgen_jobs_retried_total": true, "jobgen_jobs_timed_out_total": true,
+		"jobgen_jobs_released_total": true, "jobgen_jobs_retried_total": true, "jobgen_jobs_timed_out_total": true, "jobgen_jobs_cancelled_total": true,
 		"jobgen_job_duration_seconds_bucket": true, "jobgen_job_pickup_latency_seconds_bucket": true,
 		"jobgen_queue_jobs": true, "jobgen_queue_paused": true, "jobgen_worker_busy_slots": true,
 	}

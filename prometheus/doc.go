@@ -21,6 +21,7 @@
 //	jobgen_jobs_released_total{queue,job}      jobs released by their handler or middleware, or given back at a stop
 //	jobgen_jobs_retried_total{queue,job}       jobs released for another attempt after an error or a timeout
 //	jobgen_jobs_timed_out_total{queue,job}     attempts that ran past their timeout
+//	jobgen_jobs_cancelled_total{queue,job}     running jobs an operator cancelled (runtime.JobCancelled)
 //	jobgen_job_duration_seconds{queue,job}     histogram of how long handlers ran
 //	jobgen_job_pickup_latency_seconds{queue,job} histogram of the time from ready to start
 //	jobgen_worker_busy_slots{worker}           handlers running now, read at scrape time

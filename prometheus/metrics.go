@@ -31,9 +31,9 @@ type Config struct {
 // Metrics counts jobs dispatched and run, and is a prometheus.Collector
 // of them. It is safe for concurrent use.
 type Metrics struct {
-	dispatched, processed, failed, released, retried, timedOut *prometheus.CounterVec
-	duration, pickup                                           *prometheus.HistogramVec
-	busyDesc                                                   *prometheus.Desc
+	dispatched, processed, failed, released, retried, timedOut, cancelled *prometheus.CounterVec
+	duration, pickup                                                      *prometheus.HistogramVec
+	busyDesc                                                              *prometheus.Desc
 
 	mu   sync.Mutex
 	busy map[string]int       // worker -> handlers running
@@ -63,6 +63,7 @@ func New(cfg Config) *Metrics {
 		released:   counter("jobs_released_total", "Jobs released by their handler or middleware, or given back at a stop."),
 		retried:    counter("jobs_retried_total", "Jobs released for another attempt after an error or a timeout."),
 		timedOut:   counter("jobs_timed_out_total", "Attempts that ran past their timeout."),
+		cancelled:  counter("jobs_cancelled_total", "Running jobs cancelled by an operator (runtime.JobCancelled); they went to the failed store."),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "job_duration_seconds",
 			Help: "How long handlers ran, their job middleware included.", Buckets: cfg.DurationBuckets}, labels),
 		pickup: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "job_pickup_latency_seconds",
@@ -74,7 +75,7 @@ func New(cfg Config) *Metrics {
 }
 
 func (m *Metrics) vecs() []prometheus.Collector {
-	return []prometheus.Collector{m.dispatched, m.processed, m.failed, m.released, m.retried, m.timedOut, m.duration, m.pickup}
+	return []prometheus.Collector{m.dispatched, m.processed, m.failed, m.released, m.retried, m.timedOut, m.cancelled, m.duration, m.pickup}
 }
 
 // Describe implements prometheus.Collector.
@@ -185,6 +186,8 @@ func (m *Metrics) Observe(ev runtime.Event) {
 		m.failed.WithLabelValues(l...).Inc()
 	case runtime.JobTimedOut:
 		m.timedOut.WithLabelValues(l...).Inc()
+	case runtime.JobCancelled:
+		m.cancelled.WithLabelValues(l...).Inc()
 	case runtime.JobReleased:
 		if ev.Err != nil && !errors.Is(ev.Err, runtime.ErrWorkerStopping) {
 			m.retried.WithLabelValues(l...).Inc()

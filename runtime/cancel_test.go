@@ -106,7 +106,7 @@ func TestCancelRunning(t *testing.T) {
 		bl := newBlocker()
 		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error { return bl.run(ctx) })
 		ids := b.dispatch(t, job(1, runtime.JobOptions{Tries: 5}))
-		b.start(t, runtime.WorkerConfig{RetryAfter: 600 * time.Millisecond, Timeout: 500 * time.Millisecond, Tries: 5})
+		b.start(t, runtime.WorkerConfig{RetryAfter: 3 * time.Second, Timeout: 2500 * time.Millisecond, Tries: 5})
 		eventually(t, func() bool { return bl.runs(ids[0]) == 1 }, "the job runs")
 
 		in := runtime.NewInspector(b.engine)
@@ -211,7 +211,7 @@ func TestCancelStopsChain(t *testing.T) {
 			}
 			return nil
 		})
-		b.start(t, runtime.WorkerConfig{RetryAfter: 600 * time.Millisecond, Timeout: 500 * time.Millisecond})
+		b.start(t, runtime.WorkerConfig{RetryAfter: 3 * time.Second, Timeout: 2500 * time.Millisecond})
 		in := runtime.NewInspector(b.engine)
 
 		_, err := stepJob{Step: "a"}.withChain(stepJob{Step: "b"}).Dispatch(b.ctx)
@@ -252,7 +252,7 @@ func TestCancelCountsInBatch(t *testing.T) {
 		_, err = in.Cancel(b.ctx, "default", jobs[1].ID, 0)
 		require.NoError(t, err)
 
-		b.start(t, runtime.WorkerConfig{RetryAfter: 600 * time.Millisecond, Timeout: 500 * time.Millisecond})
+		b.start(t, runtime.WorkerConfig{RetryAfter: 3 * time.Second, Timeout: 2500 * time.Millisecond})
 		eventually(t, func() bool { return hooksLeft(t, b, "default") == 0 && len(r.callbacks()) == 2 }, "the batch's callbacks run")
 		s := findBatch(t, b, id)
 		require.Equal(t, 1, s.Failed)

@@ -108,8 +108,7 @@ func (w *Worker) settleCutShort(base context.Context, o outcome) bool {
 	switch {
 	case errors.Is(o.cause, ErrCancelled):
 		// The cancel settled the job: it is in the failed store, and a
-		// sweep runs what follows (cancel.go).
-		w.log.Info("job cancelled while running; its result is discarded", "queue", o.res.Queue, "job", o.env.Name, "id", o.res.ID, "err", o.herr)
+		// sweep runs what follows (cancel.go). JobCancelled is logged.
 		ev := o.ev
 		ev.Err = o.cause
 		w.emit(ev, JobCancelled)

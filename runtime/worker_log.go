@@ -16,6 +16,7 @@ import (
 //	       handler or middleware (released), or given back at a stop
 //	Warn   job will retry after an error (error) or a timeout (timed_out)
 //	Error  job failed for good (failed)
+//	Warn   running job cancelled by an operator (cancelled)
 //
 // The worker's own life (stopping, pausing, a restart) is logged at
 // Info, and trouble with Redis or leases at Warn and Error.
@@ -25,6 +26,9 @@ const (
 	OutcomeReleased = "released"  // the handler or its middleware released the job
 	OutcomeTimedOut = "timed_out" // the attempt ran past its timeout; the job will retry
 	OutcomeFailed   = "failed"    // the job failed for good
+	// OutcomeCancelled: an operator cancelled the running job
+	// (Inspector.Cancel); what its handler returned was discarded.
+	OutcomeCancelled = "cancelled"
 )
 
 // logJob logs ev, if it changes a job's state, as described above.
@@ -47,6 +51,8 @@ func (w *Worker) logJob(ev Event) {
 		}
 	case JobFailed:
 		level, msg, outcome = slog.LevelError, "job failed", OutcomeFailed
+	case JobCancelled:
+		level, msg, outcome = slog.LevelWarn, "job cancelled while running; its result is discarded", OutcomeCancelled
 	default:
 		return
 	}
