@@ -68,6 +68,8 @@
 //	queue:restart       make every worker exit after its running jobs
 //	queue:pause         stop workers taking jobs from queues
 //	queue:resume        undo queue:pause
+//	queue:limit Q [N]   show or set a queue's concurrency limit (N, off)
+//	                    and rate (--rate 100/1s, off)
 //	queue:size          jobs per queue: ready, delayed, reserved, failed
 //	queue:monitor       sizes against --max and --max-failed; exits 1 over
 //	schedule:work       dispatch the schedule's jobs as they fall due, until

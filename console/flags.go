@@ -37,7 +37,7 @@ type verb struct {
 var verbs = []*verb{
 	workVerb,
 	failedVerb, retryVerb, forgetVerb, flushVerb, pruneVerb, cancelVerb,
-	pushVerb, clearVerb, restartVerb, pauseVerb, resumeVerb,
+	pushVerb, clearVerb, restartVerb, pauseVerb, resumeVerb, limitVerb,
 	sizeVerb, monitorVerb,
 	scheduleWorkVerb, scheduleRunVerb, scheduleListVerb, scheduleTestVerb,
 	schedulePauseVerb, scheduleResumeVerb,

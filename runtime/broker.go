@@ -76,6 +76,13 @@ type ReserveResult struct {
 	// clock is the Redis clock, to the microsecond, when the reserve
 	// ran.
 	clock time.Time
+	// open is when the rate of queue openQueue (a physical queue) lets
+	// more jobs through, if it held this reserve back; zero if none did.
+	open      time.Time
+	openQueue string
+	// limited says the queue has a concurrency limit: settles of its
+	// jobs ring its doorbell, for the worker a full limit keeps waiting.
+	limited bool
 }
 
 // Migration reports one Migrate call.
@@ -124,7 +131,7 @@ func (e *Engine) reserveCall(queue string, n int, lease time.Duration, hold bool
 	if hold {
 		args = append(args, "1")
 	}
-	return call{Script: scriptReserve, Keys: []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.Calls(queue, keyspace.CallsTick(time.Now())), qk.Delayed}, Args: args},
+	return call{Script: scriptReserve, Keys: []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.Calls(queue, keyspace.CallsTick(time.Now())), qk.Delayed, qk.Settings}, Args: args},
 		token
 }
 
@@ -135,9 +142,10 @@ const heldPrefix = "h"
 func (r Ref) held() bool { return strings.HasPrefix(r.Token, heldPrefix) }
 
 // reserveHead is the length of a reserve reply before its jobs: now,
-// the lease deadline, and what its migrate did (the fields of a migrate
-// reply after its now).
-const reserveHead = 7
+// the lease deadline, what its migrate did (the fields of a migrate
+// reply after its now), whether the queue has a concurrency limit, and
+// when its rate lets more jobs through.
+const reserveHead = 9
 
 // parseReserve reads the reply of a reserve call made with token; held
 // jobs come under the held token, but for malformed ones.
@@ -149,12 +157,16 @@ func parseReserve(queue, token string, hold bool, reserved *redis.Cmd) (ReserveR
 	if len(reply) < reserveHead || (len(reply)-reserveHead)%4 != 0 {
 		return ReserveResult{}, fmt.Errorf("unexpected reply of %d values", len(reply))
 	}
-	var f [reserveHead - 2]int64
+	var f [reserveHead - 4]int64
 	for i := range f {
 		f[i] = asInt(reply[2+i])
 	}
 	m := migrationOf(asInt(reply[0]), f[:])
 	b := ReserveResult{Now: msTime(asInt(reply[0])), NextDue: m.NextDue, NextExpiry: m.NextExpiry, clock: m.Now}
+	b.limited = asInt(reply[reserveHead-2]) == 1
+	if b.open = msTime(asInt(reply[reserveHead-1])); !b.open.IsZero() {
+		b.openQueue = queue
+	}
 	until := msTime(asInt(reply[1]))
 	if len(reply) > reserveHead {
 		b.Jobs = make([]Reservation, 0, (len(reply)-reserveHead)/4)
@@ -234,6 +246,7 @@ func (e *Engine) reserve(ctx context.Context, queue string, n int, lease time.Du
 	if err != nil {
 		return ReserveResult{}, fmt.Errorf("reserve from %q: %w", queue, err)
 	}
+	e.flow.note(queue, b.limited)
 	return b, nil
 }
 
@@ -292,7 +305,7 @@ func (br *Broker) Fail(ctx context.Context, failures ...Failure) error {
 			fs = fs[n:]
 		}
 	}
-	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
+	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0, e.settleBells(groups))
 	if err != nil {
 		return fmt.Errorf("fail: %w", err)
 	}
@@ -370,7 +383,7 @@ func (br *Broker) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) er
 		return call{Script: scriptRelease, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify}, Args: append([]any{delayMillis(opts.Delay), exc}, args...)}
 
 	})
-	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
+	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0, e.settleBells(groups))
 	if err != nil {
 		return fmt.Errorf("release: %w", err)
 	}

@@ -73,6 +73,13 @@ type EngineConfig struct {
 	// spreads over several masters (see partition.go). Producers and
 	// workers must agree on it. Default none.
 	Partitions map[string]int
+	// QueueLimits sets the flow limits of the queues named (a
+	// concurrency limit, a rate; see QueueLimit and
+	// docs/flow-control.md) each time a Worker of the engine starts. They
+	// can be changed while workers run (Inspector.SetQueueLimit,
+	// SetQueueRate; the console's queue:limit), until a worker starts
+	// again; a queue not named keeps the limits it has. Default none.
+	QueueLimits map[string]QueueLimit
 
 	// OutboxTable is the PostgreSQL table that DispatchTx writes to and
 	// the relay reads (DefaultOutboxTable, "jobgen_outbox", if empty): a
@@ -126,6 +133,9 @@ func (c *EngineConfig) validate() error {
 	if err := validatePartitions(c.Partitions); err != nil {
 		return err
 	}
+	if err := c.validateQueueLimits(); err != nil {
+		return err
+	}
 	return c.Replication.validate()
 }
 
@@ -167,6 +177,9 @@ type Engine struct {
 	phys *Engine
 	// dispatchMW wraps every push (dispatch_hooks.go).
 	dispatchMW atomic.Pointer[[]DispatchMiddleware]
+	// flow is what reserves learned of the queues' concurrency limits,
+	// shared with phys (flow_limit.go).
+	flow *flowState
 }
 
 // Subscribe calls fn with a JobQueued event after every job this engine
@@ -191,12 +204,12 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 	if err := checkEviction(ctx, rdb, cfg.AllowEviction, warn); err != nil {
 		return nil, err
 	}
-	e := &Engine{rdb: rdb, cfg: cfg, keys: keyspace.New(cfg.Prefix)}
+	e := &Engine{rdb: rdb, cfg: cfg, keys: keyspace.New(cfg.Prefix), flow: &flowState{}}
 	// The physical view: the same Redis and keys, with no partitions, for
 	// the partition loop to run each partition's call on (partition.go).
 	physCfg := cfg
 	physCfg.Partitions = nil
-	e.phys = &Engine{rdb: rdb, cfg: physCfg, keys: e.keys}
+	e.phys = &Engine{rdb: rdb, cfg: physCfg, keys: e.keys, flow: e.flow}
 	e.phys.phys = e.phys
 	e.phys.flights = send.Flights{Call: e.phys.pushCall, Run: e.phys.runPush, Err: pushError}
 	e.flights = send.Flights{Call: e.pushCall, Run: e.runPush, Err: pushError}

@@ -234,6 +234,9 @@ func (e *Engine) reservePartitioned(ctx context.Context, queue string, n int, le
 		}
 		b.NextDue = earliest(b.NextDue, got.NextDue)
 		b.NextExpiry = earliest(b.NextExpiry, got.NextExpiry)
+		if !got.open.IsZero() && (b.open.IsZero() || got.open.Before(b.open)) {
+			b.open, b.openQueue = got.open, got.openQueue
+		}
 		b.Jobs = append(b.Jobs, got.Jobs...)
 		return len(b.Jobs) == n, nil
 	})

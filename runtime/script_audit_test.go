@@ -124,6 +124,10 @@ func exerciseScripts(t *testing.T, b bundle) {
 	require.Equal(t, 1, reserveTwice.replays())
 	// unreserve, and the reserve pipelined behind a doorbell's BLPOP
 	require.NoError(t, e.Unreserve(ctx, jobs[0].Ref, jobs[1].Ref, jobs[2].Ref))
+	// with flow limits (flow_limit.go), which the reserve reads from the
+	// queue's settings, and the settles ring the doorbell for
+	require.NoError(t, runtime.NewInspector(e).SetQueueLimit(ctx, "audit", 10))
+	require.NoError(t, runtime.NewInspector(e).SetQueueRate(ctx, "audit", 100, time.Minute))
 	_, batch, ok, err := e.WaitReserve(ctx, []string{"audit"}, 100*time.Millisecond, 10, time.Minute)
 	require.NoError(t, err)
 	require.True(t, ok)

@@ -54,14 +54,24 @@ var failCases = []failCase{
 	{name: "migrate", s: scriptMigrate, kinds: []string{"list", "zset", "zset", "hash", "list"},
 		setup: [][]any{{"ZADD", "K2", 1, "d1"}, {"ZADD", "K3", 1, "r1", 1, "r2"}, {"HSET", "K4", "r1", "1:0:tok", "r2", "1:0:tok"}},
 		args:  []any{1000}},
-	{name: "reserve", s: scriptReserve, kinds: []string{"list", "zset", "hash", "hash", "list", "", "hash", "zset"},
+	{name: "reserve", s: scriptReserve, kinds: []string{"list", "zset", "hash", "hash", "list", "", "hash", "zset", "hash"},
 		setup: [][]any{{"RPUSH", "K1", "j1", "j2"}, {"HSET", "K3", "j1", "p1", "j2", "p2"}, {"HSET", "K4", "j1", "1:0:"}},
 		args:  []any{1, 60000, "tok", 60000, 1000}},
 	// With jobs due, which it moves before it reserves: every key is
 	// checked before the first move.
-	{name: "reserve after migrating", s: scriptReserve, kinds: []string{"list", "zset", "hash", "hash", "list", "", "hash", "zset"},
+	{name: "reserve after migrating", s: scriptReserve, kinds: []string{"list", "zset", "hash", "hash", "list", "", "hash", "zset", "hash"},
 		setup: [][]any{{"ZADD", "K8", 1, "d1"}, {"ZADD", "K2", 1, "r1"}, {"HSET", "K3", "d1", "p1", "r1", "p2"}, {"HSET", "K4", "r1", "1:0:old"}},
 		args:  []any{1, 60000, "tok", 60000, 1000}},
+	// A queue with flow limits (flow_limit.go): one job of two fits, the
+	// limit holds the call back, and the rate counts the start.
+	{name: "reserve with limits", s: scriptReserve, kinds: []string{"list", "zset", "hash", "hash", "list", "", "hash", "zset", "hash"},
+		setup: [][]any{{"RPUSH", "K1", "j1", "j2"}, {"HSET", "K3", "j1", "p1", "j2", "p2"}, {"HSET", "K9", "limit", 1, "rate", 5, "rate_ms", 60000}},
+		args:  []any{2, 60000, "tok", 60000, 1000},
+		bad: []badValue{
+			{[][]any{{"HSET", "K9", "limit", "five"}}, `field limit of K9 holds "five", not a count`},
+			{[][]any{{"HSET", "K9", "used", "-1"}}, `field used of K9 holds "-1", not a count`},
+			{[][]any{{"HDEL", "K9", "rate_ms"}}, `K9 has a rate with no rate_ms`},
+		}},
 	{name: "extend", s: scriptExtend, kinds: []string{"zset", "hash"},
 		setup: [][]any{{"ZADD", "K1", 1, "j1"}, {"HSET", "K2", "j1", "1:0:tok"}},
 		args:  []any{60000, "j1", "tok"}},

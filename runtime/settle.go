@@ -46,11 +46,12 @@ func pairCalls(refs []Ref, per int, build func(queue string, args []any) call) (
 
 // applyRefs runs the calls and returns the refs whose token was stale,
 // reading the per-pair statuses from each reply after skip leading values.
-func applyRefs(ctx context.Context, rdb redis.UniversalClient, calls []call, groups [][]Ref, skip int) ([]Ref, error) {
+// It rings the doorbells bells in the same round trip (settleBells).
+func applyRefs(ctx context.Context, rdb redis.UniversalClient, calls []call, groups [][]Ref, skip int, bells []string) ([]Ref, error) {
 	if len(calls) == 0 {
 		return nil, nil
 	}
-	cmds, err := send.All(ctx, rdb, calls)
+	cmds, err := runRinging(ctx, rdb, calls, bells)
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +68,34 @@ func applyRefs(ctx context.Context, rdb redis.UniversalClient, calls []call, gro
 		}
 	}
 	return lost, nil
+}
+
+// runRinging is send.All, with the doorbells bells rung in the same
+// pipeline after the calls (and again after any call sent again by
+// source).
+func runRinging(ctx context.Context, rdb redis.UniversalClient, calls []call, bells []string) ([]*redis.Cmd, error) {
+	if len(bells) == 0 {
+		return send.All(ctx, rdb, calls)
+	}
+	ring := func(p redis.Pipeliner) {
+		for _, k := range bells {
+			p.RPush(ctx, k, "1")
+			p.LTrim(ctx, k, 0, 0)
+		}
+	}
+	cmds := make([]*redis.Cmd, len(calls))
+	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		send.Pipe(ctx, p, calls, cmds)
+		ring(p)
+		return nil
+	})
+	send.Again(ctx, rdb, calls, cmds, func(p redis.Pipeliner, _ []int) { ring(p) })
+	for _, cmd := range cmds {
+		if err := cmd.Err(); err != nil && err != redis.Nil {
+			return cmds, err
+		}
+	}
+	return cmds, nil
 }
 
 // lostError joins one LeaseLostError per stale ref.
@@ -87,7 +116,7 @@ func (e *Engine) ack(ctx context.Context, refs ...Ref) (lost []Ref, err error) {
 		qk := e.keys.Queue(q)
 		return call{Script: scriptAck, Keys: []string{qk.Reserved, qk.State, qk.Payloads}, Args: args}
 	})
-	lost, err = applyRefs(ctx, e.rdb, calls, groups, 0)
+	lost, err = applyRefs(ctx, e.rdb, calls, groups, 0, e.settleBells(groups))
 	if err != nil {
 		return nil, fmt.Errorf("ack: %w", err)
 	}
@@ -137,7 +166,7 @@ func (e *Engine) unreserve(ctx context.Context, refs ...Ref) error {
 		qk := e.keys.Queue(q)
 		return call{Script: scriptUnreserve, Keys: []string{qk.Ready, qk.Reserved, qk.State, qk.Notify}, Args: args}
 	})
-	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0)
+	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0, nil) // unreserve.lua rings
 	if err != nil {
 		return fmt.Errorf("give back jobs: %w", err)
 	}

@@ -70,6 +70,7 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 	}
 	if err == nil {
 		b, err = parseReserve(q, token, hold, cmds[0])
+		e.flow.note(q, b.limited)
 	}
 	if err != nil {
 		return "", ReserveResult{}, true, fmt.Errorf("reserve from %q: %w", q, err)

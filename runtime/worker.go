@@ -229,6 +229,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err := checkEviction(ctx, w.e.rdb, w.e.cfg.AllowEviction, w.log); err != nil {
 		return fmt.Errorf("worker %s: start: %w", w.cfg.Name, err)
 	}
+	if err := w.e.applyQueueLimits(ctx); err != nil {
+		return fmt.Errorf("worker %s: start: %w", w.cfg.Name, err)
+	}
 	start := time.Now()
 	// Handlers outlive a cancelled ctx by up to Grace.
 	base, hardStop := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -342,7 +345,7 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 		if w.stopWhenIdle(settled) {
 			return
 		}
-		r := w.idle(base, w.idleFor(next))
+		r := w.idle(base, w.idleFor(next), next.rated)
 		w.accept(r.jobs, r.n)
 		w.waited = true
 		w.woken(r)
@@ -441,6 +444,9 @@ func (w *Worker) idleFor(next upcoming) time.Duration {
 	}
 	if !next.expiry.IsZero() {
 		wait = min(wait, max(next.expiry.Sub(next.now)+time.Millisecond, 100*time.Millisecond))
+	}
+	if !next.open.IsZero() {
+		wait = min(wait, next.untilOpen())
 	}
 	if w.cfg.StopWhenEmpty {
 		wait = min(wait, 20*time.Millisecond)

@@ -285,6 +285,10 @@ type upcoming struct {
 	now    time.Time // Redis clock, at or before the replies were made
 	due    time.Time // earliest delayed job, zero if none
 	expiry time.Time // earliest lease deadline, zero if none
+	// open is when the rate of queue rated lets more jobs through, if a
+	// rate held a reserve back; zero if none did.
+	open  time.Time
+	rated string
 }
 
 // dueSlack is added to a wait for a delayed job, for a Redis clock that
@@ -305,7 +309,22 @@ func (b ReserveResult) upcoming() upcoming {
 	if now.IsZero() {
 		now = b.Now
 	}
-	return upcoming{now: now, due: b.NextDue, expiry: b.NextExpiry}
+	return upcoming{now: now, due: b.NextDue, expiry: b.NextExpiry, open: b.open, rated: b.openQueue}
+}
+
+// untilOpen is how long to wait for the rate that held a reserve back to
+// let more through.
+func (u upcoming) untilOpen() time.Duration {
+	return max(u.open.Sub(u.now)+dueSlack, dueSlack)
+}
+
+// merge adds u's times to the earliest of next's.
+func (next *upcoming) merge(u upcoming) {
+	next.due = earliest(next.due, u.due)
+	next.expiry = earliest(next.expiry, u.expiry)
+	if !u.open.IsZero() && (next.open.IsZero() || u.open.Before(next.open)) {
+		next.open, next.rated = u.open, u.rated
+	}
 }
 
 // reserve takes up to n jobs from the queues in priority order. A queue
@@ -328,8 +347,7 @@ func (w *Worker) reserve(ctx context.Context, n int) ([]Reservation, upcoming, e
 			// it ends no sooner than one counted from a later one.
 			next.now = u.now
 		}
-		next.due = earliest(next.due, u.due)
-		next.expiry = earliest(next.expiry, u.expiry)
+		next.merge(u)
 		if jobs == nil {
 			jobs = b.Jobs
 		} else {

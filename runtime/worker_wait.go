@@ -34,7 +34,12 @@ type idleWait struct {
 // (or another worker's). idle returns when the pipeline does, which is
 // within bellPoll; its n is the number of slots it took, and the caller
 // returns those the jobs do not use.
-func (w *Worker) idle(ctx context.Context, wait time.Duration) idleWait {
+//
+// rated, if not "", is the (physical) queue whose rate held the last
+// reserve back, and wait ends when it lets more through: the worker
+// rings its doorbell then, which ends the BLPOP in flight (or another
+// worker's), as a push would.
+func (w *Worker) idle(ctx context.Context, wait time.Duration, rated string) idleWait {
 	if w.cfg.StopWhenEmpty {
 		// Polls every few ms until the running jobs are done.
 		w.sleep(wait)
@@ -57,6 +62,12 @@ func (w *Worker) idle(ctx context.Context, wait time.Duration) idleWait {
 			return w.endWait(ctx, r)
 		case <-timer:
 			timer = nil
+			if rated != "" {
+				if err := w.e.ring(ctx, rated); err != nil {
+					w.log.Warn("ringing a rate-limited queue's doorbell", "queue", rated, "err", err)
+				}
+				rated = ""
+			}
 			if next := w.migrateAll(ctx); !next.due.IsZero() {
 				// Nothing was due yet, or more falls due soon: migrate again
 				// then, unless the BLPOP in flight returns first.

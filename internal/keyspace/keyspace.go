@@ -56,6 +56,11 @@ type QueueKeys struct {
 	// removed once they ran, and claimed by another worker's sweep when
 	// older than RetryAfter (hooks.go).
 	Hooks string
+	// Settings is a HASH of the queue's flow limits and their counts
+	// (runtime/flow_limit.go, lua/lib/flow_limit.lua): limit, rate,
+	// rate_ms, win, used, held_limit, held_rate. Absent for a queue with
+	// none; reserve reads it with one HMGET.
+	Settings string
 }
 
 // Queue returns the keys of queue name. They are built once per name and
@@ -91,6 +96,7 @@ func (k Keys) Build(name string) QueueKeys {
 		FailedPayloads: p + "failed:payloads",
 		FailedInfo:     p + "failed:info",
 		Hooks:          p + "hooks",
+		Settings:       p + "settings",
 	}
 }
 

@@ -10,6 +10,7 @@
 -- KEYS[7] -> calls hash of the 10 ms tick the call was made in (nonce or
 --            token -> what the call did)
 -- KEYS[8] -> delayed zset
+-- KEYS[9] -> settings hash (the queue's flow limits; lib/flow_limit.lua)
 -- ARGV[1] -> N, the most jobs to take
 -- ARGV[2] -> lease in ms
 -- ARGV[3] -> reservation token (random, from the caller)
@@ -44,6 +45,9 @@
 -- before a command of it failed, so the keys are checked before the
 -- first write: it writes nothing then.
 --
+-- A queue's concurrency limit and rate cap how many jobs a call takes
+-- (lib/flow_limit.lua); a queue without them pays one HMGET.
+--
 -- IDs in the ready list with no payload (removed jobs) are dropped. The
 -- doorbell rings again if jobs remain, so the next waiting worker wakes.
 --
@@ -63,7 +67,7 @@
 -- is a move's ZREM or the LPOP, neither of which is one; so workers
 -- drain a full Redis.
 
--- uses: wrong_type, now_ms, migrate_due
+-- uses: wrong_type, now_ms, migrate_due, flow_limit
 local now, us = nowMs()
 local hold = ARGV[6] == '1'
 -- The token the jobs are stored under: a held job's starts with "h",
@@ -73,6 +77,10 @@ if hold then token = 'h' .. token end
 local keep = tonumber(ARGV[4])
 local bad = wrongType({1, 'list', 2, 'zset', 3, 'hash', 4, 'hash', 5, 'list', 8, 'zset'}) or (keep > 0 and wrongType({7, 'hash'}))
 if bad then return bad end
+local flow
+flow, bad = flowRead(9)
+if bad then return bad end
+local limited = (flow and flow.limit > 0) and 1 or 0
 
 -- Every key is checked: the moves cannot fail.
 local moved, expired, next_due, next_expiry = migrateDue({1, 8, 2, 4, 5}, tonumber(ARGV[5]), now)
@@ -80,7 +88,7 @@ if expired == nil then return moved end
 
 local prev = keep > 0 and redis.call('HGET', KEYS[7], ARGV[3])
 if prev then
-  local out = {now, tonumber(prev), moved, expired, next_due, next_expiry, us}
+  local out = {now, tonumber(prev), moved, expired, next_due, next_expiry, us, limited, -1}
   -- Jobs whose lease has run out are not handed back: migrate may move
   -- them to ready at any moment.
   if tonumber(prev) <= now then return out end
@@ -109,12 +117,16 @@ if prev then
 end
 
 local deadline = now + tonumber(ARGV[2])
-local out = {now, deadline, moved, expired, next_due, next_expiry, us}
+local out = {now, deadline, moved, expired, next_due, next_expiry, us, limited, -1}
 
 if redis.call('EXISTS', KEYS[6]) == 1 then return out end
 
-local popped = redis.call('LPOP', KEYS[1], tonumber(ARGV[1]))
-if not popped then return out end
+local want, by = flowRoom(flow, KEYS[2], tonumber(ARGV[1]), now)
+local popped = want > 0 and redis.call('LPOP', KEYS[1], want)
+if not popped then
+  out[9] = flowTaken(flow, 0, by, KEYS[1])
+  return out
+end
 
 local dl = string.format('%d', deadline)
 -- The state of a job taken for the first time, the most common case.
@@ -170,12 +182,14 @@ for s = 1, #popped, 1000 do
   taken = taken + n
 end
 
+out[9] = flowTaken(flow, taken / 2, by, KEYS[1])
 if taken > 0 and keep > 0 then
   redis.call('HSET', KEYS[7], ARGV[3], dl)
   redis.call('PEXPIRE', KEYS[7], keep, 'NX')
 end
--- Fewer popped than asked for means the list is empty now.
-if #popped == tonumber(ARGV[1]) and redis.call('LLEN', KEYS[1]) > 0
+-- Fewer popped than asked for means the list is empty now; a limit
+-- that cut the call short leaves no room for another.
+if #popped == want and not by and redis.call('LLEN', KEYS[1]) > 0
     and redis.call('LLEN', KEYS[5]) == 0 then
   redis.call('RPUSH', KEYS[5], '1')
 end

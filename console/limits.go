@@ -1,0 +1,128 @@
+package console
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+var limitVerb = &verb{
+	name:    "queue:limit",
+	args:    "queue [N|off]",
+	summary: "Show or set a queue's concurrency limit and rate",
+	maxArgs: 2,
+	about: `Set the most jobs of a queue running at once, over every worker and
+process (N; off or 0 removes it), and with --rate the most started per
+period (100/1s; off removes it). With the queue alone, show its limits,
+its running jobs and how often each limit held workers back. A change
+applies from the workers' next reserve, and lasts until a worker starts
+again with EngineConfig.QueueLimits. See docs/flow-control.md.`,
+	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
+		var rate string
+		fs.stringVar(&rate, "rate", "", "the most jobs started per period, N/PERIOD (100/1s, 5/1m), or off", "")
+		fs.meta["rate"] = "N/PERIOD"
+		return func(ctx context.Context, s *session) error {
+			if len(s.args) == 0 {
+				return usagef("name the queue")
+			}
+			q := s.args[0]
+			if err := runtime.ValidateQueueName(q); err != nil {
+				return usagef("%s", oneLine(err))
+			}
+			if len(s.args) == 1 && rate == "" {
+				return showLimits(ctx, s, q)
+			}
+			if len(s.args) == 2 {
+				n, err := parseLimit(s.args[1])
+				if err != nil {
+					return err
+				}
+				if err := s.ins.SetQueueLimit(ctx, q, n); err != nil {
+					return fmt.Errorf("limit %q: %w", q, err)
+				}
+				if n == 0 {
+					fmt.Fprintf(s.out, "Queue %s: no concurrency limit.\n", q)
+				} else {
+					fmt.Fprintf(s.out, "Queue %s: at most %d %s at once.\n", q, n, plural(int64(n), "job"))
+				}
+			}
+			if rate != "" {
+				n, per, err := parseRate(rate)
+				if err != nil {
+					return err
+				}
+				if err := s.ins.SetQueueRate(ctx, q, n, per); err != nil {
+					return fmt.Errorf("rate of %q: %w", q, err)
+				}
+				if n == 0 {
+					fmt.Fprintf(s.out, "Queue %s: no rate.\n", q)
+				} else {
+					fmt.Fprintf(s.out, "Queue %s: at most %d %s started per %v.\n", q, n, plural(int64(n), "job"), per)
+				}
+			}
+			return nil
+		}
+	},
+}
+
+// parseLimit reads a concurrency limit: N, or off.
+func parseLimit(s string) (int, error) {
+	if s == "off" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, usagef("the limit must be a whole number of jobs, or off; got %q", s)
+	}
+	return n, nil
+}
+
+// parseRate reads a rate: N/PERIOD, or off.
+func parseRate(s string) (int, time.Duration, error) {
+	if s == "off" || s == "0" {
+		return 0, 0, nil
+	}
+	count, period, ok := strings.Cut(s, "/")
+	n, err := strconv.Atoi(count)
+	if !ok || err != nil || n < 0 {
+		return 0, 0, usagef("--rate must be N/PERIOD, such as 100/1s, or off; got %q", s)
+	}
+	per, err := time.ParseDuration(period)
+	if err != nil {
+		return 0, 0, usagef("--rate must be N/PERIOD, such as 100/1s, or off; got %q: %v", s, err)
+	}
+	return n, per, nil
+}
+
+// showLimits prints a queue's limits and what they did.
+func showLimits(ctx context.Context, s *session, q string) error {
+	l, err := s.ins.QueueLimits(ctx, q)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "Queue %s\n", q)
+	fmt.Fprintf(s.out, "  running:  %d\n", l.Running)
+	fmt.Fprintf(s.out, "  limit:    %s\n", limitText(l.QueueLimit))
+	fmt.Fprintf(s.out, "  rate:     %s\n", rateText(l.QueueLimit))
+	fmt.Fprintf(s.out, "  held back by the limit %d %s, by the rate %d %s\n",
+		l.HeldByLimit, plural(l.HeldByLimit, "time"), l.HeldByRate, plural(l.HeldByRate, "time"))
+	return nil
+}
+
+func limitText(l runtime.QueueLimit) string {
+	if l.Concurrency == 0 {
+		return "none"
+	}
+	return strconv.Itoa(l.Concurrency)
+}
+
+func rateText(l runtime.QueueLimit) string {
+	if l.Rate == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%d/%v", l.Rate, l.Per)
+}

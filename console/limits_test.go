@@ -1,0 +1,57 @@
+package console_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+func TestQueueLimit(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *testBundle) {
+		limits := func() runtime.QueueLimits {
+			l, err := runtime.NewInspector(b.engine).QueueLimits(b.ctx, "mail")
+			require.NoError(t, err)
+			return l
+		}
+		require.Equal(t, "Queue mail: at most 5 jobs at once.\n", b.ok(t, "queue:limit", "mail", "5"))
+		require.Equal(t, runtime.QueueLimit{Concurrency: 5}, limits().QueueLimit)
+		require.Equal(t, "Queue mail: at most 100 jobs started per 1s.\n", b.ok(t, "queue:limit", "mail", "--rate", "100/1s"))
+		require.Equal(t, runtime.QueueLimit{Concurrency: 5, Rate: 100, Per: time.Second}, limits().QueueLimit)
+
+		b.push(t, "mail", greet{"a"})
+		_, err := runtime.NewBroker(b.engine).Reserve(b.ctx, "mail", 1, time.Minute)
+		require.NoError(t, err)
+		require.Equal(t, "Queue mail\n  running:  1\n  limit:    5\n  rate:     100/1s\n  held back by the limit 0 times, by the rate 0 times\n",
+			b.ok(t, "queue:limit", "mail"))
+
+		require.Equal(t, "Queue mail: no concurrency limit.\nQueue mail: no rate.\n", b.ok(t, "queue:limit", "mail", "off", "--rate", "off"))
+		require.Equal(t, runtime.QueueLimit{}, limits().QueueLimit)
+		require.Equal(t, "Queue mail: no concurrency limit.\n", b.ok(t, "queue:limit", "mail", "0"))
+
+		for args, want := range map[[3]string]string{
+			{"queue:limit", "", ""}:               "name the queue",
+			{"queue:limit", "mail", "many"}:       `the limit must be a whole number of jobs, or off; got "many"`,
+			{"queue:limit", "mail", "-3"}:         "flag provided but not defined: --3",
+			{"queue:limit", "mail", "--rate=5"}:   `--rate must be N/PERIOD, such as 100/1s, or off; got "5"`,
+			{"queue:limit", "mail", "--rate=5/x"}: `--rate must be N/PERIOD, such as 100/1s, or off; got "5/x"`,
+			{"queue:limit", "a#b", "3"}:           "#",
+		} {
+			var argv []string
+			for _, a := range args {
+				if a != "" {
+					argv = append(argv, a)
+				}
+			}
+			code, _, stderr := b.run(t, argv...)
+			require.Equal(t, 2, code, "%v: %s", argv, stderr)
+			require.Contains(t, oneLine(t, stderr), want)
+		}
+		code, _, stderr := b.run(t, "queue:limit", "mail", "5", "--rate", "5/1us")
+		require.Equal(t, 1, code)
+		require.Contains(t, stderr, "must be whole milliseconds from 1ms to 24h")
+		require.Equal(t, runtime.QueueLimit{Concurrency: 5}, limits().QueueLimit, "the limit was set; the bad rate was refused")
+	})
+}
