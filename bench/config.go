@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/jobgen/jobgen/runtime"
 )
 
 // Phase names, in the order a run takes them.
@@ -67,6 +69,10 @@ type Config struct {
 	// PeerPoll, if positive, sets the peers' polling intervals; zero
 	// keeps their defaults. See Options.PeerPoll.
 	PeerPoll time.Duration
+	// JobgenLimit, if set, is the flow limits of jobgen's queue
+	// (EngineConfig.QueueLimits), to measure what a limit too high to
+	// bind costs. See Options.JobgenLimit.
+	JobgenLimit runtime.QueueLimit
 	// CPUProfile, if set, is where a CPU profile of the timed part of
 	// the phase named by ProfileAt ("system/phase", default
 	// "jobgen/drain") is written.

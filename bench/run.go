@@ -130,7 +130,7 @@ func (r *runner) open(ctx context.Context, info Info) (System, error) {
 }
 
 func (r *runner) options() Options {
-	return Options{URL: r.cfg.RedisURL, PeerPoll: r.cfg.PeerPoll, Pool: r.cfg.Producers + r.cfg.Concurrency + 8}
+	return Options{URL: r.cfg.RedisURL, PeerPoll: r.cfg.PeerPoll, Pool: r.cfg.Producers + r.cfg.Concurrency + 8, JobgenLimit: r.cfg.JobgenLimit}
 }
 
 // failed returns records of phases that could not run.

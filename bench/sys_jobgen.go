@@ -41,7 +41,11 @@ type jobgenSystem struct {
 }
 
 func openJobgen(ctx context.Context, o Options) (System, error) {
-	e, err := runtime.Open(ctx, o.URL, runtime.EngineConfig{Prefix: "jobbench"})
+	cfg := runtime.EngineConfig{Prefix: "jobbench"}
+	if o.JobgenLimit.Concurrency > 0 || o.JobgenLimit.Rate > 0 {
+		cfg.QueueLimits = map[string]runtime.QueueLimit{jobgenQueue: o.JobgenLimit}
+	}
+	e, err := runtime.Open(ctx, o.URL, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/jobgen/jobgen/runtime"
 )
 
 // Job is what every benchmark job carries, whatever the system: a
@@ -55,6 +57,8 @@ type Options struct {
 	// Pool is the number of Redis connections a system may keep idle,
 	// for systems whose pool size must be given.
 	Pool int
+	// JobgenLimit sets the flow limits of jobgen's queue; zero, none.
+	JobgenLimit runtime.QueueLimit
 }
 
 // Info names a system and says how it is driven.

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jobgen/jobgen/bench"
 )
@@ -44,6 +45,9 @@ func run() error {
 	flag.DurationVar(&cfg.DelayMax, "delay-max", 200e6, "longest delay in the delayed phase")
 	flag.IntVar(&cfg.RSSN, "rss-n", 1_000_000, "jobs drained by the worker subprocess in the rss phase")
 	flag.DurationVar(&cfg.Timeout, "timeout", 120e9, "longest wait for a phase's jobs to run (the rss phase waits this times rss-n/n); jobs not run by then are missing")
+	flag.IntVar(&cfg.JobgenLimit.Concurrency, "jobgen-limit", 0, "if set, jobgen's queue has this concurrency limit (EngineConfig.QueueLimits)")
+	flag.IntVar(&cfg.JobgenLimit.Rate, "jobgen-rate", 0, "if set, jobgen's queue has this rate per -jobgen-per (EngineConfig.QueueLimits)")
+	flag.DurationVar(&cfg.JobgenLimit.Per, "jobgen-per", time.Second, "the window of -jobgen-rate")
 	flag.DurationVar(&cfg.PeerPoll, "peer-poll", 0, "if set, the peers' polling intervals (asynq TaskCheckInterval and DelayedTaskCheckInterval, taskq SchedulerBackoffTime); 0 keeps their defaults")
 	flag.StringVar(&cfg.CPUProfile, "cpuprofile", "", "write a CPU profile of the timed part of the -profile-at phase to this file")
 	flag.StringVar(&cfg.ProfileAt, "profile-at", "jobgen/drain", "system/phase to profile with -cpuprofile")

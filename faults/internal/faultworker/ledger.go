@@ -20,6 +20,8 @@ import (
 //	R pid unixms                          the worker is ready
 //	S id seq attempt pid unixms           a handler run starts
 //	F id seq attempt pid unixms           a handler run finishes with success
+//	B id pid unixns                       a traced run begins (Task.Trace)
+//	E id pid unixns                       a traced run returns
 //	C label id pid unixms                 a chain or batch callback runs:
 //	                                      label is its argument (Callback),
 //	                                      id the job whose end made it run
@@ -62,6 +64,16 @@ func (l *Ledger) Finish(id string, seq, attempt int) {
 	l.write(fmt.Sprintf("F %s %d %d %d %d\n", id, seq, attempt, l.pid, now()))
 }
 
+// Begin records that a traced run begins, to the nanosecond.
+func (l *Ledger) Begin(id string) {
+	l.write(fmt.Sprintf("B %s %d %d\n", id, l.pid, time.Now().UnixNano()))
+}
+
+// End records that a traced run returns, to the nanosecond.
+func (l *Ledger) End(id string) {
+	l.write(fmt.Sprintf("E %s %d %d\n", id, l.pid, time.Now().UnixNano()))
+}
+
 // Callback records a run of the suite's callback, given label, for the
 // end of job id.
 func (l *Ledger) Callback(label, id string) {
@@ -80,7 +92,7 @@ func (l *Ledger) Exit(reason string) {
 
 // Record is one ledger line.
 type Record struct {
-	Kind    byte   // R, S, F, C, M or X
+	Kind    byte   // R, S, F, B, E, C, M or X
 	File    string // base name of the ledger it came from
 	ID      string
 	Seq     int
@@ -146,6 +158,9 @@ func parse(line string) (Record, bool) {
 	switch {
 	case (r.Kind == 'S' || r.Kind == 'F') && len(f) == 6:
 		r.ID, r.Seq, r.Attempt, r.PID, r.At = f[1], atoi(f[2]), atoi(f[3]), atoi(f[4]), ms(f[5])
+	case (r.Kind == 'B' || r.Kind == 'E') && len(f) == 4:
+		ns, _ := strconv.ParseInt(f[3], 10, 64)
+		r.ID, r.PID, r.At = f[1], atoi(f[2]), time.Unix(0, ns)
 	case r.Kind == 'C' && len(f) == 5:
 		r.Label, r.ID, r.PID, r.At = f[1], f[2], atoi(f[3]), ms(f[4])
 	case r.Kind == 'R' && len(f) == 3:

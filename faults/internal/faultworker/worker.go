@@ -62,6 +62,13 @@ type Task struct {
 	// IgnoreContext makes the run sleep all of Millis without watching
 	// its context, as a handler that does not honour cancellation does.
 	IgnoreContext bool `msgpack:",omitempty"`
+	// FirstMillis, if positive, is how long the first attempt sleeps in
+	// place of Millis.
+	FirstMillis int `msgpack:",omitempty"`
+	// Trace writes B and E lines, to the nanosecond, as the run begins
+	// and just before it returns, for tests that measure how many runs
+	// overlap.
+	Trace bool `msgpack:",omitempty"`
 	// Pad makes the job bigger.
 	Pad []byte `msgpack:",omitempty"`
 	// Opts are the options it is dispatched with; not encoded.
@@ -210,12 +217,20 @@ func ScheduleOf(specs []string, queue string, catchUp int) *runtime.Schedule {
 
 func handle(ctx context.Context, l *Ledger, t Task) error {
 	info, _ := runtime.JobInfoFrom(ctx)
+	if t.Trace {
+		l.Begin(info.ID)
+		defer l.End(info.ID)
+	}
 	l.Start(info.ID, t.Seq, info.Attempt)
+	millis := t.Millis
+	if t.FirstMillis > 0 && info.Attempt == 1 {
+		millis = t.FirstMillis
+	}
 	switch {
-	case t.Millis > 0 && t.IgnoreContext:
-		time.Sleep(time.Duration(t.Millis) * time.Millisecond)
-	case t.Millis > 0:
-		timer := time.NewTimer(time.Duration(t.Millis) * time.Millisecond)
+	case millis > 0 && t.IgnoreContext:
+		time.Sleep(time.Duration(millis) * time.Millisecond)
+	case millis > 0:
+		timer := time.NewTimer(time.Duration(millis) * time.Millisecond)
 		defer timer.Stop()
 		select {
 		case <-timer.C:
