@@ -68,7 +68,7 @@ func (h *Harness) Context(ctx context.Context) context.Context {
 // or when ctx is done. Jobs delayed past that point stay delayed: a later
 // Drain runs them once they are due, and DrainAll waits for them. The
 // jobs of a paused queue stay until it is resumed. Failed jobs are in
-// h.Inspector.Failed().
+// runtime.NewInspector(h.Engine).Failed().
 func (h *Harness) Drain(ctx context.Context) error {
 	_, err := h.drain(h.Context(ctx))
 	return err
@@ -151,7 +151,7 @@ func (h *Harness) pending(ctx context.Context) (pending, error) {
 // falls due, with the jobs it dispatches, and returns once no queue but
 // a paused one has a ready, delayed or reserved job (as Sidekiq's
 // drain_all, or Oban's drain_queue with_scheduled, but in real time).
-// Failed jobs are in h.Inspector.Failed().
+// Failed jobs are in runtime.NewInspector(h.Engine).Failed().
 //
 // A job delayed a minute keeps DrainAll a minute, so give ctx a deadline:
 // if it is done first, DrainAll returns an error that wraps ctx's and
