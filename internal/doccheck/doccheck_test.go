@@ -46,13 +46,14 @@ func TestLinks(t *testing.T) {
 		"```",
 		"[label]: docs/ref.md#part",
 		"[out](https://example.com/x.md) [nested [brackets]](n.md)",
+		"[`runtime`](runtime/doc.go) and `` a `span` `` [after](a.md)",
 	}, "\n")
 	var got []string
 	for _, l := range doccheck.Links(text) {
 		got = append(got, l.Target)
 		require.NotZero(t, l.Line)
 	}
-	require.Equal(t, []string{"docs/guide.md", "docs/a.png", "docs/with space.md", "#here", "docs/ref.md#part", "https://example.com/x.md", "n.md"}, got)
+	require.Equal(t, []string{"docs/guide.md", "docs/a.png", "docs/with space.md", "#here", "docs/ref.md#part", "https://example.com/x.md", "n.md", "runtime/doc.go", "a.md"}, got)
 }
 
 // TestCheckFindsDeadLinks runs Check on a small repository with one link
