@@ -300,7 +300,7 @@ func (br *Broker) Fail(ctx context.Context, failures ...Failure) error {
 				args = append(args, f.ID, f.Token, info)
 				refs[i] = f.Ref
 			}
-			calls = append(calls, call{Script: scriptFail, Keys: []string{qk.Reserved, qk.State, qk.Payloads, qk.Failed, qk.FailedPayloads, qk.FailedInfo}, Args: args})
+			calls = append(calls, call{Script: scriptFail, Keys: []string{qk.Reserved, qk.State, qk.Payloads, qk.Failed, qk.FailedPayloads, qk.FailedInfo, qk.Errors, qk.FailedErrors}, Args: args})
 			groups = append(groups, refs)
 			fs = fs[n:]
 		}
@@ -368,7 +368,12 @@ func (br *Broker) Ack(ctx context.Context, refs ...Ref) error {
 // kept, unless opts.Deferral gives back the attempt each one's start
 // counted. Stale refs are reported as in Ack.
 func (br *Broker) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) error {
-	e := br.e
+	return br.e.release(ctx, opts, nil, refs...)
+}
+
+// release is Release; a cause that is not nil is recorded as the
+// released attempts' error (Errors, AttemptError).
+func (e *Engine) release(ctx context.Context, opts ReleaseOpts, cause error, refs ...Ref) error {
 	exc := "0"
 	switch {
 	case opts.Exception && opts.Deferral:
@@ -380,6 +385,10 @@ func (br *Broker) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) er
 	}
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
 		qk := e.keys.Queue(q)
+		if cause != nil {
+			return call{Script: scriptRelease, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify, qk.Errors},
+				Args: append([]any{delayMillis(opts.Delay), exc, attemptErrorArg(cause)}, args...)}
+		}
 		return call{Script: scriptRelease, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify}, Args: append([]any{delayMillis(opts.Delay), exc}, args...)}
 
 	})

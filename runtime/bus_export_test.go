@@ -21,6 +21,11 @@ func ScriptSHA(name string) string {
 // Unreserve is Engine.unreserve, for tests.
 func (e *Engine) Unreserve(ctx context.Context, refs ...Ref) error { return e.unreserve(ctx, refs...) }
 
+// ReleaseWithError is Engine.release, for tests.
+func (e *Engine) ReleaseWithError(ctx context.Context, opts ReleaseOpts, cause error, refs ...Ref) error {
+	return e.release(ctx, opts, cause, refs...)
+}
+
 // HooksDue is Engine.hooksDue, for tests.
 func (e *Engine) HooksDue(ctx context.Context, ref Ref) error { return e.hooksDue(ctx, ref) }
 

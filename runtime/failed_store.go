@@ -46,6 +46,11 @@ type FailedJob struct {
 	Error    string
 	Attempts int
 	FailedAt time.Time
+	// Errors are the errors of the job's last attempts, oldest first: at
+	// most 10 that ended in an error and were retried, then the one that
+	// failed (with Error, the reason it failed for good); for a job that
+	// was cancelled, the attempts' before the cancel.
+	Errors []AttemptError
 	// Cancelled is true for a job that was cancelled (Inspector.Cancel)
 	// rather than failed; Error is then ErrCancelled's message.
 	Cancelled bool
@@ -58,7 +63,7 @@ func (s *FailedStore) keysFor(queue string) ([]string, error) {
 		return nil, err
 	}
 	qk := s.e.keys.Queue(queue)
-	return []string{qk.Failed, qk.FailedPayloads, qk.FailedInfo}, nil
+	return []string{qk.Failed, qk.FailedPayloads, qk.FailedInfo, qk.FailedErrors}, nil
 }
 
 // Count returns how many failed jobs queue holds.
@@ -128,11 +133,12 @@ func (s *FailedStore) load(ctx context.Context, queue string, k, ids []string, z
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	var payloads, infos *redis.SliceCmd
+	var payloads, infos, errs *redis.SliceCmd
 	// Not MULTI: past maxmemory Redis refuses to EXEC, even reads.
 	_, err := s.e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		payloads = p.HMGet(ctx, k[1], ids...)
 		infos = p.HMGet(ctx, k[2], ids...)
+		errs = p.HMGet(ctx, k[3], ids...)
 		return nil
 	})
 	if err != nil {
@@ -151,6 +157,12 @@ func (s *FailedStore) load(ctx context.Context, queue string, k, ids []string, z
 			} else {
 				j.Name, j.Error, j.Attempts, j.token, j.Cancelled = info.Name, info.Error, info.Attempts, info.Token, info.Cancelled
 			}
+		}
+		raw, _ := errs.Val()[i].(string)
+		j.Errors = parseAttemptErrors(raw)
+		if !j.Cancelled && j.Attempts > 0 && (len(j.Errors) == 0 || j.Errors[len(j.Errors)-1].Attempt < j.Attempts) {
+			// The attempt that failed, with why.
+			j.Errors = append(j.Errors, AttemptError{Attempt: j.Attempts, At: j.FailedAt, Error: j.Error})
 		}
 		out = append(out, j)
 	}
@@ -178,7 +190,7 @@ func (s *FailedStore) Retry(ctx context.Context, queue string, ids ...string) ([
 		for i, id := range ids[:n] {
 			args[i] = id
 		}
-		got, err := call{Script: scriptRetry, Keys: append(k, qk.Ready, qk.Payloads, qk.Notify), Args: args}.Run(ctx, s.e.rdb).StringSlice()
+		got, err := call{Script: scriptRetry, Keys: []string{k[0], k[1], k[2], qk.Ready, qk.Payloads, qk.Notify, k[3]}, Args: args}.Run(ctx, s.e.rdb).StringSlice()
 		if err != nil {
 			return done, fmt.Errorf("retry failed jobs of %q: %w", queue, err)
 		}

@@ -40,6 +40,10 @@ type QueuedJob struct {
 	// Due is when a delayed job becomes ready; for a reserved job, when
 	// its lease runs out. Zero for a ready job.
 	Due time.Time
+	// Errors are the errors of the job's last attempts that ended in one
+	// and were retried, oldest first (at most 10). Only FindJob reads
+	// them; for a failed job, FailedStore.Get tells more.
+	Errors []AttemptError
 }
 
 // ListJobs returns a page of the jobs of queue in state (ready, delayed
@@ -176,7 +180,7 @@ func (i *Inspector) FindJob(ctx context.Context, queue, id string) (job QueuedJo
 	}
 	qk := e.keys.Queue(queue)
 	var payload, failedPayload *redis.StringCmd
-	var state *redis.StringCmd
+	var state, errs, failedErrs *redis.StringCmd
 	var delayed, reserved, failed *redis.FloatCmd
 	_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		payload = p.HGet(ctx, qk.Payloads, id)
@@ -185,6 +189,8 @@ func (i *Inspector) FindJob(ctx context.Context, queue, id string) (job QueuedJo
 		reserved = p.ZScore(ctx, qk.Reserved, id)
 		failed = p.ZScore(ctx, qk.Failed, id)
 		failedPayload = p.HGet(ctx, qk.FailedPayloads, id)
+		errs = p.HGet(ctx, qk.Errors, id)
+		failedErrs = p.HGet(ctx, qk.FailedErrors, id)
 		return nil
 	})
 	if err != nil && err != redis.Nil {
@@ -195,6 +201,7 @@ func (i *Inspector) FindJob(ctx context.Context, queue, id string) (job QueuedJo
 	case payload.Err() == nil:
 		j.Payload = []byte(payload.Val())
 		j.Attempts, j.Exceptions = parseJobState(state.Val())
+		j.Errors = parseAttemptErrors(errs.Val())
 		switch {
 		case reserved.Err() == nil:
 			j.State, j.Due = StateReserved, time.UnixMilli(int64(reserved.Val()))
@@ -205,6 +212,7 @@ func (i *Inspector) FindJob(ctx context.Context, queue, id string) (job QueuedJo
 		}
 	case failed.Err() == nil:
 		j.State, j.Payload = StateFailed, []byte(failedPayload.Val())
+		j.Errors = parseAttemptErrors(failedErrs.Val())
 	default:
 		return QueuedJob{}, false, nil
 	}

@@ -114,7 +114,7 @@ func lostError(lost []Ref) error {
 func (e *Engine) ack(ctx context.Context, refs ...Ref) (lost []Ref, err error) {
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
 		qk := e.keys.Queue(q)
-		return call{Script: scriptAck, Keys: []string{qk.Reserved, qk.State, qk.Payloads}, Args: args}
+		return call{Script: scriptAck, Keys: []string{qk.Reserved, qk.State, qk.Payloads, qk.Errors}, Args: args}
 	})
 	lost, err = applyRefs(ctx, e.rdb, calls, groups, 0, e.settleBells(groups))
 	if err != nil {

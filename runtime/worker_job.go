@@ -249,7 +249,7 @@ func (w *Worker) releaseWith(ctx context.Context, res Reservation, ev Event, opt
 	ev.Delay, ev.Err = opts.Delay, cause
 	attrs := []any{"queue", res.Queue, "job", ev.Name, "id", res.ID}
 	err := w.settleRetried(ctx, "release", func() error {
-		return w.e.broker().Release(ctx, opts, res.Ref)
+		return w.e.release(ctx, opts, cause, res.Ref)
 	}, attrs...)
 	if err != nil {
 		w.settleError("release", err, attrs...)

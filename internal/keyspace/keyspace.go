@@ -50,6 +50,15 @@ type QueueKeys struct {
 	Failed         string // ZSET job ID -> failed at (unix ms)
 	FailedPayloads string // HASH job ID -> encoded envelope of a failed job
 	FailedInfo     string // HASH job ID -> encoded FailedInfo
+	// Errors is a HASH job ID -> the errors of the job's last attempts
+	// that ended in one and were released (at most 10, oldest first):
+	// records "<unix ms> <attempt> <message>" separated by the byte 0x1e
+	// (runtime/lua/lib/attempt_errors.lua). A job's entry goes when it is
+	// acked, and moves to FailedErrors when it fails or is cancelled.
+	Errors string
+	// FailedErrors is a HASH failed job ID -> its entry of Errors when it
+	// failed, kept and trimmed with the failed store.
+	FailedErrors string
 	// Hooks is a ZSET "job ID token" -> Redis ms: jobs being failed whose
 	// hooks (batch, chain catch, failed hook, unique lock) may not have
 	// run yet, recorded before the fail under the reservation's token,
@@ -95,6 +104,8 @@ func (k Keys) Build(name string) QueueKeys {
 		Failed:         p + "failed",
 		FailedPayloads: p + "failed:payloads",
 		FailedInfo:     p + "failed:info",
+		Errors:         p + "errors",
+		FailedErrors:   p + "failed:errors",
 		Hooks:          p + "hooks",
 		Settings:       p + "settings",
 	}

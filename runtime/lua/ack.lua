@@ -4,6 +4,9 @@
 -- KEYS[1] -> reserved zset
 -- KEYS[2] -> state hash (job ID -> "attempts:exceptions:token")
 -- KEYS[3] -> payloads hash
+-- KEYS[4] -> errors hash (optional: job ID -> its last attempts' errors,
+--            lib/attempt_errors.lua): a job past its first attempt loses
+--            its entry; a first attempt has none, and costs nothing more
 -- ARGV[1..] -> pairs: job ID, reservation token (at most 1000 pairs)
 --
 -- Returns: per pair, 1 if deleted or 0 if the token is stale. A stale pair
@@ -29,19 +32,31 @@ end
 local states = redis.call('HMGET', KEYS[2], unpack(ids))
 
 local out, done, d = {}, {}, 0
+local errs, e = {}, 0
 for j = 1, n do
   local st = states[j]
-  if st and string.match(st, '^%d+:%d+:(.+)$') == ARGV[2 * j] then
+  local a, tok
+  if st then a, tok = string.match(st, '^(%d+):%d+:(.+)$') end
+  if tok and tok == ARGV[2 * j] then
     d = d + 1
     done[d] = ids[j]
     out[j] = 1
+    if KEYS[4] and a ~= '1' then
+      e = e + 1
+      errs[e] = ids[j]
+    end
   else
     out[j] = 0
   end
+end
+if e > 0 then
+  bad = wrongType({4, 'hash'})
+  if bad then return bad end
 end
 if d > 0 then
   redis.call('ZREM', KEYS[1], unpack(done))
   redis.call('HDEL', KEYS[2], unpack(done))
   redis.call('HDEL', KEYS[3], unpack(done))
 end
+if e > 0 then redis.call('HDEL', KEYS[4], unpack(errs)) end
 return out

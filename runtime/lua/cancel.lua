@@ -13,6 +13,9 @@
 -- KEYS[7] -> failed payloads hash
 -- KEYS[8] -> failed info hash
 -- KEYS[9] -> hooks zset ("job ID token" -> Redis ms)
+-- KEYS[10] -> errors hash (job ID -> its last attempts' errors,
+--             lib/attempt_errors.lua)
+-- KEYS[11] -> failed errors hash: the job's entry moves here
 -- ARGV[1] -> most failed jobs to keep (0: no limit)
 -- ARGV[2] -> oldest failed job to keep, in ms of age (0: no limit)
 -- ARGV[3] -> job ID
@@ -43,7 +46,7 @@
 
 -- uses: wrong_type, now_ms, failed_trim
 
-local bad = wrongType({1, 'list', 2, 'zset', 3, 'zset', 4, 'hash', 5, 'hash', 6, 'zset', 7, 'hash', 8, 'hash', 9, 'zset'})
+local bad = wrongType({1, 'list', 2, 'zset', 3, 'zset', 4, 'hash', 5, 'hash', 6, 'zset', 7, 'hash', 8, 'hash', 9, 'zset', 10, 'hash', 11, 'hash'})
 if bad then return bad end
 
 local id = ARGV[3]
@@ -71,7 +74,12 @@ local now = nowMs()
 redis.call('ZADD', KEYS[6], string.format('%d', now), id)
 redis.call('HSET', KEYS[7], id, p)
 redis.call('HSET', KEYS[8], id, ARGV[5])
+local errs = redis.call('HGET', KEYS[10], id)
+if errs then
+  redis.call('HDEL', KEYS[10], id)
+  redis.call('HSET', KEYS[11], id, errs)
+end
 -- Due at once: the canceller runs no hooks, a worker's sweep does.
 redis.call('ZADD', KEYS[9], 0, id .. ' ' .. ARGV[6])
-trimFailed(KEYS[6], KEYS[7], KEYS[8], now, tonumber(ARGV[1]), tonumber(ARGV[2]))
+trimFailed(KEYS[6], KEYS[7], KEYS[8], now, tonumber(ARGV[1]), tonumber(ARGV[2]), KEYS[11])
 return {outcome, a}

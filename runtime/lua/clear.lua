@@ -7,6 +7,7 @@
 -- KEYS[4] -> payloads hash
 -- KEYS[5] -> state hash
 -- KEYS[6] -> notify list
+-- KEYS[7] -> errors hash (optional: the jobs' attempts' errors)
 --
 -- Returns: the number of jobs deleted.
 --

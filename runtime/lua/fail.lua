@@ -7,6 +7,9 @@
 -- KEYS[4] -> failed zset
 -- KEYS[5] -> failed payloads hash
 -- KEYS[6] -> failed info hash
+-- KEYS[7] -> errors hash (optional, with KEYS[8]: job ID -> its last
+--            attempts' errors, lib/attempt_errors.lua)
+-- KEYS[8] -> failed errors hash: a failed job's entry moves here
 -- ARGV[1] -> most failed jobs to keep (0: no limit)
 -- ARGV[2] -> oldest failed job to keep, in ms of age (0: no limit)
 -- ARGV[3..] -> triples: job ID, reservation token, encoded failure info
@@ -27,6 +30,7 @@
 -- uses: wrong_type
 
 local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash', 4, 'zset', 5, 'hash', 6, 'hash'})
+  or (KEYS[8] and wrongType({7, 'hash', 8, 'hash'}))
 if bad then return bad end
 
 -- uses: now_ms
@@ -49,6 +53,13 @@ for j = 1, #ids do
     redis.call('ZADD', KEYS[4], nows, id)
     redis.call('HSET', KEYS[5], id, p or '')
     redis.call('HSET', KEYS[6], id, ARGV[3 * j + 2])
+    if KEYS[8] then
+      local errs = redis.call('HGET', KEYS[7], id)
+      if errs then
+        redis.call('HDEL', KEYS[7], id)
+        redis.call('HSET', KEYS[8], id, errs)
+      end
+    end
     out[j] = 1
   else
     out[j] = 0
@@ -56,5 +67,5 @@ for j = 1, #ids do
 end
 
 -- uses: failed_trim
-trimFailed(KEYS[4], KEYS[5], KEYS[6], now, tonumber(ARGV[1]), tonumber(ARGV[2]))
+trimFailed(KEYS[4], KEYS[5], KEYS[6], now, tonumber(ARGV[1]), tonumber(ARGV[2]), KEYS[8])
 return out

@@ -5,6 +5,7 @@
 -- KEYS[1] -> failed zset
 -- KEYS[2] -> failed payloads hash
 -- KEYS[3] -> failed info hash
+-- KEYS[4] -> failed errors hash (optional), trimmed with the store
 -- ARGV[1] -> most failed jobs to keep (0: no limit)
 -- ARGV[2] -> oldest failed job to keep, in ms of age (0: no limit)
 -- ARGV[3] -> job ID
@@ -18,7 +19,7 @@
 -- changes). At most 1000 old entries are trimmed per call.
 
 -- uses: wrong_type, now_ms, failed_trim
-local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash'})
+local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash'}) or (KEYS[4] and wrongType({4, 'hash'}))
 if bad then return bad end
 
 if redis.call('ZSCORE', KEYS[1], ARGV[3]) then
@@ -28,5 +29,5 @@ local now = nowMs()
 redis.call('ZADD', KEYS[1], string.format('%d', now), ARGV[3])
 redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
 redis.call('HSET', KEYS[3], ARGV[3], ARGV[5])
-trimFailed(KEYS[1], KEYS[2], KEYS[3], now, tonumber(ARGV[1]), tonumber(ARGV[2]))
+trimFailed(KEYS[1], KEYS[2], KEYS[3], now, tonumber(ARGV[1]), tonumber(ARGV[2]), KEYS[4])
 return 1

@@ -6,25 +6,31 @@
 -- KEYS[3] -> reserved zset
 -- KEYS[4] -> state hash (job ID -> "attempts:exceptions:token")
 -- KEYS[5] -> notify list (doorbell)
+-- KEYS[6] -> errors hash (optional: job ID -> its last attempts' errors,
+--            lib/attempt_errors.lua); given with ARGV[3]
 -- ARGV[1] -> delay in ms (0: back of the ready list now)
 -- ARGV[2] -> 1 if the release follows an exception (counted), 0 if not,
 --            "d" for a deferral: no exception, and the attempt the job's
 --            start counted is given back (its count drops by one, as in
 --            unreserve.lua), so the deferral uses no try
+-- ARGV[3] -> with KEYS[6] only: the error the released attempt ended
+--            with, recorded for each job released with its attempt
+--            number and the time; the pairs then start at ARGV[4]
 -- ARGV[3..] -> pairs: job ID, reservation token (at most 1000 pairs)
 --
 -- Returns: per pair, 1 if released or 0 if the token is stale. A stale
 -- pair changes nothing. The attempt count is kept (but for a deferral);
 -- the token is cleared.
 --
--- allow-oom: it takes no new memory. Each job moves from the reserved set
+-- allow-oom: it takes no new memory, but for an error recorded (at most
+-- 10 per job, of at most 1,000 bytes each, by the caller): Each job moves from the reserved set
 -- to the delayed set or the ready list, and its state loses its token.
 --
 -- Errors: "WRONGTYPE <key> ..." if a key it touches holds another type.
 -- Redis keeps what a script wrote before a command of it failed, so the
 -- keys are checked before the first write: it writes nothing then.
 
--- uses: wrong_type
+-- uses: wrong_type, attempt_errors
 
 -- uses: now_ms
 local now = nowMs()
@@ -33,10 +39,14 @@ local deferral = ARGV[2] == 'd'
 local exc = 0
 if ARGV[2] == '1' then exc = 1 end
 local bad = wrongType({3, 'zset', 4, 'hash', 5, 'list'}) or wrongType(delay > 0 and {2, 'zset'} or {1, 'list'})
+  or (KEYS[6] and wrongType({6, 'hash'}))
 if bad then return bad end
+-- The first pair's index in ARGV, less one.
+local o = 2
+if KEYS[6] then o = 3 end
 
 local ids = {}
-for i = 3, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
+for i = o + 1, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
 local states = redis.call('HMGET', KEYS[4], unpack(ids))
 
 local out, done, sargs = {}, {}, {}
@@ -44,8 +54,11 @@ for j = 1, #ids do
   local st = states[j]
   local a, x, tok
   if st then a, x, tok = string.match(st, '^(%d+):(%d+):(.+)$') end
-  if tok and tok == ARGV[2 * j + 2] then
+  if tok and tok == ARGV[2 * j + o] then
     done[#done + 1] = ids[j]
+    if KEYS[6] then
+      addAttemptError(KEYS[6], ids[j], string.format('%d', now) .. ' ' .. a .. ' ' .. ARGV[3], 10)
+    end
     sargs[#sargs + 1] = ids[j]
     -- A deferral gives back the attempt its start counted; a held job's
     -- (token "h...", reserve.lua) was not counted, and keeps its count.

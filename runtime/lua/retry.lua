@@ -6,6 +6,8 @@
 -- KEYS[4] -> ready list
 -- KEYS[5] -> payloads hash
 -- KEYS[6] -> notify list (doorbell)
+-- KEYS[7] -> failed errors hash (optional): a job retried loses its
+--            attempts' errors, as its attempts start again
 -- ARGV[1..] -> failed job IDs (at most 1000)
 --
 -- Returns: the IDs pushed back. An ID that is not in the failed store, or
@@ -17,7 +19,7 @@
 
 -- uses: wrong_type
 
-local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash', 4, 'list', 5, 'hash', 6, 'list'})
+local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash', 4, 'list', 5, 'hash', 6, 'list'}) or (KEYS[7] and wrongType({7, 'hash'}))
 if bad then return bad end
 
 local out = {}
@@ -29,6 +31,7 @@ for _, id in ipairs(ARGV) do
     redis.call('ZREM', KEYS[1], id)
     redis.call('HDEL', KEYS[2], id)
     redis.call('HDEL', KEYS[3], id)
+    if KEYS[7] then redis.call('HDEL', KEYS[7], id) end
     out[#out + 1] = id
   end
 end
