@@ -33,7 +33,12 @@ func TestAttemptErrorsOfAFailedJob(t *testing.T) {
 		})
 		ids := b.dispatch(t, job(1, runtime.JobOptions{Tries: 3}), tagged(2, "once", runtime.JobOptions{Tries: 3}),
 			job(3, runtime.JobOptions{Tries: 13}), tagged(4, "long", runtime.JobOptions{Tries: 2}))
-		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true, Backoff: []time.Duration{time.Millisecond}})
+		_, stop := b.start(t, runtime.WorkerConfig{Backoff: []time.Duration{time.Millisecond}, Sleep: 10 * time.Millisecond})
+		eventually(t, func() bool {
+			s := sizes(t, b.bundle, "default")
+			return s.Failed == 3 && s.Ready+s.Delayed+s.Reserved == 0
+		}, "three jobs fail and one succeeds")
+		stop()
 
 		in := runtime.NewInspector(b.engine)
 		f, ok, err := in.Failed().Get(b.ctx, "default", ids[0])
