@@ -126,3 +126,20 @@ func rateText(l runtime.QueueLimit) string {
 	}
 	return fmt.Sprintf("%d/%v", l.Rate, l.Per)
 }
+
+// monitorLimits prints a line for each of qs that has flow limits.
+func (s *session) monitorLimits(ctx context.Context, qs []string) error {
+	for _, q := range qs {
+		l, err := s.ins.QueueLimits(ctx, q)
+		if err != nil {
+			return err
+		}
+		if l.Concurrency == 0 && l.Rate == 0 {
+			continue
+		}
+		fmt.Fprintf(s.out, "Queue %s: %d running, limit %s, rate %s; held back by the limit %d %s, by the rate %d %s.\n",
+			q, l.Running, limitText(l.QueueLimit), rateText(l.QueueLimit),
+			l.HeldByLimit, plural(l.HeldByLimit, "time"), l.HeldByRate, plural(l.HeldByRate, "time"))
+	}
+	return nil
+}

@@ -27,6 +27,18 @@ func TestQueueLimit(t *testing.T) {
 		require.Equal(t, "Queue mail\n  running:  1\n  limit:    5\n  rate:     100/1s\n  held back by the limit 0 times, by the rate 0 times\n",
 			b.ok(t, "queue:limit", "mail"))
 
+		_, err = runtime.NewBroker(b.engine).Reserve(b.ctx, "mail", 1, time.Minute)
+		require.NoError(t, err)
+		b.push(t, "other", greet{"b"})
+		require.NoError(t, runtime.NewInspector(b.engine).SetQueueLimit(b.ctx, "mail", 1))
+		b.push(t, "mail", greet{"c"})
+		_, err = runtime.NewBroker(b.engine).Reserve(b.ctx, "mail", 1, time.Minute)
+		require.NoError(t, err)
+		require.Contains(t, b.ok(t, "queue:monitor"), "\nQueue mail: 1 running, limit 1, rate 100/1s; held back by the limit 1 time, by the rate 0 times.\n",
+			"a line for the limited queue only")
+		require.NotContains(t, b.ok(t, "queue:monitor"), "Queue other")
+		require.NoError(t, runtime.NewInspector(b.engine).SetQueueLimit(b.ctx, "mail", 5))
+
 		require.Equal(t, "Queue mail: no concurrency limit.\nQueue mail: no rate.\n", b.ok(t, "queue:limit", "mail", "off", "--rate", "off"))
 		require.Equal(t, runtime.QueueLimit{}, limits().QueueLimit)
 		require.Equal(t, "Queue mail: no concurrency limit.\n", b.ok(t, "queue:limit", "mail", "0"))

@@ -180,7 +180,8 @@ or more than --max-failed failed jobs, is marked ALERT, and the command
 says so on stderr and exits 1: run it from cron or a health check. Where
 an outbox relay runs, a line shows the outbox's backlog and the age of
 its oldest row, as the relay last saw them; --max-outbox-age alerts on
-it. A line per Redis server shows its memory used against maxmemory and
+it. A queue with a concurrency limit or a rate (queue:limit) has a line
+with them, its running jobs, and how often each held workers back. A line per Redis server shows its memory used against maxmemory and
 its maxmemory-policy; a policy that may evict jobs is an ALERT.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
 		var queues []string
@@ -237,6 +238,9 @@ its maxmemory-policy; a policy that may evict jobs is an ALERT.`,
 				fmt.Fprintf(tw, "%s\t%d\t%d\t%s\n", q, sz.Total(), sz.Failed, status)
 			}
 			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if err := s.monitorLimits(ctx, qs); err != nil {
 				return err
 			}
 			alerts = append(alerts, s.monitorMemory(ctx)...)

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -61,6 +63,63 @@ func (h *handler) clear(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	redirect(w, r, "queues/"+url.PathEscape(q))
+}
+
+// setLimits sets a queue's flow limits from its page's form: limit, the
+// concurrency limit, and rate per per, the rate; an empty or 0 limit or
+// rate removes it.
+func (h *handler) setLimits(w http.ResponseWriter, r *http.Request) {
+	q, ok := h.queueParam(w, r)
+	if !ok {
+		return
+	}
+	count := func(name string) (int, bool) {
+		v := strings.TrimSpace(r.PostFormValue(name))
+		if v == "" {
+			return 0, true
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			h.failf(w, r, http.StatusBadRequest, "%s must be a whole number of jobs, 0 or empty for none; got %q", name, v)
+			return 0, false
+		}
+		return n, true
+	}
+	limit, ok := count("limit")
+	if !ok {
+		return
+	}
+	rate, ok := count("rate")
+	if !ok {
+		return
+	}
+	var per time.Duration
+	if rate > 0 {
+		var err error
+		if per, err = time.ParseDuration(strings.TrimSpace(r.PostFormValue("per"))); err != nil {
+			h.failf(w, r, http.StatusBadRequest, "the rate's period must be a duration such as 1s or 1m; got %q", r.PostFormValue("per"))
+			return
+		}
+	}
+	// The rate first: a bad one is refused before anything changed.
+	if err := h.ins.SetQueueRate(r.Context(), q, rate, per); err != nil {
+		h.limitError(w, r, err)
+		return
+	}
+	if err := h.ins.SetQueueLimit(r.Context(), q, limit); err != nil {
+		h.limitError(w, r, err)
+		return
+	}
+	redirect(w, r, "queues/"+url.PathEscape(q))
+}
+
+// limitError answers a refused or failed change of limits.
+func (h *handler) limitError(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, runtime.ErrInvalid) {
+		h.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
+	h.fail(w, r, http.StatusBadGateway, err)
 }
 
 // failedAct retries or forgets failed jobs: the one whose button was

@@ -132,6 +132,7 @@ func New(engine *runtime.Engine, opts Options) http.Handler {
 	h.mux.HandleFunc("POST /queues/{queue}/pause", h.pause)
 	h.mux.HandleFunc("POST /queues/{queue}/resume", h.resume)
 	h.mux.HandleFunc("POST /queues/{queue}/clear", h.clear)
+	h.mux.HandleFunc("POST /queues/{queue}/limits", h.setLimits)
 	h.mux.HandleFunc("POST /failed/act", h.failedAct)
 	h.mux.HandleFunc("POST /failed/retry-all", h.retryAll)
 	h.mux.HandleFunc("POST /failed/flush", h.flush)

@@ -179,6 +179,11 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
+	limits, err := h.ins.QueueLimits(ctx, q)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
 	now := time.Now()
 	counts, err := h.ins.Metrics(ctx, now.Add(-time.Hour))
 	if err != nil {
@@ -194,7 +199,7 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 		h.markWorkers(ctx, views)
 	}
 	h.render(w, r, "queue", "Queue "+q, map[string]any{
-		"Queue": q, "State": string(state), "States": listStates, "Sizes": sizes, "Paused": paused,
+		"Queue": q, "State": string(state), "States": listStates, "Sizes": sizes, "Paused": paused, "Limits": limits,
 		"Jobs": views, "Pager": newPager(r, size, total), "Hour": newSeries(counts, q, 60, 1, now, "last hour"),
 	}, false)
 }

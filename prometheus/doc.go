@@ -39,5 +39,14 @@
 //	jobgen_queue_jobs{queue,state}  state is ready, delayed, reserved or failed
 //	jobgen_queue_paused{queue}      1 while the queue is paused
 //
+// and, for a queue with flow limits (docs/flow-control.md), read in
+// one more round trip for all queues:
+//
+//	jobgen_queue_limit{queue}                 its concurrency limit, 0 for none
+//	jobgen_queue_running{queue}               its jobs under lease, which the limit caps
+//	jobgen_queue_rate_limit{queue}            its rate: jobs per window, 0 for none
+//	jobgen_queue_rate_window_seconds{queue}   the rate's window
+//	jobgen_queue_throttled_total{queue,by}    reserves held back, by "limit" or "rate"
+//
 // dashboard.json is a Grafana dashboard of these metrics.
 package jobprom

@@ -17,18 +17,31 @@ type QueueCollector struct {
 	timeout time.Duration
 	jobs    *prometheus.Desc
 	paused  *prometheus.Desc
+	// Flow limits (Inspector.QueueLimitsOf), of queues that have them.
+	limit, running, rate, rateWindow, throttled *prometheus.Desc
 	// The outbox, as its relays last read it (Inspector.Outbox).
 	outboxRows, outboxOldest, outboxReadAge *prometheus.Desc
 }
 
 // NewQueueCollector returns a collector of queues on e; nil queues means
 // every queue dispatched to (Inspector.Queues, one more read per scrape).
-// A scrape reads all of them in one round trip (Inspector.States).
+// A scrape reads all of them in one round trip (Inspector.States), and
+// their flow limits in one more (Inspector.QueueLimitsOf).
 func NewQueueCollector(e *runtime.Engine, queues []string) *QueueCollector {
 	return &QueueCollector{
 		e: e, queues: queues, timeout: 5 * time.Second,
 		jobs:   prometheus.NewDesc("jobgen_queue_jobs", "Jobs of a queue in each state: ready, delayed, reserved, failed.", []string{"queue", "state"}, nil),
 		paused: prometheus.NewDesc("jobgen_queue_paused", "1 while the queue is paused.", []string{"queue"}, nil),
+		limit: prometheus.NewDesc("jobgen_queue_limit", "The most jobs of a queue under lease at once (its concurrency limit); 0 for none.",
+			[]string{"queue"}, nil),
+		running: prometheus.NewDesc("jobgen_queue_running", "Jobs of a queue under lease now, running or prefetched: what its concurrency limit caps.",
+			[]string{"queue"}, nil),
+		rate: prometheus.NewDesc("jobgen_queue_rate_limit", "The most jobs of a queue started per window (its rate); 0 for none.",
+			[]string{"queue"}, nil),
+		rateWindow: prometheus.NewDesc("jobgen_queue_rate_window_seconds", "The window of a queue's rate.",
+			[]string{"queue"}, nil),
+		throttled: prometheus.NewDesc("jobgen_queue_throttled_total", "Reserves a queue's limit (by=limit) or rate (by=rate) held back while its jobs were ready.",
+			[]string{"queue", "by"}, nil),
 		outboxRows: prometheus.NewDesc("jobgen_outbox_rows", "Rows of the SQL outbox waiting for a relay, by state: waiting, or parked (the relay could not push them).",
 			[]string{"table", "state"}, nil),
 		outboxOldest: prometheus.NewDesc("jobgen_outbox_oldest_age_seconds", "How long the outbox's oldest row had waited when a relay last read the table; 0 without rows.",
@@ -42,6 +55,11 @@ func NewQueueCollector(e *runtime.Engine, queues []string) *QueueCollector {
 func (c *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.jobs
 	ch <- c.paused
+	ch <- c.limit
+	ch <- c.running
+	ch <- c.rate
+	ch <- c.rateWindow
+	ch <- c.throttled
 	ch <- c.outboxRows
 	ch <- c.outboxOldest
 	ch <- c.outboxReadAge
@@ -79,6 +97,29 @@ func (c *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 			paused = 1
 		}
 		ch <- prometheus.MustNewConstMetric(c.paused, prometheus.GaugeValue, paused, q)
+	}
+	c.collectLimits(ctx, ch, queues)
+}
+
+// collectLimits reports the flow limits of the queues that have them, or
+// had: a queue whose limits were removed keeps its counters.
+func (c *QueueCollector) collectLimits(ctx context.Context, ch chan<- prometheus.Metric, queues []string) {
+	limits, err := runtime.NewInspector(c.e).QueueLimitsOf(ctx, queues)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.limit, err)
+		return
+	}
+	for _, q := range queues {
+		l := limits[q]
+		if l.Concurrency == 0 && l.Rate == 0 && l.HeldByLimit == 0 && l.HeldByRate == 0 {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, float64(l.Concurrency), q)
+		ch <- prometheus.MustNewConstMetric(c.running, prometheus.GaugeValue, float64(l.Running), q)
+		ch <- prometheus.MustNewConstMetric(c.rate, prometheus.GaugeValue, float64(l.Rate), q)
+		ch <- prometheus.MustNewConstMetric(c.rateWindow, prometheus.GaugeValue, l.Per.Seconds(), q)
+		ch <- prometheus.MustNewConstMetric(c.throttled, prometheus.CounterValue, float64(l.HeldByLimit), q, "limit")
+		ch <- prometheus.MustNewConstMetric(c.throttled, prometheus.CounterValue, float64(l.HeldByRate), q, "rate")
 	}
 }
 

@@ -177,37 +177,53 @@ func (e *Engine) setFlow(ctx context.Context, queue string, l QueueLimit, limit,
 // lease, and how often each limit held a reserve back; summed over the
 // partitions of a partitioned queue.
 func (i *Inspector) QueueLimits(ctx context.Context, queue string) (QueueLimits, error) {
+	m, err := i.QueueLimitsOf(ctx, []string{queue})
+	return m[queue], err
+}
+
+// QueueLimitsOf is QueueLimits for several queues, in one round trip.
+func (i *Inspector) QueueLimitsOf(ctx context.Context, queues []string) (map[string]QueueLimits, error) {
 	e := i.e
-	if err := ValidateQueueName(queue); err != nil {
-		return QueueLimits{}, err
+	type read struct {
+		queue, name string
+		fields      *redis.SliceCmd
+		running     *redis.IntCmd
 	}
-	names := e.queueNames(queue)
-	fields := make([]*redis.SliceCmd, len(names))
-	running := make([]*redis.IntCmd, len(names))
+	var reads []read
+	for _, q := range queues {
+		if err := ValidateQueueName(q); err != nil {
+			return nil, err
+		}
+		for _, name := range e.queueNames(q) {
+			reads = append(reads, read{queue: q, name: name})
+		}
+	}
 	_, _ = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for k, name := range names {
-			qk := e.keys.Queue(name)
-			fields[k] = p.HMGet(ctx, qk.Settings, "limit", "rate", "rate_ms", "held_limit", "held_rate")
-			running[k] = p.ZCard(ctx, qk.Reserved)
+		for k := range reads {
+			qk := e.keys.Queue(reads[k].name)
+			reads[k].fields = p.HMGet(ctx, qk.Settings, "limit", "rate", "rate_ms", "held_limit", "held_rate")
+			reads[k].running = p.ZCard(ctx, qk.Reserved)
 		}
 		return nil
 	})
-	var out QueueLimits
-	for k, name := range names {
-		v, err := fields[k].Result()
+	out := make(map[string]QueueLimits, len(queues))
+	for _, r := range reads {
+		v, err := r.fields.Result()
 		if err != nil {
-			return QueueLimits{}, fmt.Errorf("read the limits of queue %q: %w", name, err)
+			return nil, fmt.Errorf("read the limits of queue %q: %w", r.name, err)
 		}
-		n, err := running[k].Result()
+		n, err := r.running.Result()
 		if err != nil {
-			return QueueLimits{}, fmt.Errorf("read the limits of queue %q: %w", name, err)
+			return nil, fmt.Errorf("read the limits of queue %q: %w", r.name, err)
 		}
-		out.Concurrency += int(asInt(v[0]))
-		out.Rate += int(asInt(v[1]))
-		out.Per = max(out.Per, time.Duration(asInt(v[2]))*time.Millisecond)
-		out.HeldByLimit += asInt(v[3])
-		out.HeldByRate += asInt(v[4])
-		out.Running += n
+		l := out[r.queue]
+		l.Concurrency += int(asInt(v[0]))
+		l.Rate += int(asInt(v[1]))
+		l.Per = max(l.Per, time.Duration(asInt(v[2]))*time.Millisecond)
+		l.HeldByLimit += asInt(v[3])
+		l.HeldByRate += asInt(v[4])
+		l.Running += n
+		out[r.queue] = l
 	}
 	return out, nil
 }
