@@ -300,7 +300,7 @@ func (br *Broker) Fail(ctx context.Context, failures ...Failure) error {
 				args = append(args, f.ID, f.Token, info)
 				refs[i] = f.Ref
 			}
-			calls = append(calls, call{Script: scriptFail, Keys: []string{qk.Reserved, qk.State, qk.Payloads, qk.Failed, qk.FailedPayloads, qk.FailedInfo, qk.Errors, qk.FailedErrors}, Args: args})
+			calls = append(calls, call{Script: scriptFail, Keys: []string{qk.Reserved, qk.State, qk.Payloads, qk.Failed, qk.FailedPayloads, qk.FailedInfo, qk.Errors, qk.FailedErrors, qk.Progress}, Args: args})
 			groups = append(groups, refs)
 			fs = fs[n:]
 		}

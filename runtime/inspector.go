@@ -133,7 +133,7 @@ func (i *Inspector) ClearQueue(ctx context.Context, queue string) (int64, error)
 		return n, err
 	}
 	qk := e.keys.Queue(queue)
-	n, err := call{Script: scriptClear, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Errors}, Args: nil}.Run(
+	n, err := call{Script: scriptClear, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Errors, qk.Progress}, Args: nil}.Run(
 		ctx, e.rdb).
 		Int64()
 	if err != nil {

@@ -44,6 +44,10 @@ type QueuedJob struct {
 	// and were retried, oldest first (at most 10). Only FindJob reads
 	// them; for a failed job, FailedStore.Get tells more.
 	Errors []AttemptError
+	// Progress is how far a running job has got, as its handler last
+	// reported it (runtime.Progress); nil if it reported none. Only
+	// FindJob reads it.
+	Progress *JobProgress
 }
 
 // ListJobs returns a page of the jobs of queue in state (ready, delayed
@@ -180,7 +184,7 @@ func (i *Inspector) FindJob(ctx context.Context, queue, id string) (job QueuedJo
 	}
 	qk := e.keys.Queue(queue)
 	var payload, failedPayload *redis.StringCmd
-	var state, errs, failedErrs *redis.StringCmd
+	var state, errs, failedErrs, progress *redis.StringCmd
 	var delayed, reserved, failed *redis.FloatCmd
 	_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 		payload = p.HGet(ctx, qk.Payloads, id)
@@ -191,6 +195,7 @@ func (i *Inspector) FindJob(ctx context.Context, queue, id string) (job QueuedJo
 		failedPayload = p.HGet(ctx, qk.FailedPayloads, id)
 		errs = p.HGet(ctx, qk.Errors, id)
 		failedErrs = p.HGet(ctx, qk.FailedErrors, id)
+		progress = p.HGet(ctx, qk.Progress, id)
 		return nil
 	})
 	if err != nil && err != redis.Nil {
@@ -202,6 +207,9 @@ func (i *Inspector) FindJob(ctx context.Context, queue, id string) (job QueuedJo
 		j.Payload = []byte(payload.Val())
 		j.Attempts, j.Exceptions = parseJobState(state.Val())
 		j.Errors = parseAttemptErrors(errs.Val())
+		if progress.Err() == nil {
+			j.Progress = parseProgress(progress.Val())
+		}
 		switch {
 		case reserved.Err() == nil:
 			j.State, j.Due = StateReserved, time.UnixMilli(int64(reserved.Val()))

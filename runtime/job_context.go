@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -19,6 +20,10 @@ type jobContext struct {
 	deadline        time.Time
 	info            JobInfo
 	engine          *Engine
+	// ref is the job's reservation, and progress what it reported
+	// (Progress), if it did.
+	ref      Ref
+	progress atomic.Pointer[progressSlot]
 }
 
 // newJobContext returns a job's context, derived from parent, that ends
@@ -47,6 +52,8 @@ func (c *jobContext) Value(key any) any {
 		if c.engine != nil {
 			return c.engine
 		}
+	case jobContextKey:
+		return c
 	}
 	return c.Context.Value(key)
 }

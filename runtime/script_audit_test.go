@@ -222,6 +222,9 @@ func exerciseScripts(t *testing.T, b bundle) {
 		if j.Tag == "fail" {
 			return runtime.FailRequest(errors.New("audit"))
 		}
+		if err := runtime.Progress(ctx, 50, "audit"); err != nil { // progress
+			return err
+		}
 		if info, _ := runtime.JobInfoFrom(ctx); j.Tag == "flaky" && info.Attempt == 1 {
 			return errors.New("flaky")
 		}

@@ -36,6 +36,7 @@ var (
 	scriptHooksDue   = mustScript("hooks_due")
 	scriptHooksClaim = mustScript("hooks_claim")
 	scriptCancel     = mustScript("cancel")
+	scriptProgress   = mustScript("progress")
 
 	// Chains, batches, unique jobs and job middleware.
 	scriptChainPush   = mustScript("chain_push")

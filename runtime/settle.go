@@ -112,9 +112,23 @@ func lostError(lost []Ref) error {
 
 // ack is Ack, returning the refs whose ack was refused.
 func (e *Engine) ack(ctx context.Context, refs ...Ref) (lost []Ref, err error) {
+	return e.ackProgress(ctx, nil, refs...)
+}
+
+// ackProgress is ack; the calls that ack a job of progressed (IDs of jobs
+// that reported progress) delete the progress entries of the jobs they
+// ack, and the others do not touch the progress hash.
+func (e *Engine) ackProgress(ctx context.Context, progressed map[string]bool, refs ...Ref) (lost []Ref, err error) {
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
 		qk := e.keys.Queue(q)
-		return call{Script: scriptAck, Keys: []string{qk.Reserved, qk.State, qk.Payloads, qk.Errors}, Args: args}
+		keys := []string{qk.Reserved, qk.State, qk.Payloads, qk.Errors}
+		for i := 0; len(progressed) > 0 && i < len(args); i += 2 {
+			if progressed[args[i].(string)] {
+				keys = append(keys, qk.Progress)
+				break
+			}
+		}
+		return call{Script: scriptAck, Keys: keys, Args: args}
 	})
 	lost, err = applyRefs(ctx, e.rdb, calls, groups, 0, e.settleBells(groups))
 	if err != nil {

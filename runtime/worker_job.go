@@ -35,13 +35,14 @@ func (w *Worker) process(base context.Context, res Reservation) {
 	jobCtx, cancelJob := newJobContext(base, began, timeout, JobInfo{ID: res.ID, Name: env.Name, Queue: res.Queue, Attempt: res.Attempts, BatchID: env.BatchID,
 		Worker: w.cfg.Name, DispatchedAt: time.UnixMilli(env.DispatchedAt), Headers: env.Headers}, w.e)
 	defer cancelJob(nil)
+	jobCtx.ref = res.Ref
 	w.track(res.Ref, cancelJob, RunningJob{Queue: res.Queue, ID: res.ID, Name: env.Name, Attempt: res.Attempts, StartedAt: began})
 
 	herr := w.attempt(jobCtx, env)
 	ev.Duration = time.Since(began)
 	w.untrack(res.Ref)
 
-	o := outcome{res: res, env: env, ev: ev, herr: herr, cause: context.Cause(jobCtx), timeout: timeout, maxTries: maxTries}
+	o := outcome{res: res, env: env, ev: ev, herr: herr, cause: context.Cause(jobCtx), timeout: timeout, maxTries: maxTries, progressed: jobCtx.endProgress()}
 	if !w.settleCutShort(base, o) {
 		w.settle(base, o)
 	}
@@ -71,7 +72,7 @@ func (w *Worker) admit(base context.Context, res Reservation) (*Envelope, int) {
 	// cancelled batch, settles as a success without running, before any
 	// check of its attempts.
 	if w.prepare(base, res, env) {
-		w.succeed(base, res, env, Event{Worker: w.cfg.Name, Queue: res.Queue, Name: env.Name, ID: res.ID, Attempt: res.Attempts})
+		w.succeed(base, res, env, Event{Worker: w.cfg.Name, Queue: res.Queue, Name: env.Name, ID: res.ID, Attempt: res.Attempts}, false)
 		return nil, 0
 	}
 	maxTries := env.Tries
@@ -100,6 +101,9 @@ type outcome struct {
 	cause    error         // why its context ended, if it did
 	timeout  time.Duration // the attempt's timeout
 	maxTries int
+	// progressed: the handler reported progress (Progress), whose entry
+	// its ack deletes.
+	progressed bool
 }
 
 // settleCutShort settles an attempt that lost its lease or that a stop
@@ -136,7 +140,7 @@ func (w *Worker) settle(base context.Context, o outcome) {
 	var failReq *failRequest
 	switch {
 	case herr == nil || errors.Is(herr, deleteRequest{}):
-		w.succeed(base, res, env, ev)
+		w.succeed(base, res, env, ev, o.progressed)
 	case errors.As(herr, &rel) && rel.deferral:
 		// The attempt is given back, so only a retry-until can have run out.
 		if reason := limitsOf(env, 0).AfterRelease(res.Attempts-1, w.cfg.Clock()); reason != nil {
@@ -365,7 +369,7 @@ func (w *Worker) runFailedHook(ctx context.Context, env *Envelope, cause error) 
 // once the ack is accepted. A job of a batch or a chain first checks,
 // and renews, its lease: a worker that lost it (it was stopped past its
 // lease, and another worker holds the job now) tells neither.
-func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev Event) {
+func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev Event, progressed bool) {
 	if env.BatchID != "" || len(env.Chain) > 0 {
 		lost, err := w.e.broker().Extend(ctx, w.cfg.RetryAfter, res.Ref)
 		if err == nil && len(lost) > 0 {
@@ -379,7 +383,7 @@ func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev
 		w.log.Error("counting a job in its batch or dispatching the next job of its chain failed", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", err)
 		return
 	}
-	w.queueAck(ctx, ackItem{ref: res.Ref, env: env, ev: ev})
+	w.queueAck(ctx, ackItem{ref: res.Ref, env: env, ev: ev, progressed: progressed})
 }
 
 func (w *Worker) emit(ev Event, kind EventKind) {

@@ -83,6 +83,8 @@ type ackItem struct {
 	ref Ref
 	env *Envelope
 	ev  Event
+	// progressed: the job reported progress, whose entry the ack deletes.
+	progressed bool
 }
 
 // acker deletes finished jobs in batches: it takes what has queued up
@@ -132,15 +134,22 @@ func (w *Worker) queueAck(ctx context.Context, it ackItem) {
 // releases its unique lock. A refused ack reports nothing.
 func (w *Worker) ackBatch(ctx context.Context, items []ackItem) {
 	refs := make([]Ref, len(items))
+	var progressed map[string]bool
 	for i, it := range items {
 		refs[i] = it.ref
+		if it.progressed {
+			if progressed == nil {
+				progressed = map[string]bool{}
+			}
+			progressed[it.ref.ID] = true
+		}
 	}
 	var lost []Ref
 	tries := 0
 	err := w.settleRetried(ctx, "ack", func() error {
 		tries++
 		var err error
-		lost, err = w.e.ack(ctx, refs...)
+		lost, err = w.e.ackProgress(ctx, progressed, refs...)
 		return err
 	}, "jobs", len(refs))
 	if err != nil {

@@ -59,6 +59,12 @@ type QueueKeys struct {
 	// FailedErrors is a HASH failed job ID -> its entry of Errors when it
 	// failed, kept and trimmed with the failed store.
 	FailedErrors string
+	// Progress is a HASH job ID -> "<percent> <unix ms> <attempt> <note>":
+	// how far a running job has got (runtime.Progress), written at most
+	// once a second per job, under its reservation's token. A job's entry
+	// goes when it is acked (by a worker that saw it report progress),
+	// failed, cancelled or cleared.
+	Progress string
 	// Hooks is a ZSET "job ID token" -> Redis ms: jobs being failed whose
 	// hooks (batch, chain catch, failed hook, unique lock) may not have
 	// run yet, recorded before the fail under the reservation's token,
@@ -106,6 +112,7 @@ func (k Keys) Build(name string) QueueKeys {
 		FailedInfo:     p + "failed:info",
 		Errors:         p + "errors",
 		FailedErrors:   p + "failed:errors",
+		Progress:       p + "progress",
 		Hooks:          p + "hooks",
 		Settings:       p + "settings",
 	}

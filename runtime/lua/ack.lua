@@ -7,6 +7,8 @@
 -- KEYS[4] -> errors hash (optional: job ID -> its last attempts' errors,
 --            lib/attempt_errors.lua): a job past its first attempt loses
 --            its entry; a first attempt has none, and costs nothing more
+-- KEYS[5] -> progress hash (optional, given by a worker whose call acks a
+--            job that reported progress): every job acked loses its entry
 -- ARGV[1..] -> pairs: job ID, reservation token (at most 1000 pairs)
 --
 -- Returns: per pair, 1 if deleted or 0 if the token is stale. A stale pair
@@ -53,10 +55,15 @@ if e > 0 then
   bad = wrongType({4, 'hash'})
   if bad then return bad end
 end
+if d > 0 and KEYS[5] then
+  bad = wrongType({5, 'hash'})
+  if bad then return bad end
+end
 if d > 0 then
   redis.call('ZREM', KEYS[1], unpack(done))
   redis.call('HDEL', KEYS[2], unpack(done))
   redis.call('HDEL', KEYS[3], unpack(done))
 end
 if e > 0 then redis.call('HDEL', KEYS[4], unpack(errs)) end
+if d > 0 and KEYS[5] then redis.call('HDEL', KEYS[5], unpack(done)) end
 return out

@@ -16,6 +16,7 @@
 -- KEYS[10] -> errors hash (job ID -> its last attempts' errors,
 --             lib/attempt_errors.lua)
 -- KEYS[11] -> failed errors hash: the job's entry moves here
+-- KEYS[12] -> progress hash (job ID -> how far it got): its entry goes
 -- ARGV[1] -> most failed jobs to keep (0: no limit)
 -- ARGV[2] -> oldest failed job to keep, in ms of age (0: no limit)
 -- ARGV[3] -> job ID
@@ -46,7 +47,7 @@
 
 -- uses: wrong_type, now_ms, failed_trim
 
-local bad = wrongType({1, 'list', 2, 'zset', 3, 'zset', 4, 'hash', 5, 'hash', 6, 'zset', 7, 'hash', 8, 'hash', 9, 'zset', 10, 'hash', 11, 'hash'})
+local bad = wrongType({1, 'list', 2, 'zset', 3, 'zset', 4, 'hash', 5, 'hash', 6, 'zset', 7, 'hash', 8, 'hash', 9, 'zset', 10, 'hash', 11, 'hash', 12, 'hash'})
 if bad then return bad end
 
 local id = ARGV[3]
@@ -70,6 +71,7 @@ else
 end
 redis.call('HDEL', KEYS[4], id)
 redis.call('HDEL', KEYS[5], id)
+redis.call('HDEL', KEYS[12], id)
 local now = nowMs()
 redis.call('ZADD', KEYS[6], string.format('%d', now), id)
 redis.call('HSET', KEYS[7], id, p)

@@ -8,6 +8,7 @@
 -- KEYS[5] -> state hash
 -- KEYS[6] -> notify list
 -- KEYS[7] -> errors hash (optional: the jobs' attempts' errors)
+-- KEYS[8] -> progress hash (optional: how far running jobs got)
 --
 -- Returns: the number of jobs deleted.
 --

@@ -10,6 +10,8 @@
 -- KEYS[7] -> errors hash (optional, with KEYS[8]: job ID -> its last
 --            attempts' errors, lib/attempt_errors.lua)
 -- KEYS[8] -> failed errors hash: a failed job's entry moves here
+-- KEYS[9] -> progress hash (optional, with KEYS[7] and KEYS[8]): a
+--            failed job's entry is deleted
 -- ARGV[1] -> most failed jobs to keep (0: no limit)
 -- ARGV[2] -> oldest failed job to keep, in ms of age (0: no limit)
 -- ARGV[3..] -> triples: job ID, reservation token, encoded failure info
@@ -30,7 +32,7 @@
 -- uses: wrong_type
 
 local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash', 4, 'zset', 5, 'hash', 6, 'hash'})
-  or (KEYS[8] and wrongType({7, 'hash', 8, 'hash'}))
+  or (KEYS[8] and wrongType({7, 'hash', 8, 'hash'})) or (KEYS[9] and wrongType({9, 'hash'}))
 if bad then return bad end
 
 -- uses: now_ms
@@ -53,6 +55,7 @@ for j = 1, #ids do
     redis.call('ZADD', KEYS[4], nows, id)
     redis.call('HSET', KEYS[5], id, p or '')
     redis.call('HSET', KEYS[6], id, ARGV[3 * j + 2])
+    if KEYS[9] then redis.call('HDEL', KEYS[9], id) end
     if KEYS[8] then
       local errs = redis.call('HGET', KEYS[7], id)
       if errs then
