@@ -81,6 +81,18 @@ type EngineConfig struct {
 	// again; a queue not named keeps the limits it has. Default none.
 	QueueLimits map[string]QueueLimit
 
+	// ResultRetention is how long a job's result (RecordResult) is kept
+	// after its job finished, as the TTL of its key. Default 24 hours.
+	ResultRetention time.Duration
+	// MaxResultSize is the largest encoded result a handler may record,
+	// in bytes; RecordResult refuses a larger one. Default 64 KiB.
+	MaxResultSize int
+	// KeepFinished keeps a record of the jobs that finish on the queues
+	// named, and their runtimes by job class (docs/results.md); the key
+	// "*" applies to every queue not named. Default none: a finished job
+	// leaves nothing behind but the per-minute counts.
+	KeepFinished map[string]FinishedConfig
+
 	// OutboxTable is the PostgreSQL table that DispatchTx writes to and
 	// the relay reads (DefaultOutboxTable, "jobgen_outbox", if empty): a
 	// lower-case name, optionally schema.table (docs/outbox.md).
@@ -109,6 +121,20 @@ func (c *EngineConfig) setDefaults() {
 	if c.RetryWindow == 0 {
 		c.RetryWindow = time.Minute
 	}
+	if c.ResultRetention == 0 {
+		c.ResultRetention = 24 * time.Hour
+	}
+	if c.MaxResultSize == 0 {
+		c.MaxResultSize = 64 << 10
+	}
+	if len(c.KeepFinished) > 0 {
+		keep := make(map[string]FinishedConfig, len(c.KeepFinished))
+		for q, f := range c.KeepFinished {
+			f.setDefaults()
+			keep[q] = f
+		}
+		c.KeepFinished = keep
+	}
 	c.Replication.setDefaults()
 }
 
@@ -134,6 +160,9 @@ func (c *EngineConfig) validate() error {
 		return err
 	}
 	if err := c.validateQueueLimits(); err != nil {
+		return err
+	}
+	if err := c.validateResults(); err != nil {
 		return err
 	}
 	return c.Replication.validate()

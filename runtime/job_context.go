@@ -24,6 +24,7 @@ type jobContext struct {
 	// (Progress), if it did.
 	ref      Ref
 	progress atomic.Pointer[progressSlot]
+	result   resultSlot // what the handler recorded (RecordResult)
 }
 
 // newJobContext returns a job's context, derived from parent, that ends
@@ -32,6 +33,9 @@ type jobContext struct {
 func newJobContext(parent context.Context, began time.Time, timeout time.Duration, info JobInfo, e *Engine) (*jobContext, context.CancelCauseFunc) {
 	ctx, cancel := context.WithCancelCause(parent)
 	c := &jobContext{Context: ctx, deadline: began.Add(timeout), info: info, engine: e}
+	if e != nil {
+		c.result.limit = e.cfg.MaxResultSize
+	}
 	if d, ok := parent.Deadline(); ok && d.Before(c.deadline) {
 		c.deadline = d
 	}
@@ -48,6 +52,10 @@ func (c *jobContext) Value(key any) any {
 	switch key.(type) {
 	case jobInfoKey:
 		return c.info
+	case resultKey:
+		if c.engine != nil {
+			return &c.result
+		}
 	case engineKey:
 		if c.engine != nil {
 			return c.engine

@@ -66,6 +66,9 @@ type Event struct {
 	Err error
 	// Reason says why a worker stops, for WorkerStopping.
 	Reason string
+	// ResultSize is the size of the job's encoded result (RecordResult),
+	// for JobProcessed; 0 for none.
+	ResultSize int
 }
 
 // listeners holds event subscribers. Subscribers are called synchronously

@@ -35,6 +35,9 @@ type route struct {
 	opts      JobOptions
 	// typ is the job type the body decodes into (router_types.go).
 	typ reflect.Type
+	// result: registered with RegisterResult, so a dispatcher may Await
+	// the job and its failure wakes it (results.go).
+	result bool
 }
 
 // NewRouter returns an empty router.

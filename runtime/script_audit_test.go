@@ -190,6 +190,12 @@ func exerciseScripts(t *testing.T, b bundle) {
 			require.Equal(t, []runtime.Ref{ref}, lost)
 		}
 	}
+	// finish: a job acked with its result and its record.
+	require.NoError(t, e.Push(ctx, env("audit", "app.Job", "finished")))
+	fin := mustReserve(t, b, "audit", 1).Jobs
+	require.Len(t, fin, 1)
+	require.NoError(t, runtime.NewBroker(e).Finish(ctx, runtime.Finish{Ref: fin[0].Ref, Result: []byte("result"),
+		Record: &runtime.FinishedJob{Name: "app.Job", Attempts: 1, Runtime: time.Millisecond}}))
 	// schedule_tick: a tick pushed with an entry's lock, one delayed, and
 	// a tick skipped as the lock is still held.
 	sched := runtime.NewSchedule()

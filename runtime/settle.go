@@ -119,7 +119,17 @@ func (e *Engine) ack(ctx context.Context, refs ...Ref) (lost []Ref, err error) {
 // that reported progress) delete the progress entries of the jobs they
 // ack, and the others do not touch the progress hash.
 func (e *Engine) ackProgress(ctx context.Context, progressed map[string]bool, refs ...Ref) (lost []Ref, err error) {
-	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
+	calls, groups := e.ackCalls(progressed, refs)
+	lost, err = applyRefs(ctx, e.rdb, calls, groups, 0, e.settleBells(groups))
+	if err != nil {
+		return nil, fmt.Errorf("ack: %w", err)
+	}
+	return lost, nil
+}
+
+// ackCalls builds the ack calls of refs, as ackProgress sends them.
+func (e *Engine) ackCalls(progressed map[string]bool, refs []Ref) ([]call, [][]Ref) {
+	return pairCalls(refs, 1000, func(q string, args []any) call {
 		qk := e.keys.Queue(q)
 		keys := []string{qk.Reserved, qk.State, qk.Payloads, qk.Errors}
 		for i := 0; len(progressed) > 0 && i < len(args); i += 2 {
@@ -130,11 +140,6 @@ func (e *Engine) ackProgress(ctx context.Context, progressed map[string]bool, re
 		}
 		return call{Script: scriptAck, Keys: keys, Args: args}
 	})
-	lost, err = applyRefs(ctx, e.rdb, calls, groups, 0, e.settleBells(groups))
-	if err != nil {
-		return nil, fmt.Errorf("ack: %w", err)
-	}
-	return lost, nil
 }
 
 // absent returns the refs whose job has no state entry: it is in no

@@ -42,7 +42,8 @@ func (w *Worker) process(base context.Context, res Reservation) {
 	ev.Duration = time.Since(began)
 	w.untrack(res.Ref)
 
-	o := outcome{res: res, env: env, ev: ev, herr: herr, cause: context.Cause(jobCtx), timeout: timeout, maxTries: maxTries, progressed: jobCtx.endProgress()}
+	o := outcome{res: res, env: env, ev: ev, herr: herr, cause: context.Cause(jobCtx), timeout: timeout, maxTries: maxTries, progressed: jobCtx.endProgress(),
+		result: jobCtx.result.data, began: began}
 	if !w.settleCutShort(base, o) {
 		w.settle(base, o)
 	}
@@ -72,7 +73,7 @@ func (w *Worker) admit(base context.Context, res Reservation) (*Envelope, int) {
 	// cancelled batch, settles as a success without running, before any
 	// check of its attempts.
 	if w.prepare(base, res, env) {
-		w.succeed(base, res, env, Event{Worker: w.cfg.Name, Queue: res.Queue, Name: env.Name, ID: res.ID, Attempt: res.Attempts}, false)
+		w.succeed(base, res, env, Event{Worker: w.cfg.Name, Queue: res.Queue, Name: env.Name, ID: res.ID, Attempt: res.Attempts}, false, nil)
 		return nil, 0
 	}
 	maxTries := env.Tries
@@ -104,6 +105,8 @@ type outcome struct {
 	// progressed: the handler reported progress (Progress), whose entry
 	// its ack deletes.
 	progressed bool
+	result     []byte    // what the handler recorded (RecordResult)
+	began      time.Time // when the handler started
 }
 
 // settleCutShort settles an attempt that lost its lease or that a stop
@@ -140,7 +143,8 @@ func (w *Worker) settle(base context.Context, o outcome) {
 	var failReq *failRequest
 	switch {
 	case herr == nil || errors.Is(herr, deleteRequest{}):
-		w.succeed(base, res, env, ev, o.progressed)
+		ev.ResultSize = len(o.result)
+		w.succeed(base, res, env, ev, o.progressed, w.finishOf(o))
 	case errors.As(herr, &rel) && rel.deferral:
 		// The attempt is given back, so only a retry-until can have run out.
 		if reason := limitsOf(env, 0).AfterRelease(res.Attempts-1, w.cfg.Clock()); reason != nil {
@@ -325,6 +329,7 @@ func (w *Worker) fail(ctx context.Context, res Reservation, env *Envelope, cause
 		return
 	}
 	if env != nil {
+		w.wakeAwait(ctx, res, env) // results.go: an Await of the job returns its failure now
 		w.failed(ctx, env, cause)
 	}
 	if due {
@@ -369,7 +374,7 @@ func (w *Worker) runFailedHook(ctx context.Context, env *Envelope, cause error) 
 // once the ack is accepted. A job of a batch or a chain first checks,
 // and renews, its lease: a worker that lost it (it was stopped past its
 // lease, and another worker holds the job now) tells neither.
-func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev Event, progressed bool) {
+func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev Event, progressed bool, fin *Finish) {
 	if env.BatchID != "" || len(env.Chain) > 0 {
 		lost, err := w.e.broker().Extend(ctx, w.cfg.RetryAfter, res.Ref)
 		if err == nil && len(lost) > 0 {
@@ -383,7 +388,7 @@ func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev
 		w.log.Error("counting a job in its batch or dispatching the next job of its chain failed", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", err)
 		return
 	}
-	w.queueAck(ctx, ackItem{ref: res.Ref, env: env, ev: ev, progressed: progressed})
+	w.queueAck(ctx, ackItem{ref: res.Ref, env: env, ev: ev, progressed: progressed, fin: fin})
 }
 
 func (w *Worker) emit(ev Event, kind EventKind) {

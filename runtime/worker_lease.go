@@ -85,6 +85,7 @@ type ackItem struct {
 	ev  Event
 	// progressed: the job reported progress, whose entry the ack deletes.
 	progressed bool
+	fin        *Finish // what the job leaves behind (finish.go); nil: a plain ack
 }
 
 // acker deletes finished jobs in batches: it takes what has queued up
@@ -149,7 +150,7 @@ func (w *Worker) ackBatch(ctx context.Context, items []ackItem) {
 	err := w.settleRetried(ctx, "ack", func() error {
 		tries++
 		var err error
-		lost, err = w.e.ackProgress(ctx, progressed, refs...)
+		lost, err = w.e.ackOrFinish(ctx, items, refs, progressed)
 		return err
 	}, "jobs", len(refs))
 	if err != nil {

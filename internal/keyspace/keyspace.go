@@ -280,3 +280,43 @@ func (k Keys) Relayed(queue string) string { return k.prefix + ":{" + queue + "}
 // created_at, 0 if none), at (Redis unix ms of the reading). It lives outside any queue's slot and is
 // never touched by a script.
 func (k Keys) Outbox() string { return k.prefix + ":outbox" }
+
+// The keys of results and finished jobs (runtime/results.go,
+// runtime/finished.go). Every one is in the slot of its job's queue, so
+// that the ack that finishes a job writes them in the same script call.
+
+// Result is a STRING holding the encoded result that job id of queue
+// recorded, written by the ack that finished the job (finish.lua) and
+// expiring EngineConfig.ResultRetention after it.
+func (k Keys) Result(queue, id string) string {
+	return k.prefix + ":{" + queue + "}:result:" + id
+}
+
+// Done is a LIST that the ack of job id of queue pushes one element to
+// when the job has a result, and the worker when such a job fails, so
+// that Await waits on it with BLPOP rather than polling. It expires a
+// few seconds after the push (doneTTL in runtime/results.go).
+func (k Keys) Done(queue, id string) string {
+	return k.prefix + ":{" + queue + "}:done:" + id
+}
+
+// Finished is a ZSET of the jobs of queue finished lately: job ID ->
+// finished at (Redis unix ms), kept within the queue's FinishedConfig
+// bounds by the ack that adds to it (finish.lua). Only queues that keep
+// finished jobs have it.
+func (k Keys) Finished(queue string) string { return k.prefix + ":{" + queue + "}:finished" }
+
+// FinishedInfo is a HASH job ID -> encoded finishedInfo of the jobs
+// Finished lists.
+func (k Keys) FinishedInfo(queue string) string {
+	return k.prefix + ":{" + queue + "}:finished:info"
+}
+
+// Runtimes is a HASH of the runtimes of the jobs of queue finished in
+// one slot of ten minutes (unix ms / 600,000): "name|bucket" -> count,
+// bucket being the runtime's histogram bucket (runtimeBucket in
+// runtime/finished_metrics.go). It expires a day and a slot after its
+// slot began. Only queues that keep finished jobs have it.
+func (k Keys) Runtimes(queue string, slot int64) string {
+	return k.prefix + ":{" + queue + "}:runtimes:" + strconv.FormatInt(slot, 10)
+}

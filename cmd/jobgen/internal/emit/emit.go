@@ -50,6 +50,10 @@ func File(p *model.Package) ([]byte, error) {
 			f.Add(c)
 			f.Line()
 		}
+		for _, c := range ResultMethods(j) {
+			f.Add(c)
+			f.Line()
+		}
 	}
 	for _, ev := range p.Events {
 		f.Line()

@@ -16,6 +16,13 @@ func Handlers(p *model.Package) jen.Code {
 		if j.HandleMethod {
 			continue
 		}
+		if j.Result != "" {
+			methods = append(methods,
+				jen.Commentf("%s handles %s jobs (wire name %q) and returns the job's result.", handlerMethod(j), j.TypeName, j.Name),
+				jen.Id(handlerMethod(j)).Params(ctxParam(), jen.Id("job").Id(j.TypeName)).Params(jen.Id(j.Result), jen.Error()),
+			)
+			continue
+		}
 		methods = append(methods,
 			jen.Commentf("%s handles %s jobs (wire name %q).", handlerMethod(j), j.TypeName, j.Name),
 			jen.Id(handlerMethod(j)).Params(ctxParam(), jen.Id("job").Id(j.TypeName)).Error(),
@@ -59,7 +66,10 @@ func Register(p *model.Package) jen.Code {
 // RegisterCall returns the runtime.Register call for one job.
 func RegisterCall(j model.Job) jen.Code {
 	handler := jen.Id("h").Dot(handlerMethod(j))
-	if j.HandleMethod {
+	switch {
+	case j.HandleMethod && j.Result != "":
+		handler = jen.Qual(runtimePkg, "HandleResultMethod").Types(jen.Id(j.TypeName), jen.Id(j.Result))
+	case j.HandleMethod:
 		handler = jen.Qual(runtimePkg, "HandleMethod").Types(jen.Id(j.TypeName))
 	}
 	args := []jen.Code{jen.Id("r"), jen.Lit(j.Name), handler}
@@ -69,6 +79,9 @@ func RegisterCall(j model.Job) jen.Code {
 				jen.Id("job").Dot("Failed").Call(jen.Id("ctx"), jen.Err()),
 			),
 		))
+	}
+	if j.Result != "" {
+		return jen.Qual(runtimePkg, "RegisterResult").Types(jen.Id(j.TypeName), jen.Id(j.Result)).Call(args...)
 	}
 	return jen.Qual(runtimePkg, "Register").Types(jen.Id(j.TypeName)).Call(args...)
 }

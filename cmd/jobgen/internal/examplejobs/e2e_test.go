@@ -37,6 +37,15 @@ func (handlers) HandleAuditEntry(ctx context.Context, job examplejobs.AuditEntry
 	return nil
 }
 
+func (handlers) HandleQuoteShipping(ctx context.Context, job examplejobs.QuoteShipping) (examplejobs.Quote, error) {
+	select {
+	case <-time.After(job.Sleep):
+	case <-ctx.Done():
+		return examplejobs.Quote{}, ctx.Err()
+	}
+	return examplejobs.Quote{Cents: 5 * job.Grams, Days: 2}, nil
+}
+
 func (handlers) HandleChargeCard(ctx context.Context, job examplejobs.ChargeCard) error {
 	examplejobs.Record(ctx, "ChargeCard "+job.OrderID)
 	return examplejobs.ErrDeclined
@@ -72,7 +81,7 @@ func setup(t *testing.T, be redistest.Backend) bundle {
 func (b bundle) startWorker(t *testing.T) {
 	t.Helper()
 	w, err := runtime.NewWorker(b.engine, b.router, runtime.WorkerConfig{
-		Queues:      []string{"emails", "billing", "default", "audit", "reports"},
+		Queues:      []string{"emails", "billing", "default", "audit", "reports", "quotes"},
 		Concurrency: 4,
 		Sleep:       50 * time.Millisecond,
 		Timeout:     10 * time.Second,
@@ -241,4 +250,55 @@ func idMillis(t *testing.T, id string) int64 {
 		v = v<<5 | uint64(d)
 	}
 	return int64(v) // the first digit carries 3 bits, the other nine 45: 48 in all
+}
+
+// TestAwaitThroughGeneratedCode awaits the typed results of generated
+// jobs: one from a Handlers method, one from a job's own Handle method,
+// one that is slow, and one that fails.
+func TestAwaitThroughGeneratedCode(t *testing.T) {
+	for _, be := range redistest.Backends(t) {
+		t.Run(be.Name, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, be)
+			b.startWorker(t)
+			wait := func(d time.Duration) (context.Context, context.CancelFunc) { return context.WithTimeout(b.ctx, d) }
+
+			id, err := examplejobs.QuoteShipping{Grams: 300}.Dispatch(b.ctx)
+			require.NoError(t, err)
+			ctx, cancel := wait(10 * time.Second)
+			defer cancel()
+			quote, err := examplejobs.QuoteShipping{}.Await(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, examplejobs.Quote{Cents: 1500, Days: 2}, quote)
+			again, ok, err := examplejobs.QuoteShipping{}.Result(b.ctx, id)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, quote, again)
+
+			id, err = examplejobs.RefundOrder{OrderID: "o-7", Cents: 250}.Dispatch(b.ctx)
+			require.NoError(t, err)
+			receipt, err := examplejobs.RefundOrder{}.Await(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, examplejobs.Receipt{OrderID: "o-7", Cents: 250}, receipt)
+
+			// A slow job: the wait times out, and the result comes later.
+			id, err = examplejobs.QuoteShipping{Grams: 1, Sleep: time.Second}.Dispatch(b.ctx)
+			require.NoError(t, err)
+			short, cancelShort := wait(100 * time.Millisecond)
+			defer cancelShort()
+			_, err = examplejobs.QuoteShipping{}.Await(short, id)
+			require.ErrorIs(t, err, runtime.ErrAwaitTimeout)
+			quote, err = examplejobs.QuoteShipping{}.Await(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, int64(5), quote.Cents)
+
+			// A job that fails: its failure, typed, with its message.
+			id, err = examplejobs.RefundOrder{OrderID: "o-8"}.Dispatch(b.ctx)
+			require.NoError(t, err)
+			_, err = examplejobs.RefundOrder{}.Await(ctx, id)
+			var failed *runtime.JobFailedError
+			require.ErrorAs(t, err, &failed)
+			require.Equal(t, "refund of 0 cents for order o-8", failed.Message)
+		})
+	}
 }

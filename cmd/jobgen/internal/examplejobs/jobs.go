@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/jobgen/jobgen/runtime"
 )
 
 // SendEmail sends one email. It is handled through the generated
@@ -62,4 +65,43 @@ type ChargeCard struct {
 // Failed records that the charge failed for good.
 func (j ChargeCard) Failed(ctx context.Context, err error) {
 	Record(ctx, fmt.Sprintf("ChargeCard %s failed (declined: %t)", j.OrderID, errors.Is(err, ErrDeclined)))
+}
+
+// Quote is what QuoteShipping returns to whoever awaits it.
+type Quote struct {
+	Cents int64
+	Days  int
+}
+
+// QuoteShipping prices a parcel; its handler returns a Quote, which the
+// dispatcher reads with the generated Await or Result.
+//
+//job:queue=quotes result=Quote timeout=5s
+type QuoteShipping struct {
+	Grams int64
+	// Sleep makes the handler take this long (for the test of a timeout).
+	Sleep time.Duration
+}
+
+// Receipt is what RefundOrder returns.
+type Receipt struct {
+	OrderID string
+	Cents   int64
+}
+
+// RefundOrder refunds an order. It handles itself and returns a Receipt.
+//
+//job:queue=quotes result=Receipt
+type RefundOrder struct {
+	OrderID string
+	Cents   int64
+}
+
+// Handle refunds the order, and refuses a refund of nothing.
+func (j RefundOrder) Handle(ctx context.Context) (Receipt, error) {
+	if j.Cents <= 0 {
+		return Receipt{}, runtime.FailRequest(fmt.Errorf("refund of %d cents for order %s", j.Cents, j.OrderID))
+	}
+	Record(ctx, "RefundOrder "+j.OrderID)
+	return Receipt{OrderID: j.OrderID, Cents: j.Cents}, nil
 }

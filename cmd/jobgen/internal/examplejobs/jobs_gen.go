@@ -16,6 +16,8 @@ type Handlers interface {
 	HandleAuditEntry(ctx context.Context, job AuditEntry) error
 	// HandleChargeCard handles ChargeCard jobs (wire name "examplejobs.ChargeCard").
 	HandleChargeCard(ctx context.Context, job ChargeCard) error
+	// HandleQuoteShipping handles QuoteShipping jobs (wire name "examplejobs.QuoteShipping") and returns the job's result.
+	HandleQuoteShipping(ctx context.Context, job QuoteShipping) (Quote, error)
 	// HandleResizeImage handles ResizeImage jobs (wire name "examplejobs.ResizeImage").
 	HandleResizeImage(ctx context.Context, job ResizeImage) error
 	// HandleSendEmail handles SendEmail jobs (wire name "examplejobs.SendEmail").
@@ -31,6 +33,8 @@ func Register(r *runtime.Router, h Handlers) {
 	runtime.Register[ChargeCard](r, "examplejobs.ChargeCard", h.HandleChargeCard, runtime.OnFailed(func(ctx context.Context, job ChargeCard, err error) {
 		job.Failed(ctx, err)
 	}))
+	runtime.RegisterResult[QuoteShipping, Quote](r, "examplejobs.QuoteShipping", h.HandleQuoteShipping)
+	runtime.RegisterResult[RefundOrder, Receipt](r, "examplejobs.RefundOrder", runtime.HandleResultMethod[RefundOrder, Receipt])
 	runtime.Register[ResizeImage](r, "examplejobs.ResizeImage", h.HandleResizeImage)
 	runtime.Register[SendEmail](r, "examplejobs.SendEmail", h.HandleSendEmail)
 	runtime.Register[Welcome](r, "users.welcome", runtime.HandleMethod[Welcome])
@@ -178,6 +182,177 @@ func (j ChargeCard) DispatchUnless(ctx context.Context, cond bool) (string, erro
 // router of runtime.WithRouter or runtime.SetDefaultRouter.
 func (j ChargeCard) DispatchSync(ctx context.Context) error {
 	return runtime.DispatchSync(ctx, j)
+}
+
+// JobName returns "examplejobs.QuoteShipping", the wire name the router knows QuoteShipping by.
+func (QuoteShipping) JobName() string {
+	return "examplejobs.QuoteShipping"
+}
+
+// JobOptions returns the defaults from the //job: annotation of QuoteShipping.
+func (QuoteShipping) JobOptions() runtime.JobOptions {
+	return runtime.JobOptions{
+		Queue:   "quotes",
+		Timeout: 5 * time.Second,
+	}
+}
+
+// EncodeJob encodes the fields of the job with msgpack.
+func (j QuoteShipping) EncodeJob() ([]byte, error) {
+	return runtime.Encode(j)
+}
+
+// Dispatch sends the job with its annotated options and returns its ID.
+// The dispatcher is the one runtime.WithDispatcher put on ctx, else the one
+// runtime.SetConnection named for the job's connection, else the one set
+// with runtime.SetDefaultDispatcher.
+func (j QuoteShipping) Dispatch(ctx context.Context) (string, error) {
+	return runtime.Dispatch(ctx, j)
+}
+
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j QuoteShipping) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
+}
+
+// Delay starts a dispatch of the job that makes it ready only after d.
+func (j QuoteShipping) Delay(d time.Duration) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).Delay(d)
+}
+
+// OnQueue starts a dispatch of the job to queue q.
+func (j QuoteShipping) OnQueue(q string) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).OnQueue(q)
+}
+
+// OnConnection starts a dispatch of the job through the dispatcher named c.
+func (j QuoteShipping) OnConnection(c string) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).OnConnection(c)
+}
+
+// WithChain starts a dispatch of the job after which jobs run in order,
+// each only if the one before it succeeded.
+func (j QuoteShipping) WithChain(jobs ...runtime.Job) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).WithChain(jobs...)
+}
+
+// DispatchIf dispatches the job if cond holds; otherwise it returns "", nil.
+func (j QuoteShipping) DispatchIf(ctx context.Context, cond bool) (string, error) {
+	return runtime.DispatchIf(ctx, cond, j)
+}
+
+// DispatchUnless dispatches the job unless cond holds.
+func (j QuoteShipping) DispatchUnless(ctx context.Context, cond bool) (string, error) {
+	return runtime.DispatchUnless(ctx, cond, j)
+}
+
+// DispatchSync runs the job's handler now, in this goroutine, through the
+// router of runtime.WithRouter or runtime.SetDefaultRouter.
+func (j QuoteShipping) DispatchSync(ctx context.Context) error {
+	return runtime.DispatchSync(ctx, j)
+}
+
+// Await waits for the result of the QuoteShipping job id, dispatched to the queue of
+// its options (runtime.AwaitOn for one sent elsewhere). ctx's deadline is the
+// timeout: past it Await returns a *runtime.AwaitTimeoutError. A job that
+// failed for good returns a *runtime.JobFailedError carrying its failure.
+func (j QuoteShipping) Await(ctx context.Context, id string) (Quote, error) {
+	return runtime.Await[Quote](ctx, j, id)
+}
+
+// Result reads the result of the QuoteShipping job id without waiting: ok is false
+// while it has none (not finished, or expired after
+// runtime.EngineConfig.ResultRetention).
+func (j QuoteShipping) Result(ctx context.Context, id string) (Quote, bool, error) {
+	return runtime.ReadJobResult[Quote](ctx, j, id)
+}
+
+// JobName returns "examplejobs.RefundOrder", the wire name the router knows RefundOrder by.
+func (RefundOrder) JobName() string {
+	return "examplejobs.RefundOrder"
+}
+
+// JobOptions returns the defaults from the //job: annotation of RefundOrder.
+func (RefundOrder) JobOptions() runtime.JobOptions {
+	return runtime.JobOptions{
+		Queue: "quotes",
+	}
+}
+
+// EncodeJob encodes the fields of the job with msgpack.
+func (j RefundOrder) EncodeJob() ([]byte, error) {
+	return runtime.Encode(j)
+}
+
+// Dispatch sends the job with its annotated options and returns its ID.
+// The dispatcher is the one runtime.WithDispatcher put on ctx, else the one
+// runtime.SetConnection named for the job's connection, else the one set
+// with runtime.SetDefaultDispatcher.
+func (j RefundOrder) Dispatch(ctx context.Context) (string, error) {
+	return runtime.Dispatch(ctx, j)
+}
+
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j RefundOrder) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
+}
+
+// Delay starts a dispatch of the job that makes it ready only after d.
+func (j RefundOrder) Delay(d time.Duration) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).Delay(d)
+}
+
+// OnQueue starts a dispatch of the job to queue q.
+func (j RefundOrder) OnQueue(q string) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).OnQueue(q)
+}
+
+// OnConnection starts a dispatch of the job through the dispatcher named c.
+func (j RefundOrder) OnConnection(c string) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).OnConnection(c)
+}
+
+// WithChain starts a dispatch of the job after which jobs run in order,
+// each only if the one before it succeeded.
+func (j RefundOrder) WithChain(jobs ...runtime.Job) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).WithChain(jobs...)
+}
+
+// DispatchIf dispatches the job if cond holds; otherwise it returns "", nil.
+func (j RefundOrder) DispatchIf(ctx context.Context, cond bool) (string, error) {
+	return runtime.DispatchIf(ctx, cond, j)
+}
+
+// DispatchUnless dispatches the job unless cond holds.
+func (j RefundOrder) DispatchUnless(ctx context.Context, cond bool) (string, error) {
+	return runtime.DispatchUnless(ctx, cond, j)
+}
+
+// DispatchSync runs the job's handler now, in this goroutine, through the
+// router of runtime.WithRouter or runtime.SetDefaultRouter.
+func (j RefundOrder) DispatchSync(ctx context.Context) error {
+	return runtime.DispatchSync(ctx, j)
+}
+
+// Await waits for the result of the RefundOrder job id, dispatched to the queue of
+// its options (runtime.AwaitOn for one sent elsewhere). ctx's deadline is the
+// timeout: past it Await returns a *runtime.AwaitTimeoutError. A job that
+// failed for good returns a *runtime.JobFailedError carrying its failure.
+func (j RefundOrder) Await(ctx context.Context, id string) (Receipt, error) {
+	return runtime.Await[Receipt](ctx, j, id)
+}
+
+// Result reads the result of the RefundOrder job id without waiting: ok is false
+// while it has none (not finished, or expired after
+// runtime.EngineConfig.ResultRetention).
+func (j RefundOrder) Result(ctx context.Context, id string) (Receipt, bool, error) {
+	return runtime.ReadJobResult[Receipt](ctx, j, id)
 }
 
 // JobName returns "examplejobs.ResizeImage", the wire name the router knows ResizeImage by.

@@ -44,6 +44,7 @@ var boolKeys = func() []string {
 type annotation struct {
 	name    string // "" for the default
 	laravel string // the PHP job class, or "Class@method"; "" for none
+	result  string // the type of the job's result (`result=`); "" for none
 	opts    model.Options
 	seen    map[string]bool
 	// event marks an event type (`event`); listen names the event a
@@ -149,6 +150,7 @@ type setter func(a *annotation, value string) error
 var setters = optionSetters(map[string]setter{
 	"name":    setName,
 	"laravel": setLaravel,
+	"result":  setResult,
 	"event":   flag(func(a *annotation) *bool { return &a.event }),
 	"sync":    flag(func(a *annotation) *bool { return &a.sync }),
 	"listen":  setListen,
@@ -222,6 +224,14 @@ func setListen(a *annotation, value string) error {
 		return errors.New("want the name of an event type of this package, such as listen=OrderShipped")
 	}
 	a.listen = value
+	return nil
+}
+
+func setResult(a *annotation, value string) error {
+	if !token.IsIdentifier(value) {
+		return errors.New("want the name of a type of this package that the handler returns, such as result=Receipt")
+	}
+	a.result = value
 	return nil
 }
 

@@ -65,10 +65,11 @@ func (l *loader) listener(spec *ast.TypeSpec, a annotation) (model.Listener, boo
 			l.errs.add(pos, "listener %s is sync: it runs inside Fire, not as a queued job, so %s does not apply; drop it, or drop sync", name, strings.Join(extra, ", "))
 		}
 	default:
-		for _, k := range []string{"laravel", "unique_for"} {
+		for _, k := range []string{"laravel", "result", "unique_for"} {
 			if a.seen[k] {
 				l.errs.add(pos, "listener %s may not set %s: %s", name, k, map[string]string{
 					"laravel":    "a listener's job is no PHP job class",
+					"result":     "nobody awaits a listener's job: Fire returns no job IDs",
 					"unique_for": "an event's listener jobs are pushed in one atomic call, and a unique lock would be a second",
 				}[k])
 			}

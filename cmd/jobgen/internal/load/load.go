@@ -367,7 +367,7 @@ func (l *loader) parse(doc []*ast.Comment) (a annotation, ok bool) {
 // which are recorded.
 func (l *loader) job(spec *ast.TypeSpec, a annotation) (model.Job, bool) {
 	before := len(l.errs)
-	job := model.Job{TypeName: spec.Name.Name, Name: a.name, Options: a.opts, Laravel: strings.TrimPrefix(a.laravel, `\`)}
+	job := model.Job{TypeName: spec.Name.Name, Name: a.name, Options: a.opts, Laravel: strings.TrimPrefix(a.laravel, `\`), Result: a.result}
 	if job.Name == "" {
 		job.Name = l.pkg.Name + "." + job.TypeName
 	}
@@ -382,8 +382,31 @@ func (l *loader) checkType(spec *ast.TypeSpec, job *model.Job) {
 	if !ok {
 		return
 	}
-	l.checkFields(l.position(spec.Name.Pos()), spec.Name.Name, st, model.Methods, "job")
-	l.checkMethods(named, job)
+	methods := model.Methods
+	if job.Result != "" {
+		methods = append(slices.Clone(methods), model.ResultMethods...)
+		l.checkResult(spec, job)
+	}
+	l.checkFields(l.position(spec.Name.Pos()), spec.Name.Name, st, methods, "job")
+	l.checkMethods(named, job, methods)
+}
+
+// checkResult checks that the result type of job names a type of the
+// package that msgpack can encode.
+func (l *loader) checkResult(spec *ast.TypeSpec, job *model.Job) {
+	pos := l.position(spec.Name.Pos())
+	obj, ok := l.pkg.Types.Scope().Lookup(job.Result).(*types.TypeName)
+	if !ok {
+		l.errs.add(pos, "%s has result=%s, but package %s declares no type %s", job.TypeName, job.Result, l.pkg.Name, job.Result)
+		return
+	}
+	if named, ok := obj.Type().(*types.Named); ok && named.TypeParams().Len() > 0 {
+		l.errs.add(pos, "%s has result=%s, which is generic; name a concrete type", job.TypeName, job.Result)
+		return
+	}
+	if bad := checkEncodable(obj.Type(), job.Result, map[types.Type]bool{}); bad != nil {
+		l.errs.add(pos, "result=%s: %s", job.Result, bad.describe(l.qualifier()))
+	}
 }
 
 // structType checks that spec declares a plain struct type, what (job,
@@ -448,11 +471,11 @@ func (l *loader) checkFields(pos token.Position, name string, st *types.Struct, 
 
 // checkMethods reports methods named like generated ones, and records
 // the Handle and Failed methods.
-func (l *loader) checkMethods(named *types.Named, job *model.Job) {
+func (l *loader) checkMethods(named *types.Named, job *model.Job, methods []string) {
 	name := named.Obj().Name()
 	for i := range named.NumMethods() {
 		m := named.Method(i)
-		if slices.Contains(model.Methods, m.Name()) {
+		if slices.Contains(methods, m.Name()) {
 			l.errs.add(l.position(m.Pos()), "method %s.%s clashes with the method of that name that jobgen generates on every job; rename it", name, m.Name())
 		}
 	}
@@ -461,7 +484,9 @@ func (l *loader) checkMethods(named *types.Named, job *model.Job) {
 	if sel := ptrSet.Lookup(nil, "Handle"); sel != nil {
 		m, _ := sel.Obj().(*types.Func)
 		switch {
-		case m == nil || !l.isHandle(m):
+		case job.Result != "" && (m == nil || !l.isResultHandle(m, job.Result)):
+			l.errs.add(l.position(sel.Obj().Pos()), "%s.Handle is not Handle(ctx context.Context) (%s, error), as result=%s wants; give it that signature to handle the job itself, or rename it", name, job.Result, job.Result)
+		case job.Result == "" && (m == nil || !l.isHandle(m)):
 			l.errs.add(l.position(sel.Obj().Pos()), "%s.Handle is not Handle(ctx context.Context) error; give it that signature to handle the job itself, or rename it", name)
 		case valueSet.Lookup(nil, "Handle") == nil:
 			l.errs.add(l.position(m.Pos()), "%s.Handle has a pointer receiver; declare it on the value, func (j %s) Handle(ctx context.Context) error, since jobs reach their handler by value", name, name)
@@ -484,6 +509,17 @@ func (l *loader) isHandle(m *types.Func) bool {
 	sig := m.Signature()
 	return sig.Params().Len() == 1 && isContext(sig.Params().At(0).Type()) &&
 		sig.Results().Len() == 1 && isError(sig.Results().At(0).Type()) && !sig.Variadic()
+}
+
+// isResultHandle reports whether m is Handle(context.Context) (R, error)
+// for R the package's type named result.
+func (l *loader) isResultHandle(m *types.Func, result string) bool {
+	sig := m.Signature()
+	if sig.Params().Len() != 1 || !isContext(sig.Params().At(0).Type()) || sig.Results().Len() != 2 || sig.Variadic() {
+		return false
+	}
+	n, ok := sig.Results().At(0).Type().(*types.Named)
+	return ok && n.Obj().Pkg() == l.pkg.Types && n.Obj().Name() == result && isError(sig.Results().At(1).Type())
 }
 
 // isFailed reports whether m is Failed(context.Context, error).

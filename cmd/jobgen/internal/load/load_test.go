@@ -159,6 +159,16 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{`jobs.go:3:20: unknown key "queu" in //job: annotation; ` + validKeys},
 		},
 		{
+			name: "result type missing",
+			src:  "//job:result=Receipt\ntype T struct{ A int }\n",
+			want: []string{"jobs.go:4:6: T has result=Receipt, but package mail declares no type Receipt"},
+		},
+		{
+			name: "result with a Handle method that returns none",
+			src:  "type R struct{ B int }\n\n//job:result=R\ntype T struct{ A int }\n\nfunc (T) Handle(ctx context.Context) error { return nil }\n",
+			want: []string{"jobs.go:8:10: T.Handle is not Handle(ctx context.Context) (R, error), as result=R wants; give it that signature to handle the job itself, or rename it"},
+		},
+		{
 			name: "bad value",
 			src:  "// T is a job.\n//\n//job:tries=many\ntype T struct{ A int }\n",
 			want: []string{"jobs.go:5:7: tries=many: want a whole number of at least 1"},
@@ -216,7 +226,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "type named like a parameter of the generated code",
 			src:  "//job:\ntype job struct{ A int }\n",
-			want: []string{"jobs.go:4:6: job is a name the generated code uses for a parameter (c, cond, ctx, d, e, err, h, j, job, jobs, q, r, tx); give the job type another name"},
+			want: []string{"jobs.go:4:6: job is a name the generated code uses for a parameter (c, cond, ctx, d, e, err, h, id, j, job, jobs, q, r, tx); give the job type another name"},
 		},
 		{
 			name: "channel field",

@@ -78,6 +78,11 @@ type Job struct {
 	// FailedMethod is set when the type has a
 	// Failed(ctx context.Context, err error) method, its failed hook.
 	FailedMethod bool
+	// Result is the type, of this package, that the job's handler
+	// returns as its result (the `result=` key); empty for none. A job
+	// with one is registered with runtime.RegisterResult, and gets the
+	// ResultMethods.
+	Result string
 	// Laravel is the PHP job class the type maps to (the `laravel=` key),
 	// such as App\Jobs\SendWelcomeEmail, or "Class@method" for a string
 	// job; empty for none.
@@ -123,6 +128,10 @@ var Methods = []string{
 	"DispatchIf", "DispatchUnless", "DispatchSync",
 }
 
+// ResultMethods are the methods generated on a job type with a result
+// (`result=`), in the order they are emitted.
+var ResultMethods = []string{"Await", "Result"}
+
 // EventMethods are the methods generated on every event type.
 var EventMethods = []string{"Fire"}
 
@@ -143,4 +152,4 @@ var LaravelNames = []string{"RegisterLaravel", "laravel"}
 // Locals are the names of the receivers, parameters and variables in the
 // generated code. A job type named like one of them would be shadowed
 // there, so none may be.
-var Locals = []string{"c", "cond", "ctx", "d", "e", "err", "h", "j", "job", "jobs", "q", "r", "tx"}
+var Locals = []string{"c", "cond", "ctx", "d", "e", "err", "h", "id", "j", "job", "jobs", "q", "r", "tx"}

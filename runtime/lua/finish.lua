@@ -1,0 +1,114 @@
+-- finish: ack finished jobs that leave something behind: a result, a
+-- record of the finished job, its runtime in the queue's histogram. The
+-- plain ack (ack.lua) serves every other job.
+--
+-- KEYS[1] -> reserved zset
+-- KEYS[2] -> state hash (job ID -> "attempts:exceptions:token")
+-- KEYS[3] -> payloads hash
+-- KEYS[4] -> errors hash (job ID -> its last attempts' errors): a job
+--            past its first attempt loses its entry, as in ack.lua
+-- KEYS[5] -> progress hash (job ID -> its last progress): every job
+--            acked loses its entry, as in ack.lua
+-- KEYS[6] -> finished zset (job ID -> finished at, Redis unix ms)
+-- KEYS[7] -> finished info hash (job ID -> encoded record)
+-- KEYS[8] -> runtimes hash of the current slot ("name|bucket" -> count)
+-- KEYS[9..] -> per job of ARGV, in order: its result string, its done list
+-- ARGV[1] -> result retention, ms
+-- ARGV[2] -> lifetime of a done list, ms
+-- ARGV[3] -> most finished jobs to keep (0: no limit)
+-- ARGV[4] -> oldest finished job to keep, in ms of age (0: no limit)
+-- ARGV[5] -> lifetime of the runtimes hash, ms
+-- ARGV[6..] -> quintuples: job ID, reservation token, encoded result
+--              ("" for none), encoded finished record ("" for none),
+--              runtimes field ("" for none) (at most 100 quintuples)
+--
+-- Returns: per quintuple, 1 if acked or 0 if the token is stale. A stale
+-- quintuple changes nothing: no result, record or count is written for a
+-- job this call did not ack. At most 1000 old records are trimmed a call.
+--
+-- Not allow-oom: results and records are new memory. With no flags Redis
+-- judges a script command by command: past maxmemory it refuses a
+-- deny-oom command only as the script's first write, and this script's
+-- first write is a ZREM, so a job can still be acked.
+--
+-- Errors: "WRONGTYPE <key> ..." if a key it touches holds another type;
+-- "ERR finish: ..." for arguments out of shape. Both are checked before
+-- the first write: it writes nothing then.
+
+-- uses: wrong_type
+
+local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash', 4, 'hash', 5, 'hash', 6, 'zset', 7, 'hash', 8, 'hash'})
+if bad then return bad end
+local n = (#ARGV - 5) / 5
+if n < 1 or n ~= math.floor(n) or #KEYS ~= 8 + 2 * n then
+  return redis.error_reply('ERR finish: ' .. #ARGV .. ' arguments and ' .. #KEYS .. ' keys do not make whole jobs')
+end
+local retention, doneTTL = tonumber(ARGV[1]), tonumber(ARGV[2])
+local maxCount, maxAge, slotTTL = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+if not (retention and doneTTL and maxCount and maxAge and slotTTL) or retention < 1 or doneTTL < 1 then
+  return redis.error_reply('ERR finish: retention, done lifetime, bounds and slot lifetime must be integers, the first two at least 1')
+end
+for j = 1, n do
+  local b = typeError(KEYS[7 + 2 * j], 'string') or typeError(KEYS[8 + 2 * j], 'list')
+  if b then return b end
+end
+
+-- uses: now_ms
+local now = nowMs()
+local nows = string.format('%d', now)
+
+local ids = {}
+for j = 1, n do ids[j] = ARGV[1 + 5 * j] end
+local states = redis.call('HMGET', KEYS[2], unpack(ids))
+
+local out, recorded, counted = {}, false, false
+for j = 1, n do
+  local id, a = ids[j], 1 + 5 * j
+  local st, att, tok = states[j], nil, nil
+  if st then att, tok = string.match(st, '^(%d+):%d+:(.+)$') end
+  if tok and tok == ARGV[a + 1] then
+    redis.call('ZREM', KEYS[1], id)
+    redis.call('HDEL', KEYS[2], id)
+    redis.call('HDEL', KEYS[3], id)
+    if att ~= '1' then redis.call('HDEL', KEYS[4], id) end
+    redis.call('HDEL', KEYS[5], id)
+    if ARGV[a + 2] ~= '' then
+      redis.call('SET', KEYS[7 + 2 * j], ARGV[a + 2], 'PX', retention)
+      redis.call('LPUSH', KEYS[8 + 2 * j], '1')
+      redis.call('PEXPIRE', KEYS[8 + 2 * j], doneTTL)
+    end
+    if ARGV[a + 3] ~= '' then
+      redis.call('ZADD', KEYS[6], nows, id)
+      redis.call('HSET', KEYS[7], id, ARGV[a + 3])
+      recorded = true
+    end
+    if ARGV[a + 4] ~= '' then
+      redis.call('HINCRBY', KEYS[8], ARGV[a + 4], 1)
+      counted = true
+    end
+    out[j] = 1
+  else
+    out[j] = 0
+  end
+end
+
+if counted and slotTTL > 0 then
+  redis.call('PEXPIRE', KEYS[8], slotTTL)
+end
+if recorded then
+  local function drop(old)
+    if #old == 0 then return end
+    redis.call('ZREM', KEYS[6], unpack(old))
+    redis.call('HDEL', KEYS[7], unpack(old))
+  end
+  if maxAge > 0 then
+    drop(redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', '(' .. string.format('%d', now - maxAge), 'LIMIT', 0, 1000))
+  end
+  if maxCount > 0 then
+    local over = redis.call('ZCARD', KEYS[6]) - maxCount
+    if over > 0 then
+      drop(redis.call('ZRANGE', KEYS[6], 0, math.min(over, 1000) - 1))
+    end
+  end
+end
+return out
