@@ -140,7 +140,7 @@ func TestBinaryIdleStopsAtOnce(t *testing.T) {
 }
 
 // A job that outlives the grace after SIGTERM goes back to its queue,
-// and the stop summary counts it as released.
+// and the stop summary counts it as given back, apart from retries.
 // A prefetched job that had not started goes back too, and counts.
 func TestBinaryGraceReleaseCounts(t *testing.T) {
 	t.Parallel()
@@ -184,7 +184,7 @@ func testGraceReleaseCounts(t *testing.T, bin string, args []string, jobs int) {
 		}
 	}
 	require.NoError(t, cmd.Wait(), "stderr:\n%s", stderr.String())
-	require.Equal(t, fmt.Sprintf("Worker worker stopped (context done): 0 done, %d released for retry, 0 failed.", jobs), got[len(got)-1],
+	require.Equal(t, fmt.Sprintf("Worker stopped (SIGTERM): 0 done, 0 released for retry, %d given back at shutdown, 0 failed.", jobs), got[len(got)-1],
 		"stdout:\n%s", strings.Join(got, "\n"))
 	require.Equal(t, runtime.Sizes{Ready: int64(jobs)}, b.sizes(t, "default"), "the jobs are back on their queue")
 }
@@ -219,11 +219,11 @@ func TestBinary(t *testing.T) {
 	}
 	require.NoError(t, cmd.Wait(), "stderr:\n%s", stderr.String())
 	require.Len(t, got, 5, "stdout:\n%s", strings.Join(got, "\n"))
-	require.Equal(t, "Worker worker processing queues default. Stop it with Ctrl-C or SIGTERM.", got[0])
+	require.Equal(t, "Worker processing queues default. Stop it with Ctrl-C or SIGTERM.", got[0])
 	require.Equal(t, "handling report", got[1])
 	require.Contains(t, got[2], " DONE     default test.Slow ")
 	require.Contains(t, got[3], " INFO     worker stopped worker=worker reason=")
-	require.Equal(t, "Worker worker stopped (context done): 1 done, 0 released for retry, 0 failed.", got[4])
+	require.Equal(t, "Worker stopped (SIGTERM): 1 done, 0 released for retry, 0 failed.", got[4])
 	require.Zero(t, b.sizes(t, "default").Total())
 
 	// The other commands run from the same binary, and errors exit non-zero.

@@ -196,9 +196,10 @@ func (s *session) work(ctx context.Context, cfg runtime.WorkerConfig, lf workLog
 	}
 	counts := &jobCounts{}
 	w.Subscribe(counts.add)
-	name, queues := cfg.Name, cfg.Queues
-	if name == "" {
-		name = "worker"
+	// "Worker mail-1 processing…", or "Worker processing…" unnamed.
+	label, queues := "Worker", cfg.Queues
+	if cfg.Name != "" {
+		label += " " + cfg.Name
 	}
 	if len(queues) == 0 {
 		queues = []string{runtime.DefaultQueue}
@@ -210,20 +211,20 @@ func (s *session) work(ctx context.Context, cfg runtime.WorkerConfig, lf workLog
 		}
 		fmt.Fprintf(s.out, format+"\n", args...)
 	}
-	say("Worker %s processing queues %s. Stop it with Ctrl-C or SIGTERM.", name, strings.Join(queues, ", "))
+	say("%s processing queues %s. Stop it with Ctrl-C or SIGTERM.", label, strings.Join(queues, ", "))
 	if err := w.RunWithSignals(ctx); err != nil {
 		return err
 	}
 	// Jobs given back at the stop go back to their queues, to run again.
 	counts.returned(w.Stats().Returned)
-	say("Worker %s stopped (%s): %s.", name, w.StopReason(), counts)
+	say("%s stopped (%s): %s.", label, w.StopReason(), counts)
 	return nil
 }
 
 // jobCounts counts the outcomes of a worker's attempts.
 type jobCounts struct {
-	mu                    sync.Mutex
-	done, released, fails int
+	mu                               sync.Mutex
+	done, released, givenBack, fails int
 }
 
 func (n *jobCounts) add(ev runtime.Event) {
@@ -241,15 +242,19 @@ func (n *jobCounts) add(ev runtime.Event) {
 	}
 }
 
-// returned counts jobs the worker gave back at its stop as released.
+// returned counts the jobs the worker gave back at its stop, apart from
+// the ones released for a retry.
 func (n *jobCounts) returned(k int64) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.released += int(k)
+	n.givenBack += int(k)
 }
 
 func (n *jobCounts) String() string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.givenBack > 0 {
+		return fmt.Sprintf("%d done, %d released for retry, %d given back at shutdown, %d failed", n.done, n.released, n.givenBack, n.fails)
+	}
 	return fmt.Sprintf("%d done, %d released for retry, %d failed", n.done, n.released, n.fails)
 }

@@ -40,7 +40,7 @@ func TestWork(t *testing.T) {
 			"RETRY low test.Boom", "FAILED low test.Boom",
 		}, statuses)
 		require.Contains(t, stdout, "attempt 1; again in 0s: boom 7")
-		require.Contains(t, stdout, "attempt 2: job attempted too many times (2 of 2): boom 7")
+		require.Contains(t, stdout, "attempt 2: job failed after 2 of 2 tries: boom 7")
 		require.Empty(t, stderr, "the worker's log is the lines on Stdout, each told once")
 
 		require.Equal(t, int64(1), b.sizes(t, "low").Failed)
@@ -81,9 +81,9 @@ func TestWorkStopsOnLimits(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		lines := strings.Split(strings.TrimSpace(stdout), "\n")
 		require.Len(t, lines, 3, "--quiet: no line per job")
-		require.Equal(t, "Worker worker processing queues default. Stop it with Ctrl-C or SIGTERM.", lines[0])
+		require.Equal(t, "Worker processing queues default. Stop it with Ctrl-C or SIGTERM.", lines[0])
 		require.Contains(t, lines[1], " INFO     worker stopped worker=worker reason=once processed=1")
-		require.Equal(t, "Worker worker stopped (once): 1 done, 0 released for retry, 0 failed.", lines[2])
+		require.Equal(t, "Worker stopped (once): 1 done, 0 released for retry, 0 failed.", lines[2])
 
 		code, stdout, stderr = b.run(t, "queue:work", "--max-jobs", "1", "--quiet", "--concurrency", "1")
 		require.Equal(t, 0, code, stderr)

@@ -138,7 +138,7 @@ func TestBatchFailureCancels(t *testing.T) {
 		require.NoError(t, err)
 		b.runToEnd(t, runtime.WorkerConfig{StopWhenEmpty: true, Concurrency: 1})
 		require.Equal(t, []int{1, 2}, r.items(), "the jobs after the failure are skipped")
-		require.Equal(t, []string{"catch: jobgen: job attempted too many times (1 of 1): item 2 failed", "finally"}, r.callbacks())
+		require.Equal(t, []string{"catch: jobgen: job failed on its only try: item 2 failed", "finally"}, r.callbacks())
 		s := findBatch(t, b, id)
 		require.True(t, s.Cancelled())
 		require.False(t, s.Finished())

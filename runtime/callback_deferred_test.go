@@ -75,7 +75,7 @@ func TestUnknownCallbackWaitsInTheFailedStore(t *testing.T) {
 		ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
 		defer cancel()
 		require.NoError(t, w.Run(ctx))
-		require.Equal(t, []string{"order 7: test.Step jobgen: job attempted too many times (1 of 1): step a failed"}, c.list(), "the outcome as the job failed")
+		require.Equal(t, []string{"order 7: test.Step jobgen: job failed on its only try: step a failed"}, c.list(), "the outcome as the job failed")
 		left := b.failed(t, "default")
 		require.Len(t, left, 1)
 		require.True(t, strings.Contains(left[0].Error, "step a failed"), left[0].Error)

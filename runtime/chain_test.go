@@ -365,12 +365,12 @@ func TestChainCatch(t *testing.T) {
 }
 
 // trimErrs cuts the wrapping the worker adds around a handler's error
-// ("...attempted too many times (2 of 2): step b failed").
+// ("...failed after 2 of 2 tries: step b failed").
 func trimErrs(calls []string) []string {
 	out := make([]string, len(calls))
 	for i, c := range calls {
 		head, _, _ := cut(c, " jobgen:")
-		_, tail, _ := cut(c, "): ")
+		_, tail, _ := cut(c, " tries: ")
 		out[i] = head + " " + tail
 	}
 	return out

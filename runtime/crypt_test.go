@@ -109,9 +109,16 @@ func TestParseKeyRing(t *testing.T) {
 	r, err := runtime.ParseKeyRing(s)
 	require.NoError(t, err)
 	require.Equal(t, []string{"2025-06", "2025-01"}, r.IDs())
-	for _, bad := range []string{"", "nokey", "a:not base64!"} {
+	for _, bad := range []string{"nokey", "a:not base64!", "a:" + base64.StdEncoding.EncodeToString(k1.Secret) + ","} {
 		_, err := runtime.ParseKeyRing(bad)
 		require.ErrorIs(t, err, runtime.ErrInvalid, bad)
+	}
+	// An unset variable is no ring, and no error: no encryption.
+	for _, none := range []string{"", "  "} {
+		r, err := runtime.ParseKeyRing(none)
+		require.NoError(t, err)
+		require.Nil(t, r)
+		require.Empty(t, r.IDs())
 	}
 }
 

@@ -73,7 +73,7 @@ func ExampleChain() {
 	// Output:
 	// step fetch
 	// step parse
-	// the import failed at example.Step: jobgen: job attempted too many times (1 of 1): parse broke
+	// the import failed at example.Step: jobgen: job failed on its only try: parse broke
 }
 
 // batchDone prints a batch's counts when its callbacks run.

@@ -111,7 +111,7 @@ func ExampleRegister() {
 	if err := w.Run(ctx); err != nil {
 		panic(err)
 	}
-	// Output: gave up on Ada: jobgen: job attempted too many times (1 of 1): mail server down
+	// Output: gave up on Ada: jobgen: job failed on its only try: mail server down
 }
 
 // Dispatch sends a job with the options of its annotation.
@@ -261,7 +261,7 @@ func ExampleFailedStore_List() {
 	fmt.Println("retried:", len(retried))
 	work()
 	// Output:
-	// users.Welcome after 1 attempt: jobgen: job attempted too many times (1 of 1): mail server down
+	// users.Welcome after 1 attempt: jobgen: job failed on its only try: mail server down
 	// retried: 1
 	// welcome, Ada
 }

@@ -60,8 +60,13 @@ func NewKeyRing(keys ...Key) (*KeyRing, error) {
 // ParseKeyRing reads a key ring from text such as an environment
 // variable: comma-separated id:secret pairs, each secret in standard
 // base64, the sealing key first. For example
-// "2025-06:q2d...=,2025-01:Zm9...=".
+// "2025-06:q2d...=,2025-01:Zm9...=". Empty (or blank) text is no ring:
+// it returns nil and no error, and a nil ring in EngineConfig.Keys means
+// no encryption, so an optional variable needs no if.
 func ParseKeyRing(s string) (*KeyRing, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
 	var keys []Key
 	for i, item := range strings.Split(s, ",") {
 		id, secret, ok := strings.Cut(strings.TrimSpace(item), ":")
@@ -78,7 +83,13 @@ func ParseKeyRing(s string) (*KeyRing, error) {
 }
 
 // IDs lists the ring's key IDs, the sealing key first.
-func (k *KeyRing) IDs() []string { return slices.Clone(k.ids) }
+// A nil ring has none.
+func (k *KeyRing) IDs() []string {
+	if k == nil {
+		return nil
+	}
+	return slices.Clone(k.ids)
+}
 
 // sealedVersion starts every sealed body.
 const sealedVersion = 1

@@ -381,3 +381,14 @@ func TestWorkerWarnsOfReleasingMiddlewareOnOneTry(t *testing.T) {
 		require.NotContains(t, out, "test.RetriedLimited", "a job with tries to spare is fine")
 	})
 }
+
+// The warning names only the jobs of the queues the worker serves.
+func TestWorkerWarnsOfReleasingMiddlewareOnlyForServedQueues(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		runtime.Register(b.router, "test.Limited", func(context.Context, limitedJob) error { return nil })
+		var logs syncBuffer
+		_, stop := b.start(t, runtime.WorkerConfig{Queues: []string{"elsewhere"}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		stop()
+		require.NotContains(t, logs.String(), "test.Limited", "test.Limited runs on default, which this worker does not serve")
+	})
+}

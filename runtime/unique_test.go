@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -51,6 +52,7 @@ func TestUniqueDuplicate(t *testing.T) {
 		require.NotErrorIs(t, err, runtime.ErrIDTaken)
 		var dup *runtime.DuplicateError
 		require.ErrorAs(t, err, &dup)
+		require.Equal(t, "*runtime.DuplicateError", fmt.Sprintf("%T", dup), "the public type, not an internal one")
 		require.Equal(t, runtime.DuplicateError{Name: "test.Report", Key: "test.Report:mon", HolderID: id}, *dup)
 
 		res, err := runtime.ResultOf(runtime.Dispatch(b.ctx, reportJob{Day: "mon"}))

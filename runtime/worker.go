@@ -176,7 +176,8 @@ func (w *Worker) stop(reason string) {
 	})
 }
 
-// StopReason says why Run returned: "context done", "restart broadcast",
+// StopReason says why Run returned: "SIGTERM" or "SIGINT" (under
+// RunWithSignals), "context done", "restart broadcast",
 // "max jobs", "max time", "memory", "once", "empty" or "stopped".
 func (w *Worker) StopReason() string {
 	r, _ := w.stopReason.Load().(string)
@@ -291,7 +292,7 @@ func (w *Worker) watch(ctx, side context.Context, restarted int64) {
 	for {
 		select {
 		case <-ctx.Done():
-			w.stop("context done")
+			w.stop(stopReasonOf(ctx))
 			return
 		case <-side.Done():
 			return

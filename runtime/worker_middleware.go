@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"strings"
@@ -17,7 +18,9 @@ func (w *Worker) runMiddleware(ctx context.Context, env *Envelope) error {
 
 // warnReleasingOnOneTry warns of the jobs that middleware releases but
 // that have one try and no retry-until: a release uses the attempt, so
-// every release fails them, as in Laravel. NewWorker runs it.
+// every release fails them, as in Laravel. It looks only at the jobs
+// whose queue the worker serves: another worker's are not its to warn of.
+// NewWorker runs it.
 func (w *Worker) warnReleasingOnOneTry() {
 	own := releasing(w.cfg.Middleware)
 	w.r.mu.RLock()
@@ -28,7 +31,8 @@ func (w *Worker) warnReleasingOnOneTry() {
 		if tries == 0 {
 			tries = w.cfg.Tries
 		}
-		if len(ms) == 0 || tries != 1 || rt.opts.RetryUntil > 0 {
+		queue := cmp.Or(rt.opts.Queue, DefaultQueue)
+		if len(ms) == 0 || tries != 1 || rt.opts.RetryUntil > 0 || !slices.Contains(w.cfg.Queues, queue) {
 			continue
 		}
 		w.log.Warn("job has middleware that releases it, but one try: each release uses the attempt, so the first release fails it; give it tries= or retry_until=",

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/signal"
 	"syscall"
@@ -12,8 +13,18 @@ import (
 // within Grace, then are released), SIGUSR2 pauses it and SIGCONT resumes
 // it.
 func (w *Worker) RunWithSignals(ctx context.Context) error {
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stops := make(chan os.Signal, 1)
+	signal.Notify(stops, syscall.SIGTERM, os.Interrupt)
+	defer signal.Stop(stops)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case s := <-stops:
+			cancel(stopSignal{s})
+		}
+	}()
 	ch := make(chan os.Signal, 4)
 	notifyPause(ch)
 	defer signal.Stop(ch)
@@ -34,4 +45,30 @@ func (w *Worker) RunWithSignals(ctx context.Context) error {
 		}
 	}()
 	return w.Run(ctx)
+}
+
+// stopSignal is the cause of a RunWithSignals context ended by a signal.
+type stopSignal struct{ sig os.Signal }
+
+func (s stopSignal) Error() string { return signalName(s.sig) + " received" }
+
+// signalName is the signal's conventional name: SIGTERM, SIGINT.
+func signalName(s os.Signal) string {
+	switch s {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case os.Interrupt:
+		return "SIGINT"
+	}
+	return s.String()
+}
+
+// stopReasonOf is the stop reason for ctx's end: the signal that ended
+// it under RunWithSignals, else "context done".
+func stopReasonOf(ctx context.Context) string {
+	var s stopSignal
+	if errors.As(context.Cause(ctx), &s) {
+		return signalName(s.sig)
+	}
+	return "context done"
 }

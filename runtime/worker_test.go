@@ -139,7 +139,7 @@ func TestWorkerFailsWhenTriesAreUsedUp(t *testing.T) {
 		require.Equal(t, "test.Job", fs[0].Name)
 		require.Equal(t, 2, fs[0].Attempts)
 		require.Contains(t, fs[0].Error, "smtp down")
-		require.Contains(t, fs[0].Error, "attempted too many times")
+		require.Contains(t, fs[0].Error, "failed after")
 		require.Equal(t, "7: "+fs[0].Error, hooked.Load())
 		failedEvents := b.log.of(runtime.JobFailed)
 		require.Len(t, failedEvents, 1)

@@ -31,5 +31,5 @@ func Example() {
 	//   main.SendWelcomeEmail failed for good after 3 attempts
 	// Done: nothing left to run.
 	// In the failed store, to retry or forget:
-	//   main.SendWelcomeEmail on queue emails, 3 attempts: jobgen: job attempted too many times (3 of 3): send to nobody@example.invalid: 550 no such user
+	//   main.SendWelcomeEmail on queue emails, 3 attempts: jobgen: job failed after 3 of 3 tries: send to nobody@example.invalid: 550 no such user
 }

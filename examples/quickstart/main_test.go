@@ -43,7 +43,7 @@ func TestQuickstart(t *testing.T) {
 			before("  main.SendWelcomeEmail failed for good after 3 attempts", "Done: nothing left to run.")
 			before("  resized the avatar of user 1 to [64]", "Done: nothing left to run.")
 			require.Equal(t, "In the failed store, to retry or forget:", lines[17])
-			require.Equal(t, "  main.SendWelcomeEmail on queue emails, 3 attempts: jobgen: job attempted too many times (3 of 3): send to nobody@example.invalid: 550 no such user", lines[18])
+			require.Equal(t, "  main.SendWelcomeEmail on queue emails, 3 attempts: jobgen: job failed after 3 of 3 tries: send to nobody@example.invalid: 550 no such user", lines[18])
 			if be.Name != "embedded" {
 				require.Equal(t, "List it with: go run github.com/jobgen/jobgen/cmd/jobgen queue:failed --prefix "+prefix+" --redis URL", lines[19])
 			}

@@ -18,7 +18,7 @@ import (
 // The reasons a job fails for good, which runtime exports and documents
 // under the same names.
 var (
-	ErrMaxAttempts   = errors.New("jobgen: job attempted too many times")
+	ErrMaxAttempts   = errors.New("jobgen: job used up its tries")
 	ErrMaxExceptions = errors.New("jobgen: job reached its maximum exceptions")
 	ErrRetryUntil    = errors.New("jobgen: job's retry-until time has passed")
 )
@@ -65,7 +65,7 @@ func (l Limits) AfterException(n int, now time.Time, err error, counts bool, exc
 			return fmt.Errorf("%w: %w", ErrRetryUntil, err), nil
 		}
 	case l.Tries > 0 && n >= l.Tries:
-		return fmt.Errorf("%w (%d of %d): %w", ErrMaxAttempts, n, l.Tries, err), nil
+		return &triesError{n: n, tries: l.Tries, err: err}, nil
 	}
 	if !counts || l.MaxExceptions <= 0 {
 		return nil, nil
@@ -117,3 +117,20 @@ func Backoff(delays []time.Duration, n int) time.Duration {
 	}
 	return delays[min(max(n, 1), len(delays))-1]
 }
+
+// triesError is ErrMaxAttempts for a job whose last try ended in err. It
+// says how many tries the job had in words: "failed on its only try",
+// "failed after 3 of 3 tries".
+type triesError struct {
+	n, tries int
+	err      error
+}
+
+func (e *triesError) Error() string {
+	if e.tries == 1 {
+		return fmt.Sprintf("jobgen: job failed on its only try: %v", e.err)
+	}
+	return fmt.Sprintf("jobgen: job failed after %d of %d tries: %v", e.n, e.tries, e.err)
+}
+
+func (e *triesError) Unwrap() []error { return []error{ErrMaxAttempts, e.err} }

@@ -107,3 +107,15 @@ func TestBackoff(t *testing.T) {
 	}
 	require.Zero(t, Backoff(nil, 3))
 }
+
+func TestAfterExceptionSaysTheTriesInWords(t *testing.T) {
+	t.Parallel()
+	fail, err := Limits{Tries: 1}.AfterException(1, now, boom, true, nil)
+	require.NoError(t, err)
+	require.EqualError(t, fail, "jobgen: job failed on its only try: "+boom.Error())
+	require.ErrorIs(t, fail, ErrMaxAttempts)
+	require.ErrorIs(t, fail, boom)
+	fail, err = Limits{Tries: 3}.AfterException(3, now, boom, true, nil)
+	require.NoError(t, err)
+	require.EqualError(t, fail, "jobgen: job failed after 3 of 3 tries: "+boom.Error())
+}

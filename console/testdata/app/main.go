@@ -36,15 +36,12 @@ func main() {
 		fmt.Println("handling secret", j.Text)
 		return nil
 	})
-	// The README's way: the ring the application dispatches with.
-	var cfg runtime.EngineConfig
-	if keys := os.Getenv("APP_KEYS"); keys != "" {
-		ring, err := runtime.ParseKeyRing(keys)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "app:", err)
-			os.Exit(1)
-		}
-		cfg.Keys = ring
+	// The README's way: the ring the application dispatches with (none
+	// while APP_KEYS is unset).
+	ring, err := runtime.ParseKeyRing(os.Getenv("APP_KEYS"))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "app:", err)
+		os.Exit(1)
 	}
-	console.Main(r, console.WithEngine(cfg))
+	console.Main(r, console.WithEngine(runtime.EngineConfig{Keys: ring}))
 }
