@@ -279,6 +279,41 @@ func (h *handler) cancelBatch(w http.ResponseWriter, r *http.Request) {
 	redirect(w, r, "batches/"+url.PathEscape(id))
 }
 
+// cancelJob cancels a job at the attempt its page showed
+// (Inspector.Cancel), and goes back to its page.
+func (h *handler) cancelJob(w http.ResponseWriter, r *http.Request) {
+	q := r.PostFormValue("queue")
+	if err := runtime.ValidateQueueName(q); err != nil {
+		h.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
+	id := r.PathValue("id")
+	back := "jobs/" + url.PathEscape(id) + "?queue=" + url.QueryEscape(q)
+	attempt, err := strconv.Atoi(r.PostFormValue("attempt"))
+	if err != nil {
+		h.failf(w, r, http.StatusBadRequest, "bad attempt %q", r.PostFormValue("attempt"))
+		return
+	}
+	if r.PostFormValue("confirm") != "yes" {
+		redirect(w, r, "jobs/"+url.PathEscape(id)+"/cancel?queue="+url.QueryEscape(q)+"&attempt="+strconv.Itoa(attempt))
+		return
+	}
+	_, err = h.ins.Cancel(r.Context(), q, id, attempt)
+	var stale *runtime.StaleCancelError
+	switch {
+	case errors.As(err, &stale):
+		h.failf(w, r, http.StatusConflict, "job %s is at attempt %d now, not %d: it was reserved again since the page was shown, and was not cancelled", id, stale.Now, stale.Seen)
+	case errors.Is(err, runtime.ErrNoJob):
+		h.failf(w, r, http.StatusConflict, "job %s finished before the cancel; nothing changed", id)
+	case errors.Is(err, runtime.ErrJobFailed):
+		h.failf(w, r, http.StatusConflict, "job %s is in the failed store already; nothing changed", id)
+	case err != nil:
+		h.fail(w, r, http.StatusBadGateway, err)
+	default:
+		redirect(w, r, back)
+	}
+}
+
 func (h *handler) retryBatch(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if _, err := h.ins.Batches().Retry(r.Context(), id); err != nil {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -243,6 +244,32 @@ func (h *handler) confirmClear(w http.ResponseWriter, r *http.Request) {
 	}, true)
 }
 
+// confirmCancel asks before a job is cancelled: the form names the
+// attempt the job page showed, so that a job reserved again since is
+// left alone.
+func (h *handler) confirmCancel(w http.ResponseWriter, r *http.Request) {
+	if h.readOnly(w, r) {
+		return
+	}
+	id, q, attempt := r.PathValue("id"), r.URL.Query().Get("queue"), r.URL.Query().Get("attempt")
+	if err := runtime.ValidateQueueName(q); err != nil {
+		h.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
+	if _, err := strconv.Atoi(attempt); err != nil {
+		h.failf(w, r, http.StatusBadRequest, "bad attempt %q", attempt)
+		return
+	}
+	back := "jobs/" + url.PathEscape(id) + "?queue=" + url.QueryEscape(q)
+	h.render(w, r, "confirm", "Cancel job "+id, map[string]any{
+		"Question": "Cancel job " + id + " of queue " + q + "?",
+		"Detail": "If it is still at attempt " + attempt + ", it leaves its queue and goes to the failed store, marked cancelled, and is not tried again; " +
+			"if it is running, its worker stops it at its next heartbeat. Its batch counts it as failed and its chain goes no further.",
+		"Action": "jobs/" + url.PathEscape(id) + "/cancel", "Button": "Cancel job",
+		"Queue": q, "Hidden": map[string]string{"attempt": attempt}, "Back": back,
+	}, true)
+}
+
 func (h *handler) confirmFlush(w http.ResponseWriter, r *http.Request) {
 	if h.readOnly(w, r) {
 		return
@@ -322,7 +349,7 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 			if v.Name == "" {
 				v.Name = j.Name
 			}
-			v.Attempts, v.Error, v.FailedAt = j.Attempts, j.Error, j.FailedAt
+			v.Attempts, v.Error, v.FailedAt, v.Cancelled = j.Attempts, j.Error, j.FailedAt, j.Cancelled
 			if filtered && !v.matches(name, tag) {
 				continue
 			}
@@ -384,6 +411,7 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		}
 		v := readJob(j.Queue, j.ID, j.State, j.Payload)
 		v.Attempts, v.Exceptions, v.Due = j.Attempts, j.Exceptions, j.Due
+		v.Errors, v.Progress = j.Errors, j.Progress
 		if j.State == runtime.StateFailed {
 			f, ok, err := h.ins.Failed().Get(ctx, q, id)
 			if err != nil {
@@ -391,7 +419,7 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			if ok {
-				v.Attempts, v.Error, v.FailedAt = f.Attempts, f.Error, f.FailedAt
+				v.Attempts, v.Error, v.FailedAt, v.Cancelled, v.Errors = f.Attempts, f.Error, f.FailedAt, f.Cancelled, f.Errors
 				if v.Name == "" {
 					v.Name = f.Name
 				}

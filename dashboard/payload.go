@@ -36,6 +36,12 @@ type jobView struct {
 	// Failed jobs only.
 	Error    string
 	FailedAt time.Time
+	// Cancelled: an operator cancelled the job (Inspector.Cancel).
+	Cancelled bool
+	// Errors are the job's last attempts' errors, on its page.
+	Errors []runtime.AttemptError
+	// Progress is how far the job got, as its handler reported it.
+	Progress *runtime.JobProgress
 	// Worker is the name of the worker running it now, if any.
 	Worker string
 }
