@@ -27,6 +27,7 @@ func TestDashboardNamesOnlyExportedMetrics(t *testing.T) {
 		"jobgen_jobs_released_total": true, "jobgen_jobs_retried_total": true, "jobgen_jobs_timed_out_total": true, "jobgen_jobs_cancelled_total": true,
 		"jobgen_job_duration_seconds_bucket": true, "jobgen_job_pickup_latency_seconds_bucket": true,
 		"jobgen_queue_jobs": true, "jobgen_queue_paused": true, "jobgen_worker_busy_slots": true,
+		"jobgen_queue_limit": true, "jobgen_queue_running": true, "jobgen_queue_throttled_total": true,
 	}
 	name := regexp.MustCompile(`jobgen_[a-z_]+`)
 	n := 0
