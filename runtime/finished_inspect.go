@@ -1,0 +1,282 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// FinishedQuery picks entries of a queue's record of finished jobs
+// (Inspector.FinishedJobs).
+type FinishedQuery struct {
+	// ID, if set, picks the job with this ID, and nothing else.
+	ID string
+	// Tag, if set, keeps the jobs carrying this tag (JobOptions.Tags).
+	Tag string
+	// Offset and Limit page through the entries that match, newest
+	// first. Limit 0 means 50.
+	Offset, Limit int
+}
+
+// finishedScan is how many entries FinishedJobs decodes per round trip
+// when it filters by tag.
+const finishedScan = 500
+
+// FinishedJobs returns the entries of queue's record of finished jobs
+// (EngineConfig.KeepFinished) that q picks, newest first, and how many
+// entries the record holds in all. A search by tag reads the record, a
+// page of 500 entries a round trip, until it has the page asked for: the
+// record is bounded (FinishedConfig.MaxJobs), so a search is too. A queue
+// that keeps no record has none.
+func (i *Inspector) FinishedJobs(ctx context.Context, queue string, q FinishedQuery) ([]FinishedJob, int64, error) {
+	if err := validateQueueOrPartition(queue); err != nil {
+		return nil, 0, err
+	}
+	if q.Limit <= 0 {
+		q.Limit = 50
+	}
+	if q.Offset < 0 {
+		return nil, 0, fmt.Errorf("%w: FinishedQuery.Offset (%d) must not be negative", ErrInvalid, q.Offset)
+	}
+	var out []FinishedJob
+	var total int64
+	for _, name := range i.e.queueNames(queue) {
+		jobs, n, err := i.finishedOf(ctx, name, q)
+		if err != nil {
+			return nil, 0, fmt.Errorf("finished jobs of %q: %w", name, err)
+		}
+		out, total = append(out, jobs...), total+n
+	}
+	if len(i.e.queueNames(queue)) > 1 { // partitions: merge, newest first
+		slices.SortFunc(out, func(a, b FinishedJob) int { return b.FinishedAt.Compare(a.FinishedAt) })
+		out = out[min(q.Offset, len(out)):]
+		out = out[:min(q.Limit, len(out))]
+	}
+	return out, total, nil
+}
+
+// finishedOf is FinishedJobs on one physical queue. With partitions the
+// caller pages over the merged entries, so each gives its first
+// Offset+Limit.
+func (i *Inspector) finishedOf(ctx context.Context, queue string, q FinishedQuery) ([]FinishedJob, int64, error) {
+	z := i.e.keys.Finished(queue)
+	total, err := i.e.rdb.ZCard(ctx, z).Result()
+	if err != nil {
+		return nil, 0, err
+	}
+	if q.ID != "" {
+		jobs, err := i.loadFinished(ctx, queue, []redis.Z{{Member: q.ID}}, true)
+		return jobs, total, err
+	}
+	offset, want := q.Offset, q.Limit
+	if len(i.e.queueNames(i.e.logicalQueue(queue))) > 1 {
+		offset, want = 0, q.Offset+q.Limit
+	}
+	var out []FinishedJob
+	skipped := 0
+	for start := int64(0); start < total && len(out) < want; start += finishedScan {
+		stop := start + finishedScan - 1
+		if q.Tag == "" {
+			start, stop = int64(offset), int64(offset+want-1)
+		}
+		zs, err := i.e.rdb.ZRevRangeWithScores(ctx, z, start, stop).Result()
+		if err != nil {
+			return nil, 0, err
+		}
+		jobs, err := i.loadFinished(ctx, queue, zs, false)
+		if err != nil {
+			return nil, 0, err
+		}
+		if q.Tag == "" {
+			return jobs, total, nil
+		}
+		for _, j := range jobs {
+			if !slices.Contains(j.Tags, q.Tag) {
+				continue
+			}
+			if skipped < offset {
+				skipped++
+				continue
+			}
+			if len(out) < want {
+				out = append(out, j)
+			}
+		}
+	}
+	return out, total, nil
+}
+
+// loadFinished reads the records of the entries zs of queue's finished
+// jobs; byID reads each entry's score too (zs holds IDs only). An entry
+// whose record is gone (trimmed meanwhile) is left out.
+func (i *Inspector) loadFinished(ctx context.Context, queue string, zs []redis.Z, byID bool) ([]FinishedJob, error) {
+	if len(zs) == 0 {
+		return nil, nil
+	}
+	z, info := i.e.keys.Finished(queue), i.e.keys.FinishedInfo(queue)
+	ids := make([]string, len(zs))
+	for k, m := range zs {
+		ids[k] = fmt.Sprint(m.Member)
+	}
+	var raw *redis.SliceCmd
+	scores := make([]*redis.FloatCmd, len(zs))
+	_, err := i.e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		raw = p.HMGet(ctx, info, ids...)
+		if byID {
+			for k, id := range ids {
+				scores[k] = p.ZScore(ctx, z, id)
+			}
+		}
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return nil, err
+	}
+	var out []FinishedJob
+	for k, v := range raw.Val() {
+		s, ok := v.(string)
+		if !ok {
+			continue
+		}
+		var fi finishedInfo
+		if err := msgpack.Unmarshal([]byte(s), &fi); err != nil {
+			return nil, fmt.Errorf("record of finished job %s: %w", ids[k], err)
+		}
+		at := zs[k].Score
+		if byID {
+			at = scores[k].Val()
+		}
+		out = append(out, FinishedJob{ID: ids[k], Queue: queue, Name: fi.Name, Attempts: fi.Attempts, Worker: fi.Worker,
+			StartedAt: time.UnixMilli(fi.StartedAt), Runtime: time.Duration(fi.Runtime) * time.Microsecond,
+			ResultSize: fi.ResultSize, Tags: fi.Tags, FinishedAt: time.UnixMilli(int64(at))})
+	}
+	return out, nil
+}
+
+// ClassMetrics are the runtimes and throughput of one job class over one
+// window, from the queue's runtime histogram (finish.go): a percentile is
+// read as the middle of its bucket, within about 10% of the true one.
+type ClassMetrics struct {
+	Jobs      int64         // jobs finished in the window
+	PerMinute float64       // Jobs over the window's minutes
+	P50, P95  time.Duration // runtime percentiles
+}
+
+// JobClassMetrics are the metrics of one job class (wire name) of a
+// queue: over the last hour and the last day.
+type JobClassMetrics struct {
+	Name      string
+	Hour, Day ClassMetrics
+}
+
+// JobMetrics returns the runtime percentiles and throughput of each job
+// class that finished on queue over the last hour and day, sorted by
+// name, from the runtime histograms the acks of a queue that keeps
+// finished jobs write (EngineConfig.KeepFinished): ten-minute slots, so
+// "the last hour" is the current slot and the five before it (50 to 60
+// minutes), and "the last day" the current slot and the 143 before it.
+func (i *Inspector) JobMetrics(ctx context.Context, queue string) ([]JobClassMetrics, error) {
+	if err := validateQueueOrPartition(queue); err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	slotMs := runtimesSlot.Milliseconds()
+	cur := now.UnixMilli() / slotMs
+	const daySlots, hourSlots = 144, 6
+	names := i.e.queueNames(queue)
+	cmds := make([]*redis.MapStringStringCmd, 0, daySlots*len(names))
+	_, err := i.e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, q := range names {
+			for s := cur - daySlots + 1; s <= cur; s++ {
+				cmds = append(cmds, p.HGetAll(ctx, i.e.keys.Runtimes(q, s)))
+			}
+		}
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return nil, fmt.Errorf("job metrics of %q: %w", queue, err)
+	}
+	hour := map[string]map[int]int64{}
+	day := map[string]map[int]int64{}
+	for k, c := range cmds {
+		recent := k%daySlots >= daySlots-hourSlots
+		for field, v := range c.Val() {
+			name, b, ok := parseRuntimeField(field)
+			if !ok {
+				continue
+			}
+			var n int64
+			if _, err := fmt.Sscan(v, &n); err != nil {
+				continue
+			}
+			addBucket(day, name, b, n)
+			if recent {
+				addBucket(hour, name, b, n)
+			}
+		}
+	}
+	began := func(slots int64) float64 {
+		return float64(now.UnixMilli()-(cur-slots+1)*slotMs) / float64(time.Minute.Milliseconds())
+	}
+	out := make([]JobClassMetrics, 0, len(day))
+	for name, buckets := range day {
+		out = append(out, JobClassMetrics{Name: name, Hour: classMetrics(hour[name], began(hourSlots)), Day: classMetrics(buckets, began(daySlots))})
+	}
+	slices.SortFunc(out, func(a, b JobClassMetrics) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+func addBucket(m map[string]map[int]int64, name string, b int, n int64) {
+	if m[name] == nil {
+		m[name] = map[int]int64{}
+	}
+	m[name][b] += n
+}
+
+// parseRuntimeField splits a runtimes hash field, "name|bucket".
+func parseRuntimeField(f string) (string, int, bool) {
+	k := strings.LastIndexByte(f, '|')
+	if k < 0 {
+		return "", 0, false
+	}
+	var b int
+	if _, err := fmt.Sscan(f[k+1:], &b); err != nil {
+		return "", 0, false
+	}
+	return f[:k], b, true
+}
+
+// classMetrics reads the counts of a histogram over minutes.
+func classMetrics(buckets map[int]int64, minutes float64) ClassMetrics {
+	var m ClassMetrics
+	keys := make([]int, 0, len(buckets))
+	for b, n := range buckets {
+		keys = append(keys, b)
+		m.Jobs += n
+	}
+	if m.Jobs == 0 {
+		return m
+	}
+	slices.Sort(keys)
+	m.PerMinute = float64(m.Jobs) / max(minutes, 1)
+	m.P50, m.P95 = percentile(keys, buckets, m.Jobs, 0.50), percentile(keys, buckets, m.Jobs, 0.95)
+	return m
+}
+
+// percentile is the runtime under which a fraction p of the jobs ran.
+func percentile(keys []int, buckets map[int]int64, total int64, p float64) time.Duration {
+	rank := int64(float64(total)*p + 0.999999) // the ceil of p·total
+	var seen int64
+	for _, b := range keys {
+		seen += buckets[b]
+		if seen >= max(rank, 1) {
+			return bucketMid(b)
+		}
+	}
+	return bucketMid(keys[len(keys)-1])
+}
