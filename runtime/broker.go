@@ -131,8 +131,9 @@ func (e *Engine) reserveCall(queue string, n int, lease time.Duration, hold bool
 	if hold {
 		args = append(args, "1")
 	}
-	return call{Script: scriptReserve, Keys: []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.Calls(queue, keyspace.CallsTick(time.Now())), qk.Delayed, qk.Settings}, Args: args},
-		token
+	keys := []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.Calls(queue, keyspace.CallsTick(time.Now())), qk.Delayed, qk.Settings,
+		qk.GroupOf, qk.GroupWait, qk.GroupRing, qk.GroupActive, qk.GroupSeq, qk.GroupRunning}
+	return call{Script: scriptReserve, Keys: keys, Args: args}, token
 }
 
 // heldPrefix starts the token of a held reservation (reserve.lua).
@@ -300,7 +301,8 @@ func (br *Broker) Fail(ctx context.Context, failures ...Failure) error {
 				args = append(args, f.ID, f.Token, info)
 				refs[i] = f.Ref
 			}
-			calls = append(calls, call{Script: scriptFail, Keys: []string{qk.Reserved, qk.State, qk.Payloads, qk.Failed, qk.FailedPayloads, qk.FailedInfo, qk.Errors, qk.FailedErrors, qk.Progress}, Args: args})
+			keys := append([]string{qk.Reserved, qk.State, qk.Payloads, qk.Failed, qk.FailedPayloads, qk.FailedInfo, qk.Errors, qk.FailedErrors, qk.Progress}, e.groupKeys(q, true)...)
+			calls = append(calls, call{Script: scriptFail, Keys: keys, Args: args})
 			groups = append(groups, refs)
 			fs = fs[n:]
 		}
@@ -385,12 +387,17 @@ func (e *Engine) release(ctx context.Context, opts ReleaseOpts, cause error, ref
 	}
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
 		qk := e.keys.Queue(q)
-		if cause != nil {
-			return call{Script: scriptRelease, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify, qk.Errors},
-				Args: append([]any{delayMillis(opts.Delay), exc, attemptErrorArg(cause)}, args...)}
+		gk := e.groupKeys(q, false)
+		if cause != nil || gk != nil {
+			// The group keys come after the errors hash; "" records no error.
+			msg := ""
+			if cause != nil {
+				msg = attemptErrorArg(cause)
+			}
+			return call{Script: scriptRelease, Keys: append([]string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify, qk.Errors}, gk...),
+				Args: append([]any{delayMillis(opts.Delay), exc, msg}, args...)}
 		}
 		return call{Script: scriptRelease, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify}, Args: append([]any{delayMillis(opts.Delay), exc}, args...)}
-
 	})
 	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0, e.settleBells(groups))
 	if err != nil {

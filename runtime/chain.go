@@ -356,9 +356,13 @@ func (e *Engine) pushLink(ctx context.Context, next *Envelope, delay time.Durati
 		return err
 	}
 	qk := e.keys.Queue(q)
-	n, err := call{Script: scriptChainPush, Keys: []string{qk.Ready, qk.Payloads, qk.Notify, e.keys.Chained(q, next.ID), qk.Delayed}, Args: []any{e.cfg.StateRetention.Milliseconds(), next.ID, payload, delayMillis(delay)}}.Run(
-		ctx, e.rdb).
-		Int64()
+	keys := []string{qk.Ready, qk.Payloads, qk.Notify, e.keys.Chained(q, next.ID), qk.Delayed}
+	args := []any{e.cfg.StateRetention.Milliseconds(), next.ID, payload, delayMillis(delay)}
+	if cg := next.groupArg(); cg != "" {
+		keys, args = append(keys, qk.GroupOf), append(args, cg)
+		e.grouped.add(q)
+	}
+	n, err := call{Script: scriptChainPush, Keys: keys, Args: args}.Run(ctx, e.rdb).Int64()
 	if err != nil {
 		return fmt.Errorf("push next job %s (%s) of a chain: %w", next.ID, next.Name, err)
 	}

@@ -112,6 +112,12 @@ type PendingDispatch struct {
 	delaySet   bool
 	chain      []Job
 
+	// Set by OnGroup and WithGroupLimit (group.go).
+	group         string
+	groupSet      bool
+	groupLimit    int
+	groupLimitSet bool
+
 	// Set by Chain, Catch and batches (chain.go, batch.go): the chain's
 	// queue and connection for links that name none, its catch callback,
 	// and the batch the job belongs to.
@@ -201,6 +207,9 @@ func (p *PendingDispatch) envelope(seal func(*Envelope) error) (*Envelope, error
 		return nil, err
 	}
 	env.BatchID = p.batchID
+	if err := p.applyGroup(env); err != nil {
+		return nil, err
+	}
 	if p.batchID == "" {
 		setUnique(env, p.job) // unique.go
 	}
@@ -243,6 +252,12 @@ func newEnvelope(job Job, queue, connection string, now time.Time) (*Envelope, e
 	}
 	if o.RetryUntil > 0 {
 		env.RetryUntil = now.Add(o.RetryUntil).UnixMilli()
+	}
+	if g, limit := groupOfJob(job); g != "" {
+		if err := ValidateGroup(g); err != nil {
+			return nil, fmt.Errorf("job %s: %w", env.Name, err)
+		}
+		env.setGroup(g, limit)
 	}
 	return env, nil
 }

@@ -209,6 +209,9 @@ type Engine struct {
 	// flow is what reserves learned of the queues' concurrency limits,
 	// shared with phys (flow_limit.go).
 	flow *flowState
+	// grouped are the queues seen holding grouped jobs (group.go),
+	// shared with phys.
+	grouped *groupedQueues
 }
 
 // Subscribe calls fn with a JobQueued event after every job this engine
@@ -233,12 +236,12 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 	if err := checkEviction(ctx, rdb, cfg.AllowEviction, warn); err != nil {
 		return nil, err
 	}
-	e := &Engine{rdb: rdb, cfg: cfg, keys: keyspace.New(cfg.Prefix), flow: &flowState{}}
+	e := &Engine{rdb: rdb, cfg: cfg, keys: keyspace.New(cfg.Prefix), flow: &flowState{}, grouped: &groupedQueues{}}
 	// The physical view: the same Redis and keys, with no partitions, for
 	// the partition loop to run each partition's call on (partition.go).
 	physCfg := cfg
 	physCfg.Partitions = nil
-	e.phys = &Engine{rdb: rdb, cfg: physCfg, keys: e.keys, flow: e.flow}
+	e.phys = &Engine{rdb: rdb, cfg: physCfg, keys: e.keys, flow: e.flow, grouped: e.grouped}
 	e.phys.phys = e.phys
 	e.phys.flights = send.Flights{Call: e.phys.pushCall, Run: e.phys.runPush, Err: pushError}
 	e.flights = send.Flights{Call: e.pushCall, Run: e.runPush, Err: pushError}

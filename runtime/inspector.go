@@ -111,8 +111,8 @@ func (i *Inspector) Sizes(ctx context.Context, queue string) (Sizes, error) {
 		return s, err
 	}
 	qk := e.keys.Queue(queue)
-	v, err := call{Script: scriptSizes, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed}, Args: nil}.Run(ctx, e.rdb).Int64Slice()
-	if err == nil && len(v) != 4 {
+	v, err := call{Script: scriptSizes, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed, qk.Paused, qk.GroupWait}, Args: nil}.Run(ctx, e.rdb).Int64Slice()
+	if err == nil && len(v) != 5 {
 		err = fmt.Errorf("unexpected reply %v", v)
 	}
 	if err != nil {
@@ -133,7 +133,7 @@ func (i *Inspector) ClearQueue(ctx context.Context, queue string) (int64, error)
 		return n, err
 	}
 	qk := e.keys.Queue(queue)
-	n, err := call{Script: scriptClear, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Errors, qk.Progress}, Args: nil}.Run(
+	n, err := call{Script: scriptClear, Keys: append([]string{qk.Ready, qk.Delayed, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Errors, qk.Progress}, qk.Groups()...), Args: nil}.Run(
 		ctx, e.rdb).
 		Int64()
 	if err != nil {
@@ -175,7 +175,7 @@ func (i *Inspector) States(ctx context.Context, queues []string) (map[string]Que
 		for _, name := range names {
 			qk := e.keys.Queue(name)
 			parts = append(parts, part{q, name})
-			calls = append(calls, call{Script: scriptSizes, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed, qk.Paused}, Args: nil})
+			calls = append(calls, call{Script: scriptSizes, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed, qk.Paused, qk.GroupWait}, Args: nil})
 		}
 	}
 	out := make(map[string]QueueState, len(queues))

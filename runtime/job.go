@@ -48,6 +48,9 @@ type JobOptions struct {
 	Encrypted bool
 	// Tags label the job for monitoring.
 	Tags []string
+	// GroupLimit is the most jobs of one group (see GroupedJob) that run
+	// at once, across all workers; 0 means no limit.
+	GroupLimit int
 }
 
 // DefaultQueue is the queue of jobs that name none.

@@ -84,19 +84,28 @@ func (e *Engine) PushMany(ctx context.Context, jobs []Outgoing) error {
 
 func (e *Engine) pushMany(ctx context.Context, jobs []Outgoing) error {
 	var g pushGroups
+	var grouped []groupedPush
 	now := time.Now().UnixMilli()
 	for _, j := range jobs {
 		q, payload, err := e.stored(j, now)
 		if err != nil {
 			return err
 		}
+		if cg := j.Envelope.groupArg(); cg != "" {
+			grouped = append(grouped, groupedPush{queue: q, delay: delayMillis(j.Delay), id: j.Envelope.ID, payload: payload, group: cg})
+			continue
+		}
 		g.add(q, delayMillis(j.Delay), j.Envelope.ID, payload, len(jobs))
 	}
-	if len(g.groups) == 0 {
-		return nil
+	if len(g.groups) > 0 {
+		if err := e.send(ctx, g.groups); err != nil {
+			return err
+		}
 	}
-	if err := e.send(ctx, g.groups); err != nil {
-		return err
+	if len(grouped) > 0 {
+		if err := e.sendGrouped(ctx, grouped); err != nil {
+			return err
+		}
 	}
 	if !e.events.empty() {
 		for _, j := range jobs {

@@ -155,6 +155,18 @@ func exerciseScripts(t *testing.T, b bundle) {
 	// clear
 	_, err = runtime.NewInspector(e).ClearQueue(ctx, "audit-b")
 	require.NoError(t, err)
+	// push_group, now and delayed; reserve, unreserve, ack, release
+	// and fail of grouped jobs, which pass the group keys.
+	pushAll(t, b, grouped("audit-g", "A", 1, "g1"), grouped("audit-g", "A", 1, "g2"), grouped("audit-g", "B", 0, "g3"))
+	require.NoError(t, e.Later(ctx, grouped("audit-g", "A", 1, "g4"), time.Hour))
+	gj := mustReserve(t, b, "audit-g", 10).Jobs
+	require.Len(t, gj, 2, "one of A, at its limit, and one of B")
+	require.NoError(t, e.Unreserve(ctx, gj[1].Ref))
+	require.NoError(t, runtime.NewBroker(e).Ack(ctx, gj[0].Ref))
+	gj = mustReserve(t, b, "audit-g", 10).Jobs
+	require.Len(t, gj, 2)
+	require.NoError(t, runtime.NewBroker(e).Release(ctx, runtime.ReleaseOpts{}, gj[0].Ref))
+	require.NoError(t, runtime.NewBroker(e).Fail(ctx, runtime.Failure{Ref: gj[1].Ref, Err: errors.New("audit")}))
 	// failed_record: a job that failed outside the engine's queues.
 	rec := env("audit", "app.Job", "recorded")
 	rec.ID = runtime.NewID()
@@ -239,6 +251,9 @@ func exerciseScripts(t *testing.T, b bundle) {
 	wctx := runtime.WithDispatcher(ctx, e)
 	_, err = runtime.NewPendingDispatch(onQueue(1, "audit-chain")).WithChain(onQueue(2, "audit-next")).Dispatch(wctx)
 	require.NoError(t, err)
+	// A chain whose next link is grouped: it goes into its group.
+	_, err = runtime.NewPendingDispatch(onQueue(9, "audit-chain")).WithChain(groupJob{tagged(10, "tenant", runtime.JobOptions{Queue: "audit-next", GroupLimit: 1})}).Dispatch(wctx)
+	require.NoError(t, err)
 	// A chain whose next link has a delay: it goes to the delayed set.
 	_, err = runtime.NewPendingDispatch(onQueue(7, "audit-chain")).
 		WithChain(runtime.NewPendingDispatch(onQueue(8, "audit-next")).Delay(20 * time.Millisecond)).Dispatch(wctx)
@@ -275,13 +290,13 @@ func exerciseScripts(t *testing.T, b bundle) {
 	eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(seen) == 9
+		return len(seen) == 11
 	}, "the worker runs the chains, the unique job, the batch and the flaky job twice")
 	cancel()
 	require.NoError(t, <-done)
 	mu.Lock()
 	defer mu.Unlock()
-	require.ElementsMatch(t, []int{1, 2, 3, 4, 5, 6, 6, 7, 8}, seen)
+	require.ElementsMatch(t, []int{1, 2, 3, 4, 5, 6, 6, 7, 8, 9, 10}, seen)
 	exerciseLaravelScripts(t, b)
 }
 

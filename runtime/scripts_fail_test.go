@@ -150,6 +150,31 @@ var failCases = []failCase{
 		args: []any{60000, "j1", "p1", 0}},
 	{name: "chain_push later", s: scriptChainPush, kinds: []string{"", "hash", "list", "", "zset"},
 		args: []any{60000, "j1", "p1", 1000}},
+	{name: "push_group now", s: scriptPushGroup, kinds: []string{"hash", "list", "hash", "zset", "list", "zset", "hash", "zset", "list", "set", "string", "zset"},
+		setup: [][]any{{"ZADD", "K12", 0, "A\x00j0"}},
+		args:  []any{60000, "nonce", 0, "j1", "p1", "2:A", "j2", "p2", "0:B"}},
+	{name: "push_group later", s: scriptPushGroup, kinds: []string{"hash", "list", "hash", "zset", "list", "zset", "hash", "zset", "list", "set", "string", "zset"},
+		args: []any{60000, "nonce", 1000, "j1", "p1", "2:A"}},
+	// Grouped: a job waits in group A (limit 2, one running), another is
+	// back in ready, to go back into its group.
+	{name: "reserve grouped", s: scriptReserve, kinds: []string{"list", "zset", "hash", "hash", "list", "", "hash", "zset", "hash", "hash", "zset", "list", "set", "string", "zset"},
+		setup: [][]any{{"RPUSH", "K1", "j2"}, {"HSET", "K3", "j1", "p1", "j2", "p2"}, {"HSET", "K10", "j1", "2:A", "j2", "2:A", "r1", "2:A"},
+			{"ZADD", "K11", 0, "A\x000000000000000001j1"}, {"RPUSH", "K12", "A"}, {"SADD", "K13", "A"}, {"ZADD", "K15", 0, "A\x00r1"}, {"ZADD", "K2", 1 << 50, "r1"}},
+		args: []any{5, 60000, "tok", 60000, 1000}},
+	{name: "ack grouped", s: scriptAck, kinds: []string{"zset", "hash", "hash", "", "hash", "hash", "zset", "list", "set", "string", "zset", "list"},
+		setup: groupedSetup("K1", "K2", "K6", "K7", "K11"),
+		args:  []any{"j1", "tok"}},
+	{name: "release grouped", s: scriptRelease, kinds: []string{"list", "", "zset", "hash", "list", "hash", "hash", "zset", "list", "set", "string", "zset"},
+		setup: groupedSetup("K3", "K4", "K7", "K8", "K12"),
+		args:  []any{0, 1, "", "j1", "tok"}},
+	{name: "unreserve grouped", s: scriptUnreserve, kinds: []string{"list", "zset", "hash", "list", "hash", "zset", "list", "set", "string", "zset"},
+		setup: groupedSetup("K2", "K3", "K5", "K6", "K10"),
+		args:  []any{"j1", "tok"}},
+	{name: "fail grouped", s: scriptFail, kinds: []string{"zset", "hash", "hash", "zset", "hash", "hash", "hash", "hash", "hash", "hash", "zset", "list", "set", "string", "zset", "list"},
+		setup: append(groupedSetup("K1", "K2", "K10", "K11", "K15"), []any{"HSET", "K3", "j1", "p1"}),
+		args:  []any{10, 0, "j1", "tok", "info"}},
+	{name: "chain_push grouped", s: scriptChainPush, kinds: []string{"list", "hash", "list", "", "", "hash"},
+		args: []any{60000, "j1", "p1", 0, "2:A"}},
 	{name: "lock", s: scriptLock, kinds: []string{"string"}, args: []any{"owner", 60000}},
 	{name: "unlock", s: scriptUnlock, kinds: []string{"string"},
 		setup: [][]any{{"SET", "K1", "owner"}}, args: []any{"owner"}},
@@ -228,6 +253,16 @@ var failCases = []failCase{
 	{name: "laravel_extend", s: lua.Get("laravel_extend"), kinds: []string{"zset"},
 		setup: [][]any{{"ZADD", "K1", 1, "r1"}},
 		args:  []any{"r1", 60}},
+}
+
+// groupedSetup fills the keys of a settle of job j1 (token tok) of
+// group A, limit 1, with j2 waiting: reserved, state, group-of, wait and
+// running are the placeholders of their keys.
+func groupedSetup(reserved, state, of, wait, running string) [][]any {
+	return [][]any{
+		{"ZADD", reserved, 1 << 50, "j1"}, {"HSET", state, "j1", "1:0:tok"},
+		{"HSET", of, "j1", "1:A", "j2", "1:A"}, {"ZADD", wait, 0, "A\x000000000000000002j2"}, {"ZADD", running, 0, "A\x00j1"},
+	}
 }
 
 // TestScriptsWriteNothingWhenTheyFail runs each script that writes with

@@ -138,6 +138,10 @@ func (e *Engine) ackCalls(progressed map[string]bool, refs []Ref) ([]call, [][]R
 				break
 			}
 		}
+		if gk := e.groupKeys(q, true); gk != nil {
+			// The group keys come after the progress hash.
+			keys = append(append(keys[:4], qk.Progress), gk...)
+		}
 		return call{Script: scriptAck, Keys: keys, Args: args}
 	})
 }
@@ -183,7 +187,7 @@ type ReleaseOpts struct {
 func (e *Engine) unreserve(ctx context.Context, refs ...Ref) error {
 	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
 		qk := e.keys.Queue(q)
-		return call{Script: scriptUnreserve, Keys: []string{qk.Ready, qk.Reserved, qk.State, qk.Notify}, Args: args}
+		return call{Script: scriptUnreserve, Keys: append([]string{qk.Ready, qk.Reserved, qk.State, qk.Notify}, e.groupKeys(q, false)...), Args: args}
 	})
 	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0, nil) // unreserve.lua rings
 	if err != nil {

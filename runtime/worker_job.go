@@ -61,6 +61,9 @@ func (w *Worker) admit(base context.Context, res Reservation) (*Envelope, int) {
 		w.fail(base, res, nil, err)
 		return nil, 0
 	}
+	if env.Group() != "" { // its settles pass the group keys (group.go)
+		w.e.grouped.add(res.Queue)
+	}
 	if err := w.open(env); err != nil { // crypt.go: a sealed body that does not open fails at once
 		w.fail(base, res, env, err)
 		return nil, 0

@@ -33,6 +33,8 @@
 //	unique_for=1h             no second copy queued while one is pending
 //	encrypted                 encrypt the body at rest (or =true, =false)
 //	tags=mail,billing         labels for monitoring
+//	group_limit=2             at most this many jobs of one group run at once,
+//	                          across all workers (docs/flow-control.md)
 //	laravel=App\Jobs\Mail     the PHP job class it stands for, or Class@method for
 //	                          a string job: RegisterLaravel maps it for the
 //	                          Laravel bridge (github.com/jobgen/jobgen/laravel)

@@ -98,6 +98,11 @@ var All = []Option{
 		Doc: `encrypts the job's body at rest.`},
 	{Name: "Tags", Kind: Strings, Key: "tags", Envelope: "Tags", Wire: "tg",
 		Doc: `label the job for monitoring.`},
+	// The group itself is no option: `group=Field` names the field that
+	// holds it (runtime.GroupedJob). The limit travels in an envelope
+	// header beside the group (runtime.GroupLimitHeader).
+	{Name: "GroupLimit", Kind: PositiveInt, Key: "group_limit",
+		Doc: `is the most jobs of one group (see GroupedJob) that run at once, across all workers; 0 means no limit.`},
 }
 
 // ByKey returns the option whose //job: key is key.

@@ -76,6 +76,36 @@ type QueueKeys struct {
 	// rate_ms, win, used, held_limit, held_rate. Absent for a queue with
 	// none; reserve reads it with one HMGET.
 	Settings string
+
+	// The keys of fair groups (docs/flow-control.md); they exist only
+	// while the queue holds grouped jobs. A group's members sort by
+	// "<group>\x00...", so one ZSET holds every group in its own range.
+
+	// GroupOf is a HASH job ID -> "<limit>:<group>" of every grouped job,
+	// live or failed: the group it is put back into when it comes back to
+	// ready, and its group's concurrency limit (0: none).
+	GroupOf string
+	// GroupWait is a ZSET, every score 0, of "<group>\x00<seq>" + job ID
+	// (seq: 16 digits, from GroupSeq): each group's waiting jobs in
+	// order.
+	GroupWait string
+	// GroupRing is a LIST of the groups whose turn it is, each once: the
+	// groups with waiting jobs and below their limit.
+	GroupRing string
+	// GroupActive is a SET of the groups in GroupRing.
+	GroupActive string
+	// GroupSeq is a STRING counter that orders GroupWait's members.
+	GroupSeq string
+	// GroupRunning is a ZSET, every score 0, of "<group>\x00" + job ID
+	// for the reserved jobs of groups with a limit.
+	GroupRunning string
+}
+
+// Groups returns the keys of qk's fair groups, in the order the scripts
+// take them: GroupOf, GroupWait, GroupRing, GroupActive, GroupSeq,
+// GroupRunning.
+func (qk QueueKeys) Groups() []string {
+	return []string{qk.GroupOf, qk.GroupWait, qk.GroupRing, qk.GroupActive, qk.GroupSeq, qk.GroupRunning}
 }
 
 // Queue returns the keys of queue name. They are built once per name and
@@ -115,6 +145,12 @@ func (k Keys) Build(name string) QueueKeys {
 		Progress:       p + "progress",
 		Hooks:          p + "hooks",
 		Settings:       p + "settings",
+		GroupOf:        p + "group:of",
+		GroupWait:      p + "group:wait",
+		GroupRing:      p + "group:ring",
+		GroupActive:    p + "group:active",
+		GroupSeq:       p + "group:seq",
+		GroupRunning:   p + "group:running",
 	}
 }
 

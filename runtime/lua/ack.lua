@@ -9,6 +9,12 @@
 --            its entry; a first attempt has none, and costs nothing more
 -- KEYS[5] -> progress hash (optional, given by a worker whose call acks a
 --            job that reported progress): every job acked loses its entry
+-- KEYS[6..11] -> the group keys (optional, with KEYS[5]; lib/groups.lua):
+--            of, wait, ring, active, seq, running; given for a queue that
+--            holds grouped jobs. A deleted job leaves its group, and frees
+--            its slot if the group has a limit.
+-- KEYS[12] -> notify list (doorbell), with the group keys: rung when a
+--            group waiting for a slot gets its turn back
 -- ARGV[1..] -> pairs: job ID, reservation token (at most 1000 pairs)
 --
 -- Returns: per pair, 1 if deleted or 0 if the token is stale. A stale pair
@@ -24,6 +30,10 @@
 -- uses: wrong_type
 
 local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash'})
+if bad then return bad end
+-- uses: groups
+local G = KEYS[11] and {of = 6, wait = 7, ring = 8, active = 9, seq = 10, running = 11, reserved = 1}
+bad = G and (groupsBad(G) or wrongType({12, 'list'}))
 if bad then return bad end
 
 local ids, n = {}, 0
@@ -63,6 +73,9 @@ if d > 0 then
   redis.call('ZREM', KEYS[1], unpack(done))
   redis.call('HDEL', KEYS[2], unpack(done))
   redis.call('HDEL', KEYS[3], unpack(done))
+  if G and groupsFree(G, done, true) > 0 and redis.call('LLEN', KEYS[12]) == 0 then
+    redis.call('RPUSH', KEYS[12], '1')
+  end
 end
 if e > 0 then redis.call('HDEL', KEYS[4], unpack(errs)) end
 if d > 0 and KEYS[5] then redis.call('HDEL', KEYS[5], unpack(done)) end

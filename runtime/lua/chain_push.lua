@@ -9,10 +9,14 @@
 -- KEYS[3] -> notify list (doorbell) of that queue
 -- KEYS[4] -> the next link's marker string (same slot as the queue)
 -- KEYS[5] -> delayed zset of that queue
+-- KEYS[6] -> group-of hash of that queue (job ID -> "<limit>:<group>";
+--            optional, for a grouped link: lib/groups.lua); the link
+--            goes into its group when reserve finds it in ready
 -- ARGV[1] -> marker lifetime in ms
 -- ARGV[2] -> next job ID
 -- ARGV[3] -> next job's encoded envelope
 -- ARGV[4] -> delay in ms; 0 pushes the link ready
+-- ARGV[5] -> the link's "<limit>:<group>", with KEYS[6]
 --
 -- Returns: 1 if pushed; 0 if the link was pushed before (the marker is
 -- set, or the ID is queued), in which case nothing changes.
@@ -31,11 +35,19 @@
 local delay = tonumber(ARGV[4])
 local bad = wrongType({2, 'hash', 3, 'list'}) or wrongType(delay > 0 and {5, 'zset'} or {1, 'list'})
 if bad then return bad end
+if KEYS[6] then
+  bad = wrongType({6, 'hash'})
+  if bad then return bad end
+  if not ARGV[5] or not string.match(ARGV[5], '^%d+:') or string.find(ARGV[5], '\0', 1, true) then
+    return redis.error_reply('ERR chain_push: the group is "' .. tostring(ARGV[5]) .. '", not "<limit>:<group>"; nothing was written')
+  end
+end
 
 if redis.call('EXISTS', KEYS[4]) == 1 then return 0 end
 if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 1 then return 0 end
 redis.call('SET', KEYS[4], '1', 'PX', tonumber(ARGV[1]))
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+if KEYS[6] then redis.call('HSET', KEYS[6], ARGV[2], ARGV[5]) end
 
 if delay > 0 then
   local due = nowMsUp() + delay

@@ -12,6 +12,12 @@
 -- KEYS[8] -> failed errors hash: a failed job's entry moves here
 -- KEYS[9] -> progress hash (optional, with KEYS[7] and KEYS[8]): a
 --            failed job's entry is deleted
+-- KEYS[10..15] -> the group keys (optional, with KEYS[9]; lib/groups.lua):
+--            of, wait, ring, active, seq, running; given for a queue that
+--            holds grouped jobs. A failed job frees its group's slot and
+--            keeps its group, for a retry.
+-- KEYS[16] -> notify list (doorbell), with the group keys: rung when a
+--            group waiting for a slot gets its turn back
 -- ARGV[1] -> most failed jobs to keep (0: no limit)
 -- ARGV[2] -> oldest failed job to keep, in ms of age (0: no limit)
 -- ARGV[3..] -> triples: job ID, reservation token, encoded failure info
@@ -33,6 +39,10 @@
 
 local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash', 4, 'zset', 5, 'hash', 6, 'hash'})
   or (KEYS[8] and wrongType({7, 'hash', 8, 'hash'})) or (KEYS[9] and wrongType({9, 'hash'}))
+if bad then return bad end
+-- uses: groups
+local G = KEYS[15] and {of = 10, wait = 11, ring = 12, active = 13, seq = 14, running = 15, reserved = 1}
+bad = G and (groupsBad(G) or wrongType({16, 'list'}))
 if bad then return bad end
 
 -- uses: now_ms
@@ -66,6 +76,15 @@ for j = 1, #ids do
     out[j] = 1
   else
     out[j] = 0
+  end
+end
+if G then
+  local done = {}
+  for j = 1, #ids do
+    if out[j] == 1 then done[#done + 1] = ids[j] end
+  end
+  if #done > 0 and groupsFree(G, done, false) > 0 and redis.call('LLEN', KEYS[16]) == 0 then
+    redis.call('RPUSH', KEYS[16], '1')
   end
 end
 

@@ -8,6 +8,10 @@
 -- KEYS[5] -> notify list (doorbell)
 -- KEYS[6] -> errors hash (optional: job ID -> its last attempts' errors,
 --            lib/attempt_errors.lua); given with ARGV[3]
+-- KEYS[7..12] -> the group keys (optional, with KEYS[6]; lib/groups.lua):
+--            of, wait, ring, active, seq, running; given for a queue that
+--            holds grouped jobs. A released job frees its group's slot; it
+--            goes back into its group when reserve finds it in ready.
 -- ARGV[1] -> delay in ms (0: back of the ready list now)
 -- ARGV[2] -> 1 if the release follows an exception (counted), 0 if not,
 --            "d" for a deferral: no exception, and the attempt the job's
@@ -15,7 +19,8 @@
 --            unreserve.lua), so the deferral uses no try
 -- ARGV[3] -> with KEYS[6] only: the error the released attempt ended
 --            with, recorded for each job released with its attempt
---            number and the time; the pairs then start at ARGV[4]
+--            number and the time ("" records none); the pairs then start
+--            at ARGV[4]
 -- ARGV[3..] -> pairs: job ID, reservation token (at most 1000 pairs)
 --
 -- Returns: per pair, 1 if released or 0 if the token is stale. A stale
@@ -44,6 +49,10 @@ if bad then return bad end
 -- The first pair's index in ARGV, less one.
 local o = 2
 if KEYS[6] then o = 3 end
+-- uses: groups
+local G = KEYS[12] and {of = 7, wait = 8, ring = 9, active = 10, seq = 11, running = 12, ready = 1, reserved = 3}
+bad = G and groupsBad(G)
+if bad then return bad end
 
 local ids = {}
 for i = o + 1, #ARGV, 2 do ids[#ids + 1] = ARGV[i] end
@@ -56,7 +65,7 @@ for j = 1, #ids do
   if st then a, x, tok = string.match(st, '^(%d+):(%d+):(.+)$') end
   if tok and tok == ARGV[2 * j + o] then
     done[#done + 1] = ids[j]
-    if KEYS[6] then
+    if KEYS[6] and ARGV[3] ~= '' then
       addAttemptError(KEYS[6], ids[j], string.format('%d', now) .. ' ' .. a .. ' ' .. ARGV[3], 10)
     end
     sargs[#sargs + 1] = ids[j]
@@ -81,6 +90,9 @@ end
 redis.call('ZREM', KEYS[3], unpack(done))
 chunked('HSET', KEYS[4], sargs)
 local ring = true
+if G and groupsFree(G, done, false) > 0 and redis.call('LLEN', KEYS[5]) == 0 then
+  redis.call('RPUSH', KEYS[5], '1')
+end
 if delay > 0 then
   local head = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
   local due = now + delay

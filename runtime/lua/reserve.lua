@@ -11,6 +11,10 @@
 --            token -> what the call did)
 -- KEYS[8] -> delayed zset
 -- KEYS[9] -> settings hash (the queue's flow limits; lib/flow_limit.lua)
+-- KEYS[10..15] -> the group keys (optional; lib/groups.lua): of, wait,
+--            ring, active, seq, running. While the queue holds grouped
+--            jobs, jobs are taken one per group in turn, after the jobs
+--            back in ready are sorted into their groups.
 -- ARGV[1] -> N, the most jobs to take
 -- ARGV[2] -> lease in ms
 -- ARGV[3] -> reservation token (random, from the caller)
@@ -81,6 +85,12 @@ local flow
 flow, bad = flowRead(9)
 if bad then return bad end
 local limited = (flow and flow.limit > 0) and 1 or 0
+-- uses: groups
+local G = {of = 10, wait = 11, ring = 12, active = 13, seq = 14, running = 15, ready = 1, reserved = 2}
+-- One EXISTS is all a queue without groups pays.
+local grouped = KEYS[15] and redis.call('EXISTS', KEYS[10], KEYS[11]) > 0
+bad = grouped and groupsBad(G)
+if bad then return bad end
 
 -- Every key is checked: the moves cannot fail.
 local moved, expired, next_due, next_expiry = migrateDue({1, 8, 2, 4, 5}, tonumber(ARGV[5]), now)
@@ -122,9 +132,18 @@ local out = {now, deadline, moved, expired, next_due, next_expiry, us, limited, 
 if redis.call('EXISTS', KEYS[6]) == 1 then return out end
 
 local want, by = flowRoom(flow, KEYS[2], tonumber(ARGV[1]), now)
-local popped = want > 0 and redis.call('LPOP', KEYS[1], want)
+-- The ready list, or while the queue holds grouped jobs, the ring.
+local waiting = grouped and KEYS[12] or KEYS[1]
+local popped
+if want > 0 then
+  if grouped then
+    popped = groupsTake(G, want)
+  else
+    popped = redis.call('LPOP', KEYS[1], want)
+  end
+end
 if not popped then
-  out[9] = flowTaken(flow, 0, by, KEYS[1])
+  out[9] = flowTaken(flow, 0, by, waiting)
   return out
 end
 
@@ -182,14 +201,14 @@ for s = 1, #popped, 1000 do
   taken = taken + n
 end
 
-out[9] = flowTaken(flow, taken / 2, by, KEYS[1])
+out[9] = flowTaken(flow, taken / 2, by, waiting)
 if taken > 0 and keep > 0 then
   redis.call('HSET', KEYS[7], ARGV[3], dl)
   redis.call('PEXPIRE', KEYS[7], keep, 'NX')
 end
 -- Fewer popped than asked for means the list is empty now; a limit
 -- that cut the call short leaves no room for another.
-if #popped == want and not by and redis.call('LLEN', KEYS[1]) > 0
+if #popped == want and not by and redis.call('LLEN', waiting) > 0
     and redis.call('LLEN', KEYS[5]) == 0 then
   redis.call('RPUSH', KEYS[5], '1')
 end

@@ -5,6 +5,8 @@
 -- KEYS[3] -> reserved zset
 -- KEYS[4] -> failed zset
 -- KEYS[5] -> paused string (optional)
+-- KEYS[6] -> group wait zset (optional, with KEYS[5]): its jobs are
+--            ready too (lib/groups.lua)
 --
 -- Returns: {ready, delayed, reserved, failed}, and with KEYS[5] a fifth
 -- value, 1 if the queue is paused and 0 if not.
@@ -19,6 +21,9 @@ local out = {
   redis.call('ZCARD', KEYS[3]),
   redis.call('ZCARD', KEYS[4]),
 }
+if KEYS[6] then
+  out[1] = out[1] + redis.call('ZCARD', KEYS[6])
+end
 if KEYS[5] then
   out[5] = redis.call('EXISTS', KEYS[5])
 end

@@ -9,6 +9,10 @@
 -- KEYS[2] -> reserved zset
 -- KEYS[3] -> state hash (job ID -> "attempts:exceptions:token")
 -- KEYS[4] -> notify list (doorbell)
+-- KEYS[5..10] -> the group keys (optional; lib/groups.lua): of, wait,
+--            ring, active, seq, running; given for a queue that holds
+--            grouped jobs. A job given back frees its group's slot; it
+--            goes back into its group when reserve finds it in ready.
 -- ARGV[1..] -> pairs: job ID, reservation token (at most 1000 pairs)
 --
 -- Returns: per pair, 1 if given back or 0 if the token is stale. A stale
@@ -25,6 +29,10 @@
 -- uses: wrong_type
 
 local bad = wrongType({1, 'list', 2, 'zset', 3, 'hash', 4, 'list'})
+if bad then return bad end
+-- uses: groups
+local G = KEYS[10] and {of = 5, wait = 6, ring = 7, active = 8, seq = 9, running = 10, ready = 1, reserved = 2}
+bad = G and groupsBad(G)
 if bad then return bad end
 
 local ids = {}
@@ -54,6 +62,7 @@ if #done > 0 then
   local rev = {}
   for j = #done, 1, -1 do rev[#rev + 1] = done[j] end
   redis.call('LPUSH', KEYS[1], unpack(rev))
+  if G then groupsFree(G, done, false) end
   if redis.call('LLEN', KEYS[4]) == 0 then
     redis.call('RPUSH', KEYS[4], '1')
   end

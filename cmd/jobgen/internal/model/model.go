@@ -117,6 +117,7 @@ type Options struct {
 	UniqueFor     time.Duration
 	Encrypted     bool
 	Tags          []string
+	GroupLimit    int
 }
 
 // Methods are the methods generated on every job type, in the order they

@@ -56,7 +56,8 @@ import "context"
 //
 // The //job: line below sets its defaults; run go generate after editing
 // it. Keys: name, queue, connection, tries, backoff, timeout, retry_until,
-// max_exceptions, fail_on_timeout, delay, unique_for, encrypted, tags.
+// max_exceptions, fail_on_timeout, delay, unique_for, encrypted, tags,
+// group_limit.
 //
 //job:queue=emails tries=3
 type SendEmail struct {

@@ -1,0 +1,218 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jobgen/jobgen/internal/keyspace"
+	"github.com/jobgen/jobgen/internal/send"
+)
+
+// GroupedJob is a job that belongs to a fair group of its queue: its
+// tenant, customer or API token. Generated code implements it for a
+// type annotated `//job:group=Field`. The queue hands out the jobs of
+// its groups in turn, one per group, so that a group with many waiting
+// jobs holds up no other; within a group, jobs run in dispatch order.
+// With JobOptions.GroupLimit, at most that many jobs of one group run
+// at once, across all workers (docs/flow-control.md).
+type GroupedJob interface {
+	Job
+	// JobGroup is the job's group; "" puts it in no group.
+	JobGroup() string
+}
+
+// The envelope headers that carry a job's group and its limit, through
+// releases, retries, chains and the failed store.
+const (
+	GroupHeader      = "jobgen-group"
+	GroupLimitHeader = "jobgen-group-limit"
+)
+
+// MaxGroupLen is the longest group name, in bytes.
+const MaxGroupLen = 1000
+
+// ValidateGroup reports why name cannot be a group: it is longer than
+// MaxGroupLen bytes or holds a NUL byte. The error wraps ErrInvalid.
+func ValidateGroup(name string) error {
+	if len(name) > MaxGroupLen {
+		return fmt.Errorf("%w: group %.40q... is %d bytes, more than %d", ErrInvalid, name, len(name), MaxGroupLen)
+	}
+	if strings.IndexByte(name, 0) >= 0 {
+		return fmt.Errorf("%w: group %q holds a NUL byte", ErrInvalid, name)
+	}
+	return nil
+}
+
+// Group returns the job's group, "" for none.
+func (e *Envelope) Group() string { return e.Headers[GroupHeader] }
+
+// GroupLimit returns the most jobs of the job's group that may run at
+// once, 0 for no limit.
+func (e *Envelope) GroupLimit() int {
+	n, _ := strconv.Atoi(e.Headers[GroupLimitHeader])
+	return max(n, 0)
+}
+
+// setGroup puts the job in group with limit (0: none); group "" takes it
+// out of any.
+func (e *Envelope) setGroup(group string, limit int) {
+	if group == "" {
+		delete(e.Headers, GroupHeader)
+		delete(e.Headers, GroupLimitHeader)
+		return
+	}
+	if e.Headers == nil {
+		e.Headers = map[string]string{}
+	}
+	e.Headers[GroupHeader] = group
+	if limit > 0 {
+		e.Headers[GroupLimitHeader] = strconv.Itoa(limit)
+	} else {
+		delete(e.Headers, GroupLimitHeader)
+	}
+}
+
+// groupArg is the "<limit>:<group>" the scripts take, "" for a job of
+// no group.
+func (e *Envelope) groupArg() string {
+	g := e.Group()
+	if g == "" {
+		return ""
+	}
+	return strconv.Itoa(e.GroupLimit()) + ":" + g
+}
+
+// groupOfJob returns the group and limit job's own methods give it.
+func groupOfJob(job Job) (string, int) {
+	g, ok := underlying(job).(GroupedJob)
+	if !ok {
+		return "", 0
+	}
+	return g.JobGroup(), job.JobOptions().GroupLimit
+}
+
+// OnGroup puts the job in group, overriding its annotation: the queue
+// hands out its groups' jobs in turn, and with a GroupLimit runs at
+// most that many of one group at once. "" takes it out of any group.
+func (p *PendingDispatch) OnGroup(group string) *PendingDispatch {
+	p.group, p.groupSet = group, true
+	return p
+}
+
+// WithGroupLimit sets the most jobs of the job's group that run at once,
+// overriding its annotation (0: no limit). It has no effect on a job of
+// no group.
+func (p *PendingDispatch) WithGroupLimit(n int) *PendingDispatch {
+	p.groupLimit, p.groupLimitSet = n, true
+	return p
+}
+
+// applyGroup sets env's group from p's overrides.
+func (p *PendingDispatch) applyGroup(env *Envelope) error {
+	if !p.groupSet && !p.groupLimitSet {
+		return nil
+	}
+	g, limit := env.Group(), env.GroupLimit()
+	if p.groupSet {
+		g = p.group
+	}
+	if p.groupLimitSet {
+		if p.groupLimit < 0 {
+			return fmt.Errorf("%w: job %s: group limit %d is negative", ErrInvalid, env.Name, p.groupLimit)
+		}
+		limit = p.groupLimit
+	}
+	if err := ValidateGroup(g); err != nil {
+		return fmt.Errorf("job %s: %w", env.Name, err)
+	}
+	env.setGroup(g, limit)
+	return nil
+}
+
+// groupedQueues are the queues an engine has seen grouped jobs in: its
+// settles of their jobs pass the group keys (lib/groups.lua), and no
+// other queue's do.
+type groupedQueues struct{ m sync.Map }
+
+func (g *groupedQueues) add(queue string) {
+	if _, ok := g.m.Load(queue); !ok {
+		g.m.Store(queue, true)
+	}
+}
+
+func (g *groupedQueues) has(queue string) bool {
+	_, ok := g.m.Load(queue)
+	return ok
+}
+
+// groupedPush is one grouped job of a push.
+type groupedPush struct {
+	queue   string
+	delay   int64
+	id      string
+	payload []byte
+	group   string // "<limit>:<group>"
+}
+
+// sendGrouped pushes grouped jobs, in one push_group call per queue and
+// delay and 500 jobs, sent in one pipeline.
+func (e *Engine) sendGrouped(ctx context.Context, jobs []groupedPush) error {
+	type key struct {
+		queue string
+		delay int64
+	}
+	var order []key
+	args := map[key][]any{}
+	var calls []call
+	flush := func(k key) {
+		qk := e.keys.Queue(k.queue)
+		record := e.keys.Calls(k.queue, keyspace.CallsTick(time.Now()))
+		keys := append([]string{qk.Payloads, qk.Notify, record, qk.Delayed, qk.Ready, qk.Reserved}, qk.Groups()...)
+		a := append([]any{e.retryWindow(), newNonce(), k.delay}, args[k]...)
+		calls = append(calls, call{Script: scriptPushGroup, Keys: keys, Args: a})
+		args[k] = nil
+	}
+	for _, j := range jobs {
+		k := key{j.queue, j.delay}
+		if _, ok := args[k]; !ok {
+			order = append(order, k)
+		}
+		args[k] = append(args[k], j.id, j.payload, j.group)
+		if len(args[k]) >= 3*pushChunk {
+			flush(k)
+		}
+	}
+	for _, k := range order {
+		if len(args[k]) > 0 {
+			flush(k)
+		}
+		if err := e.remember(ctx, k.queue); err != nil {
+			return err
+		}
+		e.grouped.add(k.queue)
+	}
+	if err := send.FirstErr(e.runPush(ctx, calls)); err != nil {
+		return pushError(err)
+	}
+	return nil
+}
+
+var scriptPushGroup = mustScript("push_group")
+
+// groupKeys returns the keys a settle of queue's jobs passes after its
+// own for the groups (lib/groups.lua), with notify after them when
+// withNotify; none for a queue this engine has seen no grouped job in.
+func (e *Engine) groupKeys(queue string, withNotify bool) []string {
+	if !e.grouped.has(queue) {
+		return nil
+	}
+	qk := e.keys.Queue(queue)
+	if withNotify {
+		return append(qk.Groups(), qk.Notify)
+	}
+	return qk.Groups()
+}
