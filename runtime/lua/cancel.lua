@@ -17,6 +17,11 @@
 --             lib/attempt_errors.lua)
 -- KEYS[11] -> failed errors hash: the job's entry moves here
 -- KEYS[12] -> progress hash (job ID -> how far it got): its entry goes
+-- KEYS[13..18] -> the group keys (optional; lib/groups.lua): of, wait,
+--            ring, active, seq, running. A running job of a group frees
+--            its slot; a waiting one is dropped from its group when
+--            reserve comes to it (its payload is gone).
+-- KEYS[19] -> notify list (doorbell), with the group keys
 -- ARGV[1] -> most failed jobs to keep (0: no limit)
 -- ARGV[2] -> oldest failed job to keep, in ms of age (0: no limit)
 -- ARGV[3] -> job ID
@@ -48,6 +53,10 @@
 -- uses: wrong_type, now_ms, failed_trim
 
 local bad = wrongType({1, 'list', 2, 'zset', 3, 'zset', 4, 'hash', 5, 'hash', 6, 'zset', 7, 'hash', 8, 'hash', 9, 'zset', 10, 'hash', 11, 'hash', 12, 'hash'})
+if bad then return bad end
+-- uses: groups
+local G = KEYS[18] and {of = 13, wait = 14, ring = 15, active = 16, seq = 17, running = 18, reserved = 3}
+bad = G and (groupsBad(G) or wrongType({19, 'list'}))
 if bad then return bad end
 
 local id = ARGV[3]
@@ -84,4 +93,7 @@ end
 -- Due at once: the canceller runs no hooks, a worker's sweep does.
 redis.call('ZADD', KEYS[9], 0, id .. ' ' .. ARGV[6])
 trimFailed(KEYS[6], KEYS[7], KEYS[8], now, tonumber(ARGV[1]), tonumber(ARGV[2]), KEYS[11])
+if G and outcome == 2 and groupsFree(G, {id}, false) > 0 and redis.call('LLEN', KEYS[19]) == 0 then
+  redis.call('RPUSH', KEYS[19], '1')
+end
 return {outcome, a}
