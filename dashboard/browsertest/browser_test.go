@@ -125,6 +125,13 @@ func (slowMail) JobName() string                { return "mail.Slow" }
 func (slowMail) JobOptions() runtime.JobOptions { return runtime.JobOptions{Queue: "emails"} }
 func (j slowMail) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
 
+// batchMail reports its progress, then runs until the app stops.
+type batchMail struct{ List string }
+
+func (batchMail) JobName() string                { return "mail.Batch" }
+func (batchMail) JobOptions() runtime.JobOptions { return runtime.JobOptions{Queue: "emails"} }
+func (j batchMail) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
+
 type importRow struct{ Row int }
 
 func (importRow) JobName() string                { return "imports.Row" }
@@ -176,6 +183,16 @@ func startApp(t *testing.T, opts ...func(*dashboard.Options)) *app {
 	})
 	runtime.Register(r, "reports.Build", func(ctx context.Context, j buildReport) error { return nil })
 	runtime.Register(r, "imports.Row", func(ctx context.Context, j importRow) error { return nil })
+	runtime.Register(r, "mail.Batch", func(ctx context.Context, j batchMail) error {
+		if err := runtime.Progress(ctx, 60, "sent 60 of 100"); err != nil {
+			return err
+		}
+		select {
+		case <-a.slow:
+		case <-ctx.Done():
+		}
+		return nil
+	})
 	runtime.Register(r, "mail.Slow", func(ctx context.Context, j slowMail) error {
 		select {
 		case <-a.slow:
