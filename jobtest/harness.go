@@ -56,10 +56,11 @@ func NewHarness(t testing.TB, cfg HarnessConfig) *Harness {
 	return &Harness{Engine: e, Router: runtime.NewRouter(), cfg: cfg}
 }
 
-// Context returns ctx with the harness's engine as dispatcher and its
-// router for DispatchSync.
+// Context returns ctx with the harness's engine as dispatcher for the
+// default connection and its router for DispatchSync, through
+// runtime.HandlerContext: what a worker's handlers get, and no more.
 func (h *Harness) Context(ctx context.Context) context.Context {
-	return runtime.WithRouter(runtime.WithDispatcher(ctx, h.Engine), h.Router)
+	return runtime.HandlerContext(ctx, h.Engine, h.Router)
 }
 
 // Drain runs workers over every queue pushed to until no queue has a

@@ -58,7 +58,9 @@ func WithDispatcher(ctx context.Context, d Dispatcher) context.Context {
 }
 
 // DispatcherFor returns the dispatcher for connection ("" for the
-// default) as seen from ctx.
+// default) as seen from ctx: WithDispatcher's, then for a named
+// connection SetConnection's, and for the default one HandlerContext's,
+// then SetDefaultDispatcher's.
 func DispatcherFor(ctx context.Context, connection string) (Dispatcher, error) {
 	if d, ok := ctx.Value(dispatcherKey{}).(Dispatcher); ok && d != nil {
 		return d, nil
@@ -70,6 +72,9 @@ func DispatcherFor(ctx context.Context, connection string) (Dispatcher, error) {
 			return d, nil
 		}
 		return nil, fmt.Errorf("%w: no dispatcher for connection %q: call runtime.SetConnection(%q, engine)", ErrNoDispatcher, connection, connection)
+	}
+	if d, ok := ctx.Value(handlerDispatcherKey{}).(Dispatcher); ok {
+		return d, nil
 	}
 	if defaults.dispatcher == nil {
 		return nil, ErrNoDispatcher
@@ -89,6 +94,28 @@ func SetDefaultRouter(r *Router) {
 func WithRouter(ctx context.Context, r *Router) context.Context {
 	return context.WithValue(ctx, routerKey{}, r)
 }
+
+// HandlerContext returns ctx with what a job's handler needs to dispatch
+// and to run synchronous work: d as its dispatcher for the default
+// connection (Dispatch, chains, batches, queued listeners; jobs on a
+// named connection still go to SetConnection's) and r as its router
+// (DispatchSync, Fire's synchronous listeners). A dispatcher of
+// WithDispatcher and a router of WithRouter already on ctx win. A
+// Worker's handlers run under it with the worker's engine and router,
+// and jobtest's Harness.Context calls it with the harness's, so a
+// handler finds the same things in a test and under a worker.
+func HandlerContext(ctx context.Context, d Dispatcher, r *Router) context.Context {
+	if d != nil {
+		ctx = context.WithValue(ctx, handlerDispatcherKey{}, d)
+	}
+	if got, ok := ctx.Value(routerKey{}).(*Router); (!ok || got == nil) && r != nil {
+		ctx = WithRouter(ctx, r)
+	}
+	return ctx
+}
+
+// handlerDispatcherKey holds HandlerContext's dispatcher.
+type handlerDispatcherKey struct{}
 
 func routerFor(ctx context.Context) (*Router, error) {
 	if r, ok := ctx.Value(routerKey{}).(*Router); ok && r != nil {

@@ -234,8 +234,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		return fmt.Errorf("worker %s: start: %w", w.cfg.Name, err)
 	}
 	start := time.Now()
-	// Handlers outlive a cancelled ctx by up to Grace.
-	base, hardStop := context.WithCancelCause(context.WithoutCancel(ctx))
+	// Handlers outlive a cancelled ctx by up to Grace. Their context
+	// carries what HandlerContext puts there, as jobtest's harness does.
+	base, hardStop := context.WithCancelCause(context.WithoutCancel(HandlerContext(ctx, w.e, w.r)))
 	defer hardStop(ErrWorkerStopping)
 	side, stopSide := context.WithCancel(base)
 	var sideWG sync.WaitGroup
