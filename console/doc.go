@@ -72,6 +72,8 @@
 //	                    and rate (--rate 100/1s, off)
 //	queue:size          jobs per queue: ready, delayed, reserved, failed
 //	queue:monitor       sizes against --max and --max-failed; exits 1 over
+//	queue:metrics       each job class's runtime p50/p95 and throughput over
+//	                    the last hour and day (EngineConfig.KeepFinished)
 //	schedule:work       dispatch the schedule's jobs as they fall due, until
 //	                    stopped; queue:work --schedule does it in a worker
 //	schedule:run        one pass over the schedule, for a system cron

@@ -38,7 +38,7 @@ var verbs = []*verb{
 	workVerb,
 	failedVerb, retryVerb, forgetVerb, flushVerb, pruneVerb, cancelVerb,
 	pushVerb, clearVerb, restartVerb, pauseVerb, resumeVerb, limitVerb,
-	sizeVerb, monitorVerb,
+	sizeVerb, monitorVerb, metricsVerb,
 	scheduleWorkVerb, scheduleRunVerb, scheduleListVerb, scheduleTestVerb,
 	schedulePauseVerb, scheduleResumeVerb,
 	dashboardVerb,

@@ -124,6 +124,8 @@ func New(engine *runtime.Engine, opts Options) http.Handler {
 	h.mux.HandleFunc("GET /jobs/{id}", h.job)
 	h.mux.HandleFunc("GET /jobs/{id}/cancel", h.confirmCancel)
 	h.mux.HandleFunc("GET /search", h.search)
+	h.mux.HandleFunc("GET /completed", h.completed)
+	h.mux.HandleFunc("GET /metrics", h.metrics)
 	h.mux.HandleFunc("GET /batches", h.findBatch)
 	h.mux.HandleFunc("GET /batches/{id}", h.batch)
 	h.mux.HandleFunc("GET /tasks/{id}", h.task)

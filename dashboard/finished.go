@@ -1,0 +1,89 @@
+package dashboard
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// The completed-jobs and metrics pages read the record of finished jobs
+// and the runtime histograms that queues with
+// runtime.EngineConfig.KeepFinished keep (docs/results.md).
+
+// completedPage is the size of a page of completed jobs.
+const completedPage = 50
+
+// completed lists the finished jobs of one queue, newest first, or those
+// carrying a tag, or one by ID.
+func (h *handler) completed(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	q := r.URL.Query()
+	queue, tag, id := q.Get("queue"), strings.TrimSpace(q.Get("tag")), strings.TrimSpace(q.Get("id"))
+	queues, err := h.ins.Queues(ctx)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	if queue == "" && len(queues) > 0 {
+		queue = queues[0]
+	}
+	data := map[string]any{"Queue": queue, "Queues": queues, "Tag": tag, "ID": id}
+	if queue == "" {
+		h.render(w, r, "completed", "Completed", data, false)
+		return
+	}
+	if err := runtime.ValidateQueueName(queue); err != nil {
+		h.fail(w, r, http.StatusBadRequest, err)
+		return
+	}
+	page := pageOf(r)
+	jobs, total, err := h.ins.FinishedJobs(ctx, queue, runtime.FinishedQuery{ID: id, Tag: tag, Offset: (page - 1) * completedPage, Limit: completedPage})
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	data["Jobs"], data["Total"] = jobs, total
+	if tag == "" && id == "" {
+		data["Pager"] = newPager(r, completedPage, total)
+	}
+	h.render(w, r, "completed", "Completed", data, tag != "" || id != "")
+}
+
+// metricsRow is one job class of one queue on the metrics page.
+type metricsRow struct {
+	Queue string
+	runtime.JobClassMetrics
+}
+
+// metrics shows each job class's runtime percentiles and throughput over
+// the last hour and day, for one queue or for all.
+func (h *handler) metrics(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	queue := r.URL.Query().Get("queue")
+	queues, err := h.ins.Queues(ctx)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	from := queues
+	if queue != "" {
+		if err := runtime.ValidateQueueName(queue); err != nil {
+			h.fail(w, r, http.StatusBadRequest, err)
+			return
+		}
+		from = []string{queue}
+	}
+	var rows []metricsRow
+	for _, fq := range from {
+		ms, err := h.ins.JobMetrics(ctx, fq)
+		if err != nil {
+			h.fail(w, r, http.StatusBadGateway, err)
+			return
+		}
+		for _, m := range ms {
+			rows = append(rows, metricsRow{Queue: fq, JobClassMetrics: m})
+		}
+	}
+	h.render(w, r, "metrics", "Metrics", map[string]any{"Queue": queue, "Queues": queues, "Rows": rows}, false)
+}
