@@ -51,6 +51,9 @@
 //	           the status stays unset, and an event jobgen.cancelled
 //	           marks it
 //
+// A job that succeeded and stored a result (runtime.RecordResult) has
+// its size in bytes in jobgen.result.size.
+//
 // error, timed_out and failed set the span's status to Error and record
 // the error as an exception event (once: a failure after an error keeps
 // the error's event and sets the status to why the job failed).

@@ -312,6 +312,9 @@ func (t *Tracing) Observe(ev runtime.Event) {
 		recordError(a.span, ev.Err)
 	case runtime.JobProcessed:
 		a.outcome = OutcomeOK
+		if ev.ResultSize > 0 {
+			a.span.SetAttributes(attribute.Int("jobgen.result.size", ev.ResultSize))
+		}
 	case runtime.JobReleased:
 		if a.outcome == "" {
 			a.outcome = OutcomeReleased

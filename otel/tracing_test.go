@@ -208,3 +208,23 @@ func TestOneSendPerManyPush(t *testing.T) {
 		}
 	})
 }
+
+// TestResultSize: the span of an attempt that stored a result says its
+// size; one without a result has no such attribute.
+func TestResultSize(t *testing.T) {
+	forEachBackend(t, jobotel.Config{}, func(t *testing.T, b *bundle) {
+		b.handle(func(ctx context.Context, s step, info runtime.JobInfo) error {
+			if s.N == 1 {
+				return runtime.RecordResult(ctx, "twelve bytes")
+			}
+			return nil
+		})
+		for _, n := range []int{1, 2} {
+			_, err := runtime.Dispatch(b.ctx, step{N: n})
+			require.NoError(t, err)
+		}
+		b.drain(t)
+		require.Equal(t, "13", attr(b.process(b.id(1))[0], "jobgen.result.size"))
+		require.Equal(t, "", attr(b.process(b.id(2))[0], "jobgen.result.size"))
+	})
+}

@@ -24,6 +24,7 @@
 //	jobgen_jobs_cancelled_total{queue,job}     running jobs an operator cancelled (runtime.JobCancelled)
 //	jobgen_job_duration_seconds{queue,job}     histogram of how long handlers ran
 //	jobgen_job_pickup_latency_seconds{queue,job} histogram of the time from ready to start
+//	jobgen_job_result_bytes{queue,job}         histogram of the sizes of the results jobs stored (docs/results.md)
 //	jobgen_worker_busy_slots{worker}           handlers running now, read at scrape time
 //
 // Pickup latency runs from when the job was ready to when its handler

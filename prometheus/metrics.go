@@ -26,13 +26,16 @@ type Config struct {
 	// PickupBuckets are the buckets of the pickup latency histogram, in
 	// seconds; default from 1ms to about 1 minute.
 	PickupBuckets []float64
+	// ResultBuckets are the buckets of the result size histogram, in
+	// bytes; default from 64 bytes to 4 MiB.
+	ResultBuckets []float64
 }
 
 // Metrics counts jobs dispatched and run, and is a prometheus.Collector
 // of them. It is safe for concurrent use.
 type Metrics struct {
 	dispatched, processed, failed, released, retried, timedOut, cancelled *prometheus.CounterVec
-	duration, pickup                                                      *prometheus.HistogramVec
+	duration, pickup, resultSize                                          *prometheus.HistogramVec
 	busyDesc                                                              *prometheus.Desc
 
 	mu   sync.Mutex
@@ -48,6 +51,9 @@ func New(cfg Config) *Metrics {
 	}
 	if cfg.DurationBuckets == nil {
 		cfg.DurationBuckets = prometheus.DefBuckets
+	}
+	if cfg.ResultBuckets == nil {
+		cfg.ResultBuckets = prometheus.ExponentialBuckets(64, 4, 9) // 64 B .. 4 MiB
 	}
 	if cfg.PickupBuckets == nil {
 		cfg.PickupBuckets = prometheus.ExponentialBuckets(0.001, 4, 9) // 1ms .. 65s
@@ -68,6 +74,8 @@ func New(cfg Config) *Metrics {
 			Help: "How long handlers ran, their job middleware included.", Buckets: cfg.DurationBuckets}, labels),
 		pickup: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "job_pickup_latency_seconds",
 			Help: "Time from when a job was ready (dispatched, or due) to when its handler started.", Buckets: cfg.PickupBuckets}, labels),
+		resultSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "job_result_bytes",
+			Help: "Size of the encoded results that succeeded jobs stored (runtime.RecordResult), in bytes.", Buckets: cfg.ResultBuckets}, labels),
 		busyDesc: prometheus.NewDesc(prometheus.BuildFQName(ns, "worker", "busy_slots"), "Handlers a worker is running now.", []string{"worker"}, nil),
 		busy:     map[string]int{},
 		due:      map[string]time.Time{},
@@ -75,7 +83,7 @@ func New(cfg Config) *Metrics {
 }
 
 func (m *Metrics) vecs() []prometheus.Collector {
-	return []prometheus.Collector{m.dispatched, m.processed, m.failed, m.released, m.retried, m.timedOut, m.cancelled, m.duration, m.pickup}
+	return []prometheus.Collector{m.dispatched, m.processed, m.failed, m.released, m.retried, m.timedOut, m.cancelled, m.duration, m.pickup, m.resultSize}
 }
 
 // Describe implements prometheus.Collector.
@@ -182,6 +190,9 @@ func (m *Metrics) Observe(ev runtime.Event) {
 	switch ev.Kind {
 	case runtime.JobProcessed:
 		m.processed.WithLabelValues(l...).Inc()
+		if ev.ResultSize > 0 {
+			m.resultSize.WithLabelValues(l...).Observe(float64(ev.ResultSize))
+		}
 	case runtime.JobFailed:
 		m.failed.WithLabelValues(l...).Inc()
 	case runtime.JobTimedOut:

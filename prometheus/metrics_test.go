@@ -225,3 +225,24 @@ func histogramSum(t *testing.T, c prometheus.Collector, name string) float64 {
 	_, s := histogram(t, c, name)
 	return s
 }
+
+// TestResultSizes: each stored result's size is observed, by queue and
+// job; a job without a result is not.
+func TestResultSizes(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *bundle) {
+		b.handle(func(ctx context.Context, s step, _ runtime.JobInfo) error {
+			if s.N == 0 {
+				return nil
+			}
+			return runtime.RecordResult(ctx, strings.Repeat("r", s.N))
+		})
+		for _, n := range []int{0, 10, 100} {
+			_, err := runtime.Dispatch(b.ctx, step{N: n})
+			require.NoError(t, err)
+		}
+		b.drain(t)
+		require.Equal(t, uint64(2), histogramCount(t, b.m, "jobgen_job_result_bytes"))
+		// msgpack adds one byte of header to 10 bytes, two to 100.
+		require.Equal(t, float64(11+102), histogramSum(t, b.m, "jobgen_job_result_bytes"))
+	})
+}
