@@ -60,6 +60,8 @@
 //	queue:forget        delete failed jobs by ID
 //	queue:flush         delete every failed job
 //	queue:prune-failed  delete failed jobs older than --hours (default 24)
+//	queue:job ID        a job's state, attempts, progress and attempts'
+//	                    errors
 //	queue:cancel ID     cancel a waiting, delayed or running job; it goes
 //	                    to the failed store, marked cancelled
 //	queue:push NAME     push a job by wire name, its fields as --json

@@ -36,7 +36,7 @@ type verb struct {
 // verbs are the commands, in the order help lists them.
 var verbs = []*verb{
 	workVerb,
-	failedVerb, retryVerb, forgetVerb, flushVerb, pruneVerb, cancelVerb,
+	failedVerb, retryVerb, forgetVerb, flushVerb, pruneVerb, jobVerb, cancelVerb,
 	pushVerb, clearVerb, restartVerb, pauseVerb, resumeVerb, limitVerb,
 	sizeVerb, monitorVerb, metricsVerb,
 	scheduleWorkVerb, scheduleRunVerb, scheduleListVerb, scheduleTestVerb,

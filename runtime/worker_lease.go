@@ -41,38 +41,45 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		}
 		sent := time.Now()
 		lost, cancelled, err := w.e.extend(ctx, w.cfg.RetryAfter, refs...)
-		w.mu.Lock()
-		if err != nil {
-			if ctx.Err() == nil {
-				w.log.Error("heartbeat failed", "jobs", len(refs), "err", err)
-			}
-			for r, a := range w.active {
-				if time.Now().After(a.leaseUntil) {
-					a.cancel(&LeaseLostError{Queue: r.Queue, ID: r.ID})
-				}
-			}
-			w.mu.Unlock()
-			continue
+		w.extended(ctx, refs, lost, cancelled, sent, err)
+	}
+}
+
+// extended applies a heartbeat's extend of refs, sent at sent: the
+// contexts of jobs cancelled or lost end, and the others' leases run
+// RetryAfter from sent. After an error, the jobs whose lease ran out by
+// this process's clock end as lost.
+func (w *Worker) extended(ctx context.Context, refs, lost, cancelled []Ref, sent time.Time, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.Error("heartbeat failed", "jobs", len(refs), "err", err)
 		}
-		gone := make(map[Ref]bool, len(lost)+len(cancelled))
-		for _, r := range cancelled {
-			gone[r] = true
-			if a := w.active[r]; a != nil {
-				a.cancel(&CancelledError{Queue: r.Queue, ID: r.ID})
-			}
-		}
-		for _, r := range lost {
-			gone[r] = true
-			if a := w.active[r]; a != nil {
+		for r, a := range w.active {
+			if time.Now().After(a.leaseUntil) {
 				a.cancel(&LeaseLostError{Queue: r.Queue, ID: r.ID})
 			}
 		}
-		for _, r := range refs {
-			if a := w.active[r]; a != nil && !gone[r] {
-				a.leaseUntil = sent.Add(w.cfg.RetryAfter)
-			}
+		return
+	}
+	gone := make(map[Ref]bool, len(lost)+len(cancelled))
+	for _, r := range cancelled {
+		gone[r] = true
+		if a := w.active[r]; a != nil {
+			a.cancel(&CancelledError{Queue: r.Queue, ID: r.ID})
 		}
-		w.mu.Unlock()
+	}
+	for _, r := range lost {
+		gone[r] = true
+		if a := w.active[r]; a != nil {
+			a.cancel(&LeaseLostError{Queue: r.Queue, ID: r.ID})
+		}
+	}
+	for _, r := range refs {
+		if a := w.active[r]; a != nil && !gone[r] {
+			a.leaseUntil = sent.Add(w.cfg.RetryAfter)
+		}
 	}
 }
 
