@@ -150,6 +150,34 @@ func BenchmarkReserveBatch100(b *testing.B) {
 	reportJobsPerSecond(b, 100*b.N)
 }
 
+// BenchmarkReserveBatch100Limited is BenchmarkReserveBatch100 on a queue
+// with a concurrency limit and a rate too high to bind: what checking
+// them costs a reserve (docs/flow-control.md).
+func BenchmarkReserveBatch100Limited(b *testing.B) {
+	ctx, e := benchEngine(b)
+	prePush(b, ctx, e, 100*b.N)
+	in := runtime.NewInspector(e)
+	if err := in.SetQueueLimit(ctx, benchQueue, 100*b.N+100); err != nil {
+		b.Fatal(err)
+	}
+	if err := in.SetQueueRate(ctx, benchQueue, 100*b.N+100, time.Hour); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		batch, err := runtime.NewBroker(e).Reserve(ctx, benchQueue, 100, time.Hour)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(batch.Jobs) != 100 {
+			b.Fatalf("reserved %d jobs, want 100", len(batch.Jobs))
+		}
+	}
+	b.StopTimer()
+	reportJobsPerSecond(b, 100*b.N)
+}
+
 // BenchmarkAck acks reserved jobs 100 at a time: one op is one Ack of 100
 // jobs.
 func BenchmarkAck(b *testing.B) {
