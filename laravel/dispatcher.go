@@ -48,6 +48,8 @@ func (d *Dispatcher) Dispatch(ctx context.Context, p *runtime.PendingDispatch) (
 		return "", fmt.Errorf("%w: job %s (%T) is mapped to no Laravel class: annotate it //job:laravel=App\\Jobs\\X, or laravel.Map it", runtime.ErrInvalid, job.JobName(), job)
 	case len(p.Chain()) > 0:
 		return "", fmt.Errorf("%w: job %s: a chain cannot be dispatched to Laravel (its payload chains PHP objects); dispatch the jobs one by one", runtime.ErrInvalid, job.JobName())
+	case opts.Debounce > 0 || opts.DebounceMaxWait > 0:
+		return "", fmt.Errorf("%w: job %s is debounced: the Laravel dispatcher does not debounce (Laravel's DebounceFor keeps its state in the app's cache, with its own layout); dispatch it through a jobgen engine, or without debounce", runtime.ErrInvalid, job.JobName())
 	case opts.Encrypted && !mp.sealed:
 		return "", fmt.Errorf("%w: job %s is encrypted, and its class %s is not mapped with laravel.MapEncrypted (Laravel seals ShouldBeEncrypted jobs with the app's APP_KEY: Mapper.UseEncrypter)", runtime.ErrInvalid, job.JobName(), mp.class)
 	}

@@ -129,9 +129,16 @@ func (p *PendingDispatch) Catch(cb CallbackRef) *PendingDispatch {
 func (p *PendingDispatch) JobName() string { return p.job.JobName() }
 
 // JobOptions returns the job's options with this dispatch's queue,
-// connection and delay in place of the annotated ones.
+// connection, delay and debounce window and max wait in place of the
+// annotated ones.
 func (p *PendingDispatch) JobOptions() JobOptions {
 	o := p.job.JobOptions()
+	if p.debounce != 0 {
+		o.Debounce = p.debounce
+	}
+	if p.debounceMaxWait != 0 {
+		o.DebounceMaxWait = p.debounceMaxWait
+	}
 	if p.queue != "" {
 		o.Queue = p.queue
 	}

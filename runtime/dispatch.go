@@ -152,6 +152,11 @@ type PendingDispatch struct {
 	chainConnection string
 	catch           *CallbackRef
 	batchID         string
+
+	// Set by Debounce and DebounceMaxWait (debounce.go).
+	debounceKey     string
+	debounce        time.Duration
+	debounceMaxWait time.Duration
 }
 
 // NewPendingDispatch starts a dispatch of job.
@@ -224,11 +229,20 @@ func (p *PendingDispatch) Chain() []Job { return p.chain }
 // Envelope builds the envelope to push, with a new ID and the chain
 // encoded inside it. Bodies are not sealed: an *Engine seals the bodies
 // of encrypted jobs with its key ring when it dispatches.
-func (p *PendingDispatch) Envelope() (*Envelope, error) { return p.envelope(nil) }
+func (p *PendingDispatch) Envelope() (*Envelope, error) { return p.build(nil) }
 
 // envelope builds the envelope; seal, if not nil, encrypts the bodies of
 // encrypted jobs, the chain's links included.
+// A debounced job is refused: only Engine.Dispatch debounces.
 func (p *PendingDispatch) envelope(seal func(*Envelope) error) (*Envelope, error) {
+	if err := p.refuseDebounce(); err != nil { // debounce.go
+		return nil, err
+	}
+	return p.build(seal)
+}
+
+// build is envelope without the check of debounced jobs.
+func (p *PendingDispatch) build(seal func(*Envelope) error) (*Envelope, error) {
 	env, err := newEnvelope(p.job, p.Queue(), p.Connection(), time.Now())
 	if err != nil {
 		return nil, err
@@ -332,8 +346,13 @@ func DispatchSync(ctx context.Context, job Job) error {
 
 // Dispatch pushes p's job, and returns its ID: *Engine is a Dispatcher.
 // It seals encrypted jobs with EngineConfig.Keys, and for a unique job
-// whose key is held it pushes nothing and returns a *DuplicateError.
+// whose key is held it pushes nothing and returns a *DuplicateError. A
+// debounced job (debounce.go) is added to its burst, and the ID returned
+// is the burst's job's.
 func (e *Engine) Dispatch(ctx context.Context, p *PendingDispatch) (string, error) {
+	if p.debounced() {
+		return e.dispatchDebounced(ctx, p)
+	}
 	env, err := p.envelope(e.seal)
 	if err != nil {
 		return "", err

@@ -162,7 +162,7 @@ type bulkChunk struct {
 // and checks every job's envelope as Dispatch does, then pushes them as
 // PushMany does: in one pipeline of push calls, one per queue, delay and
 // 500 jobs. Unique jobs are dispatched one at a time, each with its
-// lock. A job refused before the push (it does not encode, is too
+// lock, and so are debounced ones, each joining its burst. A job refused before the push (it does not encode, is too
 // large) or in a push call that failed is reported in a *DispatchManyError.
 func (e *Engine) DispatchMany(ctx context.Context, b *PendingMany) ([]string, error) {
 	n := len(b.jobs)
@@ -177,7 +177,7 @@ func (e *Engine) DispatchMany(ctx context.Context, b *PendingMany) ([]string, er
 	now := time.Now()
 	for i, job := range b.jobs {
 		o := job.JobOptions()
-		if o.UniqueFor > 0 {
+		if o.UniqueFor > 0 || o.Debounce > 0 {
 			id, err := e.Dispatch(ctx, b.Pending(i))
 			if err != nil {
 				be = be.add(n, i, err)

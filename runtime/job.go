@@ -44,6 +44,12 @@ type JobOptions struct {
 	// UniqueFor keeps a second copy from being queued for this long while
 	// one is pending.
 	UniqueFor time.Duration
+	// Debounce runs only the last of a burst of dispatches with the same
+	// debounce key, once this long has passed since it (debounce.go).
+	Debounce time.Duration
+	// DebounceMaxWait caps how long a debounced job waits from the first
+	// dispatch of its burst; 0 means 10 times Debounce.
+	DebounceMaxWait time.Duration
 	// Encrypted encrypts the job's body at rest.
 	Encrypted bool
 	// Tags label the job for monitoring.

@@ -278,6 +278,12 @@ func exerciseScripts(t *testing.T, b bundle) {
 	// error is counted by the exception throttle.
 	_, err = runtime.Dispatch(wctx, tagged(6, "flaky", runtime.JobOptions{Queue: "audit-chain"}))
 	require.NoError(t, err)
+	// A debounced job, dispatched twice in its window: the second
+	// replaces the first's payload (debounce.lua).
+	for _, n := range []int{20, 21} {
+		_, err = runtime.NewPendingDispatch(onQueue(n, "audit-chain")).Debounce("audit", 300*time.Millisecond).Dispatch(wctx)
+		require.NoError(t, err)
+	}
 	w, err := runtime.NewWorker(e, r, runtime.WorkerConfig{
 		Queues: []string{"audit-chain", "audit-next", "audit-batch"}, Logger: quiet, Sleep: 20 * time.Millisecond, Tries: 2,
 		Prefetch:   2, // so that it holds what it reserves, and starts each job (start.lua)
@@ -290,13 +296,13 @@ func exerciseScripts(t *testing.T, b bundle) {
 	eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(seen) == 11
-	}, "the worker runs the chains, the unique job, the batch and the flaky job twice")
+		return len(seen) == 12
+	}, "the worker runs the chains, the unique job, the batch, the flaky job twice and the debounced job")
 	cancel()
 	require.NoError(t, <-done)
 	mu.Lock()
 	defer mu.Unlock()
-	require.ElementsMatch(t, []int{1, 2, 3, 4, 5, 6, 6, 7, 8, 9, 10}, seen)
+	require.ElementsMatch(t, []int{1, 2, 3, 4, 5, 6, 6, 7, 8, 9, 10, 21}, seen)
 	exerciseLaravelScripts(t, b)
 }
 

@@ -31,6 +31,12 @@
 //	fail_on_timeout           fail at the first timeout (or =true, =false)
 //	delay=90s                 make every dispatch ready only after this
 //	unique_for=1h             no second copy queued while one is pending
+//	debounce=30s              of a burst of dispatches with one debounce key, run
+//	                          only the last, 30s after it (runtime's debounce.go)
+//	debounce_key=UserID       the field whose value is the debounce key (a string,
+//	                          a number, a bool or a fmt.Stringer); debounce needs it
+//	debounce_max_wait=5m      the longest a burst waits from its first dispatch;
+//	                          default 10 windows
 //	encrypted                 encrypt the body at rest (or =true, =false)
 //	tags=mail,billing         labels for monitoring
 //	group_limit=2             at most this many jobs of one group run at once,
@@ -51,7 +57,7 @@
 // `//job:event` marks an event: a struct whose fields its listeners get
 // (Laravel's events). `//job:listen=Event` marks a listener of an event
 // of the same package: a struct with no fields, taking the job keys
-// above (but not laravel= or unique_for=) for its queued jobs, or `sync`
+// above (but not laravel=, unique_for= or the debounce keys) for its queued jobs, or `sync`
 // to run inside Fire instead:
 //
 //	//job:event

@@ -305,6 +305,15 @@ func (k Keys) Overlap(key string) string { return k.prefix + ":overlap:" + key }
 // counts its exception once (hits.lua).
 func (k Keys) Throttle(key string) string { return k.prefix + ":throttle:" + key }
 
+// Debounce is a HASH, the record of the burst of dispatches of queue
+// under debounce key (the job's wire name, ":", its debounce key): id,
+// the job that waits for the burst to end, and first, the Redis ms of
+// the burst's first dispatch. It expires at the job's due time, when the
+// burst ends (runtime/lua/debounce.lua). It is in the queue's slot.
+func (k Keys) Debounce(queue, key string) string {
+	return k.prefix + ":{" + queue + "}:debounce:" + key
+}
+
 // Relayed is a ZSET of the jobs an outbox relay pushed to queue: mark ->
 // 1e15 + unix ms of the push while the mark's outbox row may still
 // exist, then the unix ms it expires at (runtime/lua/outbox_push.lua).

@@ -11,10 +11,11 @@ import (
 )
 
 // JobMethods returns the methods of runtime.Job for j: JobName,
-// JobOptions and EncodeJob.
+// JobOptions and EncodeJob, and for a job with debounce_key its
+// DebounceKey (runtime.DebouncedJob).
 func JobMethods(j model.Job) []jen.Code {
 	t := j.TypeName
-	return []jen.Code{
+	methods := []jen.Code{
 		doc("JobName returns %q, the wire name the router knows %s by.", j.Name, t).
 			Func().Params(jen.Id(t)).Id("JobName").Params().String().
 			Block(jen.Return(jen.Lit(j.Name))),
@@ -27,6 +28,12 @@ func JobMethods(j model.Job) []jen.Code {
 			Func().Params(jen.Id("j").Id(t)).Id("EncodeJob").Params().Params(jen.Index().Byte(), jen.Error()).
 			Block(jen.Return(jen.Qual(runtimePkg, "Encode").Call(jen.Id("j")))),
 	}
+	if j.DebounceKey != "" {
+		methods = append(methods, doc("DebounceKey returns the debounce key of the job: its field %s.", j.DebounceKey).
+			Func().Params(jen.Id("j").Id(t)).Id("DebounceKey").Params().String().
+			Block(jen.Return(jen.Qual(runtimePkg, "DebounceKeyOf").Call(jen.Id("j").Dot(j.DebounceKey)))))
+	}
+	return methods
 }
 
 // Options returns a runtime.JobOptions literal holding the set fields of

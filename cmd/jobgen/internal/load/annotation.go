@@ -53,6 +53,9 @@ type annotation struct {
 	event  bool
 	listen string
 	sync   bool
+	// debounceKey names the field whose value is the job's debounce key
+	// (`debounce_key=`).
+	debounceKey string
 }
 
 // tokenError is a problem with one token of an annotation line; offset is
@@ -154,6 +157,9 @@ var setters = optionSetters(map[string]setter{
 	"event":   flag(func(a *annotation) *bool { return &a.event }),
 	"sync":    flag(func(a *annotation) *bool { return &a.sync }),
 	"listen":  setListen,
+	// A field's name, so not an option of the table: it generates the
+	// job's DebounceKey method.
+	"debounce_key": setDebounceKey,
 })
 
 // optionSetters adds to m a setter for the key of every job option.
@@ -232,6 +238,14 @@ func setResult(a *annotation, value string) error {
 		return errors.New("want the name of a type of this package that the handler returns, such as result=Receipt")
 	}
 	a.result = value
+	return nil
+}
+
+func setDebounceKey(a *annotation, value string) error {
+	if !token.IsIdentifier(value) {
+		return errors.New("want the name of a field of the job, such as debounce_key=UserID")
+	}
+	a.debounceKey = value
 	return nil
 }
 

@@ -24,8 +24,8 @@ type foundListener struct {
 }
 
 // eventKeys and syncKeys are the keys an event and a synchronous listener
-// take; a queued listener takes every job key but laravel and
-// unique_for.
+// take; a queued listener takes every job key but laravel, unique_for
+// and the debounce keys.
 var (
 	eventKeys = []string{"event"}
 	syncKeys  = []string{"listen", "name", "sync"}
@@ -65,12 +65,15 @@ func (l *loader) listener(spec *ast.TypeSpec, a annotation) (model.Listener, boo
 			l.errs.add(pos, "listener %s is sync: it runs inside Fire, not as a queued job, so %s does not apply; drop it, or drop sync", name, strings.Join(extra, ", "))
 		}
 	default:
-		for _, k := range []string{"laravel", "result", "unique_for"} {
+		for _, k := range []string{"laravel", "result", "unique_for", "debounce", "debounce_key", "debounce_max_wait"} {
 			if a.seen[k] {
 				l.errs.add(pos, "listener %s may not set %s: %s", name, k, map[string]string{
-					"laravel":    "a listener's job is no PHP job class",
-					"result":     "nobody awaits a listener's job: Fire returns no job IDs",
-					"unique_for": "an event's listener jobs are pushed in one atomic call, and a unique lock would be a second",
+					"laravel":           "a listener's job is no PHP job class",
+					"result":            "nobody awaits a listener's job: Fire returns no job IDs",
+					"unique_for":        "an event's listener jobs are pushed in one atomic call, and a unique lock would be a second",
+					"debounce":          "an event's listener jobs are pushed in one atomic call, and a burst is kept per dispatch",
+					"debounce_key":      "an event's listener jobs are not debounced",
+					"debounce_max_wait": "an event's listener jobs are not debounced",
 				}[k])
 			}
 		}

@@ -367,17 +367,18 @@ func (l *loader) parse(doc []*ast.Comment) (a annotation, ok bool) {
 // which are recorded.
 func (l *loader) job(spec *ast.TypeSpec, a annotation) (model.Job, bool) {
 	before := len(l.errs)
-	job := model.Job{TypeName: spec.Name.Name, Name: a.name, Options: a.opts, Laravel: strings.TrimPrefix(a.laravel, `\`), Result: a.result}
+	job := model.Job{TypeName: spec.Name.Name, Name: a.name, Options: a.opts, Laravel: strings.TrimPrefix(a.laravel, `\`), Result: a.result, DebounceKey: a.debounceKey}
 	if job.Name == "" {
 		job.Name = l.pkg.Name + "." + job.TypeName
 	}
-	l.checkType(spec, &job)
+	l.checkType(spec, &job, a.seen)
 	return job, len(l.errs) == before
 }
 
 // checkType checks that spec declares a struct type the generated code
-// can serve, and finds its Handle and Failed methods.
-func (l *loader) checkType(spec *ast.TypeSpec, job *model.Job) {
+// can serve, and finds its Handle and Failed methods; seen holds the
+// keys its annotation set, well or not.
+func (l *loader) checkType(spec *ast.TypeSpec, job *model.Job, seen map[string]bool) {
 	named, st, ok := l.structType(spec, "job")
 	if !ok {
 		return
@@ -389,6 +390,7 @@ func (l *loader) checkType(spec *ast.TypeSpec, job *model.Job) {
 	}
 	l.checkFields(l.position(spec.Name.Pos()), spec.Name.Name, st, methods, "job")
 	l.checkMethods(named, job, methods)
+	l.checkDebounce(l.position(spec.Name.Pos()), named, st, *job, seen)
 }
 
 // checkResult checks that the result type of job names a type of the

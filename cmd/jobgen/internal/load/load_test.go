@@ -169,6 +169,46 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{"jobs.go:8:10: T.Handle is not Handle(ctx context.Context) (R, error), as result=R wants; give it that signature to handle the job itself, or rename it"},
 		},
 		{
+			name: "debounce without a key",
+			src:  "//job:debounce=30s\ntype T struct{ A int }\n",
+			want: []string{"jobs.go:4:6: T sets debounce without a key: add debounce_key=Field, the field whose value keys a burst of dispatches (such as debounce_key=UserID), or give it a method DebounceKey() string"},
+		},
+		{
+			name: "debounce with a bad duration",
+			src:  "//job:debounce=30 debounce_key=A\ntype T struct{ A int }\n",
+			want: []string{"jobs.go:3:7: debounce=30: want a positive Go duration such as 30s, 5m or 1h30m"},
+		},
+		{
+			name: "debounce key of an unknown field",
+			src:  "//job:debounce=30s debounce_key=UserID\ntype T struct{ A, B int }\n",
+			want: []string{"jobs.go:4:6: debounce_key=UserID: T has no field UserID; its fields: A, B"},
+		},
+		{
+			name: "debounce key of a field that makes no key",
+			src:  "//job:debounce=30s debounce_key=A\ntype T struct{ A []int }\n",
+			want: []string{"jobs.go:4:6: debounce_key=A: field T.A is a []int; a debounce key is a string, a number, a bool or a fmt.Stringer"},
+		},
+		{
+			name: "debounce key that is no field name",
+			src:  "//job:debounce=30s debounce_key=a.b\ntype T struct{ A int }\n",
+			want: []string{"jobs.go:3:20: debounce_key=a.b: want the name of a field of the job, such as debounce_key=UserID"},
+		},
+		{
+			name: "debounce key without debounce",
+			src:  "//job:debounce_key=A\ntype T struct{ A int }\n",
+			want: []string{"jobs.go:4:6: T sets debounce_key or debounce_max_wait without debounce: add debounce=30s (its window), or drop them"},
+		},
+		{
+			name: "debounce and unique",
+			src:  "//job:debounce=30s debounce_key=A unique_for=1h\ntype T struct{ A int }\n",
+			want: []string{"jobs.go:4:6: T sets both debounce and unique_for: a unique job keeps the first dispatch, a debounced one the last; use one of them"},
+		},
+		{
+			name: "debounce max wait below the window",
+			src:  "//job:debounce=30s debounce_key=A debounce_max_wait=10s\ntype T struct{ A int }\n",
+			want: []string{"jobs.go:4:6: T: debounce_max_wait (10s) must be at least debounce (30s)"},
+		},
+		{
 			name: "bad value",
 			src:  "// T is a job.\n//\n//job:tries=many\ntype T struct{ A int }\n",
 			want: []string{"jobs.go:5:7: tries=many: want a whole number of at least 1"},

@@ -83,6 +83,10 @@ type Job struct {
 	// with one is registered with runtime.RegisterResult, and gets the
 	// ResultMethods.
 	Result string
+	// DebounceKey is the field whose value is the job's debounce key (the
+	// `debounce_key=` key): the generated DebounceKey method returns it.
+	// Empty for none.
+	DebounceKey string
 	// Laravel is the PHP job class the type maps to (the `laravel=` key),
 	// such as App\Jobs\SendWelcomeEmail, or "Class@method" for a string
 	// job; empty for none.
@@ -105,19 +109,21 @@ func (p *Package) HasLaravel() bool {
 // generated literal. The loader and the emitter read and write them by
 // the table; a test fails when the fields and the table disagree.
 type Options struct {
-	Queue         string
-	Connection    string
-	Tries         int
-	Backoff       []time.Duration
-	Timeout       time.Duration
-	RetryUntil    time.Duration
-	MaxExceptions int
-	FailOnTimeout bool
-	Delay         time.Duration
-	UniqueFor     time.Duration
-	Encrypted     bool
-	Tags          []string
-	GroupLimit    int
+	Queue           string
+	Connection      string
+	Tries           int
+	Backoff         []time.Duration
+	Timeout         time.Duration
+	RetryUntil      time.Duration
+	MaxExceptions   int
+	FailOnTimeout   bool
+	Delay           time.Duration
+	UniqueFor       time.Duration
+	Debounce        time.Duration
+	DebounceMaxWait time.Duration
+	Encrypted       bool
+	Tags            []string
+	GroupLimit      int
 }
 
 // Methods are the methods generated on every job type, in the order they

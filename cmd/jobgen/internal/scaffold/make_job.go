@@ -119,6 +119,9 @@ func keys() string {
 	keys := []string{"name"}
 	for _, o := range jobopt.All {
 		keys = append(keys, o.Key)
+		if o.Key == "debounce" {
+			keys = append(keys, "debounce_key") // a field's name, not an option
+		}
 	}
 	return strings.Join(keys, ", ")
 }

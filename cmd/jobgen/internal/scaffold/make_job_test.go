@@ -56,8 +56,8 @@ import "context"
 //
 // The //job: line below sets its defaults; run go generate after editing
 // it. Keys: name, queue, connection, tries, backoff, timeout, retry_until,
-// max_exceptions, fail_on_timeout, delay, unique_for, encrypted, tags,
-// group_limit.
+// max_exceptions, fail_on_timeout, delay, unique_for, debounce,
+// debounce_key, debounce_max_wait, encrypted, tags, group_limit.
 //
 //job:queue=emails tries=3
 type SendEmail struct {

@@ -54,3 +54,12 @@ func (j Welcome) Handle(ctx context.Context) error { return nil }
 //
 //job:queue=health
 type Ping struct{}
+
+// ReindexUser is debounced per user: of a burst of dispatches for one
+// user, only the last runs, 30s after it, and none waits past 5m.
+//
+//job:queue=search debounce=30s debounce_key=UserID debounce_max_wait=5m
+type ReindexUser struct {
+	UserID int64
+	Reason string
+}

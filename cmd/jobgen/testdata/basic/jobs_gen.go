@@ -16,6 +16,8 @@ type Handlers interface {
 	HandleEverything(ctx context.Context, job Everything) error
 	// HandlePing handles Ping jobs (wire name "emails.Ping").
 	HandlePing(ctx context.Context, job Ping) error
+	// HandleReindexUser handles ReindexUser jobs (wire name "emails.ReindexUser").
+	HandleReindexUser(ctx context.Context, job ReindexUser) error
 	// HandleSendEmail handles SendEmail jobs (wire name "emails.SendEmail").
 	HandleSendEmail(ctx context.Context, job SendEmail) error
 }
@@ -27,6 +29,7 @@ type Handlers interface {
 func Register(r *runtime.Router, h Handlers) {
 	runtime.Register[Everything](r, "billing.everything", h.HandleEverything)
 	runtime.Register[Ping](r, "emails.Ping", h.HandlePing)
+	runtime.Register[ReindexUser](r, "emails.ReindexUser", h.HandleReindexUser)
 	runtime.Register[SendEmail](r, "emails.SendEmail", h.HandleSendEmail, runtime.OnFailed(func(ctx context.Context, job SendEmail, err error) {
 		job.Failed(ctx, err)
 	}))
@@ -181,6 +184,83 @@ func (j Ping) DispatchUnless(ctx context.Context, cond bool) (string, error) {
 // DispatchSync runs the job's handler now, in this goroutine, through the
 // router of runtime.WithRouter or runtime.SetDefaultRouter.
 func (j Ping) DispatchSync(ctx context.Context) error {
+	return runtime.DispatchSync(ctx, j)
+}
+
+// JobName returns "emails.ReindexUser", the wire name the router knows ReindexUser by.
+func (ReindexUser) JobName() string {
+	return "emails.ReindexUser"
+}
+
+// JobOptions returns the defaults from the //job: annotation of ReindexUser.
+func (ReindexUser) JobOptions() runtime.JobOptions {
+	return runtime.JobOptions{
+		Queue:           "search",
+		Debounce:        30 * time.Second,
+		DebounceMaxWait: 5 * time.Minute,
+	}
+}
+
+// EncodeJob encodes the fields of the job with msgpack.
+func (j ReindexUser) EncodeJob() ([]byte, error) {
+	return runtime.Encode(j)
+}
+
+// DebounceKey returns the debounce key of the job: its field UserID.
+func (j ReindexUser) DebounceKey() string {
+	return runtime.DebounceKeyOf(j.UserID)
+}
+
+// Dispatch sends the job with its annotated options and returns its ID.
+// The dispatcher is the one runtime.WithDispatcher put on ctx, else the one
+// runtime.SetConnection named for the job's connection, else the one set
+// with runtime.SetDefaultDispatcher.
+func (j ReindexUser) Dispatch(ctx context.Context) (string, error) {
+	return runtime.Dispatch(ctx, j)
+}
+
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j ReindexUser) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
+}
+
+// Delay starts a dispatch of the job that makes it ready only after d.
+func (j ReindexUser) Delay(d time.Duration) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).Delay(d)
+}
+
+// OnQueue starts a dispatch of the job to queue q.
+func (j ReindexUser) OnQueue(q string) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).OnQueue(q)
+}
+
+// OnConnection starts a dispatch of the job through the dispatcher named c.
+func (j ReindexUser) OnConnection(c string) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).OnConnection(c)
+}
+
+// WithChain starts a dispatch of the job after which jobs run in order,
+// each only if the one before it succeeded.
+func (j ReindexUser) WithChain(jobs ...runtime.Job) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).WithChain(jobs...)
+}
+
+// DispatchIf dispatches the job if cond holds; otherwise it returns "", nil.
+func (j ReindexUser) DispatchIf(ctx context.Context, cond bool) (string, error) {
+	return runtime.DispatchIf(ctx, cond, j)
+}
+
+// DispatchUnless dispatches the job unless cond holds.
+func (j ReindexUser) DispatchUnless(ctx context.Context, cond bool) (string, error) {
+	return runtime.DispatchUnless(ctx, cond, j)
+}
+
+// DispatchSync runs the job's handler now, in this goroutine, through the
+// router of runtime.WithRouter or runtime.SetDefaultRouter.
+func (j ReindexUser) DispatchSync(ctx context.Context) error {
 	return runtime.DispatchSync(ctx, j)
 }
 
