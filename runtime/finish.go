@@ -17,7 +17,8 @@ var scriptFinish = mustScript("finish")
 // (EngineConfig.KeepFinished), or both. Broker.Finish takes them.
 type Finish struct {
 	Ref
-	// Result is the job's encoded result (RecordResult); nil for none.
+	// Result is the job's encoded result (RecordResult); nil or empty
+	// for none.
 	Result []byte
 	// Record describes the job for the queue's record of finished jobs;
 	// nil for none, and ignored on a queue that keeps none. Its ID, Queue
@@ -67,8 +68,9 @@ func (br *Broker) Finish(ctx context.Context, jobs ...Finish) error {
 	return lostError(lost)
 }
 
-// finishPer is the most jobs of one finish call: each takes two keys.
-const finishPer = 100
+// finishPer is the most jobs of one finish call; each with a result
+// takes two keys.
+const finishPer = 500
 
 // runtimesSlot is the span of one runtimes hash.
 const runtimesSlot = 10 * time.Minute
@@ -97,12 +99,14 @@ func (e *Engine) finishCalls(jobs []Finish) ([]call, [][]Ref, error) {
 		fs := byQueue[q]
 		for len(fs) > 0 {
 			n := min(finishPer, len(fs))
-			keys := append(make([]string, 0, len(head)+2*n), head...)
+			keys := append(make([]string, 0, len(head)+2*n), head...) // two a job with a result
 			args := make([]any, 0, 5+5*n)
 			args = append(args, e.cfg.ResultRetention.Milliseconds(), doneTTL.Milliseconds(), keep.MaxJobs, keep.MaxAge.Milliseconds(), runtimesTTL.Milliseconds())
 			refs := make([]Ref, n)
 			for i, f := range fs[:n] {
-				keys = append(keys, e.keys.Result(q, f.ID), e.keys.Done(q, f.ID))
+				if len(f.Result) > 0 {
+					keys = append(keys, e.keys.Result(q, f.ID), e.keys.Done(q, f.ID))
+				}
 				info, field := "", ""
 				if keeps && f.Record != nil {
 					b, err := msgpack.Marshal(finishedInfo{Name: f.Record.Name, Attempts: f.Record.Attempts, Worker: f.Record.Worker,

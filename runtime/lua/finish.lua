@@ -12,7 +12,8 @@
 -- KEYS[6] -> finished zset (job ID -> finished at, Redis unix ms)
 -- KEYS[7] -> finished info hash (job ID -> encoded record)
 -- KEYS[8] -> runtimes hash of the current slot ("name|bucket" -> count)
--- KEYS[9..] -> per job of ARGV, in order: its result string, its done list
+-- KEYS[9..] -> per job of ARGV with a result, in order: its result
+--              string, its done list
 -- ARGV[1] -> result retention, ms
 -- ARGV[2] -> lifetime of a done list, ms
 -- ARGV[3] -> most finished jobs to keep (0: no limit)
@@ -20,7 +21,7 @@
 -- ARGV[5] -> lifetime of the runtimes hash, ms
 -- ARGV[6..] -> quintuples: job ID, reservation token, encoded result
 --              ("" for none), encoded finished record ("" for none),
---              runtimes field ("" for none) (at most 100 quintuples)
+--              runtimes field ("" for none) (at most 500 quintuples)
 --
 -- Returns: per quintuple, 1 if acked or 0 if the token is stale. A stale
 -- quintuple changes nothing: no result, record or count is written for a
@@ -40,7 +41,13 @@
 local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash', 4, 'hash', 5, 'hash', 6, 'zset', 7, 'hash', 8, 'hash'})
 if bad then return bad end
 local n = (#ARGV - 5) / 5
-if n < 1 or n ~= math.floor(n) or #KEYS ~= 8 + 2 * n then
+local results = 0
+if n == math.floor(n) then
+  for j = 1, n do
+    if ARGV[3 + 5 * j] ~= '' then results = results + 1 end
+  end
+end
+if n < 1 or n ~= math.floor(n) or #KEYS ~= 8 + 2 * results then
   return redis.error_reply('ERR finish: ' .. #ARGV .. ' arguments and ' .. #KEYS .. ' keys do not make whole jobs')
 end
 local retention, doneTTL = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -48,8 +55,8 @@ local maxCount, maxAge, slotTTL = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber
 if not (retention and doneTTL and maxCount and maxAge and slotTTL) or retention < 1 or doneTTL < 1 then
   return redis.error_reply('ERR finish: retention, done lifetime, bounds and slot lifetime must be integers, the first two at least 1')
 end
-for j = 1, n do
-  local b = typeError(KEYS[7 + 2 * j], 'string') or typeError(KEYS[8 + 2 * j], 'list')
+for k = 1, results do
+  local b = typeError(KEYS[7 + 2 * k], 'string') or typeError(KEYS[8 + 2 * k], 'list')
   if b then return b end
 end
 
@@ -61,9 +68,10 @@ local ids = {}
 for j = 1, n do ids[j] = ARGV[1 + 5 * j] end
 local states = redis.call('HMGET', KEYS[2], unpack(ids))
 
-local out, recorded, counted = {}, false, false
+local out, recorded, counted, k = {}, false, false, 0
 for j = 1, n do
   local id, a = ids[j], 1 + 5 * j
+  if ARGV[a + 2] ~= '' then k = k + 1 end
   local st, att, tok = states[j], nil, nil
   if st then att, tok = string.match(st, '^(%d+):%d+:(.+)$') end
   if tok and tok == ARGV[a + 1] then
@@ -73,9 +81,9 @@ for j = 1, n do
     if att ~= '1' then redis.call('HDEL', KEYS[4], id) end
     redis.call('HDEL', KEYS[5], id)
     if ARGV[a + 2] ~= '' then
-      redis.call('SET', KEYS[7 + 2 * j], ARGV[a + 2], 'PX', retention)
-      redis.call('LPUSH', KEYS[8 + 2 * j], '1')
-      redis.call('PEXPIRE', KEYS[8 + 2 * j], doneTTL)
+      redis.call('SET', KEYS[7 + 2 * k], ARGV[a + 2], 'PX', retention)
+      redis.call('LPUSH', KEYS[8 + 2 * k], '1')
+      redis.call('PEXPIRE', KEYS[8 + 2 * k], doneTTL)
     end
     if ARGV[a + 3] ~= '' then
       redis.call('ZADD', KEYS[6], nows, id)
