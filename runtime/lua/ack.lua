@@ -5,8 +5,7 @@
 -- KEYS[2] -> state hash (job ID -> "attempts:exceptions:token")
 -- KEYS[3] -> payloads hash
 -- KEYS[4] -> errors hash (optional: job ID -> its last attempts' errors,
---            lib/attempt_errors.lua): a job past its first attempt loses
---            its entry; a first attempt has none, and costs nothing more
+--            lib/attempt_errors.lua): the jobs acked lose their entries
 -- KEYS[5] -> progress hash (optional, given by a worker whose call acks a
 --            job that reported progress): every job acked loses its entry
 -- KEYS[6..11] -> the group keys (optional, with KEYS[5]; lib/groups.lua):
@@ -44,26 +43,22 @@ end
 local states = redis.call('HMGET', KEYS[2], unpack(ids))
 
 local out, done, d = {}, {}, 0
-local errs, e = {}, 0
 for j = 1, n do
   local st = states[j]
-  local a, tok
-  if st then a, tok = string.match(st, '^(%d+):%d+:(.+)$') end
-  if tok and tok == ARGV[2 * j] then
+  if st and string.match(st, '^%d+:%d+:(.+)$') == ARGV[2 * j] then
     d = d + 1
     done[d] = ids[j]
     out[j] = 1
-    if KEYS[4] and a ~= '1' then
-      e = e + 1
-      errs[e] = ids[j]
-    end
   else
     out[j] = 0
   end
 end
-if e > 0 then
-  bad = wrongType({4, 'hash'})
-  if bad then return bad end
+-- The errors hash exists only while a job of the queue waits for a retry
+-- after an error: a queue whose jobs do not fail pays one TYPE a call,
+-- and no work per job.
+local errs = d > 0 and KEYS[4] and redis.call('TYPE', KEYS[4]).ok
+if errs and errs ~= 'none' and errs ~= 'hash' then
+  return redis.error_reply('WRONGTYPE ' .. KEYS[4] .. ' holds a ' .. errs .. ', not a hash; nothing was written')
 end
 if d > 0 and KEYS[5] then
   bad = wrongType({5, 'hash'})
@@ -77,6 +72,6 @@ if d > 0 then
     redis.call('RPUSH', KEYS[12], '1')
   end
 end
-if e > 0 then redis.call('HDEL', KEYS[4], unpack(errs)) end
+if errs == 'hash' then redis.call('HDEL', KEYS[4], unpack(done)) end
 if d > 0 and KEYS[5] then redis.call('HDEL', KEYS[5], unpack(done)) end
 return out
