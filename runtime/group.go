@@ -47,6 +47,12 @@ func ValidateGroup(name string) error {
 	return nil
 }
 
+// GroupKey returns v as a group name: generated JobGroup methods call it
+// on the field that `group=` names.
+func GroupKey[T ~string | ~int | ~int8 | ~int16 | ~int32 | ~int64 | ~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr](v T) string {
+	return fmt.Sprint(v)
+}
+
 // Group returns the job's group, "" for none.
 func (e *Envelope) Group() string { return e.Headers[GroupHeader] }
 

@@ -260,3 +260,30 @@ func TestGroupLimitAcrossWorkers(t *testing.T) {
 		require.Zero(t, left, "no slot or group entry is left behind")
 	})
 }
+
+// A dispatch sets or overrides the group and its limit; a group with a
+// NUL byte is refused with an error that names it, and nothing is pushed.
+func TestGroupPerDispatch(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		_, err := b.engine.Dispatch(b.ctx, runtime.NewPendingDispatch(onQueue(1, "per")).OnGroup("acme").WithGroupLimit(1))
+		require.NoError(t, err)
+		_, err = b.engine.Dispatch(b.ctx, runtime.NewPendingDispatch(groupJob{tagged(2, "from-field", runtime.JobOptions{Queue: "per"})}).OnGroup("acme"))
+		require.NoError(t, err)
+		_, err = b.engine.Dispatch(b.ctx, runtime.NewPendingDispatch(groupJob{tagged(3, "from-field", runtime.JobOptions{Queue: "per"})}))
+		require.NoError(t, err)
+		_, err = b.engine.Dispatch(b.ctx, runtime.NewPendingDispatch(onQueue(4, "per")).OnGroup("a\x00b"))
+		require.ErrorIs(t, err, runtime.ErrInvalid)
+		require.ErrorContains(t, err, `group "a\x00b" holds a NUL byte`)
+
+		res := mustReserve(t, b, "per", 10)
+		var groups []string
+		for _, r := range res.Jobs {
+			env, err := runtime.DecodeEnvelope("per", r.ID, r.Payload)
+			require.NoError(t, err)
+			groups = append(groups, fmt.Sprintf("%s/%d", env.Group(), env.GroupLimit()))
+		}
+		// acme's limit of 1 holds its second job back.
+		require.Equal(t, []string{"acme/1", "from-field/0"}, groups)
+	})
+}

@@ -39,6 +39,9 @@
 //	                          default 10 windows
 //	encrypted                 encrypt the body at rest (or =true, =false)
 //	tags=mail,billing         labels for monitoring
+//	group=TenantID            the field (a string or an integer) holding the
+//	                          job's fair group: the queue takes its groups'
+//	                          jobs in turn (generates JobGroup)
 //	group_limit=2             at most this many jobs of one group run at once,
 //	                          across all workers (docs/flow-control.md)
 //	laravel=App\Jobs\Mail     the PHP job class it stands for, or Class@method for

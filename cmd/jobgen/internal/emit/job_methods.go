@@ -12,7 +12,8 @@ import (
 
 // JobMethods returns the methods of runtime.Job for j: JobName,
 // JobOptions and EncodeJob, and for a job with debounce_key its
-// DebounceKey (runtime.DebouncedJob).
+// DebounceKey (runtime.DebouncedJob), and for a job with a group field
+// its JobGroup (runtime.GroupedJob).
 func JobMethods(j model.Job) []jen.Code {
 	t := j.TypeName
 	methods := []jen.Code{
@@ -32,6 +33,11 @@ func JobMethods(j model.Job) []jen.Code {
 		methods = append(methods, doc("DebounceKey returns the debounce key of the job: its field %s.", j.DebounceKey).
 			Func().Params(jen.Id("j").Id(t)).Id("DebounceKey").Params().String().
 			Block(jen.Return(jen.Qual(runtimePkg, "DebounceKeyOf").Call(jen.Id("j").Dot(j.DebounceKey)))))
+	}
+	if j.GroupField != "" {
+		methods = append(methods, doc("JobGroup returns the job's fair group, its field %s (runtime.GroupedJob).", j.GroupField).
+			Func().Params(jen.Id("j").Id(t)).Id("JobGroup").Params().String().
+			Block(jen.Return(jen.Qual(runtimePkg, "GroupKey").Call(jen.Id("j").Dot(j.GroupField)))))
 	}
 	return methods
 }

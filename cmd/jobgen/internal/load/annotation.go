@@ -56,6 +56,8 @@ type annotation struct {
 	// debounceKey names the field whose value is the job's debounce key
 	// (`debounce_key=`).
 	debounceKey string
+	// group names the field that holds the job's fair group (`group=`).
+	group string
 }
 
 // tokenError is a problem with one token of an annotation line; offset is
@@ -160,6 +162,7 @@ var setters = optionSetters(map[string]setter{
 	// A field's name, so not an option of the table: it generates the
 	// job's DebounceKey method.
 	"debounce_key": setDebounceKey,
+	"group":        setGroup,
 })
 
 // optionSetters adds to m a setter for the key of every job option.
@@ -246,6 +249,14 @@ func setDebounceKey(a *annotation, value string) error {
 		return errors.New("want the name of a field of the job, such as debounce_key=UserID")
 	}
 	a.debounceKey = value
+	return nil
+}
+
+func setGroup(a *annotation, value string) error {
+	if !token.IsIdentifier(value) {
+		return errors.New("want the name of a string or integer field of the job, such as group=TenantID")
+	}
+	a.group = value
 	return nil
 }
 

@@ -367,11 +367,12 @@ func (l *loader) parse(doc []*ast.Comment) (a annotation, ok bool) {
 // which are recorded.
 func (l *loader) job(spec *ast.TypeSpec, a annotation) (model.Job, bool) {
 	before := len(l.errs)
-	job := model.Job{TypeName: spec.Name.Name, Name: a.name, Options: a.opts, Laravel: strings.TrimPrefix(a.laravel, `\`), Result: a.result, DebounceKey: a.debounceKey}
+	job := model.Job{TypeName: spec.Name.Name, Name: a.name, Options: a.opts, Laravel: strings.TrimPrefix(a.laravel, `\`), Result: a.result, DebounceKey: a.debounceKey, GroupField: a.group}
 	if job.Name == "" {
 		job.Name = l.pkg.Name + "." + job.TypeName
 	}
 	l.checkType(spec, &job, a.seen)
+	l.checkGroup(spec, &job)
 	return job, len(l.errs) == before
 }
 
@@ -557,4 +558,42 @@ func (l *loader) checkPackageNames(laravel bool) {
 		}
 		l.errs.add(l.position(obj.Pos()), "package-level %s clashes with the generated %s, which %s; rename it", n, model.OutputFile, what)
 	}
+}
+
+// checkGroup checks the `group=` field of job and that group_limit comes
+// with it.
+func (l *loader) checkGroup(spec *ast.TypeSpec, job *model.Job) {
+	pos := l.position(spec.Name.Pos())
+	if job.GroupField == "" {
+		if job.Options.GroupLimit > 0 {
+			l.errs.add(pos, "%s: group_limit=%d limits the jobs of one group, but the annotation names no group; add group=Field, the field that holds the group (a customer or API token)", job.TypeName, job.Options.GroupLimit)
+		}
+		return
+	}
+	named, st, ok := l.structType(spec, "job")
+	if !ok {
+		return
+	}
+	for i := range named.NumMethods() {
+		if m := named.Method(i); m.Name() == "JobGroup" {
+			l.errs.add(l.position(m.Pos()), "%s has a method JobGroup, which group=%s generates; remove one of them", job.TypeName, job.GroupField)
+		}
+	}
+	var names []string
+	for i := range st.NumFields() {
+		f := st.Field(i)
+		names = append(names, f.Name())
+		if f.Name() != job.GroupField {
+			continue
+		}
+		if f.Name() == "JobGroup" {
+			l.errs.add(l.position(f.Pos()), "field %s.JobGroup clashes with the method JobGroup that group= generates; rename the field", job.TypeName)
+		}
+		b, ok := f.Type().Underlying().(*types.Basic)
+		if !ok || b.Info()&(types.IsString|types.IsInteger) == 0 {
+			l.errs.add(l.position(f.Pos()), "group=%s: field %s.%s is of type %s; the group must be a string or an integer", job.GroupField, job.TypeName, f.Name(), types.TypeString(f.Type(), l.qualifier()))
+		}
+		return
+	}
+	l.errs.add(pos, "group=%s: %s has no field %s; its fields: %s", job.GroupField, job.TypeName, job.GroupField, strings.Join(names, ", "))
 }

@@ -209,6 +209,31 @@ func TestLoadErrors(t *testing.T) {
 			want: []string{"jobs.go:4:6: T: debounce_max_wait (10s) must be at least debounce (30s)"},
 		},
 		{
+			name: "group field missing",
+			src:  "//job:group=Tenant\ntype T struct{ A int }\n",
+			want: []string{"jobs.go:4:6: group=Tenant: T has no field Tenant; its fields: A"},
+		},
+		{
+			name: "group field of another type",
+			src:  "//job:group=A\ntype T struct{ A float64 }\n",
+			want: []string{"jobs.go:4:16: group=A: field T.A is of type float64; the group must be a string or an integer"},
+		},
+		{
+			name: "group not a field name",
+			src:  "//job:group=a.b\ntype T struct{ A int }\n",
+			want: []string{"jobs.go:3:7: group=a.b: want the name of a string or integer field of the job, such as group=TenantID"},
+		},
+		{
+			name: "group_limit without group",
+			src:  "//job:group_limit=2\ntype T struct{ A int }\n",
+			want: []string{"jobs.go:4:6: T: group_limit=2 limits the jobs of one group, but the annotation names no group; add group=Field, the field that holds the group (a customer or API token)"},
+		},
+		{
+			name: "group with a JobGroup method",
+			src:  "//job:group=A\ntype T struct{ A string }\n\nfunc (T) JobGroup() string { return \"\" }\n",
+			want: []string{"jobs.go:6:10: T has a method JobGroup, which group=A generates; remove one of them"},
+		},
+		{
 			name: "bad value",
 			src:  "// T is a job.\n//\n//job:tries=many\ntype T struct{ A int }\n",
 			want: []string{"jobs.go:5:7: tries=many: want a whole number of at least 1"},

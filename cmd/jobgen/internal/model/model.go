@@ -87,6 +87,10 @@ type Job struct {
 	// `debounce_key=` key): the generated DebounceKey method returns it.
 	// Empty for none.
 	DebounceKey string
+	// GroupField is the field that holds the job's fair group (the
+	// `group=` key), a string or an integer; empty for none. The job type
+	// then gets a JobGroup method (runtime.GroupedJob).
+	GroupField string
 	// Laravel is the PHP job class the type maps to (the `laravel=` key),
 	// such as App\Jobs\SendWelcomeEmail, or "Class@method" for a string
 	// job; empty for none.
