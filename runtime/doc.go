@@ -197,6 +197,24 @@
 // of an older release fails an envelope of a newer one as a poison
 // payload, which the failed store can retry once the worker is upgraded.
 //
+// # Results and finished jobs
+//
+// A handler registered with RegisterResult (a job annotated
+// `result=Type`) returns its job's result, or any handler calls
+// RecordResult. The ack stores it in the same script call, for
+// EngineConfig.ResultRetention, so no result is seen for a job that was
+// not acked; one over EngineConfig.MaxResultSize is refused. A dispatcher
+// waits for it with Await (the context's deadline is the timeout; a
+// failure comes back as a *JobFailedError) or reads it later with
+// ReadJobResult:
+//
+//	id, _ := runtime.Dispatch(ctx, Quote{Grams: 300})
+//	price, err := runtime.Await[Price](ctx, Quote{}, id)
+//
+// With EngineConfig.KeepFinished a queue keeps a bounded record of its
+// finished jobs and per-class runtime histograms, which
+// Inspector.FinishedJobs and Inspector.JobMetrics read (docs/results.md).
+//
 // # Chains
 //
 // WithChain, or Chain, runs jobs one after another, each only once the
