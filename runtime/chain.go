@@ -133,11 +133,8 @@ func (p *PendingDispatch) JobName() string { return p.job.JobName() }
 // annotated ones.
 func (p *PendingDispatch) JobOptions() JobOptions {
 	o := p.job.JobOptions()
-	if p.debounce != 0 {
-		o.Debounce = p.debounce
-	}
-	if p.debounceMaxWait != 0 {
-		o.DebounceMaxWait = p.debounceMaxWait
+	if p.deb != nil {
+		p.deb.apply(&o) // debounce.go
 	}
 	if p.queue != "" {
 		o.Queue = p.queue

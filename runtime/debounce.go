@@ -69,7 +69,10 @@ const defaultMaxWaitWindows = 10
 // has passed since it, with its payload. It overrides the annotation's
 // window and key.
 func (p *PendingDispatch) Debounce(key string, d time.Duration) *PendingDispatch {
-	p.debounceKey, p.debounce = key, d
+	if p.deb == nil {
+		p.deb = &debounceOverride{}
+	}
+	p.deb.key, p.deb.window = key, d
 	return p
 }
 
@@ -77,13 +80,41 @@ func (p *PendingDispatch) Debounce(key string, d time.Duration) *PendingDispatch
 // first dispatch, however often it is dispatched again; it overrides the
 // annotation's debounce_max_wait. The default is 10 windows.
 func (p *PendingDispatch) DebounceMaxWait(d time.Duration) *PendingDispatch {
-	p.debounceMaxWait = d
+	if p.deb == nil {
+		p.deb = &debounceOverride{}
+	}
+	p.deb.maxWait = d
 	return p
+}
+
+// debounceOverride is what Debounce and DebounceMaxWait set on a
+// dispatch.
+type debounceOverride struct {
+	key             string
+	window, maxWait time.Duration
+}
+
+// apply puts the override's window and max wait in o.
+func (d *debounceOverride) apply(o *JobOptions) {
+	if d.window != 0 {
+		o.Debounce = d.window
+	}
+	if d.maxWait != 0 {
+		o.DebounceMaxWait = d.maxWait
+	}
+}
+
+// debounceKey is the key Debounce set, or "".
+func (p *PendingDispatch) debounceKey() string {
+	if p.deb == nil {
+		return ""
+	}
+	return p.deb.key
 }
 
 // debounced reports whether p is a debounced dispatch.
 func (p *PendingDispatch) debounced() bool {
-	return p.debounceKey != "" || p.JobOptions().Debounce != 0
+	return p.debounceKey() != "" || p.JobOptions().Debounce != 0
 }
 
 // debounceSpec is what a debounced dispatch needs: its record's key (the
@@ -97,7 +128,7 @@ type debounceSpec struct {
 func (p *PendingDispatch) debounceSpec() (debounceSpec, error) {
 	o := p.JobOptions() // with this dispatch's window and max wait
 	s := debounceSpec{window: o.Debounce, maxWait: o.DebounceMaxWait}
-	key := p.debounceKey
+	key := p.debounceKey()
 	if key == "" {
 		if d, ok := underlying(p.job).(DebouncedJob); ok {
 			key = d.DebounceKey()

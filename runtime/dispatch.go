@@ -153,10 +153,9 @@ type PendingDispatch struct {
 	catch           *CallbackRef
 	batchID         string
 
-	// Set by Debounce and DebounceMaxWait (debounce.go).
-	debounceKey     string
-	debounce        time.Duration
-	debounceMaxWait time.Duration
+	// Set by Debounce and DebounceMaxWait (debounce.go); nil for the
+	// dispatches that set neither, so that they carry no more.
+	deb *debounceOverride
 }
 
 // NewPendingDispatch starts a dispatch of job.
