@@ -143,3 +143,32 @@ func (s *session) monitorLimits(ctx context.Context, qs []string) error {
 	}
 	return nil
 }
+
+// monitorGroups prints a line for each of qs that holds grouped jobs:
+// the jobs waiting in groups, the groups whose turn it is, and the
+// groups with most waiting.
+func (s *session) monitorGroups(ctx context.Context, qs []string) error {
+	for _, q := range qs {
+		g, err := s.ins.Groups(ctx, q, 3)
+		if err != nil {
+			return err
+		}
+		if g.Waiting == 0 && len(g.Groups) == 0 {
+			continue
+		}
+		var top []string
+		for _, gi := range g.Groups[:min(3, len(g.Groups))] {
+			t := fmt.Sprintf("%s %d waiting", gi.Name, gi.Waiting)
+			if gi.Running > 0 {
+				t += fmt.Sprintf(", %d running", gi.Running)
+			}
+			if gi.Parked {
+				t += " (at its limit)"
+			}
+			top = append(top, t)
+		}
+		fmt.Fprintf(s.out, "Queue %s: %d %s waiting in groups, %d %s on the ring; %s.\n",
+			q, g.Waiting, plural(g.Waiting, "job"), g.Turns, plural(g.Turns, "group"), strings.Join(top, "; "))
+	}
+	return nil
+}

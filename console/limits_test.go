@@ -67,3 +67,21 @@ func TestQueueLimit(t *testing.T) {
 		require.Equal(t, runtime.QueueLimit{Concurrency: 5}, limits().QueueLimit, "the limit was set; the bad rate was refused")
 	})
 }
+
+// queue:monitor shows a queue's fair groups: the jobs waiting in them,
+// and a group at its limit.
+func TestMonitorGroups(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *testBundle) {
+		var jobs []runtime.Outgoing
+		for i := range 3 {
+			env := &runtime.Envelope{Name: "app.Job", Queue: "tenants", Body: []byte{byte(i)},
+				Headers: map[string]string{runtime.GroupHeader: "acme", runtime.GroupLimitHeader: "1"}}
+			jobs = append(jobs, runtime.Outgoing{Envelope: env})
+		}
+		require.NoError(t, b.engine.PushMany(b.ctx, jobs))
+		res, err := runtime.NewBroker(b.engine).Reserve(b.ctx, "tenants", 5, time.Minute)
+		require.NoError(t, err)
+		require.Len(t, res.Jobs, 1, "acme is at its limit of 1")
+		require.Contains(t, b.ok(t, "queue:monitor"), "\nQueue tenants: 2 jobs waiting in groups, 0 groups on the ring; acme 2 waiting, 1 running (at its limit).\n")
+	})
+}

@@ -243,6 +243,9 @@ its maxmemory-policy; a policy that may evict jobs is an ALERT.`,
 			if err := s.monitorLimits(ctx, qs); err != nil {
 				return err
 			}
+			if err := s.monitorGroups(ctx, qs); err != nil {
+				return err
+			}
 			alerts = append(alerts, s.monitorMemory(ctx)...)
 			alert, err := s.monitorOutbox(ctx, maxOutboxAge)
 			if err != nil {

@@ -133,6 +133,9 @@ func TestGroupLimitParksAndFrees(t *testing.T) {
 		states, err := b.rdb.HLen(b.ctx, qk.State).Result()
 		require.NoError(t, err)
 		require.Equal(t, int64(3), states, "only the jobs handed out have counted an attempt")
+		groups, err := runtime.NewInspector(b.engine).Groups(b.ctx, "lim", 10)
+		require.NoError(t, err)
+		require.Equal(t, runtime.QueueGroups{Waiting: 4, Groups: []runtime.GroupInfo{{Name: "K", Waiting: 4, Running: 2, Parked: true}}}, groups)
 
 		// An ack frees a slot: the next job of K goes.
 		require.NoError(t, broker.Ack(b.ctx, jobs[0].Ref))

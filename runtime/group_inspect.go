@@ -1,0 +1,93 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// GroupInfo is one fair group of a queue (docs/flow-control.md).
+type GroupInfo struct {
+	// Name is the group.
+	Name string
+	// Waiting counts its jobs waiting for their turn.
+	Waiting int64
+	// Running counts its jobs under lease that hold a slot of its
+	// GroupLimit; 0 for a group without a limit.
+	Running int64
+	// Parked is set when the group has waiting jobs but is off the ring
+	// of turns: it is at its limit.
+	Parked bool
+}
+
+// QueueGroups is what Inspector.Groups reads of a queue's fair groups.
+type QueueGroups struct {
+	// Waiting counts every grouped job waiting for its group's turn.
+	Waiting int64
+	// Turns counts the groups on the ring of turns.
+	Turns int64
+	// Groups are the groups on the ring (up to the number asked for),
+	// and those with jobs holding a slot of their limit, most waiting
+	// first.
+	Groups []GroupInfo
+}
+
+// Groups reads queue's fair groups: the jobs waiting in groups, and up
+// to max groups with their waiting and running jobs, in one round trip
+// and one more for the groups' counts. It only reads.
+func (i *Inspector) Groups(ctx context.Context, queue string, max int) (QueueGroups, error) {
+	e := i.e
+	if err := ValidateQueueName(queue); err != nil {
+		return QueueGroups{}, err
+	}
+	qk := e.keys.Queue(queue)
+	var waiting, turns *redis.IntCmd
+	var ring, running *redis.StringSliceCmd
+	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		waiting = p.ZCard(ctx, qk.GroupWait)
+		turns = p.LLen(ctx, qk.GroupRing)
+		ring = p.LRange(ctx, qk.GroupRing, 0, int64(max)-1)
+		running = p.ZRange(ctx, qk.GroupRunning, 0, 999)
+		return nil
+	})
+	if err != nil {
+		return QueueGroups{}, fmt.Errorf("read the groups of %q: %w", queue, err)
+	}
+	out := QueueGroups{Waiting: waiting.Val(), Turns: turns.Val()}
+	onRing := map[string]bool{}
+	var names []string
+	for _, g := range ring.Val() {
+		if !onRing[g] {
+			onRing[g] = true
+			names = append(names, g)
+		}
+	}
+	seen := map[string]bool{}
+	for _, m := range running.Val() {
+		g, _, _ := strings.Cut(m, "\x00")
+		if !onRing[g] && !seen[g] && len(names) < 2*max {
+			seen[g] = true
+			names = append(names, g)
+		}
+	}
+	counts := make([][2]*redis.IntCmd, len(names))
+	_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for k, g := range names {
+			counts[k][0] = p.ZLexCount(ctx, qk.GroupWait, "["+g+"\x00", "("+g+"\x01")
+			counts[k][1] = p.ZLexCount(ctx, qk.GroupRunning, "["+g+"\x00", "("+g+"\x01")
+		}
+		return nil
+	})
+	if err != nil {
+		return QueueGroups{}, fmt.Errorf("read the groups of %q: %w", queue, err)
+	}
+	for k, g := range names {
+		w, r := counts[k][0].Val(), counts[k][1].Val()
+		out.Groups = append(out.Groups, GroupInfo{Name: g, Waiting: w, Running: r, Parked: w > 0 && !onRing[g]})
+	}
+	sort.SliceStable(out.Groups, func(a, b int) bool { return out.Groups[a].Waiting > out.Groups[b].Waiting })
+	return out, nil
+}
