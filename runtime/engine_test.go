@@ -564,3 +564,25 @@ func TestInvalidInput(t *testing.T) {
 		require.ErrorIs(t, b.engine.Later(b.ctx, env("q", "app.Job", ""), -time.Second), runtime.ErrInvalid)
 	})
 }
+
+// TestDeferralGivesBackTheAttempt: a release with Deferral leaves the
+// job's attempts as they were before its reserve, so its next reserve
+// counts the same attempt again; a plain release keeps the count. A
+// deferral cannot count an exception.
+func TestDeferralGivesBackTheAttempt(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		br := runtime.NewBroker(b.engine)
+		require.NoError(t, b.engine.Push(b.ctx, env("default", "app.Job", "")))
+		j := mustReserve(t, b, "default", 1).Jobs[0]
+		require.Equal(t, 1, j.Attempts)
+		require.ErrorIs(t, br.Release(b.ctx, runtime.ReleaseOpts{Deferral: true, Exception: true}, j.Ref), runtime.ErrInvalid)
+		for range 3 {
+			require.NoError(t, br.Release(b.ctx, runtime.ReleaseOpts{Deferral: true}, j.Ref))
+			j = mustReserve(t, b, "default", 1).Jobs[0]
+			require.Equal(t, 1, j.Attempts, "deferred: the attempt was given back")
+			require.Equal(t, 0, j.Exceptions)
+		}
+		require.NoError(t, br.Release(b.ctx, runtime.ReleaseOpts{}, j.Ref))
+		require.Equal(t, 2, mustReserve(t, b, "default", 1).Jobs[0].Attempts, "released: the attempt was used")
+	})
+}

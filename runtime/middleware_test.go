@@ -179,9 +179,16 @@ func TestRateLimited(t *testing.T) {
 // attempt more per release; WithoutAttempt defers it with its attempt
 // given back, so it runs with attempt 1 however often it was held back,
 // and a job with one try is not failed by the limiter.
+//
+// With Prefetch the worker reserves jobs held and counts each attempt
+// as the handler starts (start.lua): the deferral gives back that count.
 func TestRateLimitedAttempts(t *testing.T) {
-	for _, mode := range []string{"rate", "rate-defer"} {
-		t.Run(mode, func(t *testing.T) {
+	for _, c := range []struct {
+		mode     string
+		prefetch int
+	}{{"rate", 0}, {"rate-defer", 0}, {"rate-defer", 2}} {
+		mode := c.mode
+		t.Run(fmt.Sprintf("%s/prefetch=%d", mode, c.prefetch), func(t *testing.T) {
 			forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 				const jobs, per = 3, 400 * time.Millisecond
 				var mu sync.Mutex
@@ -215,7 +222,7 @@ func TestRateLimitedAttempts(t *testing.T) {
 				if mode == "rate-defer" {
 					tries = 1
 				}
-				_, stop := b.start(t, runtime.WorkerConfig{Concurrency: jobs, Tries: tries, Middleware: []runtime.Middleware{count}})
+				_, stop := b.start(t, runtime.WorkerConfig{Concurrency: jobs, Prefetch: c.prefetch, Tries: tries, Middleware: []runtime.Middleware{count}})
 				require.Eventually(t, func() bool { return sizes(t, b.bundle, "default").Total() == 0 }, 30*time.Second, 5*time.Millisecond, "every job runs")
 				stop()
 				mu.Lock()
