@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/jobgen/jobgen v0.0.0
+	github.com/jobgen/jobgen v0.1.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.72.0
 	github.com/stretchr/testify v1.12.1
@@ -15,6 +15,7 @@ require (
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/dave/jennifer v1.7.1 // indirect
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
@@ -27,8 +28,10 @@ require (
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.opentelemetry.io/otel/metric v1.47.0 // indirect
+	golang.org/x/mod v0.42.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
+	golang.org/x/tools v0.52.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
@@ -36,9 +39,9 @@ require (
 	github.com/adhocore/gronx v1.20.4 // indirect
 	github.com/alicebob/miniredis/v2 v2.40.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
-	github.com/jobgen/jobgen/otel v0.0.0
-	github.com/jobgen/jobgen/outbox/pgxoutbox v0.0.0
-	github.com/jobgen/jobgen/prometheus v0.0.0
+	github.com/jobgen/jobgen/otel v0.1.0
+	github.com/jobgen/jobgen/outbox/pgxoutbox v0.1.0
+	github.com/jobgen/jobgen/prometheus v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
@@ -48,10 +51,4 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 )
 
-replace github.com/jobgen/jobgen => ../
-
-replace github.com/jobgen/jobgen/otel => ../otel
-
-replace github.com/jobgen/jobgen/prometheus => ../prometheus
-
-replace github.com/jobgen/jobgen/outbox/pgxoutbox => ../outbox/pgxoutbox
+tool github.com/jobgen/jobgen/cmd/jobgen

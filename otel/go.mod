@@ -3,7 +3,7 @@ module github.com/jobgen/jobgen/otel
 go 1.26.0
 
 require (
-	github.com/jobgen/jobgen v0.0.0
+	github.com/jobgen/jobgen v0.1.0
 	github.com/stretchr/testify v1.12.1
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
@@ -28,5 +28,3 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 )
-
-replace github.com/jobgen/jobgen => ../

@@ -3,7 +3,7 @@ module github.com/jobgen/jobgen/prometheus
 go 1.26.0
 
 require (
-	github.com/jobgen/jobgen v0.0.0
+	github.com/jobgen/jobgen v0.1.0
 	github.com/lib/pq v1.12.3
 	github.com/stretchr/testify v1.12.1
 )
@@ -31,5 +31,3 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/jobgen/jobgen => ../

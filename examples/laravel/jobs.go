@@ -1,6 +1,6 @@
 package main
 
-//go:generate go run github.com/jobgen/jobgen/cmd/jobgen
+//go:generate go tool jobgen
 
 // SendWelcomeEmail is the Laravel app's App\Jobs\SendWelcomeEmail
 // (php/SendWelcomeEmail.php), now handled by this Go service. The app

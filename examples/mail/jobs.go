@@ -1,6 +1,6 @@
 package main
 
-//go:generate go run github.com/jobgen/jobgen/cmd/jobgen
+//go:generate go tool jobgen
 
 // SendWelcome emails a new user. A mail server that is down is tried
 // again after 1s, 10s, then every minute, five times in all.

@@ -1,6 +1,6 @@
 package main
 
-//go:generate go run github.com/jobgen/jobgen/cmd/jobgen
+//go:generate go tool jobgen
 
 // ChargeOrder charges an order's card; the payment provider refuses the
 // first try, so it is retried.

@@ -1,6 +1,6 @@
 package main
 
-//go:generate go run github.com/jobgen/jobgen/cmd/jobgen
+//go:generate go tool jobgen
 
 // SendOrderConfirmation emails the confirmation of an order. It is
 // dispatched in the transaction that inserts the order, so it exists if

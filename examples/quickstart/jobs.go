@@ -1,6 +1,6 @@
 package main
 
-//go:generate go run github.com/jobgen/jobgen/cmd/jobgen
+//go:generate go tool jobgen
 
 // SendWelcomeEmail emails a new user. It is tried up to three times,
 // 100ms and then 200ms apart, and each attempt may take 30s; then it

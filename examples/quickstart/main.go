@@ -119,7 +119,7 @@ func run(ctx context.Context, cfg config) error {
 		out.say("In the failed store, to retry or forget:")
 		out.say("  %s on queue %s, %d attempts: %s", failed.Name, failed.Queue, failed.Attempts, failed.Error)
 		if !strings.HasPrefix(cfg.URL, "embedded:") {
-			out.say("List it with: go run github.com/jobgen/jobgen/cmd/jobgen queue:failed --prefix %s --redis URL", cfg.Prefix)
+			out.say("List it with: go tool jobgen queue:failed --prefix %s --redis URL", cfg.Prefix)
 		}
 	}
 	return nil

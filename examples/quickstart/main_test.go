@@ -45,7 +45,7 @@ func TestQuickstart(t *testing.T) {
 			require.Equal(t, "In the failed store, to retry or forget:", lines[17])
 			require.Equal(t, "  main.SendWelcomeEmail on queue emails, 3 attempts: jobgen: job failed after 3 of 3 tries: send to nobody@example.invalid: 550 no such user", lines[18])
 			if be.Name != "embedded" {
-				require.Equal(t, "List it with: go run github.com/jobgen/jobgen/cmd/jobgen queue:failed --prefix "+prefix+" --redis URL", lines[19])
+				require.Equal(t, "List it with: go tool jobgen queue:failed --prefix "+prefix+" --redis URL", lines[19])
 			}
 		})
 	}

@@ -4,7 +4,7 @@ go 1.26.0
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/jobgen/jobgen v0.0.0
+	github.com/jobgen/jobgen v0.1.0
 	github.com/stretchr/testify v1.12.1
 )
 
@@ -25,5 +25,3 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.41.0 // indirect
 )
-
-replace github.com/jobgen/jobgen => ../../
