@@ -49,5 +49,12 @@
 //	jobgen_queue_rate_window_seconds{queue}   the rate's window
 //	jobgen_queue_throttled_total{queue,by}    reserves held back, by "limit" or "rate"
 //
+// For queues that hold jobs in fair groups (docs/flow-control.md), one
+// more round trip for all queues:
+//
+//	jobgen_queue_group_waiting{queue}         jobs waiting for their group's turn
+//	jobgen_queue_group_turns{queue}           groups on the ring of turns
+//	jobgen_queue_group_running{queue}         jobs holding a slot of their group's limit
+//
 // dashboard.json is a Grafana dashboard of these metrics.
 package jobprom

@@ -52,3 +52,36 @@ jobgen_queue_throttled_total{by="rate",queue="api"} 0
 			"jobgen_queue_limit", "jobgen_queue_running", "jobgen_queue_rate_limit", "jobgen_queue_rate_window_seconds", "jobgen_queue_throttled_total"))
 	})
 }
+
+// TestQueueCollectorReportsGroups: a queue with grouped jobs reports the
+// jobs waiting in groups, the groups on the ring and the slots held; a
+// queue without reports none of it.
+func TestQueueCollectorReportsGroups(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *bundle) {
+		var jobs []runtime.Outgoing
+		for i, g := range []string{"a", "a", "a", "b"} {
+			env := &runtime.Envelope{Name: "app.Job", Queue: "tenants", Body: []byte{byte(i)},
+				Headers: map[string]string{runtime.GroupHeader: g, runtime.GroupLimitHeader: "1"}}
+			jobs = append(jobs, runtime.Outgoing{Envelope: env})
+		}
+		require.NoError(t, b.engine.PushMany(b.ctx, jobs))
+		_, err := runtime.Dispatch(b.ctx, step{N: 9})
+		require.NoError(t, err)
+		res, err := runtime.NewBroker(b.engine).Reserve(b.ctx, "tenants", 1, time.Minute)
+		require.NoError(t, err)
+		require.Len(t, res.Jobs, 1)
+		want := `
+# HELP jobgen_queue_group_running Jobs of a queue holding a slot of their group's concurrency limit.
+# TYPE jobgen_queue_group_running gauge
+jobgen_queue_group_running{queue="tenants"} 1
+# HELP jobgen_queue_group_turns Fair groups of a queue on its ring of turns: with waiting jobs and below their limit.
+# TYPE jobgen_queue_group_turns gauge
+jobgen_queue_group_turns{queue="tenants"} 1
+# HELP jobgen_queue_group_waiting Jobs of a queue waiting in fair groups for their group's turn.
+# TYPE jobgen_queue_group_waiting gauge
+jobgen_queue_group_waiting{queue="tenants"} 3
+`
+		require.NoError(t, testutil.CollectAndCompare(jobprom.NewQueueCollector(b.engine, nil), strings.NewReader(want),
+			"jobgen_queue_group_waiting", "jobgen_queue_group_turns", "jobgen_queue_group_running"))
+	})
+}

@@ -19,6 +19,8 @@ type QueueCollector struct {
 	paused  *prometheus.Desc
 	// Flow limits (Inspector.QueueLimitsOf), of queues that have them.
 	limit, running, rate, rateWindow, throttled *prometheus.Desc
+	// Fair groups (Inspector.GroupCountsOf), of queues that hold grouped jobs.
+	groupWaiting, groupTurns, groupRunning *prometheus.Desc
 	// The outbox, as its relays last read it (Inspector.Outbox).
 	outboxRows, outboxOldest, outboxReadAge *prometheus.Desc
 }
@@ -42,6 +44,12 @@ func NewQueueCollector(e *runtime.Engine, queues []string) *QueueCollector {
 			[]string{"queue"}, nil),
 		throttled: prometheus.NewDesc("jobgen_queue_throttled_total", "Reserves a queue's limit (by=limit) or rate (by=rate) held back while its jobs were ready.",
 			[]string{"queue", "by"}, nil),
+		groupWaiting: prometheus.NewDesc("jobgen_queue_group_waiting", "Jobs of a queue waiting in fair groups for their group's turn.",
+			[]string{"queue"}, nil),
+		groupTurns: prometheus.NewDesc("jobgen_queue_group_turns", "Fair groups of a queue on its ring of turns: with waiting jobs and below their limit.",
+			[]string{"queue"}, nil),
+		groupRunning: prometheus.NewDesc("jobgen_queue_group_running", "Jobs of a queue holding a slot of their group's concurrency limit.",
+			[]string{"queue"}, nil),
 		outboxRows: prometheus.NewDesc("jobgen_outbox_rows", "Rows of the SQL outbox waiting for a relay, by state: waiting, or parked (the relay could not push them).",
 			[]string{"table", "state"}, nil),
 		outboxOldest: prometheus.NewDesc("jobgen_outbox_oldest_age_seconds", "How long the outbox's oldest row had waited when a relay last read the table; 0 without rows.",
@@ -60,6 +68,9 @@ func (c *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.rate
 	ch <- c.rateWindow
 	ch <- c.throttled
+	ch <- c.groupWaiting
+	ch <- c.groupTurns
+	ch <- c.groupRunning
 	ch <- c.outboxRows
 	ch <- c.outboxOldest
 	ch <- c.outboxReadAge
@@ -99,6 +110,26 @@ func (c *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.paused, prometheus.GaugeValue, paused, q)
 	}
 	c.collectLimits(ctx, ch, queues)
+	c.collectGroups(ctx, ch, queues)
+}
+
+// collectGroups reports the fair groups of the queues that hold grouped
+// jobs.
+func (c *QueueCollector) collectGroups(ctx context.Context, ch chan<- prometheus.Metric, queues []string) {
+	counts, err := runtime.NewInspector(c.e).GroupCountsOf(ctx, queues)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.groupWaiting, err)
+		return
+	}
+	for _, q := range queues {
+		g := counts[q]
+		if g == (runtime.GroupCounts{}) {
+			continue
+		}
+		ch <- prometheus.MustNewConstMetric(c.groupWaiting, prometheus.GaugeValue, float64(g.Waiting), q)
+		ch <- prometheus.MustNewConstMetric(c.groupTurns, prometheus.GaugeValue, float64(g.Turns), q)
+		ch <- prometheus.MustNewConstMetric(c.groupRunning, prometheus.GaugeValue, float64(g.Running), q)
+	}
 }
 
 // collectLimits reports the flow limits of the queues that have them, or
