@@ -119,6 +119,7 @@ func (e *Engine) finishCalls(jobs []Finish) ([]call, [][]Ref, error) {
 				args = append(args, f.ID, f.Token, string(f.Result), info, field)
 				refs[i] = f.Ref
 			}
+			keys = append(keys, e.groupKeys(q, true)...)
 			calls = append(calls, call{Script: scriptFinish, Keys: keys, Args: args})
 			groups = append(groups, refs)
 			fs = fs[n:]

@@ -143,3 +143,23 @@ func TestJobMetricsFromRealRuns(t *testing.T) {
 		require.Equal(t, []time.Duration{fast.Hour.P50, fast.Hour.P95}, []time.Duration{fast.Day.P50, fast.Day.P95}, "every run is within the hour")
 	})
 }
+
+// A job of a group with a limit that finishes with a result and a record
+// frees its group's slot and leaves its group, as a plain ack does.
+func TestFinishFreesAGroupSlot(t *testing.T) {
+	cfg := runtime.EngineConfig{KeepFinished: map[string]runtime.FinishedConfig{"lim": {}}}
+	forEachBackend(t, cfg, func(t *testing.T, b bundle) {
+		pushAll(t, b, grouped("lim", "K", 1, "K0"), grouped("lim", "K", 1, "K1"))
+		got, jobs := bodies(t, b, "lim", 10)
+		require.Equal(t, []string{"K0"}, got)
+		none, _ := bodies(t, b, "lim", 10)
+		require.Empty(t, none, "K is at its limit")
+		require.NoError(t, runtime.NewBroker(b.engine).Finish(b.ctx, runtime.Finish{Ref: jobs[0].Ref, Result: []byte("r"),
+			Record: &runtime.FinishedJob{Name: "app.Job", Attempts: 1}}))
+		in, err := b.rdb.HExists(b.ctx, b.keys("lim").GroupOf, jobs[0].ID).Result()
+		require.NoError(t, err)
+		require.False(t, in, "the finished job left its group")
+		got, _ = bodies(t, b, "lim", 10)
+		require.Equal(t, []string{"K1"}, got, "the finish freed K's slot")
+	})
+}

@@ -14,6 +14,10 @@
 -- KEYS[8] -> runtimes hash of the current slot ("name|bucket" -> count)
 -- KEYS[9..] -> per job of ARGV with a result, in order: its result
 --              string, its done list
+-- then, optionally, 7 keys for a queue that holds grouped jobs (as in
+--   ack.lua; lib/groups.lua): of, wait, ring, active, seq, running, and
+--   the notify list: a finished job leaves its group and frees its slot,
+--   and the doorbell rings when a group gets its turn back
 -- ARGV[1] -> result retention, ms
 -- ARGV[2] -> lifetime of a done list, ms
 -- ARGV[3] -> most finished jobs to keep (0: no limit)
@@ -47,9 +51,14 @@ if n == math.floor(n) then
     if ARGV[3 + 5 * j] ~= '' then results = results + 1 end
   end
 end
-if n < 1 or n ~= math.floor(n) or #KEYS ~= 8 + 2 * results then
+local gbase = 8 + 2 * results
+if n < 1 or n ~= math.floor(n) or (#KEYS ~= gbase and #KEYS ~= gbase + 7) then
   return redis.error_reply('ERR finish: ' .. #ARGV .. ' arguments and ' .. #KEYS .. ' keys do not make whole jobs')
 end
+-- uses: groups
+local G = #KEYS == gbase + 7 and {of = gbase + 1, wait = gbase + 2, ring = gbase + 3, active = gbase + 4, seq = gbase + 5, running = gbase + 6, reserved = 1}
+bad = G and (groupsBad(G) or wrongType({gbase + 7, 'list'}))
+if bad then return bad end
 local retention, doneTTL = tonumber(ARGV[1]), tonumber(ARGV[2])
 local maxCount, maxAge, slotTTL = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 if not (retention and doneTTL and maxCount and maxAge and slotTTL) or retention < 1 or doneTTL < 1 then
@@ -69,12 +78,14 @@ for j = 1, n do ids[j] = ARGV[1 + 5 * j] end
 local states = redis.call('HMGET', KEYS[2], unpack(ids))
 
 local out, recorded, counted, k = {}, false, false, 0
+local done = {}
 for j = 1, n do
   local id, a = ids[j], 1 + 5 * j
   if ARGV[a + 2] ~= '' then k = k + 1 end
   local st, att, tok = states[j], nil, nil
   if st then att, tok = string.match(st, '^(%d+):%d+:(.+)$') end
   if tok and tok == ARGV[a + 1] then
+    done[#done + 1] = id
     redis.call('ZREM', KEYS[1], id)
     redis.call('HDEL', KEYS[2], id)
     redis.call('HDEL', KEYS[3], id)
@@ -100,6 +111,9 @@ for j = 1, n do
   end
 end
 
+if G and #done > 0 and groupsFree(G, done, true) > 0 and redis.call('LLEN', KEYS[gbase + 7]) == 0 then
+  redis.call('RPUSH', KEYS[gbase + 7], '1')
+end
 if counted and slotTTL > 0 then
   redis.call('PEXPIRE', KEYS[8], slotTTL)
 end
