@@ -5,8 +5,8 @@
 -- KEYS[1] -> reserved zset
 -- KEYS[2] -> state hash (job ID -> "attempts:exceptions:token")
 -- KEYS[3] -> payloads hash
--- KEYS[4] -> errors hash (job ID -> its last attempts' errors): a job
---            past its first attempt loses its entry, as in ack.lua
+-- KEYS[4] -> errors hash (job ID -> its last attempts' errors): every job
+--            acked loses its entry, as in ack.lua
 -- KEYS[5] -> progress hash (job ID -> its last progress): every job
 --            acked loses its entry, as in ack.lua
 -- KEYS[6] -> finished zset (job ID -> finished at, Redis unix ms)
@@ -82,14 +82,14 @@ local done = {}
 for j = 1, n do
   local id, a = ids[j], 1 + 5 * j
   if ARGV[a + 2] ~= '' then k = k + 1 end
-  local st, att, tok = states[j], nil, nil
-  if st then att, tok = string.match(st, '^(%d+):%d+:(.+)$') end
+  local st, tok = states[j], nil
+  if st then tok = string.match(st, '^%d+:%d+:(.+)$') end
   if tok and tok == ARGV[a + 1] then
     done[#done + 1] = id
     redis.call('ZREM', KEYS[1], id)
     redis.call('HDEL', KEYS[2], id)
     redis.call('HDEL', KEYS[3], id)
-    if att ~= '1' then redis.call('HDEL', KEYS[4], id) end
+    redis.call('HDEL', KEYS[4], id)
     redis.call('HDEL', KEYS[5], id)
     if ARGV[a + 2] ~= '' then
       redis.call('SET', KEYS[7 + 2 * k], ARGV[a + 2], 'PX', retention)
