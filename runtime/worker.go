@@ -44,6 +44,7 @@ type Worker struct {
 	reserved  atomic.Int64  // jobs reserved so far
 	busy      chan struct{} // holds a token while the last reserve took all it asked for
 	waited    bool          // the fetch loop has waited for jobs; fetch loop only
+	migrating atomic.Bool   // a move of due jobs failed and none has worked since
 	emptied   *upcoming     // set when the reserve behind a wait emptied the queue; fetch loop only
 	processed atomic.Int64  // jobs finished, whatever the outcome
 	returned  atomic.Int64  // jobs given back to their queues at a stop (WorkerStats.Returned)
@@ -358,22 +359,48 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 }
 
 // errBackoff spaces the retries of the fetch loop's failed Redis calls:
-// 10 ms, doubling up to Sleep.
+// 10 ms, doubling up to Sleep. It logs an outage once as it starts, then
+// once every outageLogEvery with the failures so far, and once when a
+// call works again, with the outage's length: not a line per retry.
 type errBackoff struct {
 	w     *Worker
 	delay time.Duration
+
+	since    time.Time // the first failure of the outage; zero if none
+	logged   time.Time // the outage's last line
+	failures int
 }
+
+// outageLogEvery is how often a Redis outage is logged again while it lasts.
+const outageLogEvery = time.Minute
 
 func (b *errBackoff) after(msg string, err error) {
 	if b.delay == 0 {
 		b.delay = 10 * time.Millisecond
 	}
-	b.w.log.Error(msg, "err", err, "in", b.delay)
+	now := time.Now()
+	b.failures++
+	switch {
+	case b.since.IsZero():
+		b.since, b.logged = now, now
+		b.w.log.Error(msg+"; logging again once a minute while it fails, and when it works", "err", err, "in", b.delay)
+	case now.Sub(b.logged) >= outageLogEvery:
+		b.logged = now
+		b.w.log.Error("Redis still failing; retrying", "for", now.Sub(b.since).Round(time.Second), "failures", b.failures, "err", err)
+	}
 	b.w.sleep(b.delay)
 	b.delay = min(2*b.delay, b.w.cfg.Sleep)
 }
 
-func (b *errBackoff) reset() { b.delay = 0 }
+// reset is a call that worked: the end of an outage, if one was on.
+func (b *errBackoff) reset() {
+	b.delay = 0
+	if b.since.IsZero() {
+		return
+	}
+	b.w.log.Info("Redis works again", "after", time.Since(b.since).Round(time.Millisecond), "failures", b.failures)
+	b.since, b.failures = time.Time{}, 0
+}
 
 // waitWhilePaused waits out a Pause, and says whether it did.
 func (w *Worker) waitWhilePaused() bool {

@@ -137,9 +137,13 @@ func (w *Worker) migrateAll(ctx context.Context) upcoming {
 	for _, q := range w.healthyQueues() {
 		m, err := w.e.broker().Migrate(ctx, q)
 		if err != nil {
-			w.log.Error("moving due jobs", "queue", q, "err", err)
+			// Once, not every pass: the fetch loop logs the outage.
+			if w.migrating.CompareAndSwap(false, true) {
+				w.log.Warn("moving due jobs failed; retrying", "queue", q, "err", err)
+			}
 			continue
 		}
+		w.migrating.Store(false)
 		if next.now.IsZero() {
 			next.now = m.Now
 		}
