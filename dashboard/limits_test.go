@@ -72,3 +72,25 @@ func TestQueueLimitsForm(t *testing.T) {
 	require.Contains(t, body, `limit <b id="limits-limit">none</b>`)
 	require.NotContains(t, body, "Set limits</button>")
 }
+
+// The queue page lists a queue's fair groups, a group at its limit
+// marked.
+func TestQueueGroups(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Options{})
+	var jobs []runtime.Outgoing
+	for i := range 3 {
+		env := &runtime.Envelope{Name: "app.Job", Queue: "tenants", Body: []byte{byte(i)},
+			Headers: map[string]string{runtime.GroupHeader: "acme", runtime.GroupLimitHeader: "1"}}
+		jobs = append(jobs, runtime.Outgoing{Envelope: env})
+	}
+	require.NoError(t, b.engine.PushMany(b.ctx, jobs))
+	res, err := runtime.NewBroker(b.engine).Reserve(b.ctx, "tenants", 5, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, res.Jobs, 1)
+	_, body, _ := b.get(t, "queues/tenants")
+	require.Contains(t, body, `<span id="groups-waiting">2</span> waiting in groups`)
+	require.Contains(t, body, `<tr><td class="mono"><bdi>acme</bdi></td><td>2</td><td>1</td><td><span class="badge warn">at its limit</span></td></tr>`)
+	_, body, _ = b.get(t, "queues/notes")
+	require.NotContains(t, body, `id="queue-groups"`, "a queue without groups shows none")
+}

@@ -185,6 +185,11 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
+	groups, err := h.ins.Groups(ctx, q, 10)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
 	now := time.Now()
 	counts, err := h.ins.Metrics(ctx, now.Add(-time.Hour))
 	if err != nil {
@@ -200,7 +205,7 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 		h.markWorkers(ctx, views)
 	}
 	h.render(w, r, "queue", "Queue "+q, map[string]any{
-		"Queue": q, "State": string(state), "States": listStates, "Sizes": sizes, "Paused": paused, "Limits": limits,
+		"Queue": q, "State": string(state), "States": listStates, "Sizes": sizes, "Paused": paused, "Limits": limits, "Groups": groups,
 		"Jobs": views, "Pager": newPager(r, size, total), "Hour": newSeries(counts, q, 60, 1, now, "last hour"),
 	}, false)
 }
