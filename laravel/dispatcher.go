@@ -50,6 +50,8 @@ func (d *Dispatcher) Dispatch(ctx context.Context, p *runtime.PendingDispatch) (
 		return "", fmt.Errorf("%w: job %s: a chain cannot be dispatched to Laravel (its payload chains PHP objects); dispatch the jobs one by one", runtime.ErrInvalid, job.JobName())
 	case opts.Debounce > 0 || opts.DebounceMaxWait > 0:
 		return "", fmt.Errorf("%w: job %s is debounced: the Laravel dispatcher does not debounce (Laravel's DebounceFor keeps its state in the app's cache, with its own layout); dispatch it through a jobgen engine, or without debounce", runtime.ErrInvalid, job.JobName())
+	case grouped(p):
+		return "", fmt.Errorf("%w: job %s has a group or a group limit: Laravel's queue has no fair groups, and its workers would ignore them; dispatch it through a jobgen engine, or without a group", runtime.ErrInvalid, job.JobName())
 	case opts.Encrypted && !mp.sealed:
 		return "", fmt.Errorf("%w: job %s is encrypted, and its class %s is not mapped with laravel.MapEncrypted (Laravel seals ShouldBeEncrypted jobs with the app's APP_KEY: Mapper.UseEncrypter)", runtime.ErrInvalid, job.JobName(), mp.class)
 	}
@@ -72,4 +74,11 @@ func (d *Dispatcher) Dispatch(ctx context.Context, p *runtime.PendingDispatch) (
 		return "", err
 	}
 	return uuid, nil
+}
+
+// grouped reports whether p's job is dispatched in a group or with a
+// group limit, which a Laravel payload cannot carry.
+func grouped(p *runtime.PendingDispatch) bool {
+	g, limit := p.Group()
+	return g != "" || limit > 0
 }

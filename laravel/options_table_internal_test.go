@@ -56,6 +56,7 @@ var notInPayload = map[string]string{
 	"Connection": "chose this dispatcher (runtime.SetConnection)",
 	"Delay":      "the delay of the push (Queue.Later), which the command's delay property holds too",
 	"Tags":       "dropped: labels for monitoring, which Laravel's payload has no place for",
+	"GroupLimit": "no effect on a job of no group; a job dispatched in a group is refused (TestGroupedJobIsRefused)",
 	"UniqueFor":  "the lifetime of the unique lock the Dispatcher takes in the app's cache store, as Laravel's dispatch does (unique.go), outside the payload",
 }
 
@@ -123,4 +124,19 @@ func refusal(d *Dispatcher, opts runtime.JobOptions) (err error) {
 	}()
 	_, err = d.Dispatch(context.Background(), runtime.NewPendingDispatch(optionsJob{opts: opts}))
 	return err
+}
+
+// TestGroupedJobIsRefused: Laravel's queue has no fair groups, so a job
+// dispatched in one is refused rather than pushed without its group.
+func TestGroupedJobIsRefused(t *testing.T) {
+	t.Parallel()
+	m := NewMapper()
+	Map[optionsJob](m, `App\Jobs\Options`, "test.Options")
+	require.NoError(t, m.Err())
+	d := &Dispatcher{m: m}
+	_, err := d.Dispatch(context.Background(), runtime.NewPendingDispatch(optionsJob{}).OnGroup("tenant-1"))
+	require.ErrorIs(t, err, runtime.ErrInvalid)
+	require.ErrorContains(t, err, "group")
+	_, err = d.Dispatch(context.Background(), runtime.NewPendingDispatch(optionsJob{}).OnGroup("tenant-1").WithGroupLimit(2))
+	require.ErrorIs(t, err, runtime.ErrInvalid)
 }

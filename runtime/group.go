@@ -117,6 +117,20 @@ func (p *PendingDispatch) WithGroupLimit(n int) *PendingDispatch {
 	return p
 }
 
+// Group returns the group the job is dispatched in ("" for none) and
+// its limit: the job's own (GroupedJob and its GroupLimit option), or
+// what OnGroup and WithGroupLimit set for this dispatch.
+func (p *PendingDispatch) Group() (group string, limit int) {
+	group, limit = groupOfJob(p.job)
+	if p.groupSet {
+		group = p.group
+	}
+	if p.groupLimitSet {
+		limit = p.groupLimit
+	}
+	return group, limit
+}
+
 // applyGroup sets env's group from p's overrides.
 func (p *PendingDispatch) applyGroup(env *Envelope) error {
 	if !p.groupSet && !p.groupLimitSet {
