@@ -453,15 +453,16 @@ func dispatchChild(t *testing.T, b wbundle, millis int) {
 }
 
 func TestSignals(t *testing.T) {
-	for _, sig := range []os.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		t.Run(sig.String()+" lets the running job finish", func(t *testing.T) {
+	// The worker names the signal that stopped it.
+	for sig, reason := range map[os.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT"} {
+		t.Run(reason+" lets the running job finish", func(t *testing.T) {
 			forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 				c := startChild(t, b, 10*time.Second)
 				dispatchChild(t, b, 400)
 				c.waitLog(t, "start")
 				c.signal(t, sig)
 				c.waitExit(t)
-				require.Equal(t, []string{"ready", "start", "done", "exit:context done"}, c.log(t))
+				require.Equal(t, []string{"ready", "start", "done", "exit:" + reason}, c.log(t))
 				require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "default"))
 			})
 		})
@@ -473,7 +474,7 @@ func TestSignals(t *testing.T) {
 			c.waitLog(t, "start")
 			c.signal(t, syscall.SIGTERM)
 			c.waitExit(t)
-			require.Equal(t, []string{"ready", "start", "cancelled", "exit:context done"}, c.log(t))
+			require.Equal(t, []string{"ready", "start", "cancelled", "exit:SIGTERM"}, c.log(t))
 			require.Equal(t, runtime.Sizes{Ready: 1}, sizes(t, b.bundle, "default"), "nothing is lost")
 		})
 	})
