@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jobgen/jobgen/internal/keyspace"
 	"github.com/jobgen/jobgen/internal/send"
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
@@ -131,7 +130,7 @@ func (e *Engine) reserveCall(queue string, n int, lease time.Duration, hold bool
 	if hold {
 		args = append(args, "1")
 	}
-	keys := []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.keys.Calls(queue, keyspace.CallsTick(time.Now())), qk.Delayed, qk.Settings,
+	keys := []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.callsKey(queue), qk.Delayed, qk.Settings,
 		qk.GroupOf, qk.GroupWait, qk.GroupRing, qk.GroupActive, qk.GroupSeq, qk.GroupRunning}
 	return call{Script: scriptReserve, Keys: keys, Args: args}, token
 }

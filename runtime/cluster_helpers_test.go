@@ -36,9 +36,11 @@ func keysMatching(t *testing.T, b bundle, pattern string) []string {
 
 // jobKeys returns the keys of queue, after checking that each hash that
 // records its push and reserve calls (EngineConfig.RetryWindow), which
-// are named apart from them, expires within window.
+// are named apart from them, expires within window and the span of time
+// a hash covers (a twelfth of it, at least 1 s).
 func jobKeys(t *testing.T, b bundle, queue string, window time.Duration) []string {
 	t.Helper()
+	window += max(window/12, time.Second)
 	for _, k := range keysMatching(t, b, b.prefix+":calls:{"+queue+"}:*") {
 		ttl, err := b.rdb.PTTL(b.ctx, k).Result()
 		require.NoError(t, err)

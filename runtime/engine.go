@@ -56,8 +56,10 @@ type EngineConfig struct {
 	// go-redis's defaults (5s timeouts, 3 retries, 1s backoff). Each push
 	// call (up to 500 jobs of one queue) and each reserve call that took
 	// jobs is remembered in about 70 bytes (a push) or 110 (a reserve), in
-	// a hash per queue and 10 ms that expires as a whole, named apart from
-	// the queue's other keys: <prefix>:calls:{queue}:<tick>. Default 1
+	// a hash per queue and twelfth of the window (at least 1 s) that
+	// expires as a whole, a window and a twelfth after its first write, so
+	// a queue has at most 14 of them; they are named apart from the
+	// queue's other keys: <prefix>:calls:{queue}:<tick>. Default 1
 	// minute; negative turns it off, for a client that never retries
 	// (go-redis MaxRetries -1).
 	RetryWindow time.Duration
@@ -260,9 +262,21 @@ func delayMillis(d time.Duration) int64 {
 	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
-// retryWindow is EngineConfig.RetryWindow in ms for the scripts, 0 when
-// it is off.
-func (e *Engine) retryWindow() int64 { return max(e.cfg.RetryWindow.Milliseconds(), 0) }
+// retryWindow is how long the scripts keep a calls hash after its first
+// write, in ms, 0 when EngineConfig.RetryWindow is off: the window plus
+// the span the hash covers, so the last call written to it is still
+// remembered for the whole window (keyspace.Calls).
+func (e *Engine) retryWindow() int64 {
+	if e.cfg.RetryWindow <= 0 {
+		return 0
+	}
+	return (e.cfg.RetryWindow + keyspace.CallsSpan(e.cfg.RetryWindow)).Milliseconds()
+}
+
+// callsKey is the calls hash of queue for a call made now.
+func (e *Engine) callsKey(queue string) string {
+	return e.keys.Calls(queue, keyspace.CallsTick(time.Now(), keyspace.CallsSpan(e.cfg.RetryWindow)))
+}
 
 // Close waits for the pushes the engine has queued to be sent and
 // answered, then closes what the engine opened itself (through Open); an

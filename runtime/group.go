@@ -6,9 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
-	"github.com/jobgen/jobgen/internal/keyspace"
 	"github.com/jobgen/jobgen/internal/send"
 )
 
@@ -190,7 +188,7 @@ func (e *Engine) sendGrouped(ctx context.Context, jobs []groupedPush) error {
 	var calls []call
 	flush := func(k key) {
 		qk := e.keys.Queue(k.queue)
-		record := e.keys.Calls(k.queue, keyspace.CallsTick(time.Now()))
+		record := e.callsKey(k.queue)
 		keys := append([]string{qk.Payloads, qk.Notify, record, qk.Delayed, qk.Ready, qk.Reserved}, qk.Groups()...)
 		a := append([]any{e.retryWindow(), newNonce(), k.delay}, args[k]...)
 		calls = append(calls, call{Script: scriptPushGroup, Keys: keys, Args: a})

@@ -8,7 +8,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/jobgen/jobgen/internal/keyspace"
 	"github.com/jobgen/jobgen/internal/send"
 )
 
@@ -41,7 +40,7 @@ type pushGroup = send.Group
 // (push.lua, later.lua).
 func (e *Engine) pushCall(queue string, delay int64, pairs []any) call {
 	qk := e.keys.Queue(queue)
-	record := e.keys.Calls(queue, keyspace.CallsTick(time.Now()))
+	record := e.callsKey(queue)
 	args := make([]any, 0, len(pairs)+3)
 	if delay > 0 {
 		args = append(args, delay)

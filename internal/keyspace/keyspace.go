@@ -176,39 +176,46 @@ func (k Keys) Chained(queue, id string) string {
 	return k.prefix + ":{" + queue + "}:chained:" + id
 }
 
-// Calls is a HASH of the push and reserve calls made to queue in one tick
-// of 10 ms (unix ms / 10, by the caller's clock; callsTick): for a push
-// or later call, its nonce -> "1"; for a reserve call that took jobs, its
-// token -> their lease deadline (unix ms). It is kept for
-// EngineConfig.RetryWindow after its first write (PEXPIRE NX: one call
-// where reading the TTL first took two; the calls of a tick write it
-// within about 10 ms of each other). A retry of a call by the Redis
-// client names the same hash and finds the call there: a push adds
+// Calls is a HASH of the push and reserve calls made to queue in one
+// span of time (CallsSpan of the retry window; by the caller's clock,
+// CallsTick): for a push or later call, its nonce -> "1"; for a reserve
+// call that took jobs, its token -> their lease deadline (unix ms). It
+// is kept for the retry window plus one span after its first write
+// (PEXPIRE NX), so every call in it is remembered for at least the
+// window. A retry of a call by the Redis client names the same hash (the
+// caller computes the name once) and finds the call there: a push adds
 // nothing, a reserve hands back the jobs it took (push.lua, later.lua,
 // reserve.lua).
 //
-// One hash per tick rather than a key per call costs Redis less, in time
-// and memory. A tick is short so that a hash holds few calls: up to 128
-// (Redis's default hash-max-listpack-entries), that is up to 12,800 calls
-// a second, it stays a listpack rather than a hash table, and freeing it
-// when it expires costs next to nothing (a hash table of 10,000 calls
-// takes Redis about 1 ms). With one hash a second, the enqueue benchmark
-// took 271 bytes of Redis memory per waiting job; with one per tick, 266.
+// A queue has at most window/span + 2 of these at a time: 14 with the
+// default window of a minute (spans of 5 s), however busy it is. A span
+// of 10 ms, as before, made a busy queue thousands of keys (74 of the
+// 104 keys of Redis after 3,000 dispatches); a span as long as the
+// window would make one hash of a busy queue so large that freeing it at
+// its expiry stalls Redis (a hash table of 10,000 calls takes about
+// 1 ms).
 //
-// A busy queue has thousands of these at a time (RetryWindow / 10 ms),
-// so they are named apart from its other keys, under the sub-prefix
-// "<prefix>:calls:": <prefix>:calls:{queue}:<tick>. A scan of a queue's
-// keys (<prefix>:{queue}:*) does not list them, and key tools skip them
-// all with the one pattern <prefix>:calls:*. The hash tag is still the
-// first {...} of the name, {queue}, so the hash is in the queue's slot.
-// (One hash per queue would need an expiry per field, HPEXPIRE, which
-// Redis 7.0 lacks.)
+// They are named apart from the queue's other keys, under the
+// sub-prefix "<prefix>:calls:": <prefix>:calls:{queue}:<tick>. A scan of
+// a queue's keys (<prefix>:{queue}:*) does not list them, and key tools
+// skip them all with the one pattern <prefix>:calls:*. The hash tag is
+// still the first {...} of the name, {queue}, so the hash is in the
+// queue's slot. (One hash per queue would need an expiry per field,
+// HPEXPIRE, which Redis 7.0 lacks.)
 func (k Keys) Calls(queue string, tick int64) string {
 	return k.prefix + ":calls:{" + queue + "}:" + strconv.FormatInt(tick, 10)
 }
 
-// CallsTick is the tick of t, for keys.calls.
-func CallsTick(t time.Time) int64 { return t.UnixMilli() / 10 }
+// CallsSpan is the span of time one Calls hash covers for a retry window:
+// a twelfth of it, and at least a second.
+func CallsSpan(window time.Duration) time.Duration {
+	return max(window/12, time.Second)
+}
+
+// CallsTick is the tick of t for hashes of span, for keys.Calls.
+func CallsTick(t time.Time, span time.Duration) int64 {
+	return t.UnixMilli() / span.Milliseconds()
+}
 
 // Workers is a ZSET of the live workers under the prefix: worker ID ->
 // lease deadline (unix ms, by the worker's clock). Each live worker

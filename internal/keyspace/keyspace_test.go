@@ -22,10 +22,13 @@ func TestKeysCache(t *testing.T) {
 	require.Equal(t, int64(maxCachedQueues), k.cache.n.Load())
 }
 
-func TestCallsHashPerTick(t *testing.T) {
+func TestCallsHashPerSpan(t *testing.T) {
 	k := Keys{prefix: "p"}
 	t0 := time.UnixMilli(1_800_000_000_000)
-	require.Equal(t, "p:calls:{q}:180000000000", k.Calls("q", CallsTick(t0)))
-	require.Equal(t, k.Calls("q", CallsTick(t0)), k.Calls("q", CallsTick(t0.Add(9*time.Millisecond))), "one hash per 10 ms")
-	require.NotEqual(t, k.Calls("q", CallsTick(t0)), k.Calls("q", CallsTick(t0.Add(10*time.Millisecond))))
+	span := CallsSpan(time.Minute)
+	require.Equal(t, 5*time.Second, span)
+	require.Equal(t, time.Second, CallsSpan(time.Second), "at least a second")
+	require.Equal(t, "p:calls:{q}:360000000", k.Calls("q", CallsTick(t0, span)))
+	require.Equal(t, k.Calls("q", CallsTick(t0, span)), k.Calls("q", CallsTick(t0.Add(4999*time.Millisecond), span)), "one hash per 5 s")
+	require.NotEqual(t, k.Calls("q", CallsTick(t0, span)), k.Calls("q", CallsTick(t0.Add(5*time.Second), span)))
 }

@@ -3,7 +3,7 @@
 -- KEYS[1] -> delayed zset
 -- KEYS[2] -> payloads hash
 -- KEYS[3] -> notify list (doorbell)
--- KEYS[4] -> calls hash of the 10 ms tick the call was made in (nonce or
+-- KEYS[4] -> calls hash of the span of time the call was made in (nonce or
 --            token -> what the call did)
 -- ARGV[1] -> delay in ms
 -- ARGV[2] -> how long to keep the calls hash after its first write, in ms

@@ -4,7 +4,7 @@
 --
 -- KEYS[1] -> payloads hash
 -- KEYS[2] -> notify list (doorbell)
--- KEYS[3] -> calls hash of the 10 ms tick the call was made in (nonce or
+-- KEYS[3] -> calls hash of the span of time the call was made in (nonce or
 --            token -> what the call did)
 -- KEYS[4] -> delayed zset
 -- KEYS[5] -> ready list

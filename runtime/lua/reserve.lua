@@ -7,7 +7,7 @@
 -- KEYS[4] -> state hash (job ID -> "attempts:exceptions:token")
 -- KEYS[5] -> notify list (doorbell)
 -- KEYS[6] -> paused flag
--- KEYS[7] -> calls hash of the 10 ms tick the call was made in (nonce or
+-- KEYS[7] -> calls hash of the span of time the call was made in (nonce or
 --            token -> what the call did)
 -- KEYS[8] -> delayed zset
 -- KEYS[9] -> settings hash (the queue's flow limits; lib/flow_limit.lua)
