@@ -30,28 +30,20 @@ is left alone, and the command says so.`,
 				return usagef("name the job to cancel by ID")
 			}
 			id := s.args[0]
-			qs, err := s.queues(ctx, queues)
-			if err != nil {
+			q, job, ok, err := s.findJob(ctx, queues, id)
+			switch {
+			case err != nil:
 				return err
+			case !ok:
+				return fmt.Errorf("no waiting, delayed or running job with ID %s (it may have finished)", id)
+			case job.State == runtime.StateFailed:
+				return fmt.Errorf("job %s of queue %s is in the failed store already; nothing to cancel", id, q)
 			}
-			for _, q := range qs {
-				job, ok, err := s.ins.FindJob(ctx, q, id)
-				if err != nil {
-					return err
-				}
-				if !ok {
-					continue
-				}
-				if job.State == runtime.StateFailed {
-					return fmt.Errorf("job %s of queue %s is in the failed store already; nothing to cancel", id, q)
-				}
-				seen := job.Attempts
-				if attempt >= 0 {
-					seen = attempt
-				}
-				return s.cancel(ctx, q, id, seen)
+			seen := job.Attempts
+			if attempt >= 0 {
+				seen = attempt
 			}
-			return fmt.Errorf("no waiting, delayed or running job with ID %s (it may have finished)", id)
+			return s.cancel(ctx, q, id, seen)
 		}
 	},
 }

@@ -25,22 +25,32 @@ attempts, how far it got as its handler last reported it
 				return usagef("name the job to show by ID")
 			}
 			id := s.args[0]
-			qs, err := s.queues(ctx, queues)
+			_, job, ok, err := s.findJob(ctx, queues, id)
 			if err != nil {
 				return err
 			}
-			for _, q := range qs {
-				job, ok, err := s.ins.FindJob(ctx, q, id)
-				if err != nil {
-					return err
-				}
-				if ok {
-					return s.showJob(ctx, job)
-				}
+			if !ok {
+				return fmt.Errorf("no job with ID %s (it may have finished)", id)
 			}
-			return fmt.Errorf("no job with ID %s (it may have finished)", id)
+			return s.showJob(ctx, job)
 		}
 	},
+}
+
+// findJob looks for the job with id in queues (every queue if none),
+// and returns the queue it is in.
+func (s *session) findJob(ctx context.Context, queues []string, id string) (string, runtime.QueuedJob, bool, error) {
+	qs, err := s.queues(ctx, queues)
+	if err != nil {
+		return "", runtime.QueuedJob{}, false, err
+	}
+	for _, q := range qs {
+		job, ok, err := s.ins.FindJob(ctx, q, id)
+		if err != nil || ok {
+			return q, job, ok, err
+		}
+	}
+	return "", runtime.QueuedJob{}, false, nil
 }
 
 // showJob prints job as queue:job shows it.
