@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/jobgen/jobgen/internal/keyspace"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"github.com/jobgen/jobgen/internal/send"
 )
 
@@ -194,7 +195,10 @@ func (c *EngineConfig) validate() error {
 // ends then does not cut the wait short, and the answer says whether the
 // job was pushed.
 type Engine struct {
-	rdb    redis.UniversalClient
+	rdb redis.UniversalClient
+	// store is the engine's Redis (internal/rdb): every command and
+	// script call goes through it.
+	store  *jobrdb.Store
 	cfg    EngineConfig
 	keys   keyspace.Keys
 	known  sync.Map // queue name -> struct{}: already added to the queues set
@@ -238,12 +242,13 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 	if err := checkEviction(ctx, rdb, cfg.AllowEviction, warn); err != nil {
 		return nil, err
 	}
-	e := &Engine{rdb: rdb, cfg: cfg, keys: keyspace.New(cfg.Prefix), flow: &flowState{}, grouped: &groupedQueues{}}
+	keys := keyspace.New(cfg.Prefix)
+	e := &Engine{rdb: rdb, store: jobrdb.New(rdb, keys), cfg: cfg, keys: keys, flow: &flowState{}, grouped: &groupedQueues{}}
 	// The physical view: the same Redis and keys, with no partitions, for
 	// the partition loop to run each partition's call on (partition.go).
 	physCfg := cfg
 	physCfg.Partitions = nil
-	e.phys = &Engine{rdb: rdb, cfg: physCfg, keys: e.keys, flow: e.flow, grouped: e.grouped}
+	e.phys = &Engine{rdb: rdb, store: e.store, cfg: physCfg, keys: e.keys, flow: e.flow, grouped: e.grouped}
 	e.phys.phys = e.phys
 	e.phys.flights = send.Flights{Call: e.phys.pushCall, Run: e.phys.runPush, Err: pushError}
 	e.flights = send.Flights{Call: e.pushCall, Run: e.runPush, Err: pushError}
