@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -102,9 +103,9 @@ func (e *Engine) AgeRelayedMarks(ctx context.Context, queue string, by time.Dura
 
 // OutboxPush runs outbox_push for one job, for tests.
 func (e *Engine) OutboxPush(ctx context.Context, queue string, deadline int64, mark, id string, delay int64, payload []byte) error {
-	qk := e.keys.Queue(queue)
-	return call{Script: scriptOutboxPush, Keys: []string{qk.Ready, qk.Delayed, qk.Payloads, qk.Notify, e.keys.Relayed(queue)},
-		Args: []any{deadline, mark, id, delay, payload}}.Run(ctx, e.rdb).Err()
+	step := jobrdb.Enqueue{Queue: e.keys.Queue(queue), Width: jobrdb.WidthEach}
+	step.Add(id, payload, delay, "")
+	return call{Script: scriptOutboxPush, Keys: step.Keys(e.keys.Relayed(queue)), Args: step.Args(deadline, 1, mark)}.Run(ctx, e.rdb).Err()
 }
 
 // OutboxRelease runs outbox_release for marks of queue, for tests.

@@ -5,7 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/fnv"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"time"
 )
 
@@ -348,25 +348,23 @@ func (s chains) dispatchNext(ctx context.Context, env *Envelope) error {
 // pushLink pushes a chain link, delayed by delay, unless it was pushed
 // before.
 func (e *Engine) pushLink(ctx context.Context, next *Envelope, delay time.Duration) error {
-	if err := ValidateQueueName(next.Queue); err != nil {
+	// The partition is chosen by the link's ID, not in turn as other
+	// pushes are, so that a push made again finds the marker that the
+	// first one set.
+	q, payload, cg, err := e.stored(next, delay, time.Now().UnixMilli(), next.ID)
+	if err != nil {
 		return err
 	}
 	if err := e.remember(ctx, next.Queue); err != nil {
 		return err
 	}
-	q := e.linkQueue(next.Queue, next.ID)
-	payload, err := next.EncodeStored(q)
-	if err != nil {
-		return err
-	}
-	qk := e.keys.Queue(q)
-	keys := []string{qk.Ready, qk.Payloads, qk.Notify, e.keys.Chained(q, next.ID), qk.Delayed}
-	args := []any{e.cfg.StateRetention.Milliseconds(), next.ID, payload, delayMillis(delay)}
-	if cg := next.groupArg(); cg != "" {
-		keys, args = append(keys, qk.GroupOf), append(args, cg)
+	step := jobrdb.Enqueue{Queue: e.keys.Queue(q), Width: jobrdb.WidthEach}
+	step.Add(next.ID, payload, delayMillis(delay), cg)
+	if cg != "" {
 		e.grouped.add(q)
 	}
-	n, err := call{Script: scriptChainPush, Keys: keys, Args: args}.Run(ctx, e.rdb).Int64()
+	c := call{Script: scriptChainPush, Keys: step.Keys(e.keys.Chained(q, next.ID)), Args: step.Args(e.cfg.StateRetention.Milliseconds())}
+	n, err := e.store.RunOne(ctx, c).Int64()
 	if err != nil {
 		return fmt.Errorf("push next job %s (%s) of a chain: %w", next.ID, next.Name, err)
 	}
@@ -374,20 +372,6 @@ func (e *Engine) pushLink(ctx context.Context, next *Envelope, delay time.Durati
 		e.events.emit(Event{Kind: JobQueued, Queue: next.Queue, Name: next.Name, ID: next.ID, Delay: delay})
 	}
 	return nil
-}
-
-// linkQueue is the queue, or the partition of a partitioned queue, that
-// chain link id goes to. It is chosen by the link's ID, not in turn as
-// other pushes are, so that a push made again finds the marker that the
-// first one set.
-func (e *Engine) linkQueue(queue, id string) string {
-	ps := e.partitionsOf(queue)
-	if ps == nil {
-		return queue
-	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(id))
-	return ps.names[h.Sum32()%uint32(len(ps.names))]
 }
 
 // done reports whether env, a link that is running again, pushed
@@ -406,7 +390,7 @@ func (s chains) done(ctx context.Context, res Reservation, env *Envelope) (bool,
 	if err != nil {
 		return false, nil
 	}
-	n, err := e.rdb.Exists(ctx, e.keys.Chained(e.linkQueue(next.Queue, next.ID), next.ID)).Result()
+	n, err := e.rdb.Exists(ctx, e.keys.Chained(e.partitionFor(next.Queue, next.ID), next.ID)).Result()
 	if err != nil {
 		return false, fmt.Errorf("look for the next link of chain job %s: %w", env.ID, err)
 	}

@@ -24,6 +24,20 @@ func (e *Engine) seal(env *Envelope) error {
 	return nil
 }
 
+// resealAs gives env the ID id, its sealed body sealed again under it.
+func (e *Engine) resealAs(env *Envelope, id string) error {
+	if !env.Encrypted {
+		env.ID = id
+		return nil
+	}
+	plain, err := e.cfg.Keys.Open(env.Body, jobAD(env))
+	if err != nil {
+		return fmt.Errorf("dispatch %s: %w", env.Name, err)
+	}
+	env.ID, env.Body = id, plain
+	return e.seal(env)
+}
+
 // encryptedType reports whether the options of T's zero value say
 // Encrypted. A T that is not a Job, or whose JobOptions panics on a zero
 // value, is taken as not encrypted.

@@ -3,7 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"hash/crc32"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"time"
 )
 
@@ -163,16 +163,6 @@ func (p *PendingDispatch) refuseDebounce() error {
 	return fmt.Errorf("%w: job %s is debounced: only Dispatch and DispatchMany debounce, not a batch, the outbox (DispatchTx), an event's listeners or a schedule; dispatch it on its own", ErrInvalid, p.JobName())
 }
 
-// debounceQueue is the physical queue of a debounced job: the queue, or
-// on a partitioned queue the partition its key hashes to.
-func (e *Engine) debounceQueue(queue, key string) string {
-	ps := e.partitionsOf(queue)
-	if ps == nil {
-		return queue
-	}
-	return ps.names[crc32.ChecksumIEEE([]byte(key))%uint32(len(ps.names))]
-}
-
 var scriptDebounce = mustScript("debounce")
 
 // dispatchDebounced dispatches p as the latest of its burst, and returns
@@ -189,32 +179,17 @@ func (e *Engine) dispatchDebounced(ctx context.Context, p *PendingDispatch) (str
 	if err := ValidateQueueName(env.Queue); err != nil {
 		return "", fmt.Errorf("dispatch %s: %w", env.Name, err)
 	}
-	queue := e.debounceQueue(env.Queue, s.key)
+	// The partition is picked by the key, so that a burst stays on one.
+	queue := e.partitionFor(env.Queue, s.key)
 	if err := e.remember(ctx, queue); err != nil {
 		return "", err
 	}
 	id := env.ID
 	out := &DispatchCall{Kind: DispatchKindOne, Jobs: []Outgoing{{Envelope: env, Delay: s.window}}}
 	err = e.pushThrough(ctx, out, func(ctx context.Context) error {
-		payload, err := env.EncodeStored(queue)
-		if err != nil {
-			return err
-		}
-		if len(payload) > e.cfg.MaxPayload {
-			return &PayloadTooLargeError{Name: env.Name, Size: len(payload), Cap: e.cfg.MaxPayload}
-		}
-		qk := e.keys.Queue(queue)
-		c := call{Script: scriptDebounce, Keys: []string{qk.Delayed, qk.Payloads, qk.Notify, e.keys.Debounce(queue, s.key)},
-			Args: []any{s.window.Milliseconds(), s.maxWait.Milliseconds(), env.ID, payload}}
-		reply, err := c.Run(ctx, e.rdb).Slice()
-		if err != nil {
-			return pushError(err)
-		}
-		if len(reply) != 3 {
-			return fmt.Errorf("unexpected reply %v", reply)
-		}
-		id, _ = reply[0].(string)
-		return nil
+		var err error
+		id, err = e.pushDebounced(ctx, env, queue, s)
+		return err
 	})
 	if err != nil {
 		return "", fmt.Errorf("dispatch %s: %w", env.Name, err)
@@ -223,4 +198,49 @@ func (e *Engine) dispatchDebounced(ctx context.Context, p *PendingDispatch) (str
 		e.events.emit(Event{Kind: JobQueued, Queue: env.Queue, Name: env.Name, ID: id, Delay: s.window})
 	}
 	return id, nil
+}
+
+// pushDebounced runs the debounce call of env on queue, and returns the
+// ID of the burst's job. A sealed body is bound to its job's ID
+// (crypt.go), and a dispatch that joins a burst takes the burst's ID: so
+// a sealed env is sealed again under the burst's ID, and the call made
+// again, until the ID it is sealed under is the one it is written under.
+func (e *Engine) pushDebounced(ctx context.Context, env *Envelope, queue string, s debounceSpec) (string, error) {
+	bound := env.Encrypted
+	for range 5 {
+		_, payload, cg, err := e.stored(env, s.window, time.Now().UnixMilli(), s.key)
+		if err != nil {
+			return "", err
+		}
+		step := jobrdb.Enqueue{Queue: e.keys.Queue(queue), Width: jobrdb.WidthEach}
+		step.Add(env.ID, payload, s.window.Milliseconds(), cg)
+		if cg != "" {
+			e.grouped.add(queue)
+		}
+		flag := "0"
+		if bound {
+			flag = "1"
+		}
+		c := call{Script: scriptDebounce, Keys: step.Keys(e.keys.Debounce(queue, s.key)),
+			Args: step.Args(s.window.Milliseconds(), s.maxWait.Milliseconds(), flag)}
+		reply, err := e.store.RunOne(ctx, c).Slice()
+		if err != nil {
+			return "", pushError(err)
+		}
+		if len(reply) != 3 {
+			return "", fmt.Errorf("unexpected reply %v", reply)
+		}
+		id, _ := reply[0].(string)
+		switch jobrdb.Int(reply[1]) {
+		case 2: // the burst's job has another ID: seal under it
+		case 3: // the ID is taken: a new one
+			id = NewID()
+		default:
+			return id, nil
+		}
+		if err := e.resealAs(env, id); err != nil {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("debounce %s: the burst's job changed five times while this dispatch joined it", env.Name)
 }

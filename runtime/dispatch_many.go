@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"time"
 )
 
@@ -190,26 +191,30 @@ func (e *Engine) DispatchMany(ctx context.Context, b *PendingMany) ([]string, er
 		if b.delaySet {
 			delay = b.delay
 		}
-		k := pushGroupKey{queue, delayMillis(delay)}
-		c := last
-		if c == nil || lastKey != k {
-			c = open[k]
+		if err := ValidateQueueName(queue); err != nil {
+			be = be.add(n, i, fmt.Errorf("dispatch %s: %w", job.JobName(), err))
+			continue
 		}
-		if c == nil || c.Jobs() >= pushChunk {
-			if err := ValidateQueueName(queue); err != nil {
-				be = be.add(n, i, fmt.Errorf("dispatch %s: %w", job.JobName(), err))
-				continue
-			}
-			c = &bulkChunk{pushGroup: pushGroup{Queue: e.pushQueue(queue), Delay: k.delay, Args: make([]any, 0, 2*min(n-i, pushChunk))}}
-			chunks = append(chunks, c)
-			open[k] = c
-		}
-		last, lastKey = c, k
 		env, err := e.bulkEnvelope(job, queue, cmpOr(b.connection, o.Connection), delay, now)
 		if err != nil {
 			be = be.add(n, i, err)
 			continue
 		}
+		w := jobrdb.WidthPlain
+		if env.Group() != "" {
+			w = jobrdb.WidthGrouped
+		}
+		k := pushGroupKey{queue, delayMillis(delay), w}
+		c := last
+		if c == nil || lastKey != k {
+			c = open[k]
+		}
+		if c == nil || len(c.envs) >= pushChunk { // its Args are filled inside the dispatch middleware
+			c = &bulkChunk{pushGroup: pushGroup{Queue: e.pushQueue(queue), Delay: k.delay, Width: w, Args: make([]any, 0, w*min(n-i, pushChunk))}}
+			chunks = append(chunks, c)
+			open[k] = c
+		}
+		last, lastKey = c, k
 		c.envs = append(c.envs, env)
 		c.items = append(c.items, i)
 		ids[i] = env.ID
@@ -220,7 +225,7 @@ func (e *Engine) DispatchMany(ctx context.Context, b *PendingMany) ([]string, er
 			for _, c := range chunks {
 				for k, i := range c.items {
 					if ids[i] != "" {
-						e.events.emit(Event{Kind: JobQueued, Queue: e.logicalQueue(c.Queue), Name: b.jobs[i].JobName(), ID: c.Args[2*k].(string), Delay: time.Duration(c.Delay) * time.Millisecond})
+						e.events.emit(Event{Kind: JobQueued, Queue: e.logicalQueue(c.Queue), Name: b.jobs[i].JobName(), ID: c.Args[c.W()*k].(string), Delay: time.Duration(c.Delay) * time.Millisecond})
 					}
 				}
 			}
@@ -260,13 +265,25 @@ func (e *Engine) pushManyChunks(ctx context.Context, chunks []*bulkChunk, ids []
 		for _, c := range chunks {
 			items := c.items[:0:0]
 			for k, env := range c.envs {
-				payload, err := e.storedIn(env, c.Queue, now.UnixMilli())
+				payload, err := e.encodeStored(env, c.Queue, now.UnixMilli())
 				if err != nil {
 					be = be.add(n, c.items[k], err)
 					ids[c.items[k]] = ""
 					continue
 				}
-				c.Args = append(c.Args, env.ID, payload)
+				// The dispatch middleware may have changed the job's group:
+				// the chunk's width holds, and a change is refused.
+				cg := env.groupArg()
+				if (cg != "") != (c.W() == jobrdb.WidthGrouped) {
+					be = be.add(n, c.items[k], fmt.Errorf("dispatch %s: %w: the dispatch middleware changed whether the job has a group", env.Name, ErrInvalid))
+					ids[c.items[k]] = ""
+					continue
+				}
+				if cg != "" {
+					c.Args = append(c.Args, env.ID, payload, cg)
+				} else {
+					c.Args = append(c.Args, env.ID, payload)
+				}
 				items = append(items, c.items[k])
 			}
 			c.items = items
@@ -294,7 +311,10 @@ func (e *Engine) pushChunks(ctx context.Context, chunks []*bulkChunk, ids []stri
 			}
 			continue
 		}
-		calls = append(calls, e.pushCall(c.Queue, c.Delay, c.Args))
+		if c.W() == jobrdb.WidthGrouped {
+			e.grouped.add(c.Queue)
+		}
+		calls = append(calls, e.pushCall(&c.pushGroup))
 		sent = append(sent, c)
 	}
 	if len(calls) == 0 {

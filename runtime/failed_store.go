@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"strconv"
 	"time"
 
@@ -190,7 +191,8 @@ func (s *FailedStore) Retry(ctx context.Context, queue string, ids ...string) ([
 		for i, id := range ids[:n] {
 			args[i] = id
 		}
-		got, err := call{Script: scriptRetry, Keys: []string{k[0], k[1], k[2], qk.Ready, qk.Payloads, qk.Notify, k[3]}, Args: args}.Run(ctx, s.e.rdb).StringSlice()
+		step := jobrdb.Enqueue{Queue: qk, Width: jobrdb.WidthPlain}
+		got, err := call{Script: scriptRetry, Keys: step.Keys(k[0], k[1], k[2], k[3]), Args: args}.Run(ctx, s.e.rdb).StringSlice()
 		if err != nil {
 			return done, fmt.Errorf("retry failed jobs of %q: %w", queue, err)
 		}

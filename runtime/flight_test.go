@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -71,15 +72,14 @@ func (g *pushGate) pass(cmds ...redis.Cmder) {
 		if len(args) < 9 || fmt.Sprint(args[0]) != "evalsha" {
 			continue
 		}
-		switch fmt.Sprint(args[1]) {
-		// evalsha, sha, 4, the 4 keys, [delay], keep and nonce, then pairs
-		case runtime.ScriptSHA("push"):
-			g.calls = append(g.calls, (len(args)-9)/2)
-		case runtime.ScriptSHA("later"):
-			g.calls = append(g.calls, (len(args)-10)/2)
-		default:
+		// evalsha, sha, numkeys, the keys, keep and nonce, then the
+		// number of jobs (lib/enqueue.lua)
+		if fmt.Sprint(args[1]) != runtime.ScriptSHA("push") {
 			continue
 		}
+		nk, _ := strconv.Atoi(fmt.Sprint(args[2]))
+		n, _ := strconv.Atoi(fmt.Sprint(args[3+nk+2]))
+		g.calls = append(g.calls, n)
 		if g.shut != nil && wait == nil {
 			wait = g.shut
 			g.held++

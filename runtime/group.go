@@ -1,13 +1,11 @@
 package runtime
 
 import (
-	"context"
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/jobgen/jobgen/internal/send"
 )
 
 // GroupedJob is a job that belongs to a fair group of its queue: its
@@ -167,60 +165,6 @@ func (g *groupedQueues) has(queue string) bool {
 	return ok
 }
 
-// groupedPush is one grouped job of a push.
-type groupedPush struct {
-	queue   string
-	delay   int64
-	id      string
-	payload []byte
-	group   string // "<limit>:<group>"
-}
-
-// sendGrouped pushes grouped jobs, in one push_group call per queue and
-// delay and 500 jobs, sent in one pipeline.
-func (e *Engine) sendGrouped(ctx context.Context, jobs []groupedPush) error {
-	type key struct {
-		queue string
-		delay int64
-	}
-	var order []key
-	args := map[key][]any{}
-	var calls []call
-	flush := func(k key) {
-		qk := e.keys.Queue(k.queue)
-		record := e.callsKey(k.queue)
-		keys := append([]string{qk.Payloads, qk.Notify, record, qk.Delayed, qk.Ready, qk.Reserved}, qk.Groups()...)
-		a := append([]any{e.retryWindow(), newNonce(), k.delay}, args[k]...)
-		calls = append(calls, call{Script: scriptPushGroup, Keys: keys, Args: a})
-		args[k] = nil
-	}
-	for _, j := range jobs {
-		k := key{j.queue, j.delay}
-		if _, ok := args[k]; !ok {
-			order = append(order, k)
-		}
-		args[k] = append(args[k], j.id, j.payload, j.group)
-		if len(args[k]) >= 3*pushChunk {
-			flush(k)
-		}
-	}
-	for _, k := range order {
-		if len(args[k]) > 0 {
-			flush(k)
-		}
-		if err := e.remember(ctx, k.queue); err != nil {
-			return err
-		}
-		e.grouped.add(k.queue)
-	}
-	if err := send.FirstErr(e.runPush(ctx, calls)); err != nil {
-		return pushError(err)
-	}
-	return nil
-}
-
-var scriptPushGroup = mustScript("push_group")
-
 // groupKeys returns the keys a settle of queue's jobs passes after its
 // own for the groups (lib/groups.lua), with notify after them when
 // withNotify; none for a queue this engine has seen no grouped job in.
@@ -233,4 +177,19 @@ func (e *Engine) groupKeys(queue string, withNotify bool) []string {
 		return append(qk.Groups(), qk.Notify)
 	}
 	return qk.Groups()
+}
+
+// storedGroup is the "<limit>:<group>" of a stored payload, "" for a job
+// of no group, for a push that has only the payload (the outbox relay).
+// A payload that does not name the group header holds no group, and is
+// not decoded.
+func storedGroup(queue, id string, payload []byte) string {
+	if !bytes.Contains(payload, []byte(GroupHeader)) {
+		return ""
+	}
+	env, err := DecodeEnvelope(queue, id, payload)
+	if err != nil {
+		return ""
+	}
+	return env.groupArg()
 }

@@ -218,15 +218,19 @@ func (e *Engine) DispatchEvent(ctx context.Context, p *PendingEvent) ([]string, 
 	// The dispatch middleware (a trace context, say) may set headers:
 	// the payloads are encoded inside it.
 	err := e.pushThrough(ctx, out, func(ctx context.Context) error {
-		g := &pushGroup{Queue: queue, Delay: delayMillis(delay), Args: make([]any, 0, 2*len(envs))}
+		var g pushGroups
+		now := time.Now().UnixMilli()
 		for _, env := range envs {
-			payload, err := e.storedIn(env, queue, time.Now().UnixMilli())
+			if env.ID == "" {
+				env.ID = newIDAt(now)
+			}
+			payload, err := e.encodeStored(env, queue, now)
 			if err != nil {
 				return err
 			}
-			g.Args = append(g.Args, env.ID, payload)
+			g.add(queue, delayMillis(delay), env.ID, payload, env.groupArg(), len(envs))
 		}
-		return e.send(ctx, []*pushGroup{g})
+		return e.send(ctx, g.groups)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fire %T: %w", p.event, err)
@@ -239,24 +243,4 @@ func (e *Engine) DispatchEvent(ctx context.Context, p *PendingEvent) ([]string, 
 		}
 	}
 	return ids, nil
-}
-
-// storedIn is stored for an envelope whose physical queue (partition) is
-// chosen: it returns the stored payload for queue, giving env an ID and
-// a dispatch time of now (unix ms) if it has none.
-func (e *Engine) storedIn(env *Envelope, queue string, now int64) ([]byte, error) {
-	if env.ID == "" {
-		env.ID = NewID()
-	}
-	if env.DispatchedAt == 0 {
-		env.DispatchedAt = now
-	}
-	payload, err := env.EncodeStored(queue)
-	if err != nil {
-		return nil, err
-	}
-	if len(payload) > e.cfg.MaxPayload {
-		return nil, &PayloadTooLargeError{Name: env.Name, Size: len(payload), Cap: e.cfg.MaxPayload}
-	}
-	return payload, nil
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -472,13 +473,17 @@ func (r *Relay) send(ctx context.Context, e *Engine, jobs []relayPush, deadline 
 		if err := e.remember(ctx, g.queue); err != nil {
 			return fmt.Errorf("outbox relay: %w", err)
 		}
-		qk := e.keys.Queue(g.queue)
-		args := make([]any, 0, 1+4*len(g.jobs))
-		args = append(args, deadline)
+		step := jobrdb.Enqueue{Queue: e.keys.Queue(g.queue), Width: jobrdb.WidthEach}
+		marks := make([]any, 0, 2+len(g.jobs))
+		marks = append(marks, deadline, len(g.jobs))
 		for _, j := range g.jobs {
-			args = append(args, j.mark, j.id, j.delay, j.payload)
+			marks = append(marks, j.mark)
+			step.Add(j.id, j.payload, j.delay, storedGroup(g.queue, j.id, j.payload))
 		}
-		calls[i] = call{Script: scriptOutboxPush, Keys: []string{qk.Ready, qk.Delayed, qk.Payloads, qk.Notify, e.keys.Relayed(g.queue)}, Args: args}
+		if step.Grouped() {
+			e.grouped.add(g.queue)
+		}
+		calls[i] = call{Script: scriptOutboxPush, Keys: step.Keys(e.keys.Relayed(g.queue)), Args: step.Args(marks...)}
 	}
 	// With Replication, a push counts only once WAIT has the replicas
 	// confirm it: a row is deleted only after its job survives a failover.

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
@@ -123,15 +124,28 @@ func (e *Engine) partitionsOf(queue string) *partitionSet {
 	return got.(*partitionSet)
 }
 
-// pushQueue picks the partition the next job pushed to queue goes to.
-func (e *Engine) pushQueue(queue string) string {
+// partitionFor is the one choice of the partition a new job of queue
+// goes to: queue itself when it has none. by "" takes the partitions in
+// turn; any other by (a job ID, a debounce key) picks one by its hash,
+// the same on every engine, so that a push made again, by this process
+// or another, finds what the first one wrote (a chain link's marker, an
+// outbox row's mark, a debounce burst).
+func (e *Engine) partitionFor(queue, by string) string {
 	ps := e.partitionsOf(queue)
 	if ps == nil {
 		return queue
 	}
-	i := ps.next.Add(1) - 1
-	return ps.names[int(i%int64(len(ps.names)))]
+	if by == "" {
+		i := ps.next.Add(1) - 1
+		return ps.names[int(i%int64(len(ps.names)))]
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(by))
+	return ps.names[h.Sum32()%uint32(len(ps.names))]
 }
+
+// pushQueue picks the partition the next job pushed to queue goes to.
+func (e *Engine) pushQueue(queue string) string { return e.partitionFor(queue, "") }
 
 // logicalQueue returns the queue a partition belongs to; other names are
 // returned as they are.

@@ -3,11 +3,9 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"github.com/jobgen/jobgen/internal/send"
 )
 
@@ -31,26 +29,15 @@ func (e *Engine) Later(ctx context.Context, env *Envelope, delay time.Duration) 
 const pushChunk = send.Chunk
 
 // pushGroup is the jobs of one push that go to one (physical) queue with
-// one delay: one script call.
+// one delay and width: one script call.
 type pushGroup = send.Group
 
-// pushCall is the script call that pushes pairs (job ID, encoded
-// envelope) to queue with delay ms. Each call records a nonce of its own,
-// so that a retry of it by the Redis client is not pushed again
-// (push.lua, later.lua).
-func (e *Engine) pushCall(queue string, delay int64, pairs []any) call {
-	qk := e.keys.Queue(queue)
-	record := e.callsKey(queue)
-	args := make([]any, 0, len(pairs)+3)
-	if delay > 0 {
-		args = append(args, delay)
-	}
-	args = append(args, e.retryWindow(), newNonce())
-	args = append(args, pairs...)
-	if delay > 0 {
-		return call{Script: scriptLater, Keys: []string{qk.Delayed, qk.Payloads, qk.Notify, record}, Args: args}
-	}
-	return call{Script: scriptPush, Keys: []string{qk.Ready, qk.Payloads, qk.Notify, record}, Args: args}
+// pushCall is the script call that pushes g's jobs (push.lua, through
+// lib/enqueue.lua). Each call records a nonce of its own, so that a
+// retry of it by the Redis client is not pushed again.
+func (e *Engine) pushCall(g *pushGroup) call {
+	q := jobrdb.Enqueue{Queue: e.keys.Queue(g.Queue), Width: g.W(), Delay: g.Delay, Jobs: g.Args}
+	return call{Script: scriptPush, Keys: q.Keys(e.callsKey(g.Queue)), Args: q.Args(e.retryWindow(), newNonce())}
 }
 
 // PushMany pushes many jobs, to any queues, in one pipeline of script
@@ -83,28 +70,16 @@ func (e *Engine) PushMany(ctx context.Context, jobs []Outgoing) error {
 
 func (e *Engine) pushMany(ctx context.Context, jobs []Outgoing) error {
 	var g pushGroups
-	var grouped []groupedPush
 	now := time.Now().UnixMilli()
 	for _, j := range jobs {
-		q, payload, err := e.stored(j, now)
+		q, payload, cg, err := e.stored(j.Envelope, j.Delay, now, "")
 		if err != nil {
 			return err
 		}
-		if cg := j.Envelope.groupArg(); cg != "" {
-			grouped = append(grouped, groupedPush{queue: q, delay: delayMillis(j.Delay), id: j.Envelope.ID, payload: payload, group: cg})
-			continue
-		}
-		g.add(q, delayMillis(j.Delay), j.Envelope.ID, payload, len(jobs))
+		g.add(q, delayMillis(j.Delay), j.Envelope.ID, payload, cg, len(jobs))
 	}
-	if len(g.groups) > 0 {
-		if err := e.send(ctx, g.groups); err != nil {
-			return err
-		}
-	}
-	if len(grouped) > 0 {
-		if err := e.sendGrouped(ctx, grouped); err != nil {
-			return err
-		}
+	if err := e.send(ctx, g.groups); err != nil {
+		return err
 	}
 	if !e.events.empty() {
 		for _, j := range jobs {
@@ -114,36 +89,49 @@ func (e *Engine) pushMany(ctx context.Context, jobs []Outgoing) error {
 	return nil
 }
 
-// stored checks j and returns the queue (or partition) it goes to and
-// its stored payload, giving it an ID and a dispatch time of now (unix
-// ms) if it has none.
-func (e *Engine) stored(j Outgoing, now int64) (queue string, payload []byte, err error) {
-	env := j.Envelope
+// stored is what every way into a queue does with a new job before its
+// script call: it checks the job (its queue's name, its delay, its size
+// stored), gives it an ID and a dispatch time of now (unix ms) if it has
+// none, and returns the queue or partition it goes to, its stored
+// payload and its fair group ("<limit>:<group>", "" for none; the
+// scripts take it through lib/enqueue.lua). by picks the partition of a
+// partitioned queue (partitionFor): "" takes them in turn.
+func (e *Engine) stored(env *Envelope, delay time.Duration, now int64, by string) (queue string, payload []byte, group string, err error) {
 	if err := ValidateQueueName(env.Queue); err != nil {
-		return "", nil, fmt.Errorf("push %s: %w", env.Name, err)
+		return "", nil, "", fmt.Errorf("push %s: %w", env.Name, err)
 	}
-	if j.Delay < 0 {
-		return "", nil, fmt.Errorf("push %s: %w: negative delay %v", env.Name, ErrInvalid, j.Delay)
+	if delay < 0 {
+		return "", nil, "", fmt.Errorf("push %s: %w: negative delay %v", env.Name, ErrInvalid, delay)
 	}
 	if env.ID == "" {
 		env.ID = newIDAt(now)
 	}
+	queue = e.partitionFor(env.Queue, by)
+	payload, err = e.encodeStored(env, queue, now)
+	if err != nil {
+		return "", nil, "", err
+	}
+	return queue, payload, env.groupArg(), nil
+}
+
+// encodeStored encodes env as stored in queue, giving it a dispatch time
+// of now if it has none, and checks its size against the payload cap.
+func (e *Engine) encodeStored(env *Envelope, queue string, now int64) ([]byte, error) {
 	if env.DispatchedAt == 0 {
 		env.DispatchedAt = now
 	}
-	queue = e.pushQueue(env.Queue)
-	payload, err = env.EncodeStored(queue)
+	payload, err := env.EncodeStored(queue)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	if len(payload) > e.cfg.MaxPayload {
-		return "", nil, &PayloadTooLargeError{Name: env.Name, Size: len(payload), Cap: e.cfg.MaxPayload}
+		return nil, &PayloadTooLargeError{Name: env.Name, Size: len(payload), Cap: e.cfg.MaxPayload}
 	}
-	return queue, payload, nil
+	return payload, nil
 }
 
-// pushGroups sorts the jobs of a PushMany into push calls, one per queue
-// and delay, of at most pushChunk jobs each.
+// pushGroups sorts the jobs of a push into push calls, one per queue,
+// delay and width, of at most pushChunk jobs each.
 type pushGroups struct {
 	groups []*pushGroup
 	index  map[pushGroupKey]*pushGroup // once jobs go to several groups
@@ -152,44 +140,60 @@ type pushGroups struct {
 type pushGroupKey struct {
 	queue string
 	delay int64
+	width int
 }
 
-// add adds one job to the group of its queue and delay; total is the
-// number of jobs of the push, to size the first group.
-func (p *pushGroups) add(queue string, delay int64, id string, payload []byte, total int) {
-	k := pushGroupKey{queue, delay}
+// add adds one job to the group of its queue, delay and width (grouped
+// jobs, cg not "", are three arguments wide); total is the number of
+// jobs of the push, to size the first group.
+func (p *pushGroups) add(queue string, delay int64, id string, payload []byte, cg string, total int) {
+	w := jobrdb.WidthPlain
+	if cg != "" {
+		w = jobrdb.WidthGrouped
+	}
+	k := pushGroupKey{queue, delay, w}
 	var g *pushGroup
 	switch last := len(p.groups) - 1; {
 	case p.index != nil:
 		g = p.index[k]
 	case last < 0:
-	case p.groups[last].Queue == queue && p.groups[last].Delay == delay:
+	case p.groups[last].Queue == queue && p.groups[last].Delay == delay && p.groups[last].W() == w:
 		g = p.groups[last]
 	default:
 		p.index = make(map[pushGroupKey]*pushGroup, len(p.groups)+1)
 		for _, o := range p.groups {
-			p.index[pushGroupKey{o.Queue, o.Delay}] = o
+			p.index[pushGroupKey{o.Queue, o.Delay, o.W()}] = o
 		}
 	}
 	if g == nil || g.Jobs() >= pushChunk {
-		g = &pushGroup{Queue: queue, Delay: delay}
+		g = &pushGroup{Queue: queue, Delay: delay, Width: w}
 		if len(p.groups) == 0 {
-			g.Args = make([]any, 0, 2*min(total, pushChunk))
+			g.Args = make([]any, 0, w*min(total, pushChunk))
 		}
 		if p.index != nil {
 			p.index[k] = g
 		}
 		p.groups = append(p.groups, g)
 	}
-	g.Args = append(g.Args, id, payload)
+	if cg != "" {
+		g.Args = append(g.Args, id, payload, cg)
+	} else {
+		g.Args = append(g.Args, id, payload)
+	}
 }
 
 // send pushes the groups: one group through the group commit of
 // concurrent pushes (send.Flights), several in one pipeline.
 func (e *Engine) send(ctx context.Context, groups []*pushGroup) error {
+	if len(groups) == 0 {
+		return nil
+	}
 	for _, g := range groups {
 		if err := e.remember(ctx, g.Queue); err != nil {
 			return err
+		}
+		if g.W() == jobrdb.WidthGrouped { // its settles pass the group keys (group.go)
+			e.grouped.add(g.Queue)
 		}
 	}
 	if len(groups) == 1 {
@@ -197,7 +201,7 @@ func (e *Engine) send(ctx context.Context, groups []*pushGroup) error {
 	}
 	calls := make([]call, len(groups))
 	for i, g := range groups {
-		calls[i] = e.pushCall(g.Queue, g.Delay, g.Args)
+		calls[i] = e.pushCall(g)
 	}
 	if err := send.FirstErr(e.runPush(ctx, calls)); err != nil {
 		return pushError(err)
@@ -208,8 +212,8 @@ func (e *Engine) send(ctx context.Context, groups []*pushGroup) error {
 // pushError wraps the error of a push call; a DUPLICATE reply becomes
 // ErrIDTaken.
 func pushError(err error) error {
-	if redis.HasErrorPrefix(err, "DUPLICATE") {
-		return fmt.Errorf("push: %w: %s", ErrIDTaken, strings.TrimPrefix(err.Error(), "DUPLICATE "))
+	if jobrdb.HasErrorPrefix(err, "DUPLICATE") {
+		return fmt.Errorf("push: %w: %s", ErrIDTaken, jobrdb.ErrorText(err, "DUPLICATE"))
 	}
 	return fmt.Errorf("push: %w", err)
 }
@@ -220,7 +224,7 @@ func (e *Engine) remember(ctx context.Context, queue string) error {
 	if _, ok := e.known.Load(queue); ok {
 		return nil
 	}
-	if err := e.rdb.SAdd(ctx, e.keys.Queues(), queue).Err(); err != nil {
+	if err := e.store.AddQueue(ctx, queue); err != nil {
 		return fmt.Errorf("register queue %q: %w", queue, err)
 	}
 	e.known.Store(queue, struct{}{})

@@ -213,7 +213,7 @@ func TestRetriedPushManyAfterTheJobsRan(t *testing.T) {
 
 func TestRetriedLaterAfterTheJobWentAway(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
-		hook := &replayScripts{sha: runtime.ScriptSHA("later"), between: func() {
+		hook := &replayScripts{sha: runtime.ScriptSHA("push"), between: func() {
 			n, err := runtime.NewInspector(b.engine).ClearQueue(b.ctx, "default")
 			require.NoError(t, err)
 			require.Equal(t, int64(1), n)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -215,19 +215,6 @@ func (s *Schedule) runner(e *Engine, cfg *ScheduleConfig) (*schedule.Runner, err
 	return r, nil
 }
 
-// scheduleQueue is the physical queue an entry's jobs go to: for a
-// partitioned queue, one partition chosen by the entry's name, so that
-// its state and its pushes share a slot.
-func (e *Engine) scheduleQueue(queue, name string) string {
-	ps := e.partitionsOf(queue)
-	if ps == nil {
-		return queue
-	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(name))
-	return ps.names[int(h.Sum32()%uint32(len(ps.names)))]
-}
-
 // scheduleLockKey is the unique key of the lock of an entry without
 // overlapping, in the slot of its queue (see keys.unique).
 func scheduleLockKey(queue, name string) string { return "{" + queue + "}:schedule:" + name }
@@ -264,7 +251,7 @@ func (e *Engine) entryEnvelope(en *ScheduledEntry) (*Envelope, string, error) {
 	}
 	name := en.EntryName()
 	env.Tags = append(slices.Clip(env.Tags), "schedule:"+name)
-	q := e.scheduleQueue(env.Queue, name)
+	q := e.partitionFor(env.Queue, name) // by the entry: its state stays on one partition
 	if en.overlap > 0 {
 		env.UniqueKey, env.UniqueUntilProcessing = scheduleLockKey(q, name), false
 	}
@@ -297,8 +284,7 @@ func (e *Engine) fireTick(ctx context.Context, en *ScheduledEntry, t schedule.Ti
 	}
 	tick := t.At.UnixMilli()
 	env.Tags = append(env.Tags, "tick:"+strconv.FormatInt(tick, 10))
-	qk := eng.keys.Queue(q)
-	keys := []string{eng.keys.Schedule(q, rep.Entry), qk.Ready, qk.Delayed, qk.Payloads, qk.Notify}
+	keys := []string{eng.keys.Schedule(q, rep.Entry)}
 	var lockTTL int64
 	undo := func() {}
 	switch {
@@ -318,14 +304,10 @@ func (e *Engine) fireTick(ctx context.Context, en *ScheduledEntry, t schedule.Ti
 			return fail(err)
 		}
 	}
-	b, err := env.EncodeStored(q)
+	b, err := eng.encodeStored(env, q, time.Now().UnixMilli())
 	if err != nil {
 		undo()
 		return fail(err)
-	}
-	if len(b) > eng.cfg.MaxPayload {
-		undo()
-		return fail(&PayloadTooLargeError{Name: env.Name, Size: len(b), Cap: eng.cfg.MaxPayload})
 	}
 	if err := eng.remember(ctx, env.Queue); err != nil {
 		undo()
@@ -336,8 +318,18 @@ func (e *Engine) fireTick(ctx context.Context, en *ScheduledEntry, t schedule.Ti
 		keep += t.Next.Sub(t.At)
 	}
 	delay := entryDelay(en)
-	args := []any{tick, t.Since.UnixMilli(), keep.Milliseconds(), env.ID, b, delayMillis(delay), lockTTL}
-	reply, err := call{Script: scriptScheduleTick, Keys: keys, Args: args}.Run(ctx, eng.rdb).Slice()
+	step := jobrdb.Enqueue{Queue: eng.keys.Queue(q), Width: jobrdb.WidthEach}
+	cg := env.groupArg()
+	step.Add(env.ID, b, delayMillis(delay), cg)
+	if cg != "" {
+		eng.grouped.add(q)
+	}
+	locked := "0"
+	if len(keys) > 1 {
+		locked = "1"
+	}
+	c := call{Script: scriptScheduleTick, Keys: step.Keys(keys...), Args: step.Args(tick, t.Since.UnixMilli(), keep.Milliseconds(), lockTTL, locked)}
+	reply, err := eng.store.RunOne(ctx, c).Slice()
 	if err == nil && len(reply) != 2 {
 		err = fmt.Errorf("unexpected reply %v", reply)
 	}

@@ -20,7 +20,6 @@ func mustScript(name string) *script { return lua.Get(name) }
 
 var (
 	scriptPush       = mustScript("push")
-	scriptLater      = mustScript("later")
 	scriptMigrate    = mustScript("migrate")
 	scriptReserve    = mustScript("reserve")
 	scriptExtend     = mustScript("extend")

@@ -65,18 +65,30 @@ const Chunk = 500
 type Group struct {
 	Queue string
 	Delay int64 // ms; 0 pushes to the ready list
-	Args  []any // pairs: job ID, encoded envelope
+	// Width is the number of Args a job takes, the job ID first: 2 (ID,
+	// encoded envelope) or 3 (and its fair group). 0 means 2.
+	Width int
+	Args  []any
+}
+
+// W is g's width, 2 when unset.
+func (g *Group) W() int {
+	if g.Width == 0 {
+		return 2
+	}
+	return g.Width
 }
 
 // Jobs is the number of jobs in g.
-func (g *Group) Jobs() int { return len(g.Args) / 2 }
+func (g *Group) Jobs() int { return len(g.Args) / g.W() }
 
 // Flights is the group commit of one engine's pushes. Its three funcs
 // are set before the first Push.
 type Flights struct {
-	// Call returns the script call that pushes pairs (job ID, encoded
-	// envelope) to queue with delay ms.
-	Call func(queue string, delay int64, pairs []any) Call
+	// Call returns the script call that pushes the jobs of g, whose
+	// Args may be those of several groups of the same queue, delay and
+	// width.
+	Call func(g *Group) Call
 	// Run sends calls as Pushed does.
 	Run func(ctx context.Context, calls []Call) []error
 	// Err is the error a push returns for its call's error.
@@ -242,7 +254,7 @@ func (f *Flights) Close() {
 
 // alone pushes g in a call of its own.
 func (f *Flights) alone(ctx context.Context, g *Group) error {
-	if err := FirstErr(f.Run(ctx, []Call{f.Call(g.Queue, g.Delay, g.Args)})); err != nil {
+	if err := FirstErr(f.Run(ctx, []Call{f.Call(g)})); err != nil {
 		return f.Err(err)
 	}
 	return nil
@@ -261,14 +273,15 @@ func (f *Flights) send(ctx context.Context, batch []*pushReq) {
 	type groupKey struct {
 		queue string
 		delay int64
+		width int
 	}
 	var plans []*flightCall
 	open := make(map[groupKey]*flightCall) // the call taking pushes, per queue and delay
 	for _, r := range batch {
-		k := groupKey{r.Queue, r.Delay}
+		k := groupKey{r.Queue, r.Delay, r.W()}
 		p := open[k]
 		if p == nil || p.hasAny(r) {
-			p = &flightCall{queue: r.Queue, delay: r.Delay, ids: make(map[any]struct{})}
+			p = &flightCall{queue: r.Queue, delay: r.Delay, width: r.W(), ids: make(map[any]struct{})}
 			plans = append(plans, p)
 			open[k] = p
 		}
@@ -277,14 +290,15 @@ func (f *Flights) send(ctx context.Context, batch []*pushReq) {
 	calls := make([]Call, len(plans))
 	members := make([][]*pushReq, len(plans))
 	for i, p := range plans {
-		pairs := p.rs[0].Args
+		g := p.rs[0].Group
 		if len(p.rs) > 1 {
-			pairs = make([]any, 0, 2*p.jobs)
+			args := make([]any, 0, p.width*p.jobs)
 			for _, r := range p.rs {
-				pairs = append(pairs, r.Args...)
+				args = append(args, r.Args...)
 			}
+			g = &Group{Queue: p.queue, Delay: p.delay, Width: p.width, Args: args}
 		}
-		calls[i] = f.Call(p.queue, p.delay, pairs)
+		calls[i] = f.Call(g)
 		members[i] = p.rs
 	}
 	errs := f.Run(ctx, calls)
@@ -312,7 +326,7 @@ func (f *Flights) send(ctx context.Context, batch []*pushReq) {
 	// a call of its own, for an answer of its own.
 	calls = calls[:0]
 	for _, r := range again {
-		calls = append(calls, f.Call(r.Queue, r.Delay, r.Args))
+		calls = append(calls, f.Call(r.Group))
 	}
 	errs = f.Run(ctx, calls)
 	for i, r := range again {
@@ -328,6 +342,7 @@ func (f *Flights) send(ctx context.Context, batch []*pushReq) {
 type flightCall struct {
 	queue string
 	delay int64
+	width int
 	rs    []*pushReq
 	jobs  int
 	ids   map[any]struct{} // the job IDs of rs
@@ -336,14 +351,14 @@ type flightCall struct {
 func (p *flightCall) add(r *pushReq) {
 	p.rs = append(p.rs, r)
 	p.jobs += r.Jobs()
-	for j := 0; j < len(r.Args); j += 2 {
+	for j := 0; j < len(r.Args); j += p.width {
 		p.ids[r.Args[j]] = struct{}{}
 	}
 }
 
 // hasAny reports whether a job ID of r is in p already.
 func (p *flightCall) hasAny(r *pushReq) bool {
-	for j := 0; j < len(r.Args); j += 2 {
+	for j := 0; j < len(r.Args); j += p.width {
 		if _, ok := p.ids[r.Args[j]]; ok {
 			return true
 		}

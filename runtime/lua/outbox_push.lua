@@ -1,4 +1,5 @@
--- outbox_push: push jobs relayed from an SQL outbox, each at most once.
+-- outbox_push: push jobs relayed from an SQL outbox, each at most once,
+-- through lib/enqueue.lua, each ready, delayed or into its fair group.
 --
 -- A relay claims committed outbox rows, pushes their jobs here, then
 -- deletes the rows. It can die between the push and the delete, after the
@@ -7,58 +8,55 @@
 -- its row is gone (outbox_release.lua): a job whose mark is there was
 -- pushed already, and is skipped (docs/outbox.md).
 --
--- KEYS[1] -> ready list
--- KEYS[2] -> delayed zset
--- KEYS[3] -> payloads hash
--- KEYS[4] -> notify list (doorbell)
--- KEYS[5] -> relayed zset: mark -> 1e15 + ms pushed while its row may
+-- KEYS[1] -> relayed zset: mark -> 1e15 + ms pushed while its row may
 --            exist; ms the mark expires at, once the row is deleted
+-- KEYS[2..] -> the queue's keys, as lib/enqueue.lua takes them
 -- ARGV[1] -> deadline, Redis ms: a call that runs after it pushes nothing
--- ARGV[2..] -> quads: mark (outbox row ID, or row ID/job ID for a job of
---              a batch row), job ID, delay in ms, encoded envelope
+-- ARGV[2] -> n, the number of jobs (at most 500)
+-- ARGV[3..2+n] -> each job's mark (outbox row ID, or row ID/job ID for a
+--              job of a batch row), in the order of the jobs
+-- ARGV[3+n..] -> the jobs, as lib/enqueue.lua takes them
 --
 -- Returns: {pushed, {marks skipped}, {marks refused}}. A mark is skipped
 -- when it is in the relayed set: its job was pushed before. It is
 -- refused when its job ID exists already in the queue with another
 -- payload; its job is not pushed.
--- Errors: "LATE <now> <deadline>" after the deadline, and "WRONGTYPE <key>
--- ..." if a key it writes holds another type; nothing is written then.
+-- Errors: "LATE <now> <deadline>" after the deadline, "ERR ..." for
+-- malformed jobs, and "WRONGTYPE <key> ..." if a key it writes holds
+-- another type; nothing is written then.
 
--- uses: wrong_type, now_ms
+-- uses: wrong_type, now_ms, groups, enqueue
 
-local rung = redis.pcall('LLEN', KEYS[4])
-if type(rung) == 'table' then return typeError(KEYS[4], 'list') or rung end
-local bad = typeError(KEYS[1], 'list') or typeError(KEYS[2], 'zset') or
-  typeError(KEYS[3], 'hash') or typeError(KEYS[5], 'zset')
+local m = tonumber(ARGV[2])
+if not m or m < 0 or m > 500 then
+  return redis.error_reply('ERR outbox_push: want a count of up to 500 marks, got ' .. tostring(ARGV[2]) .. '; nothing was written')
+end
+local Q, bad = enqueueOpen(2, 3 + m)
+if not Q then return bad end
+if Q.n ~= m then
+  return redis.error_reply('ERR outbox_push: ' .. m .. ' marks for ' .. Q.n .. ' jobs; nothing was written')
+end
+bad = wrongType({1, 'zset'})
 if bad then return bad end
 
-local now, us = nowMs()
+local now = nowMs()
 local deadline = tonumber(ARGV[1])
 if now > deadline then
   return redis.error_reply(string.format('LATE %d %d', now, deadline))
 end
-local due0 = now
-if us > 0 then due0 = now + 1 end
 local pending = string.format('%d', 1e15 + now)
 
--- Quads are read 250 at a time, so unpack never passes 1000 values.
-local ready, delayed, payloads, marks = {}, {}, {}, {}
-local nr, nd, np, nm = 0, 0, 0, 0
+local marks, nm = {}, 0
+local pick, np = {}, 0
 local skipped, refused, ns, nf = {}, {}, 0, 0
 local seen = {}
-local head = nil
-for s = 2, #ARGV, 1000 do
-  local ms, ids, k = {}, {}, 0
-  for i = s, math.min(s + 999, #ARGV), 4 do
-    k = k + 1
-    ms[k], ids[k] = ARGV[i], ARGV[i + 1]
-  end
-  local scores = redis.call('ZMSCORE', KEYS[5], unpack(ms))
-  local found = redis.call('HMGET', KEYS[3], unpack(ids))
-  for j = 1, k do
-    local i = s + 4 * (j - 1)
-    local mark, id, delay, payload = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3]
-    local have = found[j] or seen[id]
+local found = enqueueFound(Q)
+for s = 1, m, 1000 do
+  local scores = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, 3 + s - 1, 3 + math.min(s + 999, m) - 1))
+  for j = 1, #scores do
+    local i = s + j - 1
+    local mark, id, payload = ARGV[2 + i], Q.ids[i], Q.payload[i]
+    local have = found[i] or seen[id]
     if scores[j] or seen[mark] then
       ns = ns + 1
       skipped[ns] = mark
@@ -71,40 +69,17 @@ for s = 2, #ARGV, 1000 do
       marks[nm - 1], marks[nm] = pending, mark
       if not have then
         seen[id] = payload
-        np = np + 2
-        payloads[np - 1], payloads[np] = id, payload
-        if delay > 0 then
-          local due = due0 + delay
-          if not head or due < head then head = due end
-          nd = nd + 2
-          delayed[nd - 1], delayed[nd] = string.format('%d', due), id
-        else
-          nr = nr + 1
-          ready[nr] = id
-        end
+        np = np + 1
+        pick[np] = i
       end
     end
   end
 end
 
 -- Writes, after every check. Marks released long enough ago go first.
-redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
-local first = nil
-if nd > 0 then
-  first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+for s = 1, nm, 1000 do
+  redis.call('ZADD', KEYS[1], unpack(marks, s, math.min(s + 999, nm)))
 end
-local function each(t, n, step, f)
-  for s = 1, n, step do
-    f(unpack(t, s, math.min(s + step - 1, n)))
-  end
-end
-each(payloads, np, 1000, function(...) redis.call('HSET', KEYS[3], ...) end)
-each(marks, nm, 1000, function(...) redis.call('ZADD', KEYS[5], ...) end)
-each(ready, nr, 1000, function(...) redis.call('RPUSH', KEYS[1], ...) end)
-each(delayed, nd, 1000, function(...) redis.call('ZADD', KEYS[2], ...) end)
-
-local ringNow = nr > 0 or (nd > 0 and (first[2] == nil or head < tonumber(first[2])))
-if ringNow and rung == 0 then
-  redis.call('RPUSH', KEYS[4], '1')
-end
-return {np / 2, skipped, refused}
+enqueueWrite(Q, pick)
+return {np, skipped, refused}

@@ -1,13 +1,13 @@
--- retry: push failed jobs back onto their queue with attempts reset.
+-- retry: push failed jobs back onto their queue with attempts reset
+-- (lib/enqueue.lua). A job of a fair group goes back into its group when
+-- reserve finds it in ready, as its group entry stayed when it failed.
 --
 -- KEYS[1] -> failed zset
 -- KEYS[2] -> failed payloads hash
 -- KEYS[3] -> failed info hash
--- KEYS[4] -> ready list
--- KEYS[5] -> payloads hash
--- KEYS[6] -> notify list (doorbell)
--- KEYS[7] -> failed errors hash (optional): a job retried loses its
---            attempts' errors, as its attempts start again
+-- KEYS[4] -> failed errors hash: a job retried loses its attempts'
+--            errors, as its attempts start again
+-- KEYS[5..] -> the queue's keys, as lib/enqueue.lua takes them
 -- ARGV[1..] -> failed job IDs (at most 1000)
 --
 -- Returns: the IDs pushed back. An ID that is not in the failed store, or
@@ -17,25 +17,27 @@
 -- Redis keeps what a script wrote before a command of it failed, so the
 -- keys are checked before the first write: it writes nothing then.
 
--- uses: wrong_type
+-- uses: wrong_type, now_ms, groups, enqueue
 
-local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash', 4, 'list', 5, 'hash', 6, 'list'}) or (KEYS[7] and wrongType({7, 'hash'}))
+local Q = enqueueQueue(5, 0)
+local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash', 4, 'hash'}) or enqueueCheck(Q, false)
 if bad then return bad end
-
-local out = {}
+local out, n = {}, 0
 for _, id in ipairs(ARGV) do
   local p = redis.call('HGET', KEYS[2], id)
-  if p and redis.call('HEXISTS', KEYS[5], id) == 0 then
-    redis.call('HSET', KEYS[5], id, p)
-    redis.call('RPUSH', KEYS[4], id)
-    redis.call('ZREM', KEYS[1], id)
-    redis.call('HDEL', KEYS[2], id)
-    redis.call('HDEL', KEYS[3], id)
-    if KEYS[7] then redis.call('HDEL', KEYS[7], id) end
-    out[#out + 1] = id
+  if p and redis.call('HEXISTS', Q.payloads, id) == 0 then
+    n = n + 1
+    Q.ids[n], Q.payload[n], out[n] = id, p, id
   end
 end
-if #out > 0 and redis.call('LLEN', KEYS[6]) == 0 then
-  redis.call('RPUSH', KEYS[6], '1')
+Q.n = n
+if n == 0 then return out end
+for s = 1, n, 1000 do
+  local e = math.min(s + 999, n)
+  redis.call('ZREM', KEYS[1], unpack(out, s, e))
+  redis.call('HDEL', KEYS[2], unpack(out, s, e))
+  redis.call('HDEL', KEYS[3], unpack(out, s, e))
+  redis.call('HDEL', KEYS[4], unpack(out, s, e))
 end
+enqueueWrite(Q, nil)
 return out

@@ -1,0 +1,94 @@
+package rdb
+
+import (
+	"context"
+
+	"github.com/jobgen/jobgen/internal/keyspace"
+)
+
+// MaxEnqueue is the most jobs one enqueue step takes (lib/enqueue.lua).
+const MaxEnqueue = 500
+
+// The widths of an enqueue step's jobs: how many arguments each takes.
+const (
+	// WidthPlain is ID, payload: jobs of no group, all with the step's
+	// delay.
+	WidthPlain = 2
+	// WidthGrouped is ID, payload, group: all with the step's delay.
+	WidthGrouped = 3
+	// WidthEach is ID, payload, delay ms, group.
+	WidthEach = 4
+)
+
+// Enqueue is the enqueue step of a script call that adds new jobs to one
+// queue: its keys and its jobs, as lib/enqueue.lua takes them. Every way
+// a job enters a queue builds one (push, chain_push, outbox_push,
+// schedule_tick, debounce, retry), so that each honours the same options:
+// ready or delayed, the fair group and its limit, the doorbell.
+type Enqueue struct {
+	// Queue is the (physical) queue's keys.
+	Queue keyspace.QueueKeys
+	// Width is how many arguments each job takes (WidthPlain,
+	// WidthGrouped, WidthEach).
+	Width int
+	// Delay is every job's delay in ms, for WidthPlain and WidthGrouped.
+	Delay int64
+	// Jobs holds Width arguments a job: ID, payload, [delay,] [group]; a
+	// group is "<limit>:<group>", or "" for none.
+	Jobs []any
+
+	groups bool // a job has a group
+}
+
+// Len is the number of jobs.
+func (q *Enqueue) Len() int {
+	if q.Width == 0 {
+		return 0
+	}
+	return len(q.Jobs) / q.Width
+}
+
+// Grouped reports whether the step passes the group keys: whether a job
+// of it has a group.
+func (q *Enqueue) Grouped() bool { return q.groups || q.Width == WidthGrouped }
+
+// Add adds a job. group is "" for none; delay is the job's own, kept
+// only at WidthEach.
+func (q *Enqueue) Add(id string, payload any, delay int64, group string) {
+	if group != "" {
+		q.groups = true
+	}
+	switch q.Width {
+	case WidthPlain:
+		q.Jobs = append(q.Jobs, id, payload)
+	case WidthGrouped:
+		q.Jobs = append(q.Jobs, id, payload, group)
+	default:
+		q.Jobs = append(q.Jobs, id, payload, delay, group)
+	}
+}
+
+// Keys returns lead followed by the step's keys: ready, delayed,
+// payloads, notify, and for a grouped step reserved and the group keys.
+func (q *Enqueue) Keys(lead ...string) []string {
+	qk := &q.Queue
+	if !q.Grouped() {
+		return append(lead, qk.Ready, qk.Delayed, qk.Payloads, qk.Notify)
+	}
+	return append(lead, qk.Ready, qk.Delayed, qk.Payloads, qk.Notify, qk.Reserved,
+		qk.GroupOf, qk.GroupWait, qk.GroupRing, qk.GroupActive, qk.GroupSeq, qk.GroupRunning)
+}
+
+// Args returns lead followed by the step's arguments: the number of
+// jobs, the width, the delay, then the jobs.
+func (q *Enqueue) Args(lead ...any) []any {
+	out := make([]any, 0, len(lead)+3+len(q.Jobs))
+	out = append(out, lead...)
+	out = append(out, q.Len(), q.Width, q.Delay)
+	return append(out, q.Jobs...)
+}
+
+// AddQueue adds queue to the set of known queues.
+func (s *Store) AddQueue(ctx context.Context, queue string) error {
+	return s.c.SAdd(ctx, s.keys.Queues(), queue).Err()
+}
