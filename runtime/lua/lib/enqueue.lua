@@ -29,6 +29,16 @@
 -- A script that takes its jobs from elsewhere (retry) fills Q.ids and
 -- Q.payloads itself.
 --
+-- Two options of a job are not written here. The choice of partition is
+-- the caller's: the keys it passes are the partition's. A unique job's
+-- lock is taken before the push, by lock.lua, and given back if the push
+-- fails: its key (keyspace Unique) is named by the job's unique key, not
+-- its queue, so it lives in a slot of its own on a cluster and cannot be
+-- written by a script of the queue's slot.
+--
+-- enqueueQueue(b) returns an empty Q on the keys from b, for a script
+-- that fills Q.ids, Q.payload and Q.n itself; enqueueCheck(Q, delayed)
+-- then checks the keys, as enqueueOpen does.
 -- enqueueOpen(b, a) returns Q, the queue and its jobs, or nil and an
 -- error reply for malformed jobs or a key of another type. It writes
 -- nothing: scripts call it before their first write. It reads the
