@@ -6,7 +6,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"regexp"
 	"strconv"
 	"strings"
@@ -338,25 +337,14 @@ func (e *Engine) dispatchThrough(ctx context.Context, kind DispatchKind, out []O
 // every relay that pushes the row pushes it to the same one.
 func (e *Engine) outboxRow(o Outgoing, connection string, uniqueFor, now int64) (outboxRow, error) {
 	env := o.Envelope
-	if err := ValidateQueueName(env.Queue); err != nil {
-		return outboxRow{}, fmt.Errorf("push %s: %w", env.Name, err)
-	}
-	if o.Delay < 0 {
-		return outboxRow{}, fmt.Errorf("push %s: %w: negative delay %v", env.Name, ErrInvalid, o.Delay)
-	}
 	if env.ID == "" {
 		env.ID = newIDAt(now)
 	}
-	if env.DispatchedAt == 0 {
-		env.DispatchedAt = now
-	}
-	queue := e.outboxQueue(env.Queue, env.ID)
-	payload, err := env.EncodeStored(queue)
+	// The partition is chosen by the ID, so that every relay that pushes
+	// the row pushes it to the same one.
+	queue, payload, _, err := e.stored(env, o.Delay, now, env.ID)
 	if err != nil {
 		return outboxRow{}, err
-	}
-	if len(payload) > e.cfg.MaxPayload {
-		return outboxRow{}, &PayloadTooLargeError{Name: env.Name, Size: len(payload), Cap: e.cfg.MaxPayload}
 	}
 	row := outboxRow{
 		id: env.ID, kind: outboxJob, connection: connection, queue: queue, name: env.Name,
@@ -366,18 +354,6 @@ func (e *Engine) outboxRow(o Outgoing, connection string, uniqueFor, now int64) 
 		row.uniqueKey, row.uniqueFor = env.UniqueKey, max(uniqueFor, 1)
 	}
 	return row, nil
-}
-
-// outboxQueue returns the partition of queue that job id goes to through
-// the outbox: one chosen by the ID, the same on every relay.
-func (e *Engine) outboxQueue(queue, id string) string {
-	ps := e.partitionsOf(queue)
-	if ps == nil {
-		return queue
-	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(id))
-	return ps.names[int(h.Sum32()%uint32(len(ps.names)))]
 }
 
 func (e *Engine) outboxTable() string { return cmpOr(e.cfg.OutboxTable, DefaultOutboxTable) }
