@@ -132,7 +132,7 @@ func (e *Engine) cancel(ctx context.Context, queue, id string, seen int) (Cancel
 	keys := append([]string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Payloads, qk.Failed, qk.FailedPayloads, qk.FailedInfo, qk.Hooks, qk.Errors, qk.FailedErrors, qk.Progress},
 		append(qk.Groups(), qk.Notify)...) // a running grouped job frees its group's slot
 	args := []any{max(e.cfg.FailedMaxCount, 0), max(e.cfg.FailedMaxAge.Milliseconds(), 0), id, seen, info, token}
-	v, err := call{Script: scriptCancel, Keys: keys, Args: args}.Run(ctx, e.rdb).Int64Slice()
+	v, err := e.store.RunOne(ctx, call{Script: scriptCancel, Keys: keys, Args: args}).Int64Slice()
 	if err != nil {
 		return Cancelled{}, fmt.Errorf("cancel job %s of %q: %w", id, queue, err)
 	}

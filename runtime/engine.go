@@ -239,11 +239,12 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 	if cfg.AllowEviction {
 		warn = slog.Default()
 	}
-	if err := checkEviction(ctx, rdb, cfg.AllowEviction, warn); err != nil {
+	keys := keyspace.New(cfg.Prefix)
+	store := jobrdb.New(rdb, keys)
+	if err := checkEviction(ctx, store, cfg.AllowEviction, warn); err != nil {
 		return nil, err
 	}
-	keys := keyspace.New(cfg.Prefix)
-	e := &Engine{rdb: rdb, store: jobrdb.New(rdb, keys), cfg: cfg, keys: keys, flow: &flowState{}, grouped: &groupedQueues{}}
+	e := &Engine{rdb: rdb, store: store, cfg: cfg, keys: keys, flow: &flowState{}, grouped: &groupedQueues{}}
 	// The physical view: the same Redis and keys, with no partitions, for
 	// the partition loop to run each partition's call on (partition.go).
 	physCfg := cfg

@@ -3,12 +3,12 @@ package runtime
 import (
 	"context"
 	"fmt"
-	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
+
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // Failure is one reserved job to move into the failed store.
@@ -76,7 +76,7 @@ func (s *FailedStore) Count(ctx context.Context, queue string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return s.e.rdb.ZCard(ctx, k[0]).Result()
+	return s.e.store.Count(ctx, k[0])
 }
 
 // List returns a page of the failed jobs of queue, newest first, from
@@ -96,15 +96,11 @@ func (s *FailedStore) List(ctx context.Context, queue string, offset, limit int)
 	if end < int64(offset) { // overflow: everything from offset on
 		end = -1
 	}
-	zs, err := s.e.rdb.ZRevRangeWithScores(ctx, k[0], int64(offset), end).Result()
+	ids, at, err := s.e.store.NewestPage(ctx, k[0], int64(offset), end)
 	if err != nil {
 		return nil, fmt.Errorf("list failed jobs of %q: %w", queue, err)
 	}
-	ids := make([]string, len(zs))
-	for i, z := range zs {
-		ids[i] = z.Member.(string)
-	}
-	return s.load(ctx, queue, k, ids, zs)
+	return s.load(ctx, queue, k, ids, at)
 }
 
 // Get returns one failed job; ok is false if queue has no failed job id.
@@ -116,51 +112,46 @@ func (s *FailedStore) Get(ctx context.Context, queue, id string) (job FailedJob,
 	if err != nil {
 		return FailedJob{}, false, err
 	}
-	score, err := s.e.rdb.ZScore(ctx, k[0], id).Result()
-	if err == redis.Nil {
-		return FailedJob{}, false, nil
-	}
+	score, found, err := s.e.store.ScoreOf(ctx, k[0], id)
 	if err != nil {
 		return FailedJob{}, false, fmt.Errorf("get failed job %s: %w", id, err)
 	}
-	jobs, err := s.load(ctx, queue, k, []string{id}, []redis.Z{{Score: score, Member: id}})
+	if !found {
+		return FailedJob{}, false, nil
+	}
+	jobs, err := s.load(ctx, queue, k, []string{id}, []float64{score})
 	if err != nil || len(jobs) == 0 {
 		return FailedJob{}, false, err
 	}
 	return jobs[0], true, nil
 }
 
-func (s *FailedStore) load(ctx context.Context, queue string, k, ids []string, zs []redis.Z) ([]FailedJob, error) {
+// load reads the failed jobs ids of queue, which failed at the times
+// at (unix ms); k are the queue's failed-store keys (keysFor).
+func (s *FailedStore) load(ctx context.Context, queue string, k, ids []string, at []float64) ([]FailedJob, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	var payloads, infos, errs *redis.SliceCmd
-	// Not MULTI: past maxmemory Redis refuses to EXEC, even reads.
-	_, err := s.e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		payloads = p.HMGet(ctx, k[1], ids...)
-		infos = p.HMGet(ctx, k[2], ids...)
-		errs = p.HMGet(ctx, k[3], ids...)
-		return nil
-	})
+	got, err := s.e.store.HashFields(ctx, ids, k[1], k[2], k[3])
 	if err != nil {
 		return nil, fmt.Errorf("load failed jobs of %q: %w", queue, err)
 	}
+	payloads, infos, errs := got[0], got[1], got[2]
 	out := make([]FailedJob, 0, len(ids))
 	for i, id := range ids {
-		j := FailedJob{ID: id, Queue: queue, FailedAt: time.UnixMilli(int64(zs[i].Score))}
-		if p, ok := payloads.Val()[i].(string); ok {
-			j.Payload = []byte(p)
+		j := FailedJob{ID: id, Queue: queue, FailedAt: time.UnixMilli(int64(at[i]))}
+		if p := payloads[i]; p.Found {
+			j.Payload = []byte(p.Value)
 		}
-		if raw, ok := infos.Val()[i].(string); ok {
+		if raw := infos[i]; raw.Found {
 			var info failedInfo
-			if err := msgpack.Unmarshal([]byte(raw), &info); err != nil {
+			if err := msgpack.Unmarshal([]byte(raw.Value), &info); err != nil {
 				j.Error = fmt.Sprintf("(unreadable failure record: %v)", err)
 			} else {
 				j.Name, j.Error, j.Attempts, j.token, j.Cancelled = info.Name, info.Error, info.Attempts, info.Token, info.Cancelled
 			}
 		}
-		raw, _ := errs.Val()[i].(string)
-		j.Errors = parseAttemptErrors(raw)
+		j.Errors = parseAttemptErrors(errs[i].Value)
 		if !j.Cancelled && j.Attempts > 0 && (len(j.Errors) == 0 || j.Errors[len(j.Errors)-1].Attempt < j.Attempts) {
 			// The attempt that failed, with why.
 			j.Errors = append(j.Errors, AttemptError{Attempt: j.Attempts, At: j.FailedAt, Error: j.Error})
@@ -192,7 +183,7 @@ func (s *FailedStore) Retry(ctx context.Context, queue string, ids ...string) ([
 			args[i] = id
 		}
 		step := jobrdb.Enqueue{Queue: qk, Width: jobrdb.WidthPlain}
-		got, err := call{Script: scriptRetry, Keys: step.Keys(k[0], k[1], k[2], k[3]), Args: args}.Run(ctx, s.e.rdb).StringSlice()
+		got, err := s.e.store.RunOne(ctx, call{Script: scriptRetry, Keys: step.Keys(k[0], k[1], k[2], k[3]), Args: args}).StringSlice()
 		if err != nil {
 			return done, fmt.Errorf("retry failed jobs of %q: %w", queue, err)
 		}
@@ -218,14 +209,14 @@ func (s *FailedStore) RetryAll(ctx context.Context, queue string) (int, error) {
 	// Only jobs that had failed when the call began: with a worker
 	// running, retried jobs may fail again at once, and would be retried
 	// again and again.
-	newest, err := s.e.rdb.ZRevRangeWithScores(ctx, k[0], 0, 0).Result()
+	_, newest, err := s.e.store.NewestPage(ctx, k[0], 0, 0)
 	if err != nil || len(newest) == 0 {
 		return 0, err
 	}
-	cutoff := strconv.FormatFloat(newest[0].Score, 'f', -1, 64)
+	cutoff := strconv.FormatFloat(newest[0], 'f', -1, 64)
 	total, skipped := 0, 0
 	for {
-		ids, err := s.e.rdb.ZRangeByScore(ctx, k[0], &redis.ZRangeBy{Min: "-inf", Max: cutoff, Offset: int64(skipped), Count: 1000}).Result()
+		ids, err := s.e.store.UpTo(ctx, k[0], cutoff, int64(skipped), 1000)
 		if err != nil {
 			return total, fmt.Errorf("retry failed jobs of %q: %w", queue, err)
 		}
@@ -258,7 +249,7 @@ func (s *FailedStore) Forget(ctx context.Context, queue string, ids ...string) (
 		for i, id := range ids[:n] {
 			args[i] = id
 		}
-		got, err := call{Script: scriptForget, Keys: k, Args: args}.Run(ctx, s.e.rdb).Int64()
+		got, err := s.e.store.RunOne(ctx, call{Script: scriptForget, Keys: k, Args: args}).Int64()
 		if err != nil {
 			return total, fmt.Errorf("forget failed jobs of %q: %w", queue, err)
 		}
@@ -277,7 +268,7 @@ func (s *FailedStore) Flush(ctx context.Context, queue string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.e.rdb.Del(ctx, k...).Err(); err != nil {
+	if err := s.e.store.Delete(ctx, k...); err != nil {
 		return fmt.Errorf("flush failed jobs of %q: %w", queue, err)
 	}
 	return nil
@@ -295,7 +286,7 @@ func (s *FailedStore) Prune(ctx context.Context, queue string, age time.Duration
 	}
 	var total int64
 	for {
-		n, err := call{Script: scriptPrune, Keys: k, Args: []any{age.Milliseconds(), 1000}}.Run(ctx, s.e.rdb).Int64()
+		n, err := s.e.store.RunOne(ctx, call{Script: scriptPrune, Keys: k, Args: []any{age.Milliseconds(), 1000}}).Int64()
 		total += n
 		if err != nil {
 			return total, fmt.Errorf("prune failed jobs of %q: %w", queue, err)

@@ -42,7 +42,7 @@ func (s *FailedStore) Record(ctx context.Context, env *Envelope, cause error, at
 	}
 	maxCount := max(s.e.cfg.FailedMaxCount, 0)
 	maxAge := max(s.e.cfg.FailedMaxAge.Milliseconds(), 0)
-	n, err := call{Script: scriptFailedRecord, Keys: k, Args: []any{maxCount, maxAge, env.ID, payload, info}}.Run(ctx, s.e.rdb).Int64()
+	n, err := s.e.store.RunOne(ctx, call{Script: scriptFailedRecord, Keys: k, Args: []any{maxCount, maxAge, env.ID, payload, info}}).Int64()
 	if err != nil {
 		return false, fmt.Errorf("record failed job %s: %w", env.ID, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -65,12 +64,12 @@ func (i *Inspector) FinishedJobs(ctx context.Context, queue string, q FinishedQu
 // Offset+Limit.
 func (i *Inspector) finishedOf(ctx context.Context, queue string, q FinishedQuery) ([]FinishedJob, int64, error) {
 	z := i.e.keys.Finished(queue)
-	total, err := i.e.rdb.ZCard(ctx, z).Result()
+	total, err := i.e.store.Count(ctx, z)
 	if err != nil {
 		return nil, 0, err
 	}
 	if q.ID != "" {
-		jobs, err := i.loadFinished(ctx, queue, []redis.Z{{Member: q.ID}}, true)
+		jobs, err := i.loadFinished(ctx, queue, []string{q.ID}, nil)
 		return jobs, total, err
 	}
 	offset, want := q.Offset, q.Limit
@@ -84,11 +83,11 @@ func (i *Inspector) finishedOf(ctx context.Context, queue string, q FinishedQuer
 		if q.Tag == "" {
 			start, stop = int64(offset), int64(offset+want-1)
 		}
-		zs, err := i.e.rdb.ZRevRangeWithScores(ctx, z, start, stop).Result()
+		ids, at, err := i.e.store.NewestPage(ctx, z, start, stop)
 		if err != nil {
 			return nil, 0, err
 		}
-		jobs, err := i.loadFinished(ctx, queue, zs, false)
+		jobs, err := i.loadFinished(ctx, queue, ids, at)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -111,49 +110,33 @@ func (i *Inspector) finishedOf(ctx context.Context, queue string, q FinishedQuer
 	return out, total, nil
 }
 
-// loadFinished reads the records of the entries zs of queue's finished
-// jobs; byID reads each entry's score too (zs holds IDs only). An entry
-// whose record is gone (trimmed meanwhile) is left out.
-func (i *Inspector) loadFinished(ctx context.Context, queue string, zs []redis.Z, byID bool) ([]FinishedJob, error) {
-	if len(zs) == 0 {
+// loadFinished reads the records of the entries ids of queue's finished
+// jobs, finished at the scores at (unix ms); nil at reads the scores too.
+// An entry whose record is gone (trimmed meanwhile) is left out.
+func (i *Inspector) loadFinished(ctx context.Context, queue string, ids []string, at []float64) ([]FinishedJob, error) {
+	if len(ids) == 0 {
 		return nil, nil
 	}
 	z, info := i.e.keys.Finished(queue), i.e.keys.FinishedInfo(queue)
-	ids := make([]string, len(zs))
-	for k, m := range zs {
-		ids[k] = fmt.Sprint(m.Member)
-	}
-	var raw *redis.SliceCmd
-	scores := make([]*redis.FloatCmd, len(zs))
-	_, err := i.e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		raw = p.HMGet(ctx, info, ids...)
-		if byID {
-			for k, id := range ids {
-				scores[k] = p.ZScore(ctx, z, id)
-			}
-		}
-		return nil
-	})
-	if err != nil && err != redis.Nil {
+	raw, scores, err := i.e.store.FinishedRecords(ctx, info, z, ids, at == nil)
+	if err != nil {
 		return nil, err
 	}
+	if at == nil {
+		at = scores
+	}
 	var out []FinishedJob
-	for k, v := range raw.Val() {
-		s, ok := v.(string)
-		if !ok {
+	for k, v := range raw {
+		if !v.Found {
 			continue
 		}
 		var fi finishedInfo
-		if err := msgpack.Unmarshal([]byte(s), &fi); err != nil {
+		if err := msgpack.Unmarshal([]byte(v.Value), &fi); err != nil {
 			return nil, fmt.Errorf("record of finished job %s: %w", ids[k], err)
-		}
-		at := zs[k].Score
-		if byID {
-			at = scores[k].Val()
 		}
 		out = append(out, FinishedJob{ID: ids[k], Queue: queue, Name: fi.Name, Attempts: fi.Attempts, Worker: fi.Worker,
 			StartedAt: time.UnixMilli(fi.StartedAt), Runtime: time.Duration(fi.Runtime) * time.Microsecond,
-			ResultSize: fi.ResultSize, Tags: fi.Tags, FinishedAt: time.UnixMilli(int64(at))})
+			ResultSize: fi.ResultSize, Tags: fi.Tags, FinishedAt: time.UnixMilli(int64(at[k]))})
 	}
 	return out, nil
 }
@@ -189,23 +172,21 @@ func (i *Inspector) JobMetrics(ctx context.Context, queue string) ([]JobClassMet
 	cur := now.UnixMilli() / slotMs
 	const daySlots, hourSlots = 144, 6
 	names := i.e.queueNames(queue)
-	cmds := make([]*redis.MapStringStringCmd, 0, daySlots*len(names))
-	_, err := i.e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, q := range names {
-			for s := cur - daySlots + 1; s <= cur; s++ {
-				cmds = append(cmds, p.HGetAll(ctx, i.e.keys.Runtimes(q, s)))
-			}
+	keys := make([]string, 0, daySlots*len(names))
+	for _, q := range names {
+		for s := cur - daySlots + 1; s <= cur; s++ {
+			keys = append(keys, i.e.keys.Runtimes(q, s))
 		}
-		return nil
-	})
-	if err != nil && err != redis.Nil {
+	}
+	hashes, err := i.e.store.Hashes(ctx, keys)
+	if err != nil {
 		return nil, fmt.Errorf("job metrics of %q: %w", queue, err)
 	}
 	hour := map[string]map[int]int64{}
 	day := map[string]map[int]int64{}
-	for k, c := range cmds {
+	for k, h := range hashes {
 		recent := k%daySlots >= daySlots-hourSlots
-		for field, v := range c.Val() {
+		for field, v := range h {
 			name, b, ok := parseRuntimeField(field)
 			if !ok {
 				continue

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/jobgen/jobgen/internal/keyspace"
 )
 
 // GroupInfo is one fair group of a queue (docs/flow-control.md).
@@ -44,48 +44,33 @@ func (i *Inspector) Groups(ctx context.Context, queue string, max int) (QueueGro
 		return QueueGroups{}, err
 	}
 	qk := e.keys.Queue(queue)
-	var waiting, turns *redis.IntCmd
-	var ring, running *redis.StringSliceCmd
-	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		waiting = p.ZCard(ctx, qk.GroupWait)
-		turns = p.LLen(ctx, qk.GroupRing)
-		ring = p.LRange(ctx, qk.GroupRing, 0, int64(max)-1)
-		running = p.ZRange(ctx, qk.GroupRunning, 0, 999)
-		return nil
-	})
+	r, err := e.store.GroupRing(ctx, qk, max)
 	if err != nil {
 		return QueueGroups{}, fmt.Errorf("read the groups of %q: %w", queue, err)
 	}
-	out := QueueGroups{Waiting: waiting.Val(), Turns: turns.Val()}
+	out := QueueGroups{Waiting: r.Waiting, Turns: r.Turns}
 	onRing := map[string]bool{}
 	var names []string
-	for _, g := range ring.Val() {
+	for _, g := range r.Ring {
 		if !onRing[g] {
 			onRing[g] = true
 			names = append(names, g)
 		}
 	}
 	seen := map[string]bool{}
-	for _, m := range running.Val() {
+	for _, m := range r.Running {
 		g, _, _ := strings.Cut(m, "\x00")
 		if !onRing[g] && !seen[g] && len(names) < 2*max {
 			seen[g] = true
 			names = append(names, g)
 		}
 	}
-	counts := make([][2]*redis.IntCmd, len(names))
-	_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for k, g := range names {
-			counts[k][0] = p.ZLexCount(ctx, qk.GroupWait, "["+g+"\x00", "("+g+"\x01")
-			counts[k][1] = p.ZLexCount(ctx, qk.GroupRunning, "["+g+"\x00", "("+g+"\x01")
-		}
-		return nil
-	})
+	counts, err := e.store.GroupJobs(ctx, qk, names)
 	if err != nil {
 		return QueueGroups{}, fmt.Errorf("read the groups of %q: %w", queue, err)
 	}
 	for k, g := range names {
-		w, r := counts[k][0].Val(), counts[k][1].Val()
+		w, r := counts[k][0], counts[k][1]
 		out.Groups = append(out.Groups, GroupInfo{Name: g, Waiting: w, Running: r, Parked: w > 0 && !onRing[g]})
 	}
 	sort.SliceStable(out.Groups, func(a, b int) bool { return out.Groups[a].Waiting > out.Groups[b].Waiting })
@@ -113,20 +98,17 @@ func (i *Inspector) GroupCountsOf(ctx context.Context, queues []string) (map[str
 			return nil, err
 		}
 	}
-	cmds := make([][3]*redis.IntCmd, len(queues))
-	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for k, q := range queues {
-			qk := e.keys.Queue(q)
-			cmds[k] = [3]*redis.IntCmd{p.ZCard(ctx, qk.GroupWait), p.LLen(ctx, qk.GroupRing), p.ZCard(ctx, qk.GroupRunning)}
-		}
-		return nil
-	})
+	qks := make([]keyspace.QueueKeys, len(queues))
+	for k, q := range queues {
+		qks[k] = e.keys.Queue(q)
+	}
+	cmds, err := e.store.GroupTotals(ctx, qks)
 	if err != nil {
 		return nil, fmt.Errorf("read the groups of %d queues: %w", len(queues), err)
 	}
 	out := make(map[string]GroupCounts, len(queues))
 	for k, q := range queues {
-		out[q] = GroupCounts{Waiting: cmds[k][0].Val(), Turns: cmds[k][1].Val(), Running: cmds[k][2].Val()}
+		out[q] = GroupCounts{Waiting: cmds[k][0], Turns: cmds[k][1], Running: cmds[k][2]}
 	}
 	return out, nil
 }

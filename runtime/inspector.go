@@ -4,10 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/jobgen/jobgen/internal/send"
 )
 
 // Inspector reads and changes an engine's queues for operators' tools:
@@ -37,7 +33,7 @@ func (i *Inspector) PauseQueue(ctx context.Context, queue string) error {
 	if _, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.inspector().PauseQueue(ctx, p) }); ok {
 		return err
 	}
-	return e.rdb.Set(ctx, e.keys.Queue(queue).Paused, "1", 0).Err()
+	return e.store.SetFlag(ctx, e.keys.Queue(queue).Paused, true)
 }
 
 // ResumeQueue undoes PauseQueue, and wakes a waiting worker.
@@ -49,7 +45,7 @@ func (i *Inspector) ResumeQueue(ctx context.Context, queue string) error {
 	if _, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.inspector().ResumeQueue(ctx, p) }); ok {
 		return err
 	}
-	if err := e.rdb.Del(ctx, e.keys.Queue(queue).Paused).Err(); err != nil {
+	if err := e.store.SetFlag(ctx, e.keys.Queue(queue).Paused, false); err != nil {
 		return err
 	}
 	return e.ring(ctx, queue)
@@ -66,27 +62,7 @@ func (i *Inspector) ResumeQueue(ctx context.Context, queue string) error {
 // key that vanishes (a Redis restarted without persistence, a flush) or
 // goes back in time (a restore) stops no worker.
 func (i *Inspector) RestartWorkers(ctx context.Context) error {
-	e := i.e
-	k := e.keys.Restart()
-	var last *redis.StringCmd
-	var now *redis.TimeCmd
-	_, _ = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		last = p.Get(ctx, k)
-		now = p.Time(ctx)
-		return nil
-	})
-	if err := last.Err(); err != nil && err != redis.Nil {
-		return err
-	}
-	if err := now.Err(); err != nil {
-		return err
-	}
-	prev, _ := last.Int64() // 0 if none, or not a number
-	mark := max(now.Val().UnixMilli(), prev+1)
-	if err := e.rdb.Set(ctx, k, mark, 0).Err(); err != nil {
-		return err
-	}
-	return nil
+	return i.e.store.Advance(ctx, i.e.keys.Restart())
 }
 
 // QueuePaused reports whether queue is paused.
@@ -95,8 +71,7 @@ func (i *Inspector) QueuePaused(ctx context.Context, queue string) (bool, error)
 	if paused, ok, err := e.pausedPartitioned(ctx, queue); ok {
 		return paused, err
 	}
-	n, err := e.rdb.Exists(ctx, e.keys.Queue(queue).Paused).Result()
-	return n == 1, err
+	return e.store.Exists(ctx, e.keys.Queue(queue).Paused)
 }
 
 // Sizes returns how many jobs of queue are in each state, counted in one
@@ -111,7 +86,7 @@ func (i *Inspector) Sizes(ctx context.Context, queue string) (Sizes, error) {
 		return s, err
 	}
 	qk := e.keys.Queue(queue)
-	v, err := call{Script: scriptSizes, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed, qk.Paused, qk.GroupWait}, Args: nil}.Run(ctx, e.rdb).Int64Slice()
+	v, err := e.store.RunOne(ctx, call{Script: scriptSizes, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed, qk.Paused, qk.GroupWait}, Args: nil}).Int64Slice()
 	if err == nil && len(v) != 5 {
 		err = fmt.Errorf("unexpected reply %v", v)
 	}
@@ -133,9 +108,7 @@ func (i *Inspector) ClearQueue(ctx context.Context, queue string) (int64, error)
 		return n, err
 	}
 	qk := e.keys.Queue(queue)
-	n, err := call{Script: scriptClear, Keys: append([]string{qk.Ready, qk.Delayed, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Errors, qk.Progress}, qk.Groups()...), Args: nil}.Run(
-		ctx, e.rdb).
-		Int64()
+	n, err := e.store.RunOne(ctx, call{Script: scriptClear, Keys: append([]string{qk.Ready, qk.Delayed, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Errors, qk.Progress}, qk.Groups()...), Args: nil}).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("clear %q: %w", queue, err)
 	}
@@ -146,7 +119,7 @@ func (i *Inspector) ClearQueue(ctx context.Context, queue string) (int64, error)
 // engine's prefix.
 func (i *Inspector) Queues(ctx context.Context) ([]string, error) {
 	e := i.e
-	qs, err := e.rdb.SMembers(ctx, e.keys.Queues()).Result()
+	qs, err := e.store.Members(ctx, e.keys.Queues())
 	if err != nil {
 		return nil, fmt.Errorf("list queues: %w", err)
 	}
@@ -182,7 +155,7 @@ func (i *Inspector) States(ctx context.Context, queues []string) (map[string]Que
 	if len(calls) == 0 {
 		return out, nil
 	}
-	cmds, err := send.All(ctx, e.rdb, calls)
+	cmds, err := e.store.Run(ctx, calls)
 	if err != nil {
 		return nil, fmt.Errorf("queue states: %w", err)
 	}

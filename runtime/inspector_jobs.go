@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Reading the jobs a queue holds, for monitoring (the dashboard). These
@@ -86,35 +84,13 @@ func (i *Inspector) ListJobs(ctx context.Context, queue string, state JobState, 
 	var err error
 	switch state {
 	case StateReady:
-		var n *redis.IntCmd
-		var r *redis.StringSliceCmd
-		_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			n = p.LLen(ctx, qk.Ready)
-			r = p.LRange(ctx, qk.Ready, start, stop)
-			return nil
-		})
-		if err == nil {
-			total, ids = n.Val(), r.Val()
-		}
+		total, ids, err = e.store.ListPage(ctx, qk.Ready, start, stop)
 	case StateDelayed, StateReserved:
 		k := qk.Delayed
 		if state == StateReserved {
 			k = qk.Reserved
 		}
-		var n *redis.IntCmd
-		var r *redis.ZSliceCmd
-		_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			n = p.ZCard(ctx, k)
-			r = p.ZRangeWithScores(ctx, k, start, stop)
-			return nil
-		})
-		if err == nil {
-			total = n.Val()
-			for _, z := range r.Val() {
-				ids = append(ids, z.Member.(string))
-				scores = append(scores, z.Score)
-			}
-		}
+		total, ids, scores, err = e.store.SetPage(ctx, k, start, stop)
 	default:
 		return nil, 0, fmt.Errorf("%w: list jobs: state %q (want ready, delayed or reserved)", ErrInvalid, state)
 	}
@@ -132,22 +108,19 @@ func (e *Engine) loadJobs(ctx context.Context, queue string, state JobState, ids
 		return nil, nil
 	}
 	qk := e.keys.Queue(queue)
-	var payloads, states *redis.SliceCmd
-	if _, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		payloads = p.HMGet(ctx, qk.Payloads, ids...)
-		states = p.HMGet(ctx, qk.State, ids...)
-		return nil
-	}); err != nil {
+	got, err := e.store.HashFields(ctx, ids, qk.Payloads, qk.State)
+	if err != nil {
 		return nil, fmt.Errorf("load jobs of %q: %w", queue, err)
 	}
+	payloads, states := got[0], got[1]
 	out := make([]QueuedJob, len(ids))
 	for i, id := range ids {
 		j := QueuedJob{Queue: queue, ID: id, State: state}
-		if p, ok := payloads.Val()[i].(string); ok {
-			j.Payload = []byte(p)
+		if p := payloads[i]; p.Found {
+			j.Payload = []byte(p.Value)
 		}
-		if s, ok := states.Val()[i].(string); ok {
-			j.Attempts, j.Exceptions = parseJobState(s)
+		if s := states[i]; s.Found {
+			j.Attempts, j.Exceptions = parseJobState(s.Value)
 		}
 		if scores != nil {
 			j.Due = time.UnixMilli(int64(scores[i]))
@@ -182,45 +155,30 @@ func (i *Inspector) FindJob(ctx context.Context, queue, id string) (job QueuedJo
 	}); partitioned {
 		return job, ok, err2
 	}
-	qk := e.keys.Queue(queue)
-	var payload, failedPayload *redis.StringCmd
-	var state, errs, failedErrs, progress *redis.StringCmd
-	var delayed, reserved, failed *redis.FloatCmd
-	_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		payload = p.HGet(ctx, qk.Payloads, id)
-		state = p.HGet(ctx, qk.State, id)
-		delayed = p.ZScore(ctx, qk.Delayed, id)
-		reserved = p.ZScore(ctx, qk.Reserved, id)
-		failed = p.ZScore(ctx, qk.Failed, id)
-		failedPayload = p.HGet(ctx, qk.FailedPayloads, id)
-		errs = p.HGet(ctx, qk.Errors, id)
-		failedErrs = p.HGet(ctx, qk.FailedErrors, id)
-		progress = p.HGet(ctx, qk.Progress, id)
-		return nil
-	})
-	if err != nil && err != redis.Nil {
+	r, err := e.store.FindJob(ctx, e.keys.Queue(queue), id)
+	if err != nil {
 		return QueuedJob{}, false, fmt.Errorf("find job %s in %q: %w", id, queue, err)
 	}
 	j := QueuedJob{Queue: queue, ID: id}
 	switch {
-	case payload.Err() == nil:
-		j.Payload = []byte(payload.Val())
-		j.Attempts, j.Exceptions = parseJobState(state.Val())
-		j.Errors = parseAttemptErrors(errs.Val())
-		if progress.Err() == nil {
-			j.Progress = parseProgress(progress.Val())
+	case r.Payload.Found:
+		j.Payload = []byte(r.Payload.Value)
+		j.Attempts, j.Exceptions = parseJobState(r.State.Value)
+		j.Errors = parseAttemptErrors(r.Errors.Value)
+		if r.Progress.Found {
+			j.Progress = parseProgress(r.Progress.Value)
 		}
 		switch {
-		case reserved.Err() == nil:
-			j.State, j.Due = StateReserved, time.UnixMilli(int64(reserved.Val()))
-		case delayed.Err() == nil:
-			j.State, j.Due = StateDelayed, time.UnixMilli(int64(delayed.Val()))
+		case r.Reserved.Found:
+			j.State, j.Due = StateReserved, time.UnixMilli(int64(r.Reserved.Value))
+		case r.Delayed.Found:
+			j.State, j.Due = StateDelayed, time.UnixMilli(int64(r.Delayed.Value))
 		default:
 			j.State = StateReady
 		}
-	case failed.Err() == nil:
-		j.State, j.Payload = StateFailed, []byte(failedPayload.Val())
-		j.Errors = parseAttemptErrors(failedErrs.Val())
+	case r.Failed.Found:
+		j.State, j.Payload = StateFailed, []byte(r.FailedPayload.Value)
+		j.Errors = parseAttemptErrors(r.FailedErrors.Value)
 	default:
 		return QueuedJob{}, false, nil
 	}
@@ -247,21 +205,21 @@ func (i *Inspector) OldestReady(ctx context.Context, queue string) (at time.Time
 		return at, ok, err
 	}
 	qk := e.keys.Queue(queue)
-	id, err := e.rdb.LIndex(ctx, qk.Ready, 0).Result()
-	if err == redis.Nil {
-		return time.Time{}, false, nil
-	}
+	id, found, err := e.store.First(ctx, qk.Ready)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("oldest ready job of %q: %w", queue, err)
+	}
+	if !found {
+		return time.Time{}, false, nil
 	}
 	if ms, ok := idTime(id); ok {
 		return time.UnixMilli(ms), true, nil
 	}
-	b, err := e.rdb.HGet(ctx, qk.Payloads, id).Bytes()
-	if err != nil {
+	b, found, err := e.store.HashField(ctx, qk.Payloads, id)
+	if err != nil || !found {
 		return time.Time{}, false, nil // taken meanwhile
 	}
-	env, err := DecodeEnvelope(queue, id, b)
+	env, err := DecodeEnvelope(queue, id, []byte(b))
 	if err != nil || env.DispatchedAt == 0 {
 		return time.Time{}, false, nil
 	}

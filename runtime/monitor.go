@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Monitoring: each worker keeps a record of itself in Redis, renewed
@@ -61,34 +59,30 @@ func (i *Inspector) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	e := i.e
 	now := time.Now().UnixMilli()
 	k := e.keys.Workers()
-	ids, err := e.rdb.ZRangeByScore(ctx, k, &redis.ZRangeBy{Min: strconv.FormatInt(now, 10), Max: "+inf"}).Result()
+	// A worker that died left its entry, which goes now; its record
+	// expired by itself.
+	ids, err := e.store.LiveMembers(ctx, k, now)
 	if err != nil {
 		return nil, fmt.Errorf("list workers: %w", err)
 	}
-	// A worker that died left its entry; its record expired by itself.
-	_ = e.rdb.ZRemRangeByScore(ctx, k, "-inf", "("+strconv.FormatInt(now, 10)).Err()
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	cmds := make([]*redis.StringCmd, len(ids))
-	// One GET each rather than MGET: on a cluster the records are in
-	// different slots.
-	if _, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			cmds[i] = p.Get(ctx, e.keys.Worker(id))
-		}
-		return nil
-	}); err != nil && err != redis.Nil {
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = e.keys.Worker(id)
+	}
+	recs, err := e.store.Values(ctx, keys)
+	if err != nil {
 		return nil, fmt.Errorf("read workers: %w", err)
 	}
 	out := make([]WorkerInfo, 0, len(ids))
-	for _, c := range cmds {
-		b, err := c.Bytes()
-		if err != nil {
+	for _, r := range recs {
+		if !r.Found {
 			continue
 		}
 		var info WorkerInfo
-		if json.Unmarshal(b, &info) == nil {
+		if json.Unmarshal([]byte(r.Value), &info) == nil {
 			out = append(out, info)
 		}
 	}
@@ -120,13 +114,12 @@ func (i *Inspector) Metrics(ctx context.Context, since time.Time) ([]MinuteCount
 		since = oldest
 	}
 	first, last := since.Unix()/3600, now.Unix()/3600
-	cmds := make([]*redis.MapStringStringCmd, 0, last-first+1)
-	if _, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for h := first; h <= last; h++ {
-			cmds = append(cmds, p.HGetAll(ctx, e.keys.Metrics(h)))
-		}
-		return nil
-	}); err != nil {
+	keys := make([]string, 0, last-first+1)
+	for h := first; h <= last; h++ {
+		keys = append(keys, e.keys.Metrics(h))
+	}
+	hashes, err := e.store.Hashes(ctx, keys)
+	if err != nil {
 		return nil, fmt.Errorf("read metrics: %w", err)
 	}
 	type mk struct {
@@ -135,8 +128,8 @@ func (i *Inspector) Metrics(ctx context.Context, since time.Time) ([]MinuteCount
 	}
 	counts := map[mk]*MinuteCount{}
 	from := since.Unix() / 60
-	for _, c := range cmds {
-		for field, v := range c.Val() {
+	for _, h := range hashes {
+		for field, v := range h {
 			parts := strings.SplitN(field, "|", 3)
 			if len(parts) != 3 {
 				continue

@@ -2,12 +2,9 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // OutboxBacklog is what the outbox's relays last saw of its table. A
@@ -38,12 +35,12 @@ func (b OutboxBacklog) Age() time.Duration {
 // Outbox returns what the outbox's relays last saw of its table, and
 // false if no relay has written it.
 func (i *Inspector) Outbox(ctx context.Context) (OutboxBacklog, bool, error) {
-	m, err := i.e.rdb.HGetAll(ctx, i.e.keys.Outbox()).Result()
-	if errors.Is(err, redis.Nil) || (err == nil && len(m) == 0) {
-		return OutboxBacklog{}, false, nil
-	}
+	m, err := i.e.store.Hash(ctx, i.e.keys.Outbox())
 	if err != nil {
 		return OutboxBacklog{}, false, fmt.Errorf("read the outbox backlog: %w", err)
+	}
+	if len(m) == 0 {
+		return OutboxBacklog{}, false, nil
 	}
 	num := func(k string) int64 { n, _ := strconv.ParseInt(m[k], 10, 64); return n }
 	b := OutboxBacklog{Table: m["table"], Rows: num("backlog"), Parked: num("parked"), At: time.UnixMilli(num("at"))}

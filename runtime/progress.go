@@ -129,7 +129,7 @@ func (s *progressSlot) flush() {
 
 func (s *progressSlot) write(ctx context.Context, percent int, note string) error {
 	qk := s.e.keys.Queue(s.ref.Queue)
-	n, err := call{Script: scriptProgress, Keys: []string{qk.State, qk.Progress}, Args: []any{s.ref.ID, s.ref.Token, percent, note}}.Run(ctx, s.e.rdb).Int64()
+	n, err := s.e.store.RunOne(ctx, call{Script: scriptProgress, Keys: []string{qk.State, qk.Progress}, Args: []any{s.ref.ID, s.ref.Token, percent, note}}).Int64()
 	if err != nil {
 		return fmt.Errorf("progress of job %s: %w", s.ref.ID, err)
 	}

@@ -2,12 +2,7 @@ package runtime
 
 import (
 	"context"
-	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/jobgen/jobgen/internal/send"
 )
 
 // Sizes counts the jobs of one queue by state.
@@ -41,55 +36,21 @@ func (e *Engine) wait(ctx context.Context, queues []string, timeout time.Duratio
 		keys[i] = e.keys.Queue(q).Notify
 		byKey[keys[i]] = q
 	}
-	if cc, ok := e.rdb.(*redis.ClusterClient); ok && len(keys) > 1 {
-		// A multi-key BLPOP must stay in one slot; each queue has its own.
-		// These BLPOPs end when ctx does (CLIENT UNBLOCK).
-		return send.WaitCluster(ctx, cc, keys, byKey, timeout)
-	}
+	wake := ""
 	if id != "" {
-		keys = append(keys, e.keys.Wake(queues[0], id)) // not in byKey: it returns ""
+		wake = e.keys.Wake(queues[0], id) // not in byKey: it returns ""
 	}
-	var reply []string
-	var err error
-	if timeout < time.Second {
-		// go-redis's BLPop rounds timeouts under a second up to one second.
-		args := make([]any, 0, len(keys)+2)
-		args = append(args, "BLPOP")
-		for _, k := range keys {
-			args = append(args, k)
-		}
-		args = append(args, fmt.Sprintf("%.3f", timeout.Seconds()))
-		reply, err = e.rdb.Do(ctx, args...).StringSlice()
-	} else {
-		reply, err = e.rdb.BLPop(ctx, timeout.Truncate(time.Second), keys...).Result()
-	}
-	switch {
-	case err == redis.Nil:
-		return "", nil
-	case err != nil:
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
-		return "", fmt.Errorf("wait on %v: %w", queues, err)
-	case len(reply) != 2:
-		return "", fmt.Errorf("wait on %v: unexpected reply %v", queues, reply)
-	}
-	return byKey[reply[0]], nil
+	return e.store.Wait(ctx, keys, byKey, wake, timeout)
 }
 
 // wake ends the wait of id on queues under way, or the next one if it
 // starts within a second.
 func (e *Engine) wake(ctx context.Context, queues []string, id string) error {
 	k := e.keys.Wake(e.waitKeys(ctx, queues)[0], id)
-	_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.RPush(ctx, k, "1")
-		p.PExpire(ctx, k, time.Second)
-		return nil
-	})
-	return err
+	return e.store.Wake(ctx, k, time.Second)
 }
 
 // ring rings queue's doorbell, which holds at most one element.
 func (e *Engine) ring(ctx context.Context, queue string) error {
-	return send.Ring(ctx, e.rdb, e.keys.Queue(queue).Notify)
+	return e.store.Ring(ctx, e.keys.Queue(queue).Notify)
 }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Results: what a handler hands back to whoever dispatched its job.
@@ -153,8 +151,7 @@ func (e *Engine) AwaitResult(ctx context.Context, queue, id string) ([]byte, err
 		}
 		// The BLPOP runs on a context of its own: ending it early would
 		// drop the connection rather than let Redis answer in step.
-		err = e.rdb.Do(context.WithoutCancel(ctx), "BLPOP", done, fmt.Sprintf("%.3f", step.Seconds())).Err()
-		if err != nil && !errors.Is(err, redis.Nil) {
+		if err := e.store.Pop(context.WithoutCancel(ctx), done, step); err != nil {
 			return nil, fmt.Errorf("await job %s on queue %q: %w", id, queue, err)
 		}
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -177,20 +174,11 @@ func (e *Engine) resultQueue(queue string) error {
 // peekResult reads job id's result and whether the failed store has it,
 // in one round trip.
 func (e *Engine) peekResult(ctx context.Context, queue, id string) (b []byte, ok, failed bool, err error) {
-	var get *redis.StringCmd
-	var has *redis.BoolCmd
-	_, err = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		get = p.Get(ctx, e.keys.Result(queue, id))
-		has = p.HExists(ctx, e.keys.Queue(queue).FailedInfo, id)
-		return nil
-	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	b, ok, failed, err = e.store.PeekResult(ctx, e.keys.Result(queue, id), e.keys.Queue(queue).FailedInfo, id)
+	if err != nil {
 		return nil, false, false, fmt.Errorf("read result of job %s on queue %q: %w", id, queue, err)
 	}
-	if b, gerr := get.Bytes(); gerr == nil {
-		return b, true, false, nil
-	}
-	return nil, false, has.Val(), nil
+	return b, ok, failed, nil
 }
 
 // failedError is the *JobFailedError of job id, in the failed store.

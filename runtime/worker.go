@@ -228,7 +228,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	// A Redis that may evict keys is refused unless the config accepts
 	// the risk, which is then logged once (eviction.go).
-	if err := checkEviction(ctx, w.e.rdb, w.e.cfg.AllowEviction, w.log); err != nil {
+	if err := checkEviction(ctx, w.e.store, w.e.cfg.AllowEviction, w.log); err != nil {
 		return fmt.Errorf("worker %s: start: %w", w.cfg.Name, err)
 	}
 	if err := w.e.applyQueueLimits(ctx); err != nil {

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // monitorLease is how long a worker's record outlives its last write.
@@ -67,25 +67,17 @@ func (w *Worker) writeMonitor(ctx context.Context, info *WorkerInfo, last bool) 
 		return
 	}
 	lease := w.monitorLease()
-	_, err = w.e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		if last {
-			p.ZRem(ctx, w.e.keys.Workers(), info.ID)
-			p.Del(ctx, w.e.keys.Worker(info.ID))
-		} else {
-			p.Set(ctx, w.e.keys.Worker(info.ID), rec, lease)
-			p.ZAdd(ctx, w.e.keys.Workers(), redis.Z{Score: float64(now.Add(lease).UnixMilli()), Member: info.ID})
-		}
-		hours := map[int64]bool{}
-		for k, n := range counts {
-			h := k.minute / 60
-			p.HIncrBy(ctx, w.e.keys.Metrics(h), strconv.FormatInt(k.minute, 10)+"|"+k.kind+"|"+k.queue, n)
-			hours[h] = true
-		}
-		for h := range hours {
-			p.ExpireAt(ctx, w.e.keys.Metrics(h), time.Unix(h*3600, 0).Add(metricsRetention))
-		}
-		return nil
-	})
+	write := jobrdb.MonitorWrite{
+		Registry: w.e.keys.Workers(), Record: w.e.keys.Worker(info.ID), ID: info.ID,
+		Remove: last, Data: rec, Lease: lease, Until: now.Add(lease).UnixMilli(),
+		Expire: map[string]time.Time{},
+	}
+	for k, n := range counts {
+		h := k.minute / 60
+		write.Incrs = append(write.Incrs, jobrdb.Incr{Key: w.e.keys.Metrics(h), Field: strconv.FormatInt(k.minute, 10) + "|" + k.kind + "|" + k.queue, N: n})
+		write.Expire[w.e.keys.Metrics(h)] = time.Unix(h*3600, 0).Add(metricsRetention)
+	}
+	err = w.e.store.WriteMonitor(ctx, write)
 	if err != nil && ctx.Err() == nil {
 		w.give(counts)
 		w.log.Debug("writing the worker's record and counts failed; trying again next period", "err", err)
