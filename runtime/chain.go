@@ -390,11 +390,11 @@ func (s chains) done(ctx context.Context, res Reservation, env *Envelope) (bool,
 	if err != nil {
 		return false, nil
 	}
-	n, err := e.rdb.Exists(ctx, e.keys.Chained(e.partitionFor(next.Queue, next.ID), next.ID)).Result()
+	pushed, err := e.store.Exists(ctx, e.keys.Chained(e.partitionFor(next.Queue, next.ID), next.ID))
 	if err != nil {
 		return false, fmt.Errorf("look for the next link of chain job %s: %w", env.ID, err)
 	}
-	return n == 1, nil
+	return pushed, nil
 }
 
 // runCatch runs the catch callback of env's chain, if it has one, after

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jobgen/jobgen/internal/send"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // ReplicationConfig makes pushes wait for replicas, so that a dispatch
@@ -62,5 +62,5 @@ func (c *ReplicationConfig) validate() error {
 // engine waits for replicas (send.Pushed).
 func (e *Engine) runPush(ctx context.Context, calls []call) []error {
 	r := e.cfg.Replication
-	return send.Pushed(ctx, e.rdb, calls, send.Replicas{N: r.Replicas, Timeout: r.Timeout})
+	return e.store.Pushed(ctx, calls, jobrdb.Replicas{N: r.Replicas, Timeout: r.Timeout})
 }

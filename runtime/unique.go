@@ -88,7 +88,7 @@ func (e *Engine) lockUnique(ctx context.Context, env *Envelope, ttl time.Duratio
 		return func() {}, nil
 	}
 	k := e.keys.Unique(env.UniqueKey)
-	reply, err := call{Script: scriptLock, Keys: []string{k}, Args: []any{env.ID, max(ttl.Milliseconds(), 1)}}.Run(ctx, e.rdb).Slice()
+	reply, err := e.store.RunOne(ctx, call{Script: scriptLock, Keys: []string{k}, Args: []any{env.ID, max(ttl.Milliseconds(), 1)}}).Slice()
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("dispatch %s: take unique lock %q: %w", env.Name, env.UniqueKey, err)
@@ -104,7 +104,7 @@ func (e *Engine) lockUnique(ctx context.Context, env *Envelope, ttl time.Duratio
 
 // unlock releases lock key if owner holds it.
 func (e *Engine) unlock(ctx context.Context, key, owner string) error {
-	return call{Script: scriptUnlock, Keys: []string{key}, Args: []any{owner}}.Run(ctx, e.rdb).Err()
+	return e.store.RunOne(ctx, call{Script: scriptUnlock, Keys: []string{key}, Args: []any{owner}}).Err()
 }
 
 // uniques is the worker's step for unique jobs (worker_steps.go): an

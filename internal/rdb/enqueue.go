@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"context"
+	"github.com/jobgen/jobgen/internal/send"
 
 	"github.com/jobgen/jobgen/internal/keyspace"
 )
@@ -91,4 +92,19 @@ func (q *Enqueue) Args(lead ...any) []any {
 // AddQueue adds queue to the set of known queues.
 func (s *Store) AddQueue(ctx context.Context, queue string) error {
 	return s.c.SAdd(ctx, s.keys.Queues(), queue).Err()
+}
+
+// Replicas is how many replicas must acknowledge a push, and for how
+// long to wait (send.Replicas); N 0 waits for none.
+type Replicas = send.Replicas
+
+// Pushed runs the script calls of a push in one pipeline, then WAITs for
+// r's replicas (send.Pushed), and returns each call's error.
+func (s *Store) Pushed(ctx context.Context, calls []Call, r Replicas) []error {
+	return send.Pushed(ctx, s.c, calls, r)
+}
+
+// PushedReplies is Pushed that also returns each call's reply.
+func (s *Store) PushedReplies(ctx context.Context, calls []Call, r Replicas) ([]Reply, []error) {
+	return send.PushedReplies(ctx, s.c, calls, r)
 }
