@@ -7,6 +7,10 @@
 // generator's model, the envelope's codec, the dispatch path and the
 // Laravel mapper against it, so that an option added to one and not the
 // others fails a test.
+//
+// Paths lists the ways a job is dispatched and what each option does on
+// each (paths.go): runtime's composition test runs every cell against a
+// real worker, and docs/jobs.md shows the table.
 package jobopt
 
 import "time"

@@ -1,0 +1,66 @@
+package jobopt
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPathsTableIsSound: the paths have names of their own, the pairs
+// and the outcomes name real options and paths, and each outcome that
+// is not Works says why (and a refusal, with what).
+func TestPathsTableIsSound(t *testing.T) {
+	t.Parallel()
+	var paths []string
+	for _, p := range Paths {
+		require.NotContains(t, paths, p.Name)
+		require.NotEmpty(t, p.Call, p.Name)
+		paths = append(paths, p.Name)
+	}
+	for _, pair := range Pairs {
+		require.Len(t, pair, 2)
+		for _, name := range pair {
+			require.True(t, isOption(name), "pair %v: %s is no option", pair, name)
+		}
+	}
+	for _, o := range All {
+		for _, p := range paths {
+			out := Expect(o.Name, p)
+			switch out.Effect {
+			case Works:
+				require.Empty(t, out.Why, "%s on %s", o.Name, p)
+			case Refused:
+				require.NotEmpty(t, out.Err, "%s on %s", o.Name, p)
+				require.Len(t, out.Names, 2, "a refusal names what it refuses and where: %s on %s", o.Name, p)
+				fallthrough
+			default:
+				require.NotEmpty(t, out.Why, "%s on %s", o.Name, p)
+			}
+		}
+	}
+	// The outcomes name no path or option that the tables do not.
+	for p, byOption := range outcomes {
+		require.Contains(t, paths, p)
+		for name := range byOption {
+			require.True(t, isOption(name), "outcomes[%q]: %s is no option", p, name)
+		}
+	}
+	require.Equal(t, Refused, ExpectAll([]string{"Delay", "GroupLimit"}, "Debounced").Effect)
+	require.Equal(t, NoWay, ExpectAll([]string{"Encrypted", "GroupLimit"}, "Listener").Effect)
+	require.Equal(t, NotApplied, ExpectAll([]string{"UniqueFor", "GroupLimit"}, "Batch").Effect)
+	require.Equal(t, Works, ExpectAll([]string{"Encrypted", "GroupLimit"}, "Dispatch").Effect)
+}
+
+func isOption(name string) bool {
+	_, ok := optionByName(name)
+	return ok
+}
+
+func optionByName(name string) (Option, bool) {
+	for _, o := range All {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return Option{}, false
+}
