@@ -241,7 +241,7 @@ func batchJobs(id string, opts BatchOptions, jobs []Job, seal func(*Envelope) er
 			p = asPending(j)
 		}
 		for _, link := range append([]Job{p}, p.chain...) {
-			if c := asPending(link).connection; c != "" && c != opts.Connection {
+			if c := cmpOr(asPending(link).connection, link.JobOptions().Connection); c != "" && c != opts.Connection {
 				return nil, 0, fmt.Errorf("%w: batch job %d (%s) names connection %q; the jobs of a batch go through the batch's connection", ErrInvalid, i+1, link.JobName(), c)
 			}
 		}

@@ -10,7 +10,7 @@ func jobAD(env *Envelope) []byte { return []byte("jobgen:" + env.Name + ":" + en
 
 // seal encrypts env's body in place if its job is encrypted.
 func (e *Engine) seal(env *Envelope) error {
-	if !env.Encrypted {
+	if !env.Encrypted || env.sealed {
 		return nil
 	}
 	if e.cfg.Keys == nil {
@@ -20,7 +20,7 @@ func (e *Engine) seal(env *Envelope) error {
 	if err != nil {
 		return fmt.Errorf("dispatch %s: %w", env.Name, err)
 	}
-	env.Body = b
+	env.Body, env.sealed = b, true
 	return nil
 }
 
@@ -34,7 +34,7 @@ func (e *Engine) resealAs(env *Envelope, id string) error {
 	if err != nil {
 		return fmt.Errorf("dispatch %s: %w", env.Name, err)
 	}
-	env.ID, env.Body = id, plain
+	env.ID, env.Body, env.sealed = id, plain, false
 	return e.seal(env)
 }
 

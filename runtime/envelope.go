@@ -73,7 +73,10 @@ type Envelope struct {
 	// UniqueUntilProcessing releases the unique lock when the job starts
 	// rather than when it finishes.
 	UniqueUntilProcessing bool `msgpack:"up,omitempty"`
-	// Encrypted says that Body is sealed with the engine's KeyRing.
+	// Encrypted says that Body is sealed with the engine's KeyRing. A
+	// push seals the body of an envelope that says so and was not sealed
+	// by this package (by a dispatch, or read from Redis sealed): one
+	// that PendingDispatch.Envelope built, say.
 	Encrypted bool `msgpack:"en,omitempty"`
 	// Catch is the encoded callback that the job's chain runs when one of
 	// its links fails for good; every link of the chain carries it.
@@ -90,6 +93,10 @@ type Envelope struct {
 	// clock). It is left out of the encoding when the ID tells it: an ID
 	// from NewID begins with its time.
 	DispatchedAt int64 `msgpack:"at"`
+
+	// sealed says that Body is sealed (Encrypted) by this package, not
+	// only marked so.
+	sealed bool
 }
 
 // Encode returns the envelope's msgpack encoding, complete in itself:
@@ -146,6 +153,7 @@ func DecodeEnvelope(queue, id string, payload []byte) (*Envelope, error) {
 		return nil, &DecodeError{ID: id, Err: errors.New("whole envelope carries no job ID (a payload from before the stored form?)")}
 	}
 	e.ID = id
+	e.sealed = e.Encrypted
 	if !carried.queue {
 		e.Queue = queue
 	}

@@ -157,10 +157,14 @@ func DispatchManyTx[T Job](ctx context.Context, tx Tx, jobs []T) ([]string, erro
 }
 
 // DispatchTx writes the jobs into tx's outbox through the dispatcher of
-// their connection, and returns their IDs. An *Engine writes all of them
-// or, with an error, none; another TxDispatcher gets them one by one.
+// the first one's connection, as Dispatch does, and returns their IDs. An
+// *Engine writes all of them or, with an error, none; another
+// TxDispatcher gets them one by one.
 func (b *PendingMany) DispatchTx(ctx context.Context, tx Tx) ([]string, error) {
-	d, err := DispatcherFor(ctx, b.connection)
+	if len(b.jobs) == 0 {
+		return nil, nil
+	}
+	d, err := DispatcherFor(ctx, b.Pending(0).Connection())
 	if err != nil {
 		return nil, err
 	}
@@ -239,7 +243,7 @@ func (e *Engine) DispatchManyTx(ctx context.Context, tx Tx, b *PendingMany) ([]s
 		ttl[i] = p.JobOptions().UniqueFor
 		ids[i] = env.ID
 	}
-	err := e.insertThrough(ctx, tx, DispatchKindMany, out, b.connection, ttl)
+	err := e.insertThrough(ctx, tx, DispatchKindMany, out, b.Pending(0).Connection(), ttl)
 	if err != nil {
 		return nil, fmt.Errorf("dispatch many in a transaction: %w", err)
 	}

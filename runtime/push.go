@@ -91,7 +91,8 @@ func (e *Engine) pushMany(ctx context.Context, jobs []Outgoing) error {
 
 // stored is what every way into a queue does with a new job before its
 // script call: it checks the job (its queue's name, its delay, its size
-// stored), gives it an ID and a dispatch time of now (unix ms) if it has
+// stored), seals its body if it is marked Encrypted and not sealed yet,
+// gives it an ID and a dispatch time of now (unix ms) if it has
 // none, and returns the queue or partition it goes to, its stored
 // payload and its fair group ("<limit>:<group>", "" for none; the
 // scripts take it through lib/enqueue.lua). by picks the partition of a
@@ -105,6 +106,9 @@ func (e *Engine) stored(env *Envelope, delay time.Duration, now int64, by string
 	}
 	if env.ID == "" {
 		env.ID = newIDAt(now)
+	}
+	if err := e.seal(env); err != nil { // an envelope marked Encrypted, not yet sealed
+		return "", nil, "", err
 	}
 	queue = e.partitionFor(env.Queue, by)
 	payload, err = e.encodeStored(env, queue, now)

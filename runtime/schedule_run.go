@@ -221,10 +221,11 @@ func scheduleLockKey(queue, name string) string { return "{" + queue + "}:schedu
 
 // engineFor returns the engine an entry dispatches on.
 func (e *Engine) engineFor(ctx context.Context, en *ScheduledEntry) (*Engine, error) {
-	if en.connection == "" {
+	conn := cmpOr(en.connection, en.job.JobOptions().Connection)
+	if conn == "" {
 		return e, nil
 	}
-	d, err := DispatcherFor(ctx, en.connection)
+	d, err := DispatcherFor(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
