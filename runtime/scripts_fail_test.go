@@ -46,7 +46,7 @@ var failCases = []failCase{
 		args:  []any{"j1", "tok"}},
 	{name: "outbox_push", s: scriptOutboxPush, kinds: []string{"list", "zset", "hash", "list", "zset"},
 		args: []any{int64(1) << 50, "m1", "j1", 0, "p1", "m2", "j2", 5000, "p2"}},
-	{name: "outbox_release", s: scriptOutboxRelease, kinds: []string{"zset"},
+	{name: "outbox_release", s: lua.Get("outbox_release"), kinds: []string{"zset"},
 		setup: [][]any{{"ZADD", "K1", 1e15, "m1"}},
 		args:  []any{60000, "m1"}},
 	{name: "later", s: scriptLater, kinds: []string{"zset", "hash", "list", "hash"},
