@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/jobgen/jobgen/outbox"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -24,7 +25,7 @@ type Outbox struct {
 	// Listen, if set, returns what wakes the relay as transactions that
 	// wrote to the outbox commit, for the table named: pgxoutbox.Listen
 	// over a pool. Without it the relay polls (--poll).
-	Listen func(ctx context.Context, table string) (runtime.Notifier, error)
+	Listen func(ctx context.Context, table string) (outbox.Notifier, error)
 }
 
 // WithOutbox sets Command.Outbox.
@@ -91,15 +92,15 @@ it after the claim in hand. queue:work --relay runs one inside a worker.`,
 }
 
 // relayFlags declares the relay's flags.
-func relayFlags(fs *flags) *runtime.RelayConfig {
-	rc := &runtime.RelayConfig{}
+func relayFlags(fs *flags) *outbox.RelayConfig {
+	rc := &outbox.RelayConfig{}
 	fs.intVar(&rc.Batch, "relay-batch", 0, "rows a relay claims at once", "500")
 	fs.durationVar(&rc.Poll, "poll", "how often the relay looks at the table without a notification", "1s, or 100ms without Listen")
 	return rc
 }
 
 // runRelay runs a relay with cfg until ctx ends.
-func (s *session) runRelay(ctx context.Context, cfg runtime.RelayConfig, log *slog.Logger) error {
+func (s *session) runRelay(ctx context.Context, cfg outbox.RelayConfig, log *slog.Logger) error {
 	o := s.c.Outbox
 	if o == nil || o.DB == nil {
 		return errNoOutbox
@@ -115,7 +116,7 @@ func (s *session) runRelay(ctx context.Context, cfg runtime.RelayConfig, log *sl
 		}
 		cfg.Wake = wake
 	}
-	r, err := runtime.NewRelay(s.engine, cfg)
+	r, err := outbox.NewRelay(s.engine, cfg)
 	if err != nil {
 		return err
 	}
@@ -124,7 +125,7 @@ func (s *session) runRelay(ctx context.Context, cfg runtime.RelayConfig, log *sl
 
 // startRelay runs a relay beside queue:work, and returns what stops it
 // and waits for it.
-func (s *session) startRelay(ctx context.Context, cfg runtime.RelayConfig, log *slog.Logger) (stop func() error) {
+func (s *session) startRelay(ctx context.Context, cfg outbox.RelayConfig, log *slog.Logger) (stop func() error) {
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- s.runRelay(ctx, cfg, log) }()

@@ -14,6 +14,7 @@ import (
 	"github.com/jobgen/jobgen/console"
 	"github.com/jobgen/jobgen/internal/pgtest"
 	"github.com/jobgen/jobgen/internal/redistest"
+	"github.com/jobgen/jobgen/outbox"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -121,7 +122,7 @@ func TestMonitorShowsTheOutbox(t *testing.T) {
 	cfg.OutboxTable = b.outboxTable
 	e, err := runtime.NewEngine(b.ctx, b.engine.Client(), cfg)
 	require.NoError(t, err)
-	r, err := runtime.NewRelay(e, runtime.RelayConfig{DB: db})
+	r, err := outbox.NewRelay(e, outbox.RelayConfig{DB: db})
 	require.NoError(t, err)
 	// One claim parks the bad row and pushes the old one; Run reports.
 	ctx, cancel := context.WithCancel(b.ctx)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jobgen/jobgen/dashboard"
 	"github.com/jobgen/jobgen/internal/pgtest"
+	"github.com/jobgen/jobgen/outbox"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -35,7 +36,7 @@ func TestOverviewShowsTheOutbox(t *testing.T) {
 	cfg.OutboxTable = table
 	e, err := runtime.NewEngine(b.ctx, b.engine.Client(), cfg)
 	require.NoError(t, err)
-	r, err := runtime.NewRelay(e, runtime.RelayConfig{DB: db})
+	r, err := outbox.NewRelay(e, outbox.RelayConfig{DB: db})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(b.ctx)
 	defer cancel()

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/internal/pgtest"
+	"github.com/jobgen/jobgen/outbox"
 	jobprom "github.com/jobgen/jobgen/prometheus"
 	"github.com/jobgen/jobgen/runtime"
 )
@@ -32,7 +33,7 @@ func TestQueueCollectorReportsTheOutbox(t *testing.T) {
 		cfg.OutboxTable = table
 		e, err := runtime.NewEngine(b.ctx, b.engine.Client(), cfg)
 		require.NoError(t, err)
-		r, err := runtime.NewRelay(e, runtime.RelayConfig{DB: db})
+		r, err := outbox.NewRelay(e, outbox.RelayConfig{DB: db})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(b.ctx)
 		defer cancel()

@@ -4,8 +4,6 @@ import (
 	"context"
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // ScriptSHA returns the SHA1 of the embedded script name, so that tests
@@ -48,59 +46,6 @@ func (w *Worker) Tracked() int {
 	return len(w.active)
 }
 
-// CrashAfterPush makes r's next RelayOnce calls stop after the push,
-// before the rows are deleted, with err (nil to stop no more).
-func (r *Relay) CrashAfterPush(err error) {
-	r.afterPush = nil
-	if err != nil {
-		r.afterPush = func() error { return err }
-	}
-}
-
-// AfterPush makes r call f after each push, before the rows are deleted;
-// an error from f ends RelayOnce there.
-func (r *Relay) AfterPush(f func() error) { r.afterPush = f }
-
-// CrashAfterCommit makes r's next RelayOnce calls stop after the rows
-// are deleted, before their marks are released.
-func (r *Relay) CrashAfterCommit(err error) {
-	r.afterCommit = nil
-	if err != nil {
-		r.afterCommit = func() error { return err }
-	}
-}
-
-// RelayedMarks returns the marks of queue's relayed set with their
-// scores, for tests.
-func (e *Engine) RelayedMarks(ctx context.Context, queue string) (map[string]float64, error) {
-	zs, err := e.rdb.ZRangeWithScores(ctx, e.keys.Relayed(queue), 0, -1).Result()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	for _, z := range zs {
-		out[z.Member.(string)] = z.Score
-	}
-	return out, nil
-}
-
-// AgeRelayedMarks makes the pending marks of queue's relayed set look
-// pushed by ago earlier, for tests.
-func (e *Engine) AgeRelayedMarks(ctx context.Context, queue string, by time.Duration) error {
-	marks, err := e.RelayedMarks(ctx, queue)
-	if err != nil {
-		return err
-	}
-	for m, s := range marks {
-		if s >= 1e15 {
-			if err := e.rdb.ZAdd(ctx, e.keys.Relayed(queue), redis.Z{Score: s - float64(by.Milliseconds()), Member: m}).Err(); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // OutboxPush runs outbox_push for one job, for tests.
 func (e *Engine) OutboxPush(ctx context.Context, queue string, deadline int64, mark, id string, delay int64, payload []byte) error {
 	step := jobrdb.Enqueue{Queue: e.keys.Queue(queue), Width: jobrdb.WidthEach}
@@ -108,13 +53,10 @@ func (e *Engine) OutboxPush(ctx context.Context, queue string, deadline int64, m
 	return call{Script: scriptOutboxPush, Keys: step.Keys(e.keys.Relayed(queue)), Args: step.Args(deadline, 1, mark)}.Run(ctx, e.rdb).Err()
 }
 
-// OutboxRelease runs outbox_release for marks of queue, for tests.
+// OutboxRelease releases marks of queue through the store, as a relay
+// does, for tests.
 func (e *Engine) OutboxRelease(ctx context.Context, queue string, grace time.Duration, marks ...string) (int64, error) {
-	args := []any{grace.Milliseconds()}
-	for _, m := range marks {
-		args = append(args, m)
-	}
-	return call{Script: scriptOutboxRelease, Keys: []string{e.keys.Relayed(queue)}, Args: args}.Run(ctx, e.rdb).Int64()
+	return e.store.ReleaseMarks(ctx, grace.Milliseconds(), map[string][]string{queue: marks})
 }
 
 // ReserveHeld is Engine.reserve with hold, for tests.

@@ -17,6 +17,7 @@ import (
 	"github.com/jobgen/jobgen/internal/jobopt"
 	"github.com/jobgen/jobgen/internal/pgtest"
 	"github.com/jobgen/jobgen/internal/redistest"
+	"github.com/jobgen/jobgen/outbox"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -105,7 +106,7 @@ func newCompBackend(t *testing.T, be redistest.Backend) *compBackend {
 	b.connName = "comp-" + b.main.Config().Prefix
 	runtime.SetConnection(b.connName, b.conn)
 	if b.db != nil {
-		relay, err := runtime.NewRelay(b.main, runtime.RelayConfig{DB: b.db, Poll: 10 * time.Millisecond,
+		relay, err := outbox.NewRelay(b.main, outbox.RelayConfig{DB: b.db, Poll: 10 * time.Millisecond,
 			Connections: map[string]*runtime.Engine{b.connName: b.conn}, Logger: quiet})
 		require.NoError(t, err)
 		ctx, cancel := context.WithCancel(context.Background())

@@ -28,6 +28,8 @@
 //   - Low level: *Broker (NewBroker) reserves jobs under a lease and
 //     settles them (Ack, Release, Extend, Fail), for workers of another
 //     format such as the Laravel bridge. A Worker does this for you.
+//     Engine.PushRelayed is the outbox relay's push (package outbox);
+//     DispatchTx writes the rows it relays.
 //
 // Every error jobgen returns is declared once, in errors.go: sentinels
 // (ErrInvalid, ErrLeaseLost, ...) to match with errors.Is, and typed

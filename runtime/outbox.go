@@ -117,7 +117,7 @@ type outboxRow struct {
 
 // DispatchTx writes job, with its annotated options, into tx's outbox, and
 // returns its ID. The job exists if and only if tx commits: a relay
-// (Relay, queue:relay) then pushes it to Redis, once.
+// (outbox.Relay, queue:relay) then pushes it to Redis, once.
 func DispatchTx(ctx context.Context, tx Tx, job Job) (string, error) {
 	if c, ok := job.(*PendingChain); ok {
 		return c.DispatchTx(ctx, tx)

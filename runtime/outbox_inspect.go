@@ -2,13 +2,11 @@ package runtime
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"time"
 )
 
 // OutboxBacklog is what the outbox's relays last saw of its table. A
-// running relay writes it to Redis every 5 seconds.
+// running relay (package outbox) writes it to Redis every 5 seconds.
 type OutboxBacklog struct {
 	// Table is the outbox table's name.
 	Table string
@@ -35,17 +33,13 @@ func (b OutboxBacklog) Age() time.Duration {
 // Outbox returns what the outbox's relays last saw of its table, and
 // false if no relay has written it.
 func (i *Inspector) Outbox(ctx context.Context) (OutboxBacklog, bool, error) {
-	m, err := i.e.store.Hash(ctx, i.e.keys.Outbox())
-	if err != nil {
-		return OutboxBacklog{}, false, fmt.Errorf("read the outbox backlog: %w", err)
+	r, ok, err := i.e.store.ReadOutboxBacklog(ctx)
+	if !ok || err != nil {
+		return OutboxBacklog{}, false, err
 	}
-	if len(m) == 0 {
-		return OutboxBacklog{}, false, nil
-	}
-	num := func(k string) int64 { n, _ := strconv.ParseInt(m[k], 10, 64); return n }
-	b := OutboxBacklog{Table: m["table"], Rows: num("backlog"), Parked: num("parked"), At: time.UnixMilli(num("at"))}
-	if o := num("oldest"); o > 0 {
-		b.Oldest = time.UnixMilli(o)
+	b := OutboxBacklog{Table: r.Table, Rows: r.Rows, Parked: r.Parked, At: time.UnixMilli(r.At)}
+	if r.Oldest > 0 {
+		b.Oldest = time.UnixMilli(r.Oldest)
 	}
 	return b, true, nil
 }

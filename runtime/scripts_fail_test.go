@@ -48,7 +48,7 @@ var failCases = []failCase{
 		args: []any{int64(1) << 50, 2, "m1", "m2", 2, 4, 0, "j1", "p1", 0, "", "j2", "p2", 5000, ""}},
 	{name: "outbox_push grouped", s: scriptOutboxPush, kinds: []string{"zset", "list", "zset", "hash", "list", "zset", "hash", "zset", "list", "set", "string", "zset"},
 		args: []any{int64(1) << 50, 2, "m1", "m2", 2, 4, 0, "j1", "p1", 0, "2:A", "j2", "p2", 5000, "0:B"}},
-	{name: "outbox_release", s: scriptOutboxRelease, kinds: []string{"zset"},
+	{name: "outbox_release", s: lua.Get("outbox_release"), kinds: []string{"zset"},
 		setup: [][]any{{"ZADD", "K1", 1e15, "m1"}},
 		args:  []any{60000, "m1"}},
 	{name: "push later", s: scriptPush, kinds: []string{"hash", "list", "zset", "hash", "list"},

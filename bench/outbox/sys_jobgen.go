@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/jobgen/jobgen/outbox"
 	"github.com/jobgen/jobgen/outbox/pgxoutbox"
 	"github.com/jobgen/jobgen/runtime"
 )
@@ -38,7 +39,7 @@ func (j jobgenJob) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
 
 // jobgenSystem drives jobgen's outbox through its public API:
 // runtime.DispatchTx and runtime.DispatchManyTx on a pgx transaction
-// (pgxoutbox.Tx), a runtime.Relay woken by pgxoutbox.Listen, and a
+// (pgxoutbox.Tx), an outbox.Relay woken by pgxoutbox.Listen, and a
 // runtime.Worker. The relay has a pgx pool and a Redis client of its
 // own, so that its statements and commands can be traced apart from the
 // producers' and the worker's.
@@ -60,7 +61,7 @@ type jobgenSystem struct {
 	tracer        *tracer
 
 	// What runs, while it does.
-	relay    *runtime.Relay
+	relay    *outbox.Relay
 	listener *pgxoutbox.Listener
 	cancels  []context.CancelFunc
 	wg       sync.WaitGroup
@@ -167,7 +168,7 @@ func (s *jobgenSystem) startRelay(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := runtime.NewRelay(s.re, runtime.RelayConfig{
+	r, err := outbox.NewRelay(s.re, outbox.RelayConfig{
 		DB: s.relayDB, Wake: wakeRecorder{l, s.tracer}, Batch: s.env.cfg.RelayBatch, Logger: s.log,
 	})
 	if err != nil {

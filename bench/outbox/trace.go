@@ -13,7 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/outbox"
 )
 
 // Trace is where a jobgen relay's time went: what one relay pass costs,
@@ -249,7 +249,7 @@ func commandName(cmd redis.Cmder) string {
 
 // wakeRecorder records when a relay's Notifier woke it.
 type wakeRecorder struct {
-	n runtime.Notifier
+	n outbox.Notifier
 	t *tracer
 }
 

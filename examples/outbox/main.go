@@ -27,6 +27,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/jobgen/jobgen/outbox"
 	"github.com/jobgen/jobgen/outbox/pgxoutbox"
 	"github.com/jobgen/jobgen/runtime"
 
@@ -76,7 +77,7 @@ type app struct {
 	pool   *pgxpool.Pool
 	engine *runtime.Engine
 	wake   *pgxoutbox.Listener
-	relay  *runtime.Relay
+	relay  *outbox.Relay
 	worker *runtime.Worker
 }
 
@@ -104,7 +105,7 @@ func open(ctx context.Context, cfg config) (*app, error) {
 		a.Close()
 		return nil, err
 	}
-	if a.relay, err = runtime.NewRelay(a.engine, runtime.RelayConfig{DB: db, Wake: a.wake}); err != nil {
+	if a.relay, err = outbox.NewRelay(a.engine, outbox.RelayConfig{DB: db, Wake: a.wake}); err != nil {
 		a.Close()
 		return nil, err
 	}

@@ -15,6 +15,8 @@
 //   - enqueue.go: the one push of new jobs into a queue (lib/enqueue.lua
 //     on the script side), which every way into a queue builds.
 //   - store.go: the Store, script calls, errors and the cluster's nodes.
+//   - outbox.go: the outbox relay's marks (each queue's relayed set),
+//     the Redis clock it reads and the backlog it publishes.
 //
 // Other files are named after the feature whose keys they read and
 // write.

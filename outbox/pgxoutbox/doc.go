@@ -15,7 +15,7 @@
 // The relay, in its own process or inside queue:work:
 //
 //	wake, err := pgxoutbox.Listen(ctx, pool, runtime.DefaultOutboxTable)
-//	relay, err := runtime.NewRelay(engine, runtime.RelayConfig{DB: pgxoutbox.DB(pool), Wake: wake})
+//	relay, err := outbox.NewRelay(engine, outbox.RelayConfig{DB: pgxoutbox.DB(pool), Wake: wake})
 //	err = relay.Run(ctx)
 //
 // See docs/outbox.md.

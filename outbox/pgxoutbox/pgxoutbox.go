@@ -38,13 +38,13 @@ func (r result) LastInsertId() (int64, error) {
 
 func (r result) RowsAffected() (int64, error) { return pgconn.CommandTag(r).RowsAffected(), nil }
 
-// DB returns a *sql.DB over pool, for the relay (RelayConfig.DB) and
+// DB returns a *sql.DB over pool, for the relay (outbox.RelayConfig.DB) and
 // runtime.MigrateOutbox. Closing it does not close pool.
 func DB(pool *pgxpool.Pool) *sql.DB { return stdlib.OpenDBFromPool(pool) }
 
 // Listener wakes a relay when a transaction that wrote to the outbox
 // commits: it holds one connection of its own, LISTENing on the channel
-// the outbox table's trigger notifies. It is a runtime.Notifier.
+// the outbox table's trigger notifies. It is an outbox.Notifier.
 type Listener struct {
 	wake   chan struct{}
 	cancel context.CancelFunc

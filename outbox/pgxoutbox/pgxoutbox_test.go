@@ -12,6 +12,7 @@ import (
 
 	"github.com/jobgen/jobgen/internal/pgtest"
 	"github.com/jobgen/jobgen/internal/redistest"
+	"github.com/jobgen/jobgen/outbox"
 	"github.com/jobgen/jobgen/outbox/pgxoutbox"
 	"github.com/jobgen/jobgen/runtime"
 )
@@ -63,7 +64,7 @@ func TestPgxTxAndListener(t *testing.T) {
 	wake, err := pgxoutbox.Listen(b.ctx, b.pool, b.table)
 	require.NoError(t, err)
 	defer wake.Close()
-	relay, err := runtime.NewRelay(b.engine, runtime.RelayConfig{DB: b.db, Wake: wake, Poll: time.Hour})
+	relay, err := outbox.NewRelay(b.engine, outbox.RelayConfig{DB: b.db, Wake: wake, Poll: time.Hour})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(b.ctx)
 	done := make(chan error)
@@ -111,7 +112,7 @@ func TestDatabaseSQLThroughPgxStdlib(t *testing.T) {
 	id, err := runtime.DispatchTx(b.ctx, tx, receipt{Order: 7})
 	require.NoError(t, err)
 	require.NoError(t, tx.Commit())
-	relay, err := runtime.NewRelay(b.engine, runtime.RelayConfig{DB: db})
+	relay, err := outbox.NewRelay(b.engine, outbox.RelayConfig{DB: db})
 	require.NoError(t, err)
 	n, err := relay.RelayOnce(b.ctx)
 	require.NoError(t, err)

@@ -23,6 +23,7 @@ import (
 
 	_ "github.com/lib/pq" // database/sql's PostgreSQL driver
 
+	"github.com/jobgen/jobgen/outbox"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -70,7 +71,7 @@ func run(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	r, err := runtime.NewRelay(e, runtime.RelayConfig{DB: db, Batch: cfg.Batch, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	r, err := outbox.NewRelay(e, outbox.RelayConfig{DB: db, Batch: cfg.Batch, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,320 @@
+package outbox
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/jobgen/jobgen/internal/keyspace"
+	"github.com/jobgen/jobgen/internal/rdb"
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// Relay moves the jobs that committed transactions wrote to the outbox
+// (runtime.DispatchTx) to Redis, each exactly once, and deletes their
+// rows. Many relays may run at once, in any processes: each claims rows
+// with FOR UPDATE SKIP LOCKED. docs/outbox.md gives the argument.
+type Relay struct {
+	cfg   RelayConfig
+	table string
+	main  *conn            // the relay's own engine, of connection ""
+	conns map[string]*conn // by connection name, "" included
+	claim string           // the claim statement
+	del   string           // the delete statement
+	clock offsetClock
+	stats relayStats
+
+	// Crash points, for tests: an error from one ends RelayOnce there, as
+	// a relay killed at that point would stop.
+	afterPush, afterCommit func() error
+}
+
+// conn is an engine whose rows the relay pushes, and its store, through
+// which the relay reads the Redis clock and releases marks.
+type conn struct {
+	e     *runtime.Engine
+	store *rdb.Store
+}
+
+func newConn(e *runtime.Engine) *conn {
+	return &conn{e: e, store: rdb.New(e.Client(), keyspace.New(e.Config().Prefix))}
+}
+
+// relayStats are a relay's counts since it started.
+type relayStats struct {
+	relayed, skipped, dropped, parked atomic.Int64
+	reconciled                        atomic.Int64
+}
+
+// NewRelay returns a relay that pushes the outbox's rows through e (and
+// cfg.Connections), from the table e's config names
+// (EngineConfig.OutboxTable).
+func NewRelay(e *runtime.Engine, cfg RelayConfig) (*Relay, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	r := &Relay{cfg: cfg, table: tableOf(e), main: newConn(e)}
+	r.conns = map[string]*conn{"": r.main}
+	for name, ce := range cfg.Connections {
+		if ce == nil {
+			return nil, fmt.Errorf("%w: RelayConfig.Connections[%q] is nil", runtime.ErrInvalid, name)
+		}
+		r.conns[name] = newConn(ce)
+	}
+	names := make([]string, 0, len(r.conns))
+	for name := range r.conns {
+		names = append(names, quoteLiteral(name))
+	}
+	// The claim also ends the transaction should the relay stall with it
+	// open (set_config, local to the transaction): 2 × Lease idle.
+	idle := strconv.FormatInt(2*cfg.Lease.Milliseconds(), 10)
+	r.claim = "SELECT seq, id, kind, connection, queue, name, " +
+		"GREATEST(0, delay_ms - FLOOR(EXTRACT(EPOCH FROM (clock_timestamp() - created_at)) * 1000))::bigint, " +
+		"unique_key, unique_for_ms, payload, " +
+		"(SELECT set_config('idle_in_transaction_session_timeout', '" + idle + "', true)) FROM " + r.table +
+		" WHERE error IS NULL AND connection IN (" + strings.Join(names, ",") + ")" +
+		" ORDER BY seq LIMIT " + strconv.Itoa(cfg.Batch) + " FOR UPDATE SKIP LOCKED"
+	r.del = "DELETE FROM " + r.table + " WHERE seq = ANY($1::text::bigint[])"
+	return r, nil
+}
+
+// tableOf is the outbox table of e.
+func tableOf(e *runtime.Engine) string {
+	if t := e.Config().OutboxTable; t != "" {
+		return t
+	}
+	return runtime.DefaultOutboxTable
+}
+
+// quoteLiteral quotes s as an SQL string literal.
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// RelayCounts are what a relay did since it started.
+type RelayCounts struct {
+	// Relayed counts the jobs it pushed, batch jobs included.
+	Relayed int64
+	// Skipped counts the jobs that a relay had pushed before (their mark
+	// was found): a relay died between the push and the delete.
+	Skipped int64
+	// Dropped counts the unique jobs whose lock another job held, which
+	// Dispatch would have refused with a *runtime.DuplicateError.
+	Dropped int64
+	// Parked counts the rows it could not push, left in the table with
+	// their error column set.
+	Parked int64
+	// Reconciled counts the marks of deleted rows it let expire for a
+	// relay that died before it could.
+	Reconciled int64
+}
+
+// Counts returns what the relay did since it started.
+func (r *Relay) Counts() RelayCounts {
+	return RelayCounts{
+		Relayed: r.stats.relayed.Load(), Skipped: r.stats.skipped.Load(), Dropped: r.stats.dropped.Load(),
+		Parked: r.stats.parked.Load(), Reconciled: r.stats.reconciled.Load(),
+	}
+}
+
+// Run relays until ctx ends, then returns nil. It relays whatever is
+// there at once, then again each time cfg.Wake wakes it or cfg.Poll
+// passes, and again straight away while claims come back full. Every
+// minute, and first at start, it looks for marks a dead relay left
+// (Reconcile); every 5s it writes the table's backlog to Redis for
+// queue:monitor, the dashboard and the Prometheus module
+// (runtime.Inspector.Outbox).
+func (r *Relay) Run(ctx context.Context) error {
+	var lastErr string
+	var nextReconcile, nextPublish time.Time
+	for ctx.Err() == nil {
+		n, err := r.RelayOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			if msg := err.Error(); msg != lastErr {
+				r.cfg.Logger.Error("outbox relay", "table", r.table, "err", err)
+				lastErr = msg
+			}
+		} else if err == nil && lastErr != "" {
+			r.cfg.Logger.Info("outbox relay recovered", "table", r.table)
+			lastErr = ""
+		}
+		now := time.Now()
+		if !now.Before(nextReconcile) {
+			nextReconcile = now.Add(time.Minute)
+			if _, err := r.Reconcile(ctx); err != nil && ctx.Err() == nil {
+				r.cfg.Logger.Warn("outbox relay: reconcile", "table", r.table, "err", err)
+			}
+		}
+		if !now.Before(nextPublish) {
+			nextPublish = now.Add(publishEvery)
+			if err := r.publish(ctx); err != nil && ctx.Err() == nil {
+				r.cfg.Logger.Warn("outbox relay: backlog", "table", r.table, "err", err)
+			}
+		}
+		if n >= r.cfg.Batch {
+			continue
+		}
+		r.wait(ctx)
+	}
+	return nil
+}
+
+// publishEvery is how often a running relay writes the table's backlog
+// to Redis.
+const publishEvery = 5 * time.Second
+
+// wait returns when cfg.Wake wakes the relay, cfg.Poll has passed, or ctx
+// ends.
+func (r *Relay) wait(ctx context.Context) {
+	wctx, cancel := context.WithTimeout(ctx, r.cfg.Poll)
+	defer cancel()
+	if r.cfg.Wake == nil || r.cfg.Wake.Wait(wctx) != nil {
+		<-wctx.Done()
+	}
+}
+
+// relayRow is one claimed row, and what its push came to.
+type relayRow struct {
+	seq        int64
+	connection string
+	runtime.RelayRow
+	runtime.RelayOutcome
+}
+
+// RelayOnce claims up to cfg.Batch committed rows, pushes their jobs,
+// deletes the rows, and returns how many rows it claimed.
+func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
+	t0, err := r.clock.now(ctx, r.main.store)
+	if err != nil {
+		return 0, fmt.Errorf("outbox relay: read the Redis clock: %w", err)
+	}
+	deadline := t0.Add(r.cfg.Lease)
+	tx, err := r.cfg.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("outbox relay: begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	rows, err := r.claimRows(ctx, tx)
+	if err != nil || len(rows) == 0 {
+		return 0, err
+	}
+	byConn := map[*conn][]*relayRow{}
+	for _, row := range rows {
+		c := r.conns[row.connection]
+		byConn[c] = append(byConn[c], row)
+	}
+	var pushErr error
+	for c, rs := range byConn {
+		pushErr = errors.Join(pushErr, r.push(ctx, c, rs, deadline))
+	}
+	if r.afterPush != nil {
+		if err := r.afterPush(); err != nil {
+			return len(rows), err
+		}
+	}
+	if err := r.settle(ctx, tx, rows); err != nil {
+		return len(rows), errors.Join(pushErr, err)
+	}
+	if r.afterCommit != nil {
+		if err := r.afterCommit(); err != nil {
+			return len(rows), err
+		}
+	}
+	for c, rs := range byConn {
+		r.release(ctx, c, rs)
+	}
+	return len(rows), pushErr
+}
+
+// claimRows locks and reads the next rows.
+func (r *Relay) claimRows(ctx context.Context, tx *sql.Tx) ([]*relayRow, error) {
+	rs, err := tx.QueryContext(ctx, r.claim)
+	if err != nil {
+		return nil, fmt.Errorf("outbox relay: claim: %w", err)
+	}
+	defer rs.Close()
+	var rows []*relayRow
+	for rs.Next() {
+		row := &relayRow{}
+		var delay, uniqueFor int64
+		var set sql.NullString
+		if err := rs.Scan(&row.seq, &row.ID, &row.Kind, &row.connection, &row.Queue, &row.Name,
+			&delay, &row.UniqueKey, &uniqueFor, &row.Payload, &set); err != nil {
+			return nil, fmt.Errorf("outbox relay: claim: %w", err)
+		}
+		row.Delay = time.Duration(delay) * time.Millisecond
+		row.UniqueFor = time.Duration(uniqueFor) * time.Millisecond
+		rows = append(rows, row)
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("outbox relay: claim: %w", err)
+	}
+	return rows, nil
+}
+
+// push pushes rows' jobs through c's engine, and records what each row
+// came to: done, parked, or, after an error that may pass, neither.
+func (r *Relay) push(ctx context.Context, c *conn, rows []*relayRow, deadline time.Time) error {
+	in := make([]runtime.RelayRow, len(rows))
+	for i, row := range rows {
+		in[i] = row.RelayRow
+	}
+	res, err := c.e.PushRelayed(ctx, deadline, in)
+	for i, row := range rows {
+		row.RelayOutcome = res.Rows[i]
+		if row.DroppedBy != "" {
+			r.cfg.Logger.Warn("outbox relay: dropped a unique job whose lock another job holds",
+				"job", row.Name, "id", row.ID, "key", row.UniqueKey, "holder", row.DroppedBy)
+			r.stats.dropped.Add(1)
+		}
+	}
+	r.stats.relayed.Add(res.Pushed)
+	r.stats.skipped.Add(res.Skipped)
+	return err
+}
+
+// settle deletes the rows that are done and parks those that failed for
+// good, and commits.
+func (r *Relay) settle(ctx context.Context, tx *sql.Tx, rows []*relayRow) error {
+	var done []string
+	for _, row := range rows {
+		switch {
+		case row.Parked != "":
+			r.cfg.Logger.Error("outbox relay: parked a row it cannot push", "id", row.ID, "job", row.Name, "err", row.Parked)
+			if _, err := tx.ExecContext(ctx, "UPDATE "+r.table+" SET error = $1 WHERE seq = $2", row.Parked, row.seq); err != nil {
+				return fmt.Errorf("outbox relay: park row %d: %w", row.seq, err)
+			}
+			r.stats.parked.Add(1)
+		case row.Done:
+			done = append(done, strconv.FormatInt(row.seq, 10))
+		}
+	}
+	if len(done) > 0 {
+		// One statement text whatever the rows, so that drivers that
+		// prepare statements prepare it once.
+		if _, err := tx.ExecContext(ctx, r.del, "{"+strings.Join(done, ",")+"}"); err != nil {
+			return fmt.Errorf("outbox relay: delete: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("outbox relay: commit: %w", err)
+	}
+	return nil
+}
+
+// publish writes the table's backlog to Redis (runtime.Inspector.Outbox).
+func (r *Relay) publish(ctx context.Context) error {
+	b := rdb.OutboxBacklog{Table: r.table}
+	var oldest sql.NullInt64
+	err := r.cfg.DB.QueryRowContext(ctx, "SELECT count(*), count(*) FILTER (WHERE error IS NOT NULL), "+
+		"(EXTRACT(EPOCH FROM min(created_at)) * 1000)::bigint FROM "+r.table).Scan(&b.Rows, &b.Parked, &oldest)
+	if err != nil {
+		return err
+	}
+	b.Oldest = oldest.Int64
+	return r.main.store.WriteOutboxBacklog(ctx, b)
+}
