@@ -49,7 +49,7 @@ func (e *Engine) ackOrFinish(ctx context.Context, items []ackItem, refs []Ref, p
 		return nil, err
 	}
 	groups = append(groups, fgroups...)
-	lost, err := applyRefs(ctx, e.rdb, append(calls, fcalls...), groups, 0, e.settleBells(groups))
+	lost, err := applyRefs(ctx, e.store, append(calls, fcalls...), groups, 0, e.settleBells(groups))
 	if err != nil {
 		return nil, fmt.Errorf("ack: %w", err)
 	}
