@@ -3,8 +3,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // finishOf is what a job that succeeded leaves behind (finish.go): its
@@ -67,12 +65,7 @@ func (w *Worker) wakeAwait(ctx context.Context, res Reservation, env *Envelope) 
 		return
 	}
 	done := w.e.keys.Done(res.Queue, res.ID)
-	_, err := w.e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.LPush(ctx, done, "1")
-		p.PExpire(ctx, done, doneTTL)
-		return nil
-	})
-	if err != nil {
+	if err := w.e.store.RingDone(ctx, done, doneTTL); err != nil {
 		w.log.Warn("waking the Await of a failed job failed; it sees the failure within 300 ms", "queue", res.Queue, "id", res.ID, "err", err)
 	}
 }
