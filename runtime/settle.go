@@ -97,6 +97,39 @@ func (e *Engine) ackProgress(ctx context.Context, progressed map[string]bool, re
 	return lost, nil
 }
 
+// ackOrFinish acks items, whose refs are refs: the plain ones as
+// ackProgress does (progressed names the jobs that reported progress),
+// those that leave something behind with finish, all in one round trip.
+// It returns the refs whose ack was refused.
+func (e *Engine) ackOrFinish(ctx context.Context, items []ackItem, refs []Ref, progressed map[string]bool) ([]Ref, error) {
+	var fins []Finish
+	for _, it := range items {
+		if it.fin != nil {
+			fins = append(fins, *it.fin)
+		}
+	}
+	if len(fins) == 0 {
+		return e.ackProgress(ctx, progressed, refs...)
+	}
+	plain := make([]Ref, 0, len(items)-len(fins))
+	for _, it := range items {
+		if it.fin == nil {
+			plain = append(plain, it.ref)
+		}
+	}
+	calls, groups := e.ackCalls(progressed, plain)
+	fcalls, fgroups, err := e.finishCalls(fins)
+	if err != nil {
+		return nil, err
+	}
+	groups = append(groups, fgroups...)
+	lost, err := applyRefs(ctx, e.store, append(calls, fcalls...), groups, 0, e.settleBells(groups))
+	if err != nil {
+		return nil, fmt.Errorf("ack: %w", err)
+	}
+	return lost, nil
+}
+
 // ackCalls builds the ack calls of refs, as ackProgress sends them.
 func (e *Engine) ackCalls(progressed map[string]bool, refs []Ref) ([]call, [][]Ref) {
 	return pairCalls(refs, 1000, func(q string, args []any) call {

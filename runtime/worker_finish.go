@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"fmt"
 )
 
 // finishOf is what a job that succeeded leaves behind (finish.go): its
@@ -19,39 +18,6 @@ func (w *Worker) finishOf(o outcome) *Finish {
 			StartedAt: o.began, Runtime: o.ev.Duration, Tags: o.env.Tags}
 	}
 	return f
-}
-
-// ackOrFinish acks items, whose refs are refs: the plain ones as
-// ackProgress does (progressed names the jobs that reported progress),
-// those that leave something behind with finish, all in one round trip.
-// It returns the refs whose ack was refused.
-func (e *Engine) ackOrFinish(ctx context.Context, items []ackItem, refs []Ref, progressed map[string]bool) ([]Ref, error) {
-	var fins []Finish
-	for _, it := range items {
-		if it.fin != nil {
-			fins = append(fins, *it.fin)
-		}
-	}
-	if len(fins) == 0 {
-		return e.ackProgress(ctx, progressed, refs...)
-	}
-	plain := make([]Ref, 0, len(items)-len(fins))
-	for _, it := range items {
-		if it.fin == nil {
-			plain = append(plain, it.ref)
-		}
-	}
-	calls, groups := e.ackCalls(progressed, plain)
-	fcalls, fgroups, err := e.finishCalls(fins)
-	if err != nil {
-		return nil, err
-	}
-	groups = append(groups, fgroups...)
-	lost, err := applyRefs(ctx, e.store, append(calls, fcalls...), groups, 0, e.settleBells(groups))
-	if err != nil {
-		return nil, fmt.Errorf("ack: %w", err)
-	}
-	return lost, nil
 }
 
 // wakeAwait pushes to the done list of a job that failed for good, if
