@@ -3,10 +3,8 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -145,7 +143,7 @@ func (e *Engine) DispatchBatch(ctx context.Context, b *PendingBatch) (string, er
 	}
 	bk := e.keys.Batch(id)
 	args := append([]any{"create", n, e.cfg.StateRetention.Milliseconds(), newToken()}, fields...)
-	if err := (call{Script: scriptBatchAdd, Keys: bk.All(), Args: args}).Run(ctx, e.rdb).Err(); err != nil {
+	if err := e.store.RunOne(ctx, call{Script: scriptBatchAdd, Keys: bk.All(), Args: args}).Err(); err != nil {
 		return "", fmt.Errorf("dispatch batch: %w", err)
 	}
 	err = e.indexBatch(ctx, id)
@@ -153,7 +151,7 @@ func (e *Engine) DispatchBatch(ctx context.Context, b *PendingBatch) (string, er
 		err = e.PushMany(ctx, out)
 	}
 	if err != nil {
-		_ = e.rdb.Del(context.WithoutCancel(ctx), bk.All()...).Err()
+		_ = e.store.DeleteBatch(context.WithoutCancel(ctx), bk)
 		return "", fmt.Errorf("dispatch batch: %w", err)
 	}
 	return id, nil
@@ -213,13 +211,7 @@ func (b *PendingBatch) build(id string, seal func(*Envelope) error) (fields []an
 // drops the entries older than StateRetention from it.
 func (e *Engine) indexBatch(ctx context.Context, id string) error {
 	created, _ := idTime(id)
-	k := e.keys.Batches()
-	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.ZAdd(ctx, k, redis.Z{Score: float64(created), Member: id})
-		p.ZRemRangeByScore(ctx, k, "-inf", "("+strconv.FormatInt(created-e.cfg.StateRetention.Milliseconds(), 10))
-		return nil
-	})
-	if err != nil {
+	if err := e.store.IndexBatch(ctx, e.keys.Batches(), id, created, created-e.cfg.StateRetention.Milliseconds()); err != nil {
 		return fmt.Errorf("index batch: %w", err)
 	}
 	return nil

@@ -7,9 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/jobgen/jobgen/internal/keyspace"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 func batchKeysFor(e *Engine, id string) (keyspace.BatchKeys, error) {
@@ -25,18 +24,12 @@ func (s *BatchStore) Find(ctx context.Context, id string) (status BatchStatus, o
 	if err != nil {
 		return BatchStatus{}, false, err
 	}
-	var state *redis.MapStringStringCmd
-	var failed *redis.StringSliceCmd
 	// One slot: a transaction works on a cluster too.
-	_, err = s.e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		state = p.HGetAll(ctx, bk.State)
-		failed = p.HKeys(ctx, bk.Failed)
-		return nil
-	})
+	state, failed, err := s.e.store.BatchRecord(ctx, bk)
 	if err != nil {
 		return BatchStatus{}, false, fmt.Errorf("find batch %s: %w", id, err)
 	}
-	status, ok = batchStatus(id, state.Val(), failed.Val())
+	status, ok = batchStatus(id, state, failed)
 	return status, ok, nil
 }
 
@@ -70,35 +63,32 @@ func (s *BatchStore) List(ctx context.Context, offset, limit int) ([]BatchStatus
 		return nil, fmt.Errorf("%w: list batches: offset %d, limit %d", ErrInvalid, offset, limit)
 	}
 	k := s.e.keys.Batches()
-	ids, err := s.e.rdb.ZRevRange(ctx, k, int64(offset), int64(offset+limit-1)).Result()
+	ids, err := s.e.store.BatchIDs(ctx, k, int64(offset), int64(offset+limit-1))
 	if err != nil {
 		return nil, fmt.Errorf("list batches: %w", err)
 	}
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	states := make([]*redis.MapStringStringCmd, len(ids))
-	failed := make([]*redis.StringSliceCmd, len(ids))
-	if _, err := s.e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, id := range ids {
-			bk := s.e.keys.Batch(id)
-			states[i], failed[i] = p.HGetAll(ctx, bk.State), p.HKeys(ctx, bk.Failed)
-		}
-		return nil
-	}); err != nil {
+	bks := make([]keyspace.BatchKeys, len(ids))
+	for i, id := range ids {
+		bks[i] = s.e.keys.Batch(id)
+	}
+	states, failed, err := s.e.store.BatchRecords(ctx, bks)
+	if err != nil {
 		return nil, fmt.Errorf("list batches: %w", err)
 	}
 	out := make([]BatchStatus, 0, len(ids))
-	var gone []any
+	var gone []string
 	for i, id := range ids {
-		if st, ok := batchStatus(id, states[i].Val(), failed[i].Val()); ok {
+		if st, ok := batchStatus(id, states[i], failed[i]); ok {
 			out = append(out, st)
 		} else {
 			gone = append(gone, id)
 		}
 	}
 	if len(gone) > 0 {
-		if err := s.e.rdb.ZRem(ctx, k, gone...).Err(); err != nil {
+		if err := s.e.store.DropBatchIDs(ctx, k, gone); err != nil {
 			return nil, fmt.Errorf("list batches: %w", err)
 		}
 	}
@@ -109,7 +99,7 @@ func (s *BatchStore) List(ctx context.Context, offset, limit int) ([]BatchStatus
 // StateRetention, counting those whose records expired since List last
 // met them.
 func (s *BatchStore) Count(ctx context.Context) (int64, error) {
-	n, err := s.e.rdb.ZCard(ctx, s.e.keys.Batches()).Result()
+	n, err := s.e.store.CountBatchIDs(ctx, s.e.keys.Batches())
 	if err != nil {
 		return 0, fmt.Errorf("count batches: %w", err)
 	}
@@ -123,7 +113,7 @@ func (s *BatchStore) Cancel(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	n, err := call{Script: scriptBatchCancel, Keys: bk.All(), Args: []any{s.e.cfg.StateRetention.Milliseconds()}}.Run(ctx, s.e.rdb).Int64()
+	n, err := s.e.store.RunOne(ctx, call{Script: scriptBatchCancel, Keys: bk.All(), Args: []any{s.e.cfg.StateRetention.Milliseconds()}}).Int64()
 	switch {
 	case err != nil:
 		return fmt.Errorf("cancel batch %s: %w", id, err)
@@ -142,24 +132,23 @@ func (s *BatchStore) Add(ctx context.Context, id string, jobs ...Job) error {
 	if err != nil {
 		return err
 	}
-	opts, err := s.e.rdb.HMGet(ctx, bk.State, "queue", "connection").Result()
+	opts, err := s.e.store.BatchFields(ctx, bk, "queue", "connection")
 	if err != nil {
 		return fmt.Errorf("add to batch %s: %w", id, err)
 	}
-	q, _ := opts[0].(string)
-	c, _ := opts[1].(string)
+	q, c := opts[0], opts[1]
 	out, n, err := batchJobs(id, BatchOptions{Queue: q, Connection: c}, jobs, s.e.seal)
 	if err != nil {
 		return fmt.Errorf("add to batch %s: %w", id, err)
 	}
 	count := func(n int) error {
-		return call{Script: scriptBatchAdd, Keys: bk.All(), Args: []any{"add", n, s.e.cfg.StateRetention.Milliseconds(), newToken()}}.Run(ctx, s.e.rdb).Err()
+		return s.e.store.RunOne(ctx, call{Script: scriptBatchAdd, Keys: bk.All(), Args: []any{"add", n, s.e.cfg.StateRetention.Milliseconds(), newToken()}}).Err()
 	}
 	switch err := count(n); {
 	case err == nil:
-	case redis.HasErrorPrefix(err, "NO_BATCH"):
+	case jobrdb.HasErrorPrefix(err, "NO_BATCH"):
 		return fmt.Errorf("add to batch %s: %w", id, ErrNoBatch)
-	case redis.HasErrorPrefix(err, "BATCH_FINISHED"):
+	case jobrdb.HasErrorPrefix(err, "BATCH_FINISHED"):
 		return fmt.Errorf("add to batch %s: %w", id, ErrBatchFinished)
 	default:
 		return fmt.Errorf("add to batch %s: %w", id, err)
@@ -180,7 +169,7 @@ func (s *BatchStore) Retry(ctx context.Context, id string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	failed, err := s.e.rdb.HGetAll(ctx, bk.Failed).Result()
+	failed, err := s.e.store.BatchFailedJobs(ctx, bk)
 	if err != nil {
 		return 0, fmt.Errorf("retry batch %s: %w", id, err)
 	}
@@ -188,12 +177,12 @@ func (s *BatchStore) Retry(ctx context.Context, id string) (int, error) {
 	for jobID, q := range failed {
 		byQueue[q] = append(byQueue[q], jobID)
 	}
-	by, err := s.e.rdb.HGet(ctx, bk.State, "cancelled_by").Result()
-	if err != nil && err != redis.Nil {
+	by, err := s.e.store.BatchCancelledBy(ctx, bk)
+	if err != nil {
 		return 0, fmt.Errorf("retry batch %s: %w", id, err)
 	}
 	if by == "failure" {
-		if err := s.e.rdb.HDel(ctx, bk.State, "cancelled_at", "cancelled_by").Err(); err != nil {
+		if err := s.e.store.ClearBatchCancel(ctx, bk); err != nil {
 			return 0, fmt.Errorf("retry batch %s: %w", id, err)
 		}
 	}

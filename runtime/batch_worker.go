@@ -31,7 +31,7 @@ func (s batches) cancelled(ctx context.Context, env *Envelope) bool {
 	if err != nil {
 		return false
 	}
-	cancelled, err := s.e.rdb.HExists(ctx, bk.State, "cancelled_at").Result()
+	cancelled, err := s.e.store.BatchCancelled(ctx, bk)
 	if err != nil {
 		s.log.Warn("could not tell whether a job's batch is cancelled; running it", "job", env.Name, "id", env.ID, "batch", env.BatchID, "err", err)
 		return false
@@ -51,7 +51,7 @@ func (s batches) succeeded(ctx context.Context, env *Envelope) error {
 	if err != nil {
 		return nil
 	}
-	due, err := call{Script: scriptBatchDone, Keys: bk.All(), Args: []any{env.ID, s.e.cfg.StateRetention.Milliseconds()}}.Run(ctx, s.e.rdb).Int64Slice()
+	due, err := s.e.store.RunOne(ctx, call{Script: scriptBatchDone, Keys: bk.All(), Args: []any{env.ID, s.e.cfg.StateRetention.Milliseconds()}}).Int64Slice()
 	if err != nil {
 		return fmt.Errorf("count job %s in batch %s: %w", env.ID, env.BatchID, err)
 	}
@@ -71,7 +71,7 @@ func (s batches) failed(ctx context.Context, env *Envelope, cause error) {
 	if err != nil {
 		return
 	}
-	due, err := call{Script: scriptBatchFail, Keys: bk.All(), Args: []any{env.ID, env.Queue, len(env.Chain), s.e.cfg.StateRetention.Milliseconds()}}.Run(ctx, s.e.rdb).Int64Slice()
+	due, err := s.e.store.RunOne(ctx, call{Script: scriptBatchFail, Keys: bk.All(), Args: []any{env.ID, env.Queue, len(env.Chain), s.e.cfg.StateRetention.Milliseconds()}}).Int64Slice()
 	if err != nil {
 		s.log.Error("counting a failed job in its batch failed", "job", env.Name, "id", env.ID, "batch", env.BatchID, "err", err)
 		return
@@ -103,7 +103,7 @@ func (s batches) runCallbacks(ctx context.Context, env *Envelope, bk keyspace.Ba
 		s.log.Error("reading a batch for its callbacks failed; they run when the job runs again", "batch", env.BatchID, "err", err)
 		return
 	}
-	encoded, err := s.e.rdb.HMGet(ctx, bk.State, batchKinds[:]...).Result()
+	encoded, err := s.e.store.BatchFields(ctx, bk, batchKinds[:]...)
 	if err != nil {
 		s.log.Error("reading a batch's callbacks failed; they run when the job runs again", "batch", env.BatchID, "err", err)
 		return
@@ -112,7 +112,7 @@ func (s batches) runCallbacks(ctx context.Context, env *Envelope, bk keyspace.Ba
 		if due[i+1] != 1 {
 			continue
 		}
-		raw, _ := encoded[i].(string)
+		raw := encoded[i]
 		var refs []CallbackRef
 		if err := msgpack.Unmarshal([]byte(raw), &refs); err != nil {
 			s.log.Error("batch callbacks do not decode", "batch", env.BatchID, "kind", kind, "err", err)
@@ -125,7 +125,7 @@ func (s batches) runCallbacks(ctx context.Context, env *Envelope, bk keyspace.Ba
 		for _, ref := range refs {
 			s.runCallback(ctx, env.Queue, "batch "+kind, ref, o)
 		}
-		finally, err := call{Script: scriptBatchRan, Keys: bk.All(), Args: []any{kind, env.ID, s.e.cfg.StateRetention.Milliseconds()}}.Run(ctx, s.e.rdb).Int64()
+		finally, err := s.e.store.RunOne(ctx, call{Script: scriptBatchRan, Keys: bk.All(), Args: []any{kind, env.ID, s.e.cfg.StateRetention.Milliseconds()}}).Int64()
 		if err != nil {
 			s.log.Error("marking batch callbacks as run failed; they may run again", "batch", env.BatchID, "kind", kind, "err", err)
 			continue

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jobgen/jobgen/internal/send"
-	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
+
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // Broker is the engine's low-level side: it reserves jobs under a lease
@@ -98,7 +98,7 @@ func (e *Engine) migrateCall(queue string) call {
 	return call{Script: scriptMigrate, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify}, Args: []any{e.cfg.MigrateLimit}}
 }
 
-func parseMigration(cmd *redis.Cmd) (Migration, error) {
+func parseMigration(cmd jobrdb.Reply) (Migration, error) {
 	v, err := cmd.Int64Slice()
 	if err != nil {
 		return Migration{}, err
@@ -149,7 +149,7 @@ const reserveHead = 9
 
 // parseReserve reads the reply of a reserve call made with token; held
 // jobs come under the held token, but for malformed ones.
-func parseReserve(queue, token string, hold bool, reserved *redis.Cmd) (ReserveResult, error) {
+func parseReserve(queue, token string, hold bool, reserved jobrdb.Reply) (ReserveResult, error) {
 	reply, err := reserved.Slice()
 	if err != nil {
 		return ReserveResult{}, err
@@ -208,7 +208,7 @@ func (br *Broker) Migrate(ctx context.Context, queue string) (Migration, error) 
 	if m, ok, err := e.migratePartitioned(ctx, queue); ok {
 		return m, err
 	}
-	cmd := e.migrateCall(queue).Run(ctx, e.rdb)
+	cmd := e.store.RunOne(ctx, e.migrateCall(queue))
 	m, err := parseMigration(cmd)
 	if err != nil {
 		return m, fmt.Errorf("migrate %q: %w", queue, err)
@@ -242,7 +242,7 @@ func (e *Engine) reserve(ctx context.Context, queue string, n int, lease time.Du
 		return ReserveResult{}, fmt.Errorf("%w: reserve with lease %v: lease must be at least 1ms", ErrInvalid, lease)
 	}
 	rc, token := e.reserveCall(queue, n, lease, hold)
-	b, err := parseReserve(queue, token, hold, rc.Run(ctx, e.rdb))
+	b, err := parseReserve(queue, token, hold, e.store.RunOne(ctx, rc))
 	if err != nil {
 		return ReserveResult{}, fmt.Errorf("reserve from %q: %w", queue, err)
 	}
@@ -306,7 +306,7 @@ func (br *Broker) Fail(ctx context.Context, failures ...Failure) error {
 			fs = fs[n:]
 		}
 	}
-	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0, e.settleBells(groups))
+	lost, err := applyRefs(ctx, e.store, calls, groups, 0, e.settleBells(groups))
 	if err != nil {
 		return fmt.Errorf("fail: %w", err)
 	}
@@ -331,7 +331,7 @@ func (e *Engine) extend(ctx context.Context, lease time.Duration, refs ...Ref) (
 	if len(calls) == 0 {
 		return nil, nil, nil
 	}
-	cmds, err := send.All(ctx, e.rdb, calls)
+	cmds, err := e.store.Run(ctx, calls)
 	if err != nil {
 		return nil, nil, fmt.Errorf("extend leases: %w", err)
 	}
@@ -398,7 +398,7 @@ func (e *Engine) release(ctx context.Context, opts ReleaseOpts, cause error, ref
 		}
 		return call{Script: scriptRelease, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify}, Args: append([]any{delayMillis(opts.Delay), exc}, args...)}
 	})
-	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0, e.settleBells(groups))
+	lost, err := applyRefs(ctx, e.store, calls, groups, 0, e.settleBells(groups))
 	if err != nil {
 		return fmt.Errorf("release: %w", err)
 	}

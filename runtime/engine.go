@@ -321,9 +321,5 @@ func msTime(ms int64) time.Time {
 // the one it read at its start. (Before marks were times they were a
 // count, which also only grew.)
 func (e *Engine) lastRestart(ctx context.Context) (int64, error) {
-	n, err := e.rdb.Get(ctx, e.keys.Restart()).Int64()
-	if err == redis.Nil {
-		return 0, nil
-	}
-	return n, err
+	return e.store.RestartMark(ctx, e.keys.Restart())
 }

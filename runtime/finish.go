@@ -134,7 +134,7 @@ func (e *Engine) finish(ctx context.Context, jobs []Finish) (lost []Ref, err err
 	if err != nil {
 		return nil, err
 	}
-	lost, err = applyRefs(ctx, e.rdb, calls, groups, 0, e.settleBells(groups))
+	lost, err = applyRefs(ctx, e.store, calls, groups, 0, e.settleBells(groups))
 	if err != nil {
 		return nil, fmt.Errorf("finish: %w", err)
 	}

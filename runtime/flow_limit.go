@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // Flow limits: a queue's concurrency limit and rate, enforced where jobs
@@ -147,25 +147,14 @@ func (e *Engine) setFlow(ctx context.Context, queue string, l QueueLimit, limit,
 	}
 	for i, name := range names {
 		qk := e.keys.Queue(name)
-		_, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-			switch {
-			case !limit:
-			case l.Concurrency == 0:
-				p.HDel(ctx, qk.Settings, "limit")
-			default:
-				p.HSet(ctx, qk.Settings, "limit", share(l.Concurrency, len(names), i))
-			}
-			switch {
-			case !rate:
-			case l.Rate == 0:
-				p.HDel(ctx, qk.Settings, "rate", "rate_ms", "win", "used")
-			default:
-				p.HSet(ctx, qk.Settings, "rate", share(l.Rate, len(names), i), "rate_ms", l.Per.Milliseconds())
-			}
-			p.RPush(ctx, qk.Notify, "1")
-			p.LTrim(ctx, qk.Notify, 0, 0)
-			return nil
-		})
+		f := jobrdb.QueueFlow{SetLimit: limit, SetRate: rate}
+		if limit && l.Concurrency != 0 {
+			f.Limit = share(l.Concurrency, len(names), i)
+		}
+		if rate && l.Rate != 0 {
+			f.Rate, f.PerMs = share(l.Rate, len(names), i), l.Per.Milliseconds()
+		}
+		err := e.store.SetQueueFlow(ctx, qk.Settings, qk.Notify, f)
 		if err != nil {
 			return fmt.Errorf("set the limits of queue %q: %w", name, err)
 		}
@@ -184,46 +173,31 @@ func (i *Inspector) QueueLimits(ctx context.Context, queue string) (QueueLimits,
 // QueueLimitsOf is QueueLimits for several queues, in one round trip.
 func (i *Inspector) QueueLimitsOf(ctx context.Context, queues []string) (map[string]QueueLimits, error) {
 	e := i.e
-	type read struct {
-		queue, name string
-		fields      *redis.SliceCmd
-		running     *redis.IntCmd
-	}
-	var reads []read
+	var queueOf, names, settings, reserved []string
 	for _, q := range queues {
 		if err := ValidateQueueName(q); err != nil {
 			return nil, err
 		}
 		for _, name := range e.queueNames(q) {
-			reads = append(reads, read{queue: q, name: name})
+			qk := e.keys.Queue(name)
+			queueOf, names = append(queueOf, q), append(names, name)
+			settings, reserved = append(settings, qk.Settings), append(reserved, qk.Reserved)
 		}
 	}
-	_, _ = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for k := range reads {
-			qk := e.keys.Queue(reads[k].name)
-			reads[k].fields = p.HMGet(ctx, qk.Settings, "limit", "rate", "rate_ms", "held_limit", "held_rate")
-			reads[k].running = p.ZCard(ctx, qk.Reserved)
-		}
-		return nil
-	})
+	reads := e.store.QueueFlows(ctx, settings, reserved)
 	out := make(map[string]QueueLimits, len(queues))
-	for _, r := range reads {
-		v, err := r.fields.Result()
-		if err != nil {
-			return nil, fmt.Errorf("read the limits of queue %q: %w", r.name, err)
+	for k, r := range reads {
+		if r.Err != nil {
+			return nil, fmt.Errorf("read the limits of queue %q: %w", names[k], r.Err)
 		}
-		n, err := r.running.Result()
-		if err != nil {
-			return nil, fmt.Errorf("read the limits of queue %q: %w", r.name, err)
-		}
-		l := out[r.queue]
-		l.Concurrency += int(asInt(v[0]))
-		l.Rate += int(asInt(v[1]))
-		l.Per = max(l.Per, time.Duration(asInt(v[2]))*time.Millisecond)
-		l.HeldByLimit += asInt(v[3])
-		l.HeldByRate += asInt(v[4])
-		l.Running += n
-		out[r.queue] = l
+		l := out[queueOf[k]]
+		l.Concurrency += int(r.Limit)
+		l.Rate += int(r.Rate)
+		l.Per = max(l.Per, time.Duration(r.PerMs)*time.Millisecond)
+		l.HeldByLimit += r.HeldByLimit
+		l.HeldByRate += r.HeldByRate
+		l.Running += r.Running
+		out[queueOf[k]] = l
 	}
 	return out, nil
 }

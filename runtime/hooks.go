@@ -4,8 +4,6 @@ import (
 	"context"
 	"strings"
 	"time"
-
-	"github.com/jobgen/jobgen/internal/send"
 )
 
 // What follows a job's failure for good (its batch's count and
@@ -33,7 +31,7 @@ func hooksMember(ref Ref) string { return ref.ID + " " + ref.Token }
 
 // hooksDue records ref's hooks as due, before its fail.
 func (e *Engine) hooksDue(ctx context.Context, ref Ref) error {
-	return call{Script: scriptHooksDue, Keys: []string{e.keys.Queue(ref.Queue).Hooks}, Args: []any{hooksMember(ref), ""}}.Run(ctx, e.rdb).Err()
+	return e.store.RunOne(ctx, call{Script: scriptHooksDue, Keys: []string{e.keys.Queue(ref.Queue).Hooks}, Args: []any{hooksMember(ref), ""}}).Err()
 }
 
 // renewHooks renews the records of refs' hooks that still exist, so
@@ -43,14 +41,14 @@ func (e *Engine) renewHooks(ctx context.Context, refs []Ref) error {
 	for i, ref := range refs {
 		calls[i] = call{Script: scriptHooksDue, Keys: []string{e.keys.Queue(ref.Queue).Hooks}, Args: []any{hooksMember(ref), "XX"}}
 	}
-	_, err := send.All(ctx, e.rdb, calls)
+	_, err := e.store.Run(ctx, calls)
 	return err
 }
 
 // claimHooks claims up to 100 entries of queue's hooks set recorded at
 // least age ago.
 func (e *Engine) claimHooks(ctx context.Context, queue string, age time.Duration) ([]Ref, error) {
-	ms, err := call{Script: scriptHooksClaim, Keys: []string{e.keys.Queue(queue).Hooks}, Args: []any{age.Milliseconds(), 100}}.Run(ctx, e.rdb).StringSlice()
+	ms, err := e.store.RunOne(ctx, call{Script: scriptHooksClaim, Keys: []string{e.keys.Queue(queue).Hooks}, Args: []any{age.Milliseconds(), 100}}).StringSlice()
 	if err != nil {
 		return nil, err
 	}

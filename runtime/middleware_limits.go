@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // The middleware that keep state in Redis. They find their engine on
@@ -64,7 +62,7 @@ func (r *RateLimit) Handle(ctx context.Context, next func(context.Context) error
 	if err != nil {
 		return err
 	}
-	reply, err := call{Script: scriptRateLimit, Keys: []string{e.keys.Limiter(r.key)}, Args: []any{r.limit, r.per.Milliseconds(), newToken()}}.Run(ctx, e.rdb).Int64Slice()
+	reply, err := e.store.RunOne(ctx, call{Script: scriptRateLimit, Keys: []string{e.keys.Limiter(r.key)}, Args: []any{r.limit, r.per.Milliseconds(), newToken()}}).Int64Slice()
 	if err != nil || len(reply) != 2 {
 		return fmt.Errorf("rate limit %q: %v", r.key, err)
 	}
@@ -143,7 +141,7 @@ func (o *Overlap) Handle(ctx context.Context, next func(context.Context) error) 
 		key = info.Name + ":" + key
 	}
 	k := e.keys.Overlap(key)
-	reply, err := call{Script: scriptLock, Keys: []string{k}, Args: []any{owner, max(o.expireAfter.Milliseconds(), 1)}}.Run(ctx, e.rdb).Slice()
+	reply, err := e.store.RunOne(ctx, call{Script: scriptLock, Keys: []string{k}, Args: []any{owner, max(o.expireAfter.Milliseconds(), 1)}}).Slice()
 	if err != nil || len(reply) != 2 {
 		return fmt.Errorf("lock %q without overlapping: %v", key, err)
 	}
@@ -213,29 +211,24 @@ func (x *ExceptionThrottle) Handle(ctx context.Context, next func(context.Contex
 		key = info.Name
 	}
 	k := e.keys.Throttle(key)
-	var count *redis.IntCmd
-	var ttl *redis.DurationCmd
-	if _, err := e.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		count = p.SCard(ctx, k)
-		ttl = p.PTTL(ctx, k)
-		return nil
-	}); err != nil {
+	count, ttl, err := e.store.ThrottleCount(ctx, k)
+	if err != nil {
 		return fmt.Errorf("throttle exceptions of %q: %w", key, err)
 	}
-	if count.Val() >= int64(x.max) {
-		return ReleaseRequest(max(ttl.Val(), time.Millisecond))
+	if count >= int64(x.max) {
+		return ReleaseRequest(max(ttl, time.Millisecond))
 	}
 	herr := next(ctx)
 	switch {
 	case herr == nil:
-		if err := e.rdb.Del(ctx, k).Err(); err != nil {
+		if err := e.store.ThrottleClear(ctx, k); err != nil {
 			return fmt.Errorf("throttle exceptions of %q: clear: %w", key, err)
 		}
 		return nil
 	case isControl(herr) || (x.when != nil && !x.when(herr)):
 		return herr
 	}
-	if err := (call{Script: scriptHits, Keys: []string{k}, Args: []any{x.decay.Milliseconds(), newNonce()}}).Run(ctx, e.rdb).Err(); err != nil {
+	if err := e.store.RunOne(ctx, call{Script: scriptHits, Keys: []string{k}, Args: []any{x.decay.Milliseconds(), newNonce()}}).Err(); err != nil {
 		return fmt.Errorf("throttle exceptions of %q: count %v: %w", key, herr, err)
 	}
 	return ReleaseRequest(x.backoff)

@@ -47,7 +47,7 @@ func (s *Schedule) setPaused(ctx context.Context, e *Engine, name string, paused
 		// On resume the state expires as after a tick: StateRetention
 		// after the entry's next one, by the Redis clock, which ticks
 		// follow.
-		now, err := eng.rdb.Time(ctx).Result()
+		now, err := eng.store.ScheduleClock(ctx)
 		if err != nil {
 			return fmt.Errorf("resume schedule entry %q: %w", name, err)
 		}
@@ -56,7 +56,7 @@ func (s *Schedule) setPaused(ctx context.Context, e *Engine, name string, paused
 			keep += next.Sub(now)
 		}
 	}
-	err = call{Script: scriptSchedulePause, Keys: []string{eng.keys.Schedule(q, name)}, Args: []any{flag, keep.Milliseconds()}}.Run(ctx, eng.rdb).Err()
+	err = eng.store.RunOne(ctx, call{Script: scriptSchedulePause, Keys: []string{eng.keys.Schedule(q, name)}, Args: []any{flag, keep.Milliseconds()}}).Err()
 	if err != nil {
 		return fmt.Errorf("%s schedule entry %q: %w", verb, name, err)
 	}

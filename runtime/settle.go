@@ -7,9 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/jobgen/jobgen/internal/send"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // Settling reserved jobs: extend, ack, release and give back, each a
@@ -47,11 +45,11 @@ func pairCalls(refs []Ref, per int, build func(queue string, args []any) call) (
 // applyRefs runs the calls and returns the refs whose token was stale,
 // reading the per-pair statuses from each reply after skip leading values.
 // It rings the doorbells bells in the same round trip (settleBells).
-func applyRefs(ctx context.Context, rdb redis.UniversalClient, calls []call, groups [][]Ref, skip int, bells []string) ([]Ref, error) {
+func applyRefs(ctx context.Context, store *jobrdb.Store, calls []call, groups [][]Ref, skip int, bells []string) ([]Ref, error) {
 	if len(calls) == 0 {
 		return nil, nil
 	}
-	cmds, err := runRinging(ctx, rdb, calls, bells)
+	cmds, err := store.RunRinging(ctx, calls, bells)
 	if err != nil {
 		return nil, err
 	}
@@ -68,34 +66,6 @@ func applyRefs(ctx context.Context, rdb redis.UniversalClient, calls []call, gro
 		}
 	}
 	return lost, nil
-}
-
-// runRinging is send.All, with the doorbells bells rung in the same
-// pipeline after the calls (and again after any call sent again by
-// source).
-func runRinging(ctx context.Context, rdb redis.UniversalClient, calls []call, bells []string) ([]*redis.Cmd, error) {
-	if len(bells) == 0 {
-		return send.All(ctx, rdb, calls)
-	}
-	ring := func(p redis.Pipeliner) {
-		for _, k := range bells {
-			p.RPush(ctx, k, "1")
-			p.LTrim(ctx, k, 0, 0)
-		}
-	}
-	cmds := make([]*redis.Cmd, len(calls))
-	_, _ = rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		send.Pipe(ctx, p, calls, cmds)
-		ring(p)
-		return nil
-	})
-	send.Again(ctx, rdb, calls, cmds, func(p redis.Pipeliner, _ []int) { ring(p) })
-	for _, cmd := range cmds {
-		if err := cmd.Err(); err != nil && err != redis.Nil {
-			return cmds, err
-		}
-	}
-	return cmds, nil
 }
 
 // lostError joins one LeaseLostError per stale ref.
@@ -120,7 +90,40 @@ func (e *Engine) ack(ctx context.Context, refs ...Ref) (lost []Ref, err error) {
 // ack, and the others do not touch the progress hash.
 func (e *Engine) ackProgress(ctx context.Context, progressed map[string]bool, refs ...Ref) (lost []Ref, err error) {
 	calls, groups := e.ackCalls(progressed, refs)
-	lost, err = applyRefs(ctx, e.rdb, calls, groups, 0, e.settleBells(groups))
+	lost, err = applyRefs(ctx, e.store, calls, groups, 0, e.settleBells(groups))
+	if err != nil {
+		return nil, fmt.Errorf("ack: %w", err)
+	}
+	return lost, nil
+}
+
+// ackOrFinish acks items, whose refs are refs: the plain ones as
+// ackProgress does (progressed names the jobs that reported progress),
+// those that leave something behind with finish, all in one round trip.
+// It returns the refs whose ack was refused.
+func (e *Engine) ackOrFinish(ctx context.Context, items []ackItem, refs []Ref, progressed map[string]bool) ([]Ref, error) {
+	var fins []Finish
+	for _, it := range items {
+		if it.fin != nil {
+			fins = append(fins, *it.fin)
+		}
+	}
+	if len(fins) == 0 {
+		return e.ackProgress(ctx, progressed, refs...)
+	}
+	plain := make([]Ref, 0, len(items)-len(fins))
+	for _, it := range items {
+		if it.fin == nil {
+			plain = append(plain, it.ref)
+		}
+	}
+	calls, groups := e.ackCalls(progressed, plain)
+	fcalls, fgroups, err := e.finishCalls(fins)
+	if err != nil {
+		return nil, err
+	}
+	groups = append(groups, fgroups...)
+	lost, err := applyRefs(ctx, e.store, append(calls, fcalls...), groups, 0, e.settleBells(groups))
 	if err != nil {
 		return nil, fmt.Errorf("ack: %w", err)
 	}
@@ -149,19 +152,17 @@ func (e *Engine) ackCalls(progressed map[string]bool, refs []Ref) ([]call, [][]R
 // absent returns the refs whose job has no state entry: it is in no
 // queue, reserved or waiting.
 func (e *Engine) absent(ctx context.Context, refs []Ref) (map[Ref]bool, error) {
-	cmds := make([]*redis.BoolCmd, len(refs))
-	_, err := e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, r := range refs {
-			cmds[i] = p.HExists(ctx, e.keys.Queue(r.Queue).State, r.ID)
-		}
-		return nil
-	})
+	keys, ids := make([]string, len(refs)), make([]string, len(refs))
+	for i, r := range refs {
+		keys[i], ids[i] = e.keys.Queue(r.Queue).State, r.ID
+	}
+	has, err := e.store.HasEntries(ctx, keys, ids)
 	if err != nil {
 		return nil, err
 	}
 	gone := map[Ref]bool{}
-	for i, c := range cmds {
-		if !c.Val() {
+	for i, ok := range has {
+		if !ok {
 			gone[refs[i]] = true
 		}
 	}
@@ -189,7 +190,7 @@ func (e *Engine) unreserve(ctx context.Context, refs ...Ref) error {
 		qk := e.keys.Queue(q)
 		return call{Script: scriptUnreserve, Keys: append([]string{qk.Ready, qk.Reserved, qk.State, qk.Notify}, e.groupKeys(q, false)...), Args: args}
 	})
-	lost, err := applyRefs(ctx, e.rdb, calls, groups, 0, nil) // unreserve.lua rings
+	lost, err := applyRefs(ctx, e.store, calls, groups, 0, nil) // unreserve.lua rings
 	if err != nil {
 		return fmt.Errorf("give back jobs: %w", err)
 	}
@@ -214,7 +215,7 @@ func (e *Engine) start(ctx context.Context, jobs []Reservation) (started []Reser
 		qk := e.keys.Queue(q)
 		return call{Script: scriptStart, Keys: []string{qk.Reserved, qk.State}, Args: args}
 	})
-	cmds, _ := send.All(ctx, e.rdb, calls)
+	cmds, _ := e.store.Run(ctx, calls)
 	started, ok = append([]Reservation(nil), jobs...), make([]bool, len(jobs))
 	for c, cmd := range cmds {
 		got, cerr := cmd.Int64Slice()

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/jobgen/jobgen/internal/send"
-	"github.com/redis/go-redis/v9"
 )
 
 // waitReserve waits up to timeout for a doorbell of queues, then migrates
@@ -35,34 +32,24 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 			return "", ReserveResult{}, false, nil
 		}
 	}
-	if _, cluster := e.rdb.(*redis.ClusterClient); cluster && len(queues) > 1 {
+	if e.store.IsCluster() && len(queues) > 1 {
 		return "", ReserveResult{}, false, nil
 	}
 	timeout = e.blockFor(timeout)
 	q := queues[0]
-	args := make([]any, 0, len(queues)+3)
-	args = append(args, "BLPOP")
+	keys := make([]string, 0, len(queues)+1)
 	byKey := make(map[string]string, len(queues))
 	for _, name := range queues {
 		k := e.keys.Queue(name).Notify
 		byKey[k] = name
-		args = append(args, k)
+		keys = append(keys, k)
 	}
 	if wakeID != "" {
-		args = append(args, e.keys.Wake(q, wakeID)) // not in byKey: it returns ""
+		keys = append(keys, e.keys.Wake(q, wakeID)) // not in byKey: it returns ""
 	}
-	args = append(args, fmt.Sprintf("%.3f", timeout.Seconds()))
 	rc, token := e.reserveCall(q, n, lease, hold)
-	calls := []call{rc}
 
-	var bell *redis.Cmd
-	cmds := make([]*redis.Cmd, len(calls))
-	_, _ = e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		bell = p.Do(ctx, args...)
-		send.Pipe(ctx, p, calls, cmds)
-		return nil
-	})
-	send.Again(ctx, e.rdb, calls, cmds, nil) // the scripts were flushed
+	cmds, popped, berr := e.store.WaitRun(ctx, keys, timeout, []call{rc})
 	for _, c := range cmds {
 		if err = c.Err(); err != nil {
 			break
@@ -75,13 +62,10 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 	if err != nil {
 		return "", ReserveResult{}, true, fmt.Errorf("reserve from %q: %w", q, err)
 	}
-	switch reply, berr := bell.StringSlice(); {
-	case berr == redis.Nil:
-	case berr != nil:
+	if berr != nil {
 		return "", b, true, fmt.Errorf("wait on %v: %w", queues, berr)
-	case len(reply) == 2:
-		rang = byKey[reply[0]]
 	}
+	rang = byKey[popped]
 	return rang, b, true, nil
 }
 
@@ -90,13 +74,7 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 // the reply of the reserve behind the BLPOP would be lost, leaving its
 // jobs reserved by no one until their leases run out.
 func (e *Engine) blockFor(timeout time.Duration) time.Duration {
-	var read time.Duration
-	switch c := e.rdb.(type) {
-	case *redis.Client:
-		read = c.Options().ReadTimeout
-	case *redis.ClusterClient:
-		read = c.Options().ReadTimeout
-	}
+	read := e.store.ReadTimeout()
 	if read > 0 {
 		// The tick is 100ms at the default hz of 10.
 		timeout = min(timeout, (read-200*time.Millisecond)/2)

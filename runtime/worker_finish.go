@@ -2,9 +2,6 @@ package runtime
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // finishOf is what a job that succeeded leaves behind (finish.go): its
@@ -23,39 +20,6 @@ func (w *Worker) finishOf(o outcome) *Finish {
 	return f
 }
 
-// ackOrFinish acks items, whose refs are refs: the plain ones as
-// ackProgress does (progressed names the jobs that reported progress),
-// those that leave something behind with finish, all in one round trip.
-// It returns the refs whose ack was refused.
-func (e *Engine) ackOrFinish(ctx context.Context, items []ackItem, refs []Ref, progressed map[string]bool) ([]Ref, error) {
-	var fins []Finish
-	for _, it := range items {
-		if it.fin != nil {
-			fins = append(fins, *it.fin)
-		}
-	}
-	if len(fins) == 0 {
-		return e.ackProgress(ctx, progressed, refs...)
-	}
-	plain := make([]Ref, 0, len(items)-len(fins))
-	for _, it := range items {
-		if it.fin == nil {
-			plain = append(plain, it.ref)
-		}
-	}
-	calls, groups := e.ackCalls(progressed, plain)
-	fcalls, fgroups, err := e.finishCalls(fins)
-	if err != nil {
-		return nil, err
-	}
-	groups = append(groups, fgroups...)
-	lost, err := applyRefs(ctx, e.rdb, append(calls, fcalls...), groups, 0, e.settleBells(groups))
-	if err != nil {
-		return nil, fmt.Errorf("ack: %w", err)
-	}
-	return lost, nil
-}
-
 // wakeAwait pushes to the done list of a job that failed for good, if
 // its type returns a result (RegisterResult), so that an Await of it
 // returns the failure at once rather than at its next look. The failed
@@ -67,12 +31,7 @@ func (w *Worker) wakeAwait(ctx context.Context, res Reservation, env *Envelope) 
 		return
 	}
 	done := w.e.keys.Done(res.Queue, res.ID)
-	_, err := w.e.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.LPush(ctx, done, "1")
-		p.PExpire(ctx, done, doneTTL)
-		return nil
-	})
-	if err != nil {
+	if err := w.e.store.RingDone(ctx, done, doneTTL); err != nil {
 		w.log.Warn("waking the Await of a failed job failed; it sees the failure within 300 ms", "queue", res.Queue, "id", res.ID, "err", err)
 	}
 }

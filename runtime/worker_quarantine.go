@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // quarantineFor is how long a worker skips a queue whose keys Redis
@@ -82,7 +82,7 @@ func (w *Worker) healthyQueues() []string {
 // the queue in quarantine, and says so (true) for the caller to go on
 // with the next queue; a success takes it out, if it was in.
 func (w *Worker) noteReserve(queue string, err error) (quarantined bool) {
-	if err == nil && w.sick.n.Load() == 0 || err != nil && !redis.HasErrorPrefix(err, "WRONGTYPE") {
+	if err == nil && w.sick.n.Load() == 0 || err != nil && !jobrdb.HasErrorPrefix(err, "WRONGTYPE") {
 		return false
 	}
 	w.sick.mu.Lock()
