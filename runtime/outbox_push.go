@@ -169,7 +169,7 @@ func (e *Engine) relayBatch(ctx context.Context, row RelayRow, out *RelayOutcome
 		args = append(args, f)
 	}
 	bk := e.keys.Batch(row.ID)
-	if err := (call{Script: scriptBatchAdd, Keys: bk.All(), Args: args}).Run(ctx, e.rdb).Err(); err != nil {
+	if err := e.store.RunOne(ctx, call{Script: scriptBatchAdd, Keys: bk.All(), Args: args}).Err(); err != nil {
 		if jobrdb.HasErrorPrefix(err, "WRONGTYPE") {
 			out.Parked = "create batch: " + err.Error()
 			return nil, nil

@@ -47,7 +47,7 @@ func (s *Schedule) setPaused(ctx context.Context, e *Engine, name string, paused
 		// On resume the state expires as after a tick: StateRetention
 		// after the entry's next one, by the Redis clock, which ticks
 		// follow.
-		now, err := eng.store.ScheduleClock(ctx)
+		now, err := eng.store.Time(ctx)
 		if err != nil {
 			return fmt.Errorf("resume schedule entry %q: %w", name, err)
 		}

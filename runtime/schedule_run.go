@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/jobgen/jobgen/internal/schedule"
 )
 
@@ -36,7 +34,7 @@ type ScheduleConfig struct {
 
 func (c *ScheduleConfig) setDefaults(e *Engine) {
 	if c.Clock == nil {
-		c.Clock = redisClock{e.rdb}
+		c.Clock = redisClock{e.store}
 	}
 	if c.Grace <= 0 {
 		c.Grace = time.Minute
@@ -54,9 +52,9 @@ type ScheduleClock interface {
 }
 
 // redisClock reads the Redis server's clock and waits with timers.
-type redisClock struct{ rdb redis.UniversalClient }
+type redisClock struct{ store *jobrdb.Store }
 
-func (c redisClock) Now(ctx context.Context) (time.Time, error) { return c.rdb.Time(ctx).Result() }
+func (c redisClock) Now(ctx context.Context) (time.Time, error) { return c.store.Time(ctx) }
 
 func (redisClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
@@ -423,7 +421,7 @@ func (s *Schedule) Status(ctx context.Context, e *Engine) ([]EntryStatus, error)
 	if err != nil {
 		return nil, err
 	}
-	now, err := e.rdb.Time(ctx).Result()
+	now, err := e.store.Time(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -438,7 +436,7 @@ func (s *Schedule) Status(ctx context.Context, e *Engine) ([]EntryStatus, error)
 			return nil, err
 		}
 		st := EntryStatus{Name: en.EntryName(), Spec: en.Spec(), Queue: env.Queue, Next: en.Next(now)}
-		h, err := eng.rdb.HGetAll(ctx, eng.keys.Schedule(q, st.Name)).Result()
+		h, err := eng.store.Hash(ctx, eng.keys.Schedule(q, st.Name))
 		if err != nil {
 			return nil, err
 		}

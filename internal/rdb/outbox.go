@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -23,11 +22,6 @@ const pendingScore = 1e15
 
 // marksPerCall is the most marks one outbox_release call carries.
 const marksPerCall = 500
-
-// Time returns the time by the Redis server's clock.
-func (s *Store) Time(ctx context.Context) (time.Time, error) {
-	return s.c.Time(ctx).Result()
-}
 
 // Queues returns the queues the engine has pushed to (keyspace.Queues):
 // logical names, a partitioned queue's own name for all its partitions.

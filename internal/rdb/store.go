@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -48,6 +49,12 @@ func (s *Store) Run(ctx context.Context, calls []Call) ([]Reply, error) {
 // RunOne runs one call.
 func (s *Store) RunOne(ctx context.Context, c Call) Reply {
 	return c.Run(ctx, s.c)
+}
+
+// Time returns the time by the Redis server's clock, which every due
+// time, lease and schedule tick follows.
+func (s *Store) Time(ctx context.Context) (time.Time, error) {
+	return s.c.Time(ctx).Result()
 }
 
 // Nil is the reply of a read that found nothing.
