@@ -15,6 +15,9 @@ type QueueKeys struct {
 	FailedInfo                                string
 	// Hooks holds the failing jobs whose hooks may not have run yet.
 	Hooks string
+	// Relayed holds the marks of the jobs an outbox relay pushed: for a
+	// job's row, its job ID.
+	Relayed string
 }
 
 // Keys returns the keys of queue under prefix.
@@ -25,6 +28,6 @@ func Keys(prefix, queue string) QueueKeys {
 		Attempts: p + "attempts", Exceptions: p + "exceptions", Tokens: p + "tokens",
 		Notify: p + "notify", Paused: p + "paused", Failed: p + "failed",
 		FailedPayloads: p + "failed:payloads", FailedInfo: p + "failed:info",
-		Hooks: p + "hooks",
+		Hooks: p + "hooks", Relayed: p + "relayed",
 	}
 }
