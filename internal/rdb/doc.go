@@ -12,12 +12,18 @@
 //
 // # Rooms
 //
-//   - enqueue.go: the one push of new jobs into a queue (lib/enqueue.lua
-//     on the script side), which every way into a queue builds.
-//   - store.go: the Store, script calls, errors and the cluster's nodes.
-//   - outbox.go: the outbox relay's marks (each queue's relayed set),
-//     the Redis clock it reads and the backlog it publishes.
+//   - store.go: the Store, script calls, the Redis clock and errors.
+//   - enqueue.go: the enqueue step of every way into a queue
+//     (lib/enqueue.lua on the script side), the known queues, and the
+//     replicated push.
+//   - nodes.go: what is read of each master of a cluster (eviction
+//     policy, memory).
+//   - outbox.go: the outbox relay's marks (each queue's relayed set)
+//     and the backlog it publishes.
 //
-// Other files are named after the feature whose keys they read and
-// write.
+// Every other file is named after the room whose keys it reads and
+// writes: inspect.go, finished.go, group_inspect.go, results.go and
+// monitor.go for operators' views; doorbell.go, wait.go, settle.go and
+// workers.go for the worker; limits.go and batch.go for flow limits and
+// batches.
 package rdb
