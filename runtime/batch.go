@@ -236,6 +236,9 @@ func batchJobs(id string, opts BatchOptions, jobs []Job, seal func(*Envelope) er
 			if c := cmpOr(asPending(link).connection, link.JobOptions().Connection); c != "" && c != opts.Connection {
 				return nil, 0, fmt.Errorf("%w: batch job %d (%s) names connection %q; the jobs of a batch go through the batch's connection", ErrInvalid, i+1, link.JobName(), c)
 			}
+			if link.JobOptions().UniqueFor > 0 {
+				return nil, 0, fmt.Errorf("%w: batch job %d (%s) is unique (unique_for): the jobs of a batch take no unique lock; dispatch it on its own", ErrInvalid, i+1, link.JobName())
+			}
 		}
 		if p.chainQueue == "" {
 			p.chainQueue = opts.Queue

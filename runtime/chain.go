@@ -214,6 +214,15 @@ func (p *PendingDispatch) encodeChain(env *Envelope, seal func(*Envelope) error)
 		if len(lp.chain) > 0 {
 			return fmt.Errorf("%w: chain of %s: link %d (%s) carries a chain of its own", ErrInvalid, p.job.JobName(), i+1, lp.JobName())
 		}
+		// A link after the first is pushed by the worker that ran the
+		// one before it, in the script that marks it pushed: it takes no
+		// lock and joins no burst, so a job that wants either is refused.
+		if lp.JobOptions().UniqueFor > 0 {
+			return fmt.Errorf("%w: chain of %s: link %d (%s) is unique (unique_for): a chain's links after the first take no unique lock; make it the chain's first job, or dispatch it on its own", ErrInvalid, p.job.JobName(), i+1, lp.JobName())
+		}
+		if lp.debounced() {
+			return fmt.Errorf("%w: chain of %s: link %d (%s) is debounced: a chain's links after the first are pushed each on its own, not debounced; dispatch it on its own", ErrInvalid, p.job.JobName(), i+1, lp.JobName())
+		}
 		queue, conn := p.linkTarget(lp)
 		if err := ValidateQueueName(queue); err != nil {
 			return fmt.Errorf("chain of %s: link %d (%s): %w", p.job.JobName(), i+1, lp.JobName(), err)

@@ -47,7 +47,8 @@ func TestPathsTableIsSound(t *testing.T) {
 	}
 	require.Equal(t, Refused, ExpectAll([]string{"Delay", "GroupLimit"}, "Debounced").Effect)
 	require.Equal(t, NoWay, ExpectAll([]string{"Encrypted", "GroupLimit"}, "Listener").Effect)
-	require.Equal(t, NotApplied, ExpectAll([]string{"UniqueFor", "GroupLimit"}, "Batch").Effect)
+	require.Equal(t, Refused, ExpectAll([]string{"UniqueFor", "GroupLimit"}, "Batch").Effect)
+	require.Equal(t, NotApplied, ExpectAll([]string{"UniqueFor", "GroupLimit"}, "PushMany").Effect)
 	require.Equal(t, Works, ExpectAll([]string{"Encrypted", "GroupLimit"}, "Dispatch").Effect)
 }
 
