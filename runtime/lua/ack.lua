@@ -32,7 +32,7 @@ local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash'})
 if bad then return bad end
 -- uses: groups
 local G = KEYS[11] and {of = 6, wait = 7, ring = 8, active = 9, seq = 10, running = 11, reserved = 1}
-bad = G and (groupsBad(G) or wrongType({12, 'list'}))
+bad = G and (groupsLoad().bad(G) or wrongType({12, 'list'}))
 if bad then return bad end
 
 local ids, n = {}, 0
@@ -68,7 +68,7 @@ if d > 0 then
   redis.call('ZREM', KEYS[1], unpack(done))
   redis.call('HDEL', KEYS[2], unpack(done))
   redis.call('HDEL', KEYS[3], unpack(done))
-  if G and groupsFree(G, done, true) > 0 and redis.call('LLEN', KEYS[12]) == 0 then
+  if G and groupsLoad().free(G, done, true) > 0 and redis.call('LLEN', KEYS[12]) == 0 then
     redis.call('RPUSH', KEYS[12], '1')
   end
 end

@@ -56,7 +56,7 @@ local bad = wrongType({1, 'list', 2, 'zset', 3, 'zset', 4, 'hash', 5, 'hash', 6,
 if bad then return bad end
 -- uses: groups
 local G = KEYS[18] and {of = 13, wait = 14, ring = 15, active = 16, seq = 17, running = 18, reserved = 3}
-bad = G and (groupsBad(G) or wrongType({19, 'list'}))
+bad = G and (groupsLoad().bad(G) or wrongType({19, 'list'}))
 if bad then return bad end
 
 local id = ARGV[3]
@@ -93,7 +93,7 @@ end
 -- Due at once: the canceller runs no hooks, a worker's sweep does.
 redis.call('ZADD', KEYS[9], 0, id .. ' ' .. ARGV[6])
 trimFailed(KEYS[6], KEYS[7], KEYS[8], now, tonumber(ARGV[1]), tonumber(ARGV[2]), KEYS[11])
-if G and outcome == 2 and groupsFree(G, {id}, false) > 0 and redis.call('LLEN', KEYS[19]) == 0 then
+if G and outcome == 2 and groupsLoad().free(G, {id}, false) > 0 and redis.call('LLEN', KEYS[19]) == 0 then
   redis.call('RPUSH', KEYS[19], '1')
 end
 return {outcome, a}

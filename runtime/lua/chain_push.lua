@@ -18,7 +18,7 @@
 -- of it failed, so the keys are checked before the first write: it
 -- writes nothing then.
 
--- uses: wrong_type, now_ms, groups, enqueue
+-- uses: wrong_type, groups, enqueue
 
 local Q, bad = enqueueOpen(2, 2)
 if not Q then return bad end
@@ -27,6 +27,6 @@ if Q.n ~= 1 then
 end
 
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-if redis.call('HEXISTS', Q.payloads, Q.ids[1]) == 1 then return 0 end
+if redis.call('HEXISTS', KEYS[Q.b + 2], (enqueueJob(Q, 1))) == 1 then return 0 end
 redis.call('SET', KEYS[1], '1', 'PX', tonumber(ARGV[1]))
 return enqueueWrite(Q, nil)

@@ -61,26 +61,29 @@ if not Q then return bad end
 if Q.n ~= 1 then
   return redis.error_reply('ERR debounce: want one job, got ' .. Q.n .. '; nothing was written')
 end
-bad = wrongType({1, 'hash'}) or enqueueCheck(Q, true)
+-- The job's delay is the window: enqueueOpen checked the delayed set.
+bad = wrongType({1, 'hash'})
 if bad then return bad end
 
 local now = nowMsUp()
 local rec = redis.call('HMGET', KEYS[1], 'id', 'first')
 local id, first = rec[1], tonumber(rec[2])
-local fresh = not (id and first and redis.call('ZSCORE', Q.delayed, id))
+local fresh = not (id and first and redis.call('ZSCORE', KEYS[Q.b + 1], id))
 if fresh then
-  id, first = Q.ids[1], now
-  local have = redis.call('HGET', Q.payloads, id)
-  if have and have ~= Q.payload[1] then
+  local payload
+  id, payload = enqueueJob(Q, 1)
+  first = now
+  local have = redis.call('HGET', KEYS[Q.b + 2], id)
+  if have and have ~= payload then
     if bound then return {'', 3, 0} end
     return redis.error_reply('DUPLICATE ' .. id)
   end
-elseif bound and id ~= Q.ids[1] then
+elseif bound and id ~= (enqueueJob(Q, 1)) then
   return {id, 2, 0}
 end
 local due = math.max(math.min(now + window, first + maxWait), now)
 local dues = string.format('%d', due)
-Q.ids[1], Q.at[1] = id, due
+Q.ids, Q.at = {id}, {due}
 enqueueWrite(Q, nil)
 redis.call('HSET', KEYS[1], 'id', id, 'first', string.format('%d', first))
 redis.call('PEXPIREAT', KEYS[1], dues)

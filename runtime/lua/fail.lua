@@ -42,7 +42,7 @@ local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash', 4, 'zset', 5, 'hash', 6,
 if bad then return bad end
 -- uses: groups
 local G = KEYS[15] and {of = 10, wait = 11, ring = 12, active = 13, seq = 14, running = 15, reserved = 1}
-bad = G and (groupsBad(G) or wrongType({16, 'list'}))
+bad = G and (groupsLoad().bad(G) or wrongType({16, 'list'}))
 if bad then return bad end
 
 -- uses: now_ms
@@ -83,7 +83,7 @@ if G then
   for j = 1, #ids do
     if out[j] == 1 then done[#done + 1] = ids[j] end
   end
-  if #done > 0 and groupsFree(G, done, false) > 0 and redis.call('LLEN', KEYS[16]) == 0 then
+  if #done > 0 and groupsLoad().free(G, done, false) > 0 and redis.call('LLEN', KEYS[16]) == 0 then
     redis.call('RPUSH', KEYS[16], '1')
   end
 end

@@ -57,7 +57,7 @@ if n < 1 or n ~= math.floor(n) or (#KEYS ~= gbase and #KEYS ~= gbase + 7) then
 end
 -- uses: groups
 local G = #KEYS == gbase + 7 and {of = gbase + 1, wait = gbase + 2, ring = gbase + 3, active = gbase + 4, seq = gbase + 5, running = gbase + 6, reserved = 1}
-bad = G and (groupsBad(G) or wrongType({gbase + 7, 'list'}))
+bad = G and (groupsLoad().bad(G) or wrongType({gbase + 7, 'list'}))
 if bad then return bad end
 local retention, doneTTL = tonumber(ARGV[1]), tonumber(ARGV[2])
 local maxCount, maxAge, slotTTL = tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -111,7 +111,7 @@ for j = 1, n do
   end
 end
 
-if G and #done > 0 and groupsFree(G, done, true) > 0 and redis.call('LLEN', KEYS[gbase + 7]) == 0 then
+if G and #done > 0 and groupsLoad().free(G, done, true) > 0 and redis.call('LLEN', KEYS[gbase + 7]) == 0 then
   redis.call('RPUSH', KEYS[gbase + 7], '1')
 end
 if counted and slotTTL > 0 then

@@ -50,12 +50,13 @@ local marks, nm = {}, 0
 local pick, np = {}, 0
 local skipped, refused, ns, nf = {}, {}, 0, 0
 local seen = {}
-local found = enqueueFound(Q)
+local found = enqueueFresh(Q, true)
 for s = 1, m, 1000 do
   local scores = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, 3 + s - 1, 3 + math.min(s + 999, m) - 1))
   for j = 1, #scores do
     local i = s + j - 1
-    local mark, id, payload = ARGV[2 + i], Q.ids[i], Q.payload[i]
+    local mark = ARGV[2 + i]
+    local id, payload = enqueueJob(Q, i)
     local have = found[i] or seen[id]
     if scores[j] or seen[mark] then
       ns = ns + 1

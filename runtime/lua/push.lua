@@ -34,26 +34,31 @@
 local keep = tonumber(ARGV[1])
 local nonce = ARGV[2]
 
--- uses: wrong_type, call_record, now_ms, groups, enqueue
+-- uses: wrong_type, call_record, groups, enqueue
 
 local Q, bad = enqueueOpen(2, 3)
 if not Q then return bad end
 
--- seen holds the payload of each job ID this call adds: an ID it names
--- twice meets the rules of an ID that exists already.
-local found = enqueueFound(Q)
-local pick, k, seen = {}, 0, {}
-for i = 1, Q.n do
-  local id, payload = Q.ids[i], Q.payload[i]
-  local have = found[i] or seen[id]
-  if not have then
-    seen[id] = payload
-    k = k + 1
-    pick[k] = i
-  elseif have ~= payload then
+if Q.n == 1 then
+  -- One job, the most common call: HSETNX both checks the ID and writes
+  -- the payload, after the call's record, the first write.
+  local recorded = recordCall(KEYS[1], nonce, keep)
+  if recorded then return recorded end
+  local id, payload = enqueueJob(Q, 1)
+  if redis.call('HSETNX', KEYS[Q.b + 2], id, payload) == 0 then
+    if redis.call('HGET', KEYS[Q.b + 2], id) == payload then return 0 end
+    -- Nothing is pushed, so a retry must be refused as well.
+    if keep > 0 then redis.call('HDEL', KEYS[1], nonce) end
     return redis.error_reply('DUPLICATE ' .. id)
   end
+  Q.stored = true
+  return enqueueWrite(Q, nil)
 end
+
+-- An ID the call names twice meets the rules of an ID that exists
+-- already, against its first job.
+local pick, dup = enqueueFresh(Q)
+if pick == false then return redis.error_reply('DUPLICATE ' .. dup) end
 
 local recorded = recordCall(KEYS[1], nonce, keep)
 if recorded then return recorded end

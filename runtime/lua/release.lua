@@ -51,7 +51,7 @@ local o = 2
 if KEYS[6] then o = 3 end
 -- uses: groups
 local G = KEYS[12] and {of = 7, wait = 8, ring = 9, active = 10, seq = 11, running = 12, ready = 1, reserved = 3}
-bad = G and groupsBad(G)
+bad = G and groupsLoad().bad(G)
 if bad then return bad end
 
 local ids = {}
@@ -90,7 +90,7 @@ end
 redis.call('ZREM', KEYS[3], unpack(done))
 chunked('HSET', KEYS[4], sargs)
 local ring = true
-if G and groupsFree(G, done, false) > 0 and redis.call('LLEN', KEYS[5]) == 0 then
+if G and groupsLoad().free(G, done, false) > 0 and redis.call('LLEN', KEYS[5]) == 0 then
   redis.call('RPUSH', KEYS[5], '1')
 end
 if delay > 0 then

@@ -89,7 +89,7 @@ local limited = (flow and flow.limit > 0) and 1 or 0
 local G = {of = 10, wait = 11, ring = 12, active = 13, seq = 14, running = 15, ready = 1, reserved = 2}
 -- One EXISTS is all a queue without groups pays.
 local grouped = KEYS[15] and redis.call('EXISTS', KEYS[10], KEYS[11]) > 0
-bad = grouped and groupsBad(G)
+bad = grouped and groupsLoad().bad(G)
 if bad then return bad end
 
 -- Every key is checked: the moves cannot fail.
@@ -137,7 +137,7 @@ local waiting = grouped and KEYS[12] or KEYS[1]
 local popped
 if want > 0 then
   if grouped then
-    popped = groupsTake(G, want)
+    popped = groupsLoad().take(G, want)
   else
     popped = redis.call('LPOP', KEYS[1], want)
   end

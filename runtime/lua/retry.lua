@@ -17,17 +17,19 @@
 -- Redis keeps what a script wrote before a command of it failed, so the
 -- keys are checked before the first write: it writes nothing then.
 
--- uses: wrong_type, now_ms, groups, enqueue
+-- uses: wrong_type, groups, enqueue
 
-local Q = enqueueQueue(5, 0)
-local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash', 4, 'hash'}) or enqueueCheck(Q, false)
+local out, payloads, n = {}, {}, 0
+local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash', 4, 'hash'})
 if bad then return bad end
-local out, n = {}, 0
+local Q
+Q, bad = enqueueOpen(5, nil, out, payloads)
+if not Q then return bad end
 for _, id in ipairs(ARGV) do
   local p = redis.call('HGET', KEYS[2], id)
-  if p and redis.call('HEXISTS', Q.payloads, id) == 0 then
+  if p and redis.call('HEXISTS', KEYS[Q.b + 2], id) == 0 then
     n = n + 1
-    Q.ids[n], Q.payload[n], out[n] = id, p, id
+    out[n], payloads[n] = id, p
   end
 end
 Q.n = n

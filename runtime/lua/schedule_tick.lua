@@ -58,8 +58,8 @@ if redis.call('HEXISTS', KEYS[1], 'paused') == 1 then
   redis.call('HDEL', KEYS[1], 'skipped_by')
   return {3, ''}
 end
-local id = Q.ids[1]
-if redis.call('HEXISTS', Q.payloads, id) == 1 then
+local id = enqueueJob(Q, 1)
+if redis.call('HEXISTS', KEYS[Q.b + 2], id) == 1 then
   return redis.error_reply('DUPLICATE ' .. id)
 end
 local now = nowMs()

@@ -32,7 +32,7 @@ local bad = wrongType({1, 'list', 2, 'zset', 3, 'hash', 4, 'list'})
 if bad then return bad end
 -- uses: groups
 local G = KEYS[10] and {of = 5, wait = 6, ring = 7, active = 8, seq = 9, running = 10, ready = 1, reserved = 2}
-bad = G and groupsBad(G)
+bad = G and groupsLoad().bad(G)
 if bad then return bad end
 
 local ids = {}
@@ -62,7 +62,7 @@ if #done > 0 then
   local rev = {}
   for j = #done, 1, -1 do rev[#rev + 1] = done[j] end
   redis.call('LPUSH', KEYS[1], unpack(rev))
-  if G then groupsFree(G, done, false) end
+  if G then groupsLoad().free(G, done, false) end
   if redis.call('LLEN', KEYS[4]) == 0 then
     redis.call('RPUSH', KEYS[4], '1')
   end

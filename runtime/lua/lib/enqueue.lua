@@ -26,8 +26,8 @@
 --   a + 2  -> the delay in ms of every job, for widths 2 and 3
 --   a + 3.. -> n jobs of width values each; a group is "<limit>:<group>"
 --             (limit 0 for none; no NUL in the group), "" for no group.
--- A script that takes its jobs from elsewhere (retry) fills Q.ids and
--- Q.payloads itself.
+-- A script that takes its jobs from elsewhere (retry) gives them in
+-- tables instead.
 --
 -- Two options of a job are not written here. The choice of partition is
 -- the caller's: the keys it passes are the partition's. A unique job's
@@ -36,149 +36,227 @@
 -- its queue, so it lives in a slot of its own on a cluster and cannot be
 -- written by a script of the queue's slot.
 --
--- enqueueQueue(b) returns an empty Q on the keys from b, for a script
--- that fills Q.ids, Q.payload and Q.n itself; enqueueCheck(Q, delayed)
--- then checks the keys, as enqueueOpen does.
 -- enqueueOpen(b, a) returns Q, the queue and its jobs, or nil and an
 -- error reply for malformed jobs or a key of another type. It writes
 -- nothing: scripts call it before their first write. It reads the
--- doorbell once, for the ring.
--- enqueueFound(Q) returns the payloads stored under the jobs' IDs (false
--- for none), for scripts that check IDs before writing.
+-- doorbell once, for the ring. enqueueOpen(b, nil, ids, payloads) opens
+-- the queue for the jobs of tables a script fills itself (retry), ready
+-- now and of no group, Q.n being their number.
+-- enqueueJob(Q, i) returns job i's ID, payload, delay in ms and
+-- "<limit>:<group>" (false for none). A script may set Q.ids, a table of
+-- every job's ID, to give jobs other IDs, and Q.at, a table of due times
+-- in Redis ms by job, in place of now + their delay (debounce); and
+-- Q.stored when it wrote the payload of the one job itself (push).
+-- enqueueFresh(Q) returns the indexes of the jobs to write: those whose
+-- ID is new, once each (nil when that is every job); or false and the
+-- ID of a job that exists already, or comes twice in the call, with
+-- another payload. A job that exists with the same payload is skipped:
+-- that is this very push, made again. enqueueFresh(Q, true) returns
+-- instead the payloads stored under the jobs' IDs (false for none), for
+-- a script with rules of its own (outbox_push).
 -- enqueueWrite(Q, pick) writes the jobs whose indexes pick lists, in
--- order, or every job when pick is nil; Q.at[i], when a script set it,
--- is job i's due time in Redis ms, in place of now + its delay. It
--- returns the number written.
+-- order, or every job when pick is nil, and returns the number written.
 --
--- Uses wrong_type, now_ms and groups, which the script names before it.
+-- Redis pays for every closure and table a script makes, on every call:
+-- the helper makes four closures, and a push of one job, the most common
+-- call, reads its arguments where they are and makes no table but Q.
+--
+-- Uses wrong_type and groups, which the script names before it.
+--
+-- Q's keys are KEYS[Q.b] (ready), KEYS[Q.b + 1] (delayed), KEYS[Q.b + 2]
+-- (payloads) and KEYS[Q.b + 3] (notify); Q.G, for a call that holds
+-- grouped jobs, is the group keys' indexes as lib/groups.lua takes them.
 
-local function enqueueQueue(b, n)
-  local Q = {b = b, ready = KEYS[b], delayed = KEYS[b + 1], payloads = KEYS[b + 2], notify = KEYS[b + 3],
-    ids = {}, payload = {}, delays = {}, cgs = {}, at = {}, n = n or 0}
+local function enqueueOpen(b, a, ids, payloads)
+  local Q = {b = b, a = 0, w = 2, delay = 0, n = 0, rung = 0}
   if KEYS[b + 10] then
     Q.G = {reserved = b + 4, of = b + 5, wait = b + 6, ring = b + 7, active = b + 8, seq = b + 9, running = b + 10, ready = b}
   end
-  return Q
-end
-
--- enqueueCheck(Q, delayed) checks the types of the keys a write may
--- touch, the delayed set only when delayed or a job has a delay.
-local function enqueueCheck(Q, delayed)
-  local rung = redis.pcall('LLEN', Q.notify)
-  if type(rung) == 'table' then return typeError(Q.notify, 'list') or rung end
-  Q.rung = rung
-  local b = Q.b
-  for i = 1, Q.n do
-    if Q.delays[i] and Q.delays[i] > 0 then delayed = true end
-  end
-  return wrongType({b, 'list', b + 2, 'hash'}) or (delayed and wrongType({b + 1, 'zset'})) or
-    (Q.G and (groupsBad(Q.G) or wrongType({b + 4, 'zset'})))
-end
-
-local function enqueueOpen(b, a)
-  local n, width, delay = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
-  if not n or n < 0 or n > 500 or not (width == 2 or width == 3 or width == 4) or not delay or delay < 0
-    or #ARGV < a + 2 + n * width then
-    return nil, redis.error_reply('ERR enqueue: want a count of up to 500 jobs, a width of 2, 3 or 4, a delay of 0 or more ms and the jobs, from ARGV[' .. a .. ']; nothing was written')
-  end
-  local Q = enqueueQueue(b, n)
-  for i = 1, n do
-    local j = a + 3 + (i - 1) * width
-    Q.ids[i], Q.payload[i] = ARGV[j], ARGV[j + 1]
-    local d, cg = delay, false
-    if width == 4 then
-      d, cg = tonumber(ARGV[j + 2]), ARGV[j + 3]
+  local later = false
+  if a then
+    local n, w, delay = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+    if not n or n < 0 or n > 500 or not (w == 2 or w == 3 or w == 4) or not delay or delay < 0
+      or #ARGV < a + 2 + n * w then
+      return nil, redis.error_reply('ERR enqueue: want a count of up to 500 jobs, a width of 2, 3 or 4, a delay of 0 or more ms and the jobs, from ARGV[' .. a .. ']; nothing was written')
+    end
+    Q.a, Q.w, Q.delay, Q.n = a + 3, w, delay, n
+    later = delay > 0
+    -- Delays and groups are checked job by job for widths 3 and 4.
+    for i = 1, (w > 2 and n or 0) do
+      local j = Q.a + (i - 1) * w
+      local d, cg = delay, ARGV[j + 2]
+      if w == 4 then d, cg = tonumber(cg), ARGV[j + 3] end
       if not d or d < 0 then
         return nil, redis.error_reply('ERR enqueue: job ' .. ARGV[j] .. ' has the delay "' .. tostring(ARGV[j + 2]) .. '", not 0 or more ms; nothing was written')
       end
-    elseif width == 3 then
-      cg = ARGV[j + 2]
-    end
-    if cg == '' then cg = false end
-    if cg then
-      local l, g = string.match(cg, '^(%d+):(.*)$')
-      if not l or #l > 9 or string.find(g, '\0', 1, true) then
-        return nil, redis.error_reply('ERR enqueue: group of job ' .. ARGV[j] .. ' is "' .. cg .. '", not "<limit>:<group>" with no NUL in the group; nothing was written')
-      end
-      if not Q.G then
-        return nil, redis.error_reply('ERR enqueue: job ' .. ARGV[j] .. ' has a group, and the call no group keys; nothing was written')
+      if d > 0 then later = true end
+      if cg ~= '' then
+        local l, g = string.match(cg, '^(%d+):(.*)$')
+        if not l or #l > 9 or string.find(g, '\0', 1, true) then
+          return nil, redis.error_reply('ERR enqueue: group of job ' .. ARGV[j] .. ' is "' .. cg .. '", not "<limit>:<group>" with no NUL in the group; nothing was written')
+        end
+        if not Q.G then
+          return nil, redis.error_reply('ERR enqueue: job ' .. ARGV[j] .. ' has a group, and the call no group keys; nothing was written')
+        end
       end
     end
-    Q.delays[i], Q.cgs[i] = d, cg
+  else
+    Q.ids, Q.pays = ids, payloads
   end
-  local bad = enqueueCheck(Q, false)
+  local rung = redis.pcall('LLEN', KEYS[b + 3])
+  if type(rung) == 'table' then return nil, typeError(KEYS[b + 3], 'list') or rung end
+  Q.rung = rung
+  local bad = typeError(KEYS[b], 'list') or typeError(KEYS[b + 2], 'hash') or
+    (later and typeError(KEYS[b + 1], 'zset')) or
+    (Q.G and (groupsLoad().bad(Q.G) or typeError(KEYS[Q.G.reserved], 'zset')))
   if bad then return nil, bad end
   return Q
 end
 
-local function enqueueFound(Q)
-  local found, n = {}, 0
+local function enqueueJob(Q, i)
+  local w = Q.w
+  local j = Q.a + (i - 1) * w
+  local id = Q.ids and Q.ids[i] or ARGV[j]
+  local payload = Q.pays and Q.pays[i] or ARGV[j + 1]
+  if w == 2 then return id, payload, Q.delay, false end
+  local d, cg = Q.delay, ARGV[j + 2]
+  if w == 4 then d, cg = tonumber(cg), ARGV[j + 3] end
+  if cg == '' then cg = false end
+  return id, payload, d, cg
+end
+
+local function enqueueFresh(Q, foundOnly)
+  local a, w, qids, qpays = Q.a, Q.w, Q.ids, Q.pays
+  local found, nf = nil, 0
   for s = 1, Q.n, 1000 do
-    local part = redis.call('HMGET', Q.payloads, unpack(Q.ids, s, math.min(s + 999, Q.n)))
-    for i = 1, #part do
-      n = n + 1
-      found[n] = part[i]
+    local ids = {}
+    for i = s, math.min(s + 999, Q.n) do ids[i - s + 1] = qids and qids[i] or ARGV[a + (i - 1) * w] end
+    local part = redis.call('HMGET', KEYS[Q.b + 2], unpack(ids))
+    if Q.n <= 1000 then
+      found = part
+    else
+      found = found or {}
+      for i = 1, #part do
+        nf = nf + 1
+        found[nf] = part[i]
+      end
     end
   end
-  return found
+  found = found or {}
+  if foundOnly then return found end
+  local pick, k, seen, all = {}, 0, {}, true
+  for i = 1, Q.n do
+    local j = a + (i - 1) * w
+    local id = qids and qids[i] or ARGV[j]
+    local payload = qpays and qpays[i] or ARGV[j + 1]
+    local have = found[i] or seen[id]
+    if not have then
+      seen[id] = payload
+      k = k + 1
+      pick[k] = i
+    elseif have ~= payload then
+      return false, id
+    else
+      all = false
+    end
+  end
+  if all then return nil end
+  return pick
 end
 
 local function enqueueWrite(Q, pick)
-  if not pick then
-    pick = {}
-    for i = 1, Q.n do pick[i] = i end
-  end
-  local k = #pick
+  local k = pick and #pick or Q.n
   if k == 0 then return 0 end
-  -- The clock is read only for a delay, and rounded up, so a job never
-  -- falls due early: migrate moves it once the clock, rounded down, has
-  -- reached its due time.
+  local b = Q.b
+  -- The clock is read once, for a delay, and rounded up, so that a job
+  -- never falls due early: migrate moves it once the clock, rounded
+  -- down, has reached its due time.
   local now = nil
-  local head = nil
-  local pairs_, ready, nr, grouped, gcgs, ng, delayed, nd, of, no = {}, {}, 0, {}, {}, 0, {}, 0, {}, 0
-  local soonest = nil
-  for x = 1, k do
-    local i = pick[x]
-    local id = Q.ids[i]
-    pairs_[2 * x - 1], pairs_[2 * x] = id, Q.payload[i]
-    local at = Q.at[i]
-    if not at and (Q.delays[i] or 0) > 0 then
-      now = now or nowMsUp()
-      at = now + Q.delays[i]
-    end
-    if at then
-      nd = nd + 2
-      delayed[nd - 1], delayed[nd] = string.format('%d', at), id
-      if not soonest or at < soonest then soonest = at end
-      if Q.cgs[i] then
-        no = no + 2
-        of[no - 1], of[no] = id, Q.cgs[i]
+  if k == 1 then
+    -- One job: no tables.
+    local i = pick and pick[1] or 1
+    local id, payload, d, cg = enqueueJob(Q, i)
+    local due = Q.at and Q.at[i]
+    if not due and d > 0 then
+      if not now then
+        local t = redis.call('TIME')
+        now = tonumber(t[1]) * 1000 + math.ceil(tonumber(t[2]) / 1000)
       end
-    elseif Q.cgs[i] then
+      due = now + d
+    end
+    if not Q.stored then redis.call('HSET', KEYS[b + 2], id, payload) end
+    if due then
+      local head = redis.call('ZRANGE', KEYS[b + 1], 0, 0, 'WITHSCORES')
+      redis.call('ZADD', KEYS[b + 1], string.format('%d', due), id)
+      if cg then redis.call('HSET', KEYS[Q.G.of], id, cg) end
+      if head[2] ~= nil and due >= tonumber(head[2]) then return 1 end
+    elseif cg then
+      groupsLoad().push(Q.G, {id}, {cg})
+    else
+      redis.call('RPUSH', KEYS[b], id)
+    end
+    if Q.rung == 0 then redis.call('RPUSH', KEYS[b + 3], '1') end
+    Q.rung = 1
+    return 1
+  end
+  local pairs_, ready, nr, grouped, gcgs, ng, delayed, nd, of, no = {}, {}, 0, {}, {}, 0, {}, 0, {}, 0
+  if Q.w == 2 and Q.delay == 0 and not Q.at then
+    -- Jobs ready now, of no group: the common bulk push.
+    local a, ids, pays = Q.a, Q.ids, Q.pays
+    for x = 1, k do
+      local i = pick and pick[x] or x
+      local j = a + 2 * (i - 1)
+      local id = ids and ids[i] or ARGV[j]
+      pairs_[2 * x - 1], pairs_[2 * x] = id, pays and pays[i] or ARGV[j + 1]
+      ready[x] = id
+    end
+    nr = k
+  end
+  local soonest = nil
+  for x = 1, (nr == 0 and k or 0) do
+    local i = pick and pick[x] or x
+    local id, payload, d, cg = enqueueJob(Q, i)
+    local due = Q.at and Q.at[i]
+    if not due and d > 0 then
+      if not now then
+        local t = redis.call('TIME')
+        now = tonumber(t[1]) * 1000 + math.ceil(tonumber(t[2]) / 1000)
+      end
+      due = now + d
+    end
+    pairs_[2 * x - 1], pairs_[2 * x] = id, payload
+    if due then
+      nd = nd + 2
+      delayed[nd - 1], delayed[nd] = string.format('%d', due), id
+      if not soonest or due < soonest then soonest = due end
+      if cg then
+        no = no + 2
+        of[no - 1], of[no] = id, cg
+      end
+    elseif cg then
       ng = ng + 1
-      grouped[ng], gcgs[ng] = id, Q.cgs[i]
+      grouped[ng], gcgs[ng] = id, cg
     else
       nr = nr + 1
       ready[nr] = id
     end
   end
-  if nd > 0 then head = redis.call('ZRANGE', Q.delayed, 0, 0, 'WITHSCORES') end
+  local head = nd > 0 and redis.call('ZRANGE', KEYS[b + 1], 0, 0, 'WITHSCORES')
   for s = 1, 2 * k, 1000 do
-    redis.call('HSET', Q.payloads, unpack(pairs_, s, math.min(s + 999, 2 * k)))
+    redis.call('HSET', KEYS[b + 2], unpack(pairs_, s, math.min(s + 999, 2 * k)))
   end
   for s = 1, nr, 1000 do
-    redis.call('RPUSH', Q.ready, unpack(ready, s, math.min(s + 999, nr)))
+    redis.call('RPUSH', KEYS[b], unpack(ready, s, math.min(s + 999, nr)))
   end
-  if ng > 0 then groupsPush(Q.G, grouped, gcgs) end
+  if ng > 0 then groupsLoad().push(Q.G, grouped, gcgs) end
   for s = 1, nd, 1000 do
-    redis.call('ZADD', Q.delayed, unpack(delayed, s, math.min(s + 999, nd)))
+    redis.call('ZADD', KEYS[b + 1], unpack(delayed, s, math.min(s + 999, nd)))
   end
   for s = 1, no, 1000 do
     redis.call('HSET', KEYS[Q.G.of], unpack(of, s, math.min(s + 999, no)))
   end
-  local ring = nr > 0 or ng > 0 or (nd > 0 and (head[2] == nil or soonest < tonumber(head[2])))
-  if ring and Q.rung == 0 then
-    redis.call('RPUSH', Q.notify, '1')
+  if (nr > 0 or ng > 0 or (nd > 0 and (head[2] == nil or soonest < tonumber(head[2])))) and Q.rung == 0 then
+    redis.call('RPUSH', KEYS[b + 3], '1')
     Q.rung = 1
   end
   return k
