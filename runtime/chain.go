@@ -292,7 +292,6 @@ func nextLink(env *Envelope) (*Envelope, time.Duration, error) {
 		return nil, 0, &DecodeError{ID: env.ID, Err: fmt.Errorf("next job of its chain: %w", err)}
 	}
 	next.Chain = env.Chain[1:]
-	next.sealed = next.Encrypted // sealed at the chain's dispatch
 	return next, delay, nil
 }
 

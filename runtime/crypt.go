@@ -10,7 +10,7 @@ func jobAD(env *Envelope) []byte { return []byte("jobgen:" + env.Name + ":" + en
 
 // seal encrypts env's body in place if its job is encrypted.
 func (e *Engine) seal(env *Envelope) error {
-	if !env.Encrypted || env.sealed {
+	if !env.Encrypted {
 		return nil
 	}
 	if e.cfg.Keys == nil {
@@ -20,8 +20,19 @@ func (e *Engine) seal(env *Envelope) error {
 	if err != nil {
 		return fmt.Errorf("dispatch %s: %w", env.Name, err)
 	}
-	env.Body, env.sealed = b, true
+	env.Body = b
 	return nil
+}
+
+// sealPending seals env's body if it is marked Encrypted and is not in
+// the sealed form (KeyRing.Seal's) yet. An engine with no key ring
+// leaves it as it is: a job sealed elsewhere, a chain's link say, is
+// pushed as it came, and the worker's engine opens it.
+func (e *Engine) sealPending(env *Envelope) error {
+	if !env.Encrypted || e.cfg.Keys == nil || isSealed(env.Body) {
+		return nil
+	}
+	return e.seal(env)
 }
 
 // resealAs gives env the ID id, its sealed body sealed again under it.
@@ -34,7 +45,7 @@ func (e *Engine) resealAs(env *Envelope, id string) error {
 	if err != nil {
 		return fmt.Errorf("dispatch %s: %w", env.Name, err)
 	}
-	env.ID, env.Body, env.sealed = id, plain, false
+	env.ID, env.Body = id, plain
 	return e.seal(env)
 }
 

@@ -74,9 +74,9 @@ type Envelope struct {
 	// rather than when it finishes.
 	UniqueUntilProcessing bool `msgpack:"up,omitempty"`
 	// Encrypted says that Body is sealed with the engine's KeyRing. A
-	// push seals the body of an envelope that says so and was not sealed
-	// by this package (by a dispatch, or read from Redis sealed): one
-	// that PendingDispatch.Envelope built, say.
+	// push seals the body of an envelope that says so and whose body is
+	// not in the sealed form yet: one that PendingDispatch.Envelope
+	// built, say.
 	Encrypted bool `msgpack:"en,omitempty"`
 	// Catch is the encoded callback that the job's chain runs when one of
 	// its links fails for good; every link of the chain carries it.
@@ -93,10 +93,6 @@ type Envelope struct {
 	// clock). It is left out of the encoding when the ID tells it: an ID
 	// from NewID begins with its time.
 	DispatchedAt int64 `msgpack:"at"`
-
-	// sealed says that Body is sealed (Encrypted) by this package, not
-	// only marked so.
-	sealed bool
 }
 
 // Encode returns the envelope's msgpack encoding, complete in itself:
@@ -153,7 +149,6 @@ func DecodeEnvelope(queue, id string, payload []byte) (*Envelope, error) {
 		return nil, &DecodeError{ID: id, Err: errors.New("whole envelope carries no job ID (a payload from before the stored form?)")}
 	}
 	e.ID = id
-	e.sealed = e.Encrypted
 	if !carried.queue {
 		e.Queue = queue
 	}

@@ -114,6 +114,13 @@ func (k *KeyRing) Seal(plaintext, ad []byte) ([]byte, error) {
 	return aead.Seal(out, nonce, plaintext, append(head, ad...)), nil
 }
 
+// isSealed reports whether b is in the form Seal writes: its version,
+// a key ID of 1 to 255 bytes, and room for a nonce and a tag. A job's
+// body in clear, a msgpack map, starts otherwise.
+func isSealed(b []byte) bool {
+	return len(b) >= 2 && b[0] == sealedVersion && b[1] > 0 && len(b) >= 2+int(b[1])+12+16
+}
+
 // Open decrypts what Seal returned, with whichever key of the ring it
 // names. Every failure wraps ErrDecrypt.
 func (k *KeyRing) Open(sealed, ad []byte) ([]byte, error) {

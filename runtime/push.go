@@ -107,7 +107,7 @@ func (e *Engine) stored(env *Envelope, delay time.Duration, now int64, by string
 	if env.ID == "" {
 		env.ID = newIDAt(now)
 	}
-	if err := e.seal(env); err != nil { // an envelope marked Encrypted, not yet sealed
+	if err := e.sealPending(env); err != nil { // crypt.go
 		return "", nil, "", err
 	}
 	queue = e.partitionFor(env.Queue, by)
