@@ -1,25 +1,25 @@
-package runtime
+package schedule
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"log/slog"
-	"slices"
 	"strconv"
 	"time"
 
-	"github.com/jobgen/jobgen/internal/schedule"
+	"github.com/jobgen/jobgen/internal/keyspace"
+	"github.com/jobgen/jobgen/internal/rdb"
+	"github.com/jobgen/jobgen/runtime"
 )
 
-// ScheduleConfig configures the processes that run a Schedule.
-type ScheduleConfig struct {
+// Config configures the processes that run a Schedule.
+type Config struct {
 	// Clock gives the time ticks are read against, and the waits between
 	// them. Default: the Redis server's clock (TIME), read at each pass,
 	// so that processes on hosts whose clocks differ agree on when a
 	// tick is due.
-	Clock ScheduleClock
+	Clock Clock
 	// Grace is how late a tick may be dispatched and still be on time,
 	// for entries that skip missed ticks (SkipMissed); and how long
 	// before its start a process dispatches the tick of an entry that
@@ -32,9 +32,9 @@ type ScheduleConfig struct {
 	OnTick func(TickReport)
 }
 
-func (c *ScheduleConfig) setDefaults(e *Engine) {
+func (c *Config) setDefaults(e *runtime.Engine) {
 	if c.Clock == nil {
-		c.Clock = redisClock{e.store}
+		c.Clock = redisClock{storeOf(e)}
 	}
 	if c.Grace <= 0 {
 		c.Grace = time.Minute
@@ -44,19 +44,24 @@ func (c *ScheduleConfig) setDefaults(e *Engine) {
 	}
 }
 
-// ScheduleClock is where a schedule run reads the time and waits; tests
-// give one they move by hand.
-type ScheduleClock interface {
+// Clock is where a schedule run reads the time and waits; tests give
+// one they move by hand.
+type Clock interface {
 	Now(ctx context.Context) (time.Time, error)
 	After(d time.Duration) <-chan time.Time
 }
 
 // redisClock reads the Redis server's clock and waits with timers.
-type redisClock struct{ store *jobrdb.Store }
+type redisClock struct{ store *rdb.Store }
 
 func (c redisClock) Now(ctx context.Context) (time.Time, error) { return c.store.Time(ctx) }
 
 func (redisClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// storeOf is e's Redis, through the data layer.
+func storeOf(e *runtime.Engine) *rdb.Store {
+	return rdb.New(e.Client(), keyspace.New(e.Config().Prefix))
+}
 
 // TickOutcome is what one try of a tick did.
 type TickOutcome int
@@ -70,8 +75,8 @@ const (
 	// TickOverlapping: the job of the entry's last run is still queued or
 	// running, so nothing was pushed. For an entry WithoutOverlapping the
 	// tick is claimed (it counts as run); for a job type that is unique
-	// of its own (UniqueFor) it is not, and is tried again at the next
-	// pass while it is the entry's latest tick.
+	// of its own (JobOptions.UniqueFor) it is not, and is tried again at
+	// the next pass while it is the entry's latest tick.
 	TickOverlapping
 	// TickTooOld: the entry has no state in Redis (it is new, or its state
 	// expired) and the tick is older than the process: not one it missed.
@@ -125,19 +130,19 @@ type TickReport struct {
 // entry, the last tick it missed (CatchUp(n): the last n; SkipMissed:
 // none). An entry that has no state yet is dispatched from its first
 // tick after the process started (less Grace) on.
-func (s *Schedule) Run(ctx context.Context, e *Engine, cfg ScheduleConfig) error {
+func (s *Schedule) Run(ctx context.Context, e *runtime.Engine, cfg Config) error {
 	r, err := s.runner(e, &cfg)
 	if err != nil {
 		return err
 	}
-	return r.Run(ctx)
+	return r.run(ctx)
 }
 
 // RunDue makes one pass (the schedule:run command, for a system cron
 // that starts it every minute): it dispatches every tick that is due
 // now and not dispatched yet, as Run would at that moment, and returns
 // what each try did.
-func (s *Schedule) RunDue(ctx context.Context, e *Engine, cfg ScheduleConfig) ([]TickReport, error) {
+func (s *Schedule) RunDue(ctx context.Context, e *runtime.Engine, cfg Config) ([]TickReport, error) {
 	var reports []TickReport
 	onTick := cfg.OnTick
 	cfg.OnTick = func(r TickReport) {
@@ -154,306 +159,156 @@ func (s *Schedule) RunDue(ctx context.Context, e *Engine, cfg ScheduleConfig) ([
 	if err != nil {
 		return nil, fmt.Errorf("schedule: read the clock: %w", err)
 	}
-	r.Start(now.Add(-cfg.Grace))
-	return reports, r.Pass(ctx, now)
+	r.start(now.Add(-cfg.Grace))
+	return reports, r.pass(ctx, now)
 }
 
-// runner builds the loop of internal/schedule around e.fireTick.
-func (s *Schedule) runner(e *Engine, cfg *ScheduleConfig) (*schedule.Runner, error) {
+// runner builds the loop (loop.go) around fireTick.
+func (s *Schedule) runner(e *runtime.Engine, cfg *Config) (*runner, error) {
 	entries, err := s.Entries()
 	if err != nil {
 		return nil, err
 	}
 	cfg.setDefaults(e)
-	byName := make(map[string]*ScheduledEntry, len(entries))
-	list := make([]schedule.Entry, len(entries))
+	byName := make(map[string]*Entry, len(entries))
+	list := make([]loopEntry, len(entries))
 	for i, en := range entries {
 		byName[en.EntryName()] = en
-		list[i] = schedule.Entry{Name: en.EntryName(), Spec: en.spec, Missed: en.missed}
+		list[i] = loopEntry{Name: en.EntryName(), spec: en.spec, Missed: en.missed}
 	}
-	clock := cfg.Clock
-	grace, log, onTick := cfg.Grace, cfg.Logger, cfg.OnTick
-	r, err := schedule.NewRunner(schedule.Config{
+	log, onTick := cfg.Logger, cfg.OnTick
+	return newRunner(loopConfig{
 		Entries: list,
-		Clock:   clock,
-		Grace:   grace,
-		Fire: func(ctx context.Context, t schedule.Tick) (schedule.Outcome, error) {
+		Clock:   cfg.Clock,
+		Grace:   cfg.Grace,
+		Fire: func(ctx context.Context, t loopTick) (outcome, error) {
 			en := byName[t.Entry.Name]
-			rep := e.fireTick(ctx, en, t)
+			rep := fireTick(ctx, e, en, t)
 			if onTick != nil {
 				onTick(rep)
 			}
 			switch rep.Outcome {
 			case TickDispatched:
-				return schedule.Fired, nil
+				return outFired, nil
 			case TickTaken:
-				return schedule.Taken, nil
+				return outTaken, nil
 			case TickOverlapping:
 				if en.overlap > 0 {
-					return schedule.Overlapping, nil
+					return outOverlapping, nil
 				}
-				return schedule.Held, nil
+				return outHeld, nil
 			case TickTooOld:
-				return schedule.TooOld, nil
+				return outTooOld, nil
 			case TickPaused:
-				return schedule.Paused, nil
+				return outPaused, nil
 			}
 			log.Error("scheduled dispatch failed; the next pass tries again", "entry", rep.Entry, "tick", rep.Tick, "err", rep.Err)
-			return schedule.Held, rep.Err
+			return outHeld, rep.Err
 		},
-		Report: func(t schedule.Tick, _ schedule.Outcome, err error) {
+		Report: func(t loopTick, _ outcome, err error) {
 			if t.Entry.Name == "" && err != nil {
 				log.Error("schedule: reading the clock failed", "err", err)
 			}
 		},
 	})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
 }
 
-// scheduleLockKey is the unique key of the lock of an entry without
-// overlapping, in the slot of its queue (see keys.unique).
-func scheduleLockKey(queue, name string) string { return "{" + queue + "}:schedule:" + name }
-
-// engineFor returns the engine an entry dispatches on.
-func (e *Engine) engineFor(ctx context.Context, en *ScheduledEntry) (*Engine, error) {
-	conn := cmpOr(en.connection, en.job.JobOptions().Connection)
+// engineFor returns the engine an entry dispatches on: e, or the one
+// registered for the entry's connection (runtime.SetConnection).
+func engineFor(ctx context.Context, e *runtime.Engine, en *Entry) (*runtime.Engine, error) {
+	conn := en.connection
+	if conn == "" {
+		conn = en.job.JobOptions().Connection
+	}
 	if conn == "" {
 		return e, nil
 	}
-	d, err := DispatcherFor(ctx, conn)
+	d, err := runtime.DispatcherFor(ctx, conn)
 	if err != nil {
 		return nil, err
 	}
-	eng, ok := d.(*Engine)
+	eng, ok := d.(*runtime.Engine)
 	if !ok {
-		return nil, fmt.Errorf("%w: schedule entry %q: connection %q is a %T, not an *Engine", ErrInvalid, en.EntryName(), en.connection, d)
+		return nil, fmt.Errorf("%w: schedule entry %q: connection %q is a %T, not an *Engine", runtime.ErrInvalid, en.EntryName(), en.connection, d)
 	}
 	return eng, nil
 }
 
-// entryEnvelope builds the envelope of one dispatch of en, and the
-// physical queue it goes to.
-func (e *Engine) entryEnvelope(en *ScheduledEntry) (*Envelope, string, error) {
-	p := NewPendingDispatch(en.job)
+// dispatch is the job of one dispatch of en, with the entry's options.
+func (en *Entry) dispatch() *runtime.PendingDispatch {
+	p := runtime.NewPendingDispatch(en.job)
 	if en.queue != "" {
 		p.OnQueue(en.queue)
 	}
 	if en.connection != "" {
 		p.OnConnection(en.connection)
 	}
-	env, err := p.envelope(e.seal)
-	if err != nil {
-		return nil, "", err
+	if en.delaySet {
+		p.Delay(en.delay)
 	}
-	name := en.EntryName()
-	env.Tags = append(slices.Clip(env.Tags), "schedule:"+name)
-	q := e.partitionFor(env.Queue, name) // by the entry: its state stays on one partition
-	if en.overlap > 0 {
-		env.UniqueKey, env.UniqueUntilProcessing = scheduleLockKey(q, name), false
-	}
-	return env, q, nil
+	return p
 }
 
-// entryDelay is the delay of en's jobs.
-func entryDelay(en *ScheduledEntry) time.Duration {
-	if en.delaySet {
-		return en.delay
-	}
-	return en.job.JobOptions().Delay
+// push is what runtime's Engine.PushTick needs of a dispatch of en at
+// tick t (zero: now, outside its ticks).
+func (en *Entry) push(t loopTick) runtime.TickPush {
+	return runtime.TickPush{Entry: en.EntryName(), Job: en.dispatch(), At: t.At, Next: t.Next, Since: t.Since, Overlap: en.overlap}
 }
 
 // fireTick claims tick t of en and pushes its job, in one script call
-// (schedule_tick.lua).
-func (e *Engine) fireTick(ctx context.Context, en *ScheduledEntry, t schedule.Tick) TickReport {
+// (Engine.PushTick).
+func fireTick(ctx context.Context, e *runtime.Engine, en *Entry, t loopTick) TickReport {
 	rep := TickReport{Entry: en.EntryName(), Tick: t.At, Outcome: TickFailed}
-	fail := func(err error) TickReport {
+	eng, err := engineFor(ctx, e, en)
+	if err != nil {
 		rep.Err = fmt.Errorf("schedule %q: %w", rep.Entry, err)
 		return rep
 	}
-	eng, err := e.engineFor(ctx, en)
-	if err != nil {
-		return fail(err)
-	}
-	env, q, err := eng.entryEnvelope(en)
-	if err != nil {
-		return fail(err)
-	}
-	tick := t.At.UnixMilli()
-	env.Tags = append(env.Tags, "tick:"+strconv.FormatInt(tick, 10))
-	keys := []string{eng.keys.Schedule(q, rep.Entry)}
-	var lockTTL int64
-	undo := func() {}
+	res, err := eng.PushTick(ctx, en.push(t))
+	var dup *runtime.DuplicateError
 	switch {
-	case en.overlap > 0:
-		keys = append(keys, eng.keys.Unique(env.UniqueKey))
-		lockTTL = max(en.overlap.Milliseconds(), 1)
-	case env.UniqueKey != "":
-		// The job's own unique lock is in a slot of its own: take it
-		// first, and give it back if the tick is not ours.
-		undo, err = eng.lockUnique(ctx, env, en.job.JobOptions().UniqueFor)
-		var dup *DuplicateError
-		if errors.As(err, &dup) {
-			rep.Outcome, rep.JobID = TickOverlapping, dup.HolderID
-			return rep
-		}
-		if err != nil {
-			return fail(err)
-		}
-	}
-	b, err := eng.encodeStored(env, q, time.Now().UnixMilli())
-	if err != nil {
-		undo()
-		return fail(err)
-	}
-	if err := eng.remember(ctx, env.Queue); err != nil {
-		undo()
-		return fail(err)
-	}
-	keep := eng.cfg.StateRetention
-	if !t.Next.IsZero() {
-		keep += t.Next.Sub(t.At)
-	}
-	delay := entryDelay(en)
-	step := jobrdb.Enqueue{Queue: eng.keys.Queue(q), Width: jobrdb.WidthEach}
-	cg := env.groupArg()
-	step.Add(env.ID, b, delayMillis(delay), cg)
-	if cg != "" {
-		eng.grouped.add(q)
-	}
-	locked := "0"
-	if len(keys) > 1 {
-		locked = "1"
-	}
-	c := call{Script: scriptScheduleTick, Keys: step.Keys(keys...), Args: step.Args(tick, t.Since.UnixMilli(), keep.Milliseconds(), lockTTL, locked)}
-	reply, err := eng.store.RunOne(ctx, c).Slice()
-	if err == nil && len(reply) != 2 {
-		err = fmt.Errorf("unexpected reply %v", reply)
-	}
-	if err != nil {
-		undo()
-		return fail(fmt.Errorf("claim tick %v: %w", t.At, err))
-	}
-	rep.JobID, _ = reply[1].(string)
-	switch asInt(reply[0]) {
-	case 1:
-		rep.Outcome = TickDispatched
-		eng.events.emit(Event{Kind: JobQueued, Queue: env.Queue, Name: env.Name, ID: env.ID, Delay: delay})
+	case errors.As(err, &dup):
+		// The job type's own unique lock: the tick is not claimed.
+		rep.Outcome, rep.JobID = TickOverlapping, dup.HolderID
 		return rep
-	case 2:
+	case err != nil:
+		rep.Err = fmt.Errorf("schedule %q: %w", rep.Entry, err)
+		return rep
+	}
+	rep.JobID = res.JobID
+	switch res.Claim {
+	case runtime.ClaimPushed:
+		rep.Outcome = TickDispatched
+	case runtime.ClaimLocked:
 		rep.Outcome = TickOverlapping
-	case 3:
+	case runtime.ClaimPaused:
 		rep.Outcome = TickPaused
-	case -1:
+	case runtime.ClaimTooOld:
 		rep.Outcome = TickTooOld
 	default:
 		rep.Outcome = TickTaken
 	}
-	undo()
 	return rep
 }
 
 // DispatchNow dispatches the job of the entry named name now, with the
 // entry's options, outside its ticks (the schedule:test command). An
 // entry WithoutOverlapping takes its lock, and returns a
-// *DuplicateError while its last run is queued or running. A paused
-// entry (Pause) is dispatched all the same: this is an operator's
-// explicit request, and it leaves the entry paused.
-func (s *Schedule) DispatchNow(ctx context.Context, e *Engine, name string) (string, error) {
+// *runtime.DuplicateError while its last run is queued or running. A
+// paused entry (PauseEntry) is dispatched all the same: this is an
+// operator's explicit request, and it leaves the entry paused.
+func (s *Schedule) DispatchNow(ctx context.Context, e *runtime.Engine, name string) (string, error) {
 	en, err := s.lookup(name)
 	if err != nil {
 		return "", err
 	}
-	eng, err := e.engineFor(ctx, en)
+	eng, err := engineFor(ctx, e, en)
 	if err != nil {
 		return "", err
 	}
-	env, _, err := eng.entryEnvelope(en)
+	res, err := eng.PushTick(ctx, en.push(loopTick{}))
 	if err != nil {
 		return "", err
 	}
-	ttl := en.job.JobOptions().UniqueFor
-	if en.overlap > 0 {
-		ttl = en.overlap
-	}
-	undo, err := eng.lockUnique(ctx, env, ttl)
-	if err != nil {
-		return "", err
-	}
-	if err := eng.PushMany(ctx, []Outgoing{{Envelope: env, Delay: entryDelay(en)}}); err != nil {
-		undo()
-		return "", fmt.Errorf("dispatch %s: %w", env.Name, err)
-	}
-	return env.ID, nil
-}
-
-// EntryStatus is an entry of a schedule as schedule:list shows it.
-type EntryStatus struct {
-	Name string
-	// Spec is the cron expression with its zone, or "@every d".
-	Spec  string
-	Queue string
-	// Next is the entry's next tick after the Redis clock's now, in its
-	// zone.
-	Next time.Time
-	// LastTick is the last tick claimed, in the entry's zone; zero if
-	// none is remembered. LastRun is when the last job was pushed (Redis
-	// clock), and LastJobID that job. Skipped is set when the last tick
-	// pushed nothing: SkippedFor names the job of the entry's last run,
-	// still queued or running (WithoutOverlapping), or is empty when the
-	// entry was paused.
-	LastTick   time.Time
-	LastRun    time.Time
-	LastJobID  string
-	Skipped    bool
-	SkippedFor string
-	// Paused is set while the entry is paused (Pause): its ticks push
-	// nothing.
-	Paused bool
-}
-
-// Status returns the entries of the schedule with their next tick and
-// what their last one did, as kept in e's Redis.
-func (s *Schedule) Status(ctx context.Context, e *Engine) ([]EntryStatus, error) {
-	entries, err := s.Entries()
-	if err != nil {
-		return nil, err
-	}
-	now, err := e.store.Time(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]EntryStatus, len(entries))
-	for i, en := range entries {
-		eng, err := e.engineFor(ctx, en)
-		if err != nil {
-			return nil, err
-		}
-		env, q, err := eng.entryEnvelope(en)
-		if err != nil {
-			return nil, err
-		}
-		st := EntryStatus{Name: en.EntryName(), Spec: en.Spec(), Queue: env.Queue, Next: en.Next(now)}
-		h, err := eng.store.Hash(ctx, eng.keys.Schedule(q, st.Name))
-		if err != nil {
-			return nil, err
-		}
-		inZone := func(ms string) time.Time {
-			n, _ := strconv.ParseInt(ms, 10, 64)
-			t := msTime(n)
-			if en.loc != nil && !t.IsZero() {
-				t = t.In(en.loc)
-			}
-			return t
-		}
-		st.LastTick, st.LastRun, st.LastJobID = inZone(h["tick"]), inZone(h["at"]), h["id"]
-		if h["skipped_at"] != "" || h["skipped_by"] != "" {
-			st.Skipped, st.SkippedFor = true, h["skipped_by"]
-		}
-		st.Paused = h["paused"] != ""
-		out[i] = st
-	}
-	return out, nil
+	return res.JobID, nil
 }
