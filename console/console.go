@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/schedule"
 )
 
 // fallbackURLEnv is the environment variable the commands read the Redis
@@ -35,7 +36,7 @@ type Command struct {
 	// Schedule is the application's periodic jobs, which the schedule:
 	// commands and queue:work --schedule run; without it, they explain
 	// where they run and fail.
-	Schedule *runtime.Schedule
+	Schedule *schedule.Schedule
 	// Engine is the engine configuration the commands start from;
 	// --prefix overrides its Prefix. Set Keys here for a worker of
 	// encrypted jobs.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/jobgen/jobgen/console"
 	"github.com/jobgen/jobgen/internal/redistest"
-	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/schedule"
 )
 
 // The dashboard command serves the dashboard of the prefix on the address
@@ -75,7 +75,7 @@ func TestDashboardCommand(t *testing.T) {
 func TestDashboardCommandShowsTheSchedule(t *testing.T) {
 	t.Parallel()
 	b := setup(t, redistest.Backends(t)[0])
-	s := runtime.NewSchedule()
+	s := schedule.New()
 	s.Hourly(greet{Name: "hourly"}).Name("greet-hourly")
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(b.ctx)

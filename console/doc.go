@@ -115,10 +115,10 @@
 // outright. A Command.Worker.Logger set by the program replaces all of
 // this.
 //
-// The schedule: commands run the application's runtime.Schedule, given
+// The schedule: commands run the application's schedule.Schedule, given
 // with WithSchedule (Command.Schedule), so they run from its own binary:
 //
-//	s := runtime.NewSchedule()
+//	s := schedule.New()
 //	s.DailyAt("03:00", jobs.PruneCarts{}).Timezone("Europe/Paris")
 //	console.Main(r, console.WithSchedule(s))
 //

@@ -13,6 +13,7 @@ import (
 	"github.com/jobgen/jobgen/console"
 	"github.com/jobgen/jobgen/internal/redistest"
 	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/schedule"
 )
 
 func TestMain(m *testing.M) { redistest.Main(m) }
@@ -41,7 +42,7 @@ type testBundle struct {
 	router  *runtime.Router
 	env     map[string]string
 	// schedule, if set, is given to the commands (console.WithSchedule).
-	schedule *runtime.Schedule
+	schedule *schedule.Schedule
 	// outbox and outboxTable, if set, are given to the commands
 	// (console.WithOutbox, EngineConfig.OutboxTable).
 	outbox      *console.Outbox

@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/schedule"
 )
 
 // WithSchedule sets Command.Schedule, the application's periodic jobs:
 // schedule:work, schedule:run, schedule:list and schedule:test run it,
 // and queue:work --schedule runs it inside a worker.
-func WithSchedule(s *runtime.Schedule) Option {
+func WithSchedule(s *schedule.Schedule) Option {
 	return func(c *Command) { c.Schedule = s }
 }
 
@@ -74,10 +75,10 @@ schedule:work; both may run at once, and each tick is still dispatched
 once.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
 		return func(ctx context.Context, s *session) error {
-			reports, err := s.c.Schedule.RunDue(ctx, s.engine, runtime.ScheduleConfig{Logger: s.c.logger()})
+			reports, err := s.c.Schedule.RunDue(ctx, s.engine, schedule.Config{Logger: s.c.logger()})
 			n := 0
 			for _, r := range reports {
-				if r.Outcome == runtime.TickDispatched {
+				if r.Outcome == schedule.TickDispatched {
 					n++
 					printTick(s.out, r)
 				}
@@ -221,7 +222,7 @@ func entryError(s *session, err error) error {
 const timeFormat = "2006-01-02 15:04:05 MST"
 
 // entryNames lists the names of the schedule's entries, quoted.
-func entryNames(s *runtime.Schedule) string {
+func entryNames(s *schedule.Schedule) string {
 	entries, err := s.Entries()
 	if err != nil || len(entries) == 0 {
 		return "none"
@@ -236,12 +237,12 @@ func entryNames(s *runtime.Schedule) string {
 // scheduleConfig is the configuration of a schedule run from a command:
 // it logs through the command's logger and prints a line per dispatch
 // unless quiet.
-func (s *session) scheduleConfig(quiet bool) runtime.ScheduleConfig {
-	cfg := runtime.ScheduleConfig{Logger: s.c.logger()}
+func (s *session) scheduleConfig(quiet bool) schedule.Config {
+	cfg := schedule.Config{Logger: s.c.logger()}
 	if !quiet {
 		var mu sync.Mutex
-		cfg.OnTick = func(r runtime.TickReport) {
-			if r.Outcome != runtime.TickDispatched {
+		cfg.OnTick = func(r schedule.TickReport) {
+			if r.Outcome != schedule.TickDispatched {
 				return
 			}
 			mu.Lock()
@@ -255,7 +256,7 @@ func (s *session) scheduleConfig(quiet bool) runtime.ScheduleConfig {
 // printTick prints a dispatched tick:
 //
 //	2026-05-01 10:00:00 SCHEDULED prune-carts tick 2026-05-01T10:00:00Z 01JT...
-func printTick(w io.Writer, r runtime.TickReport) {
+func printTick(w io.Writer, r schedule.TickReport) {
 	fmt.Fprintf(w, "%s SCHEDULED %s tick %s %s\n", time.Now().Format(time.DateTime), r.Entry, r.Tick.UTC().Format(time.RFC3339), r.JobID)
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/console"
-	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/schedule"
 )
 
 func TestScheduleCommandsNeedASchedule(t *testing.T) {
@@ -37,7 +37,7 @@ func TestScheduleCommands(t *testing.T) {
 	}
 	nightly := fmt.Sprintf("test.Greet 0 %d * * * Europe/Paris", hour)
 	forEachBackend(t, func(t *testing.T, b *testBundle) {
-		s := runtime.NewSchedule()
+		s := schedule.New()
 		s.EveryMinute(greet{"minutely"}).Name("greet")
 		s.DailyAt(fmt.Sprintf("%02d:00", hour), greet{"nightly"}).Timezone("Europe/Paris").OnQueue("nightly").WithoutOverlapping()
 		b.schedule = s
@@ -84,7 +84,7 @@ func TestScheduleCommands(t *testing.T) {
 		require.Contains(t, stderr, `no entry is named "nope": one of "greet", "`+nightly+`"`)
 
 		// queue:work --schedule dispatches and runs in one process.
-		b.schedule = runtime.NewSchedule()
+		b.schedule = schedule.New()
 		b.schedule.EveryMinute(greet{"worker"}).Name("in-worker")
 		out = b.ok(t, "queue:work", "--schedule", "--max-jobs", "2")
 		require.Contains(t, out, "SCHEDULED in-worker tick")

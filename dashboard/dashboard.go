@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/schedule"
 )
 
 //go:embed templates/*.html
@@ -59,7 +60,7 @@ type Options struct {
 	// read-only mode). Without it, that page says how to pass one. An
 	// application's binary built with package console passes its own
 	// (console.WithSchedule) to myapp dashboard.
-	Schedule *runtime.Schedule
+	Schedule *schedule.Schedule
 	// Refresh is how often pages fetch their numbers again. Default 2s;
 	// negative turns live refresh off.
 	Refresh time.Duration

@@ -12,7 +12,7 @@
 // retries batches. With Options.Router it dispatches jobs too, from a
 // form built from the fields of a registered job type. With
 // Options.Schedule, the Periodic page lists the application's periodic
-// jobs (runtime.Schedule) with their spec, queue, next and last runs,
+// jobs (schedule.Schedule) with their spec, queue, next and last runs,
 // and pauses, resumes and runs them now; without it, that page says how
 // to pass one.
 //

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/schedule"
 )
 
 // The periodic jobs page: the entries of Options.Schedule with their
@@ -12,7 +13,7 @@ import (
 
 // entryRow is one schedule entry on the page.
 type entryRow struct {
-	runtime.EntryStatus
+	schedule.EntryStatus
 	// Job is the wire name of the job the entry dispatches.
 	Job string
 }

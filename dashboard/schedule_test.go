@@ -12,16 +12,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/dashboard"
-	"github.com/jobgen/jobgen/internal/schedule"
+	"github.com/jobgen/jobgen/internal/manualclock"
 	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/schedule"
 )
 
 // scheduleBundle is a dashboard given a schedule, and a manual clock to
 // run the schedule's ticks with.
 type scheduleBundle struct {
 	bundle
-	s     *runtime.Schedule
-	clock *schedule.ManualClock
+	s     *schedule.Schedule
+	clock *manualclock.Clock
 	start time.Time
 	// nightly is the hour, in Paris, of the entry "nightly": twelve hours
 	// from the test's start, so that its tick never falls in the test.
@@ -30,7 +31,7 @@ type scheduleBundle struct {
 
 func setupSchedule(t *testing.T, opts dashboard.Options) scheduleBundle {
 	t.Helper()
-	s := runtime.NewSchedule()
+	s := schedule.New()
 	s.Job(note{Text: "ping"}).Name("ping")
 	s.Every(5*time.Minute, note{Text: "evil"}).Name(evil)
 	paris, err := time.LoadLocation("Europe/Paris")
@@ -39,17 +40,17 @@ func setupSchedule(t *testing.T, opts dashboard.Options) scheduleBundle {
 	s.Job(note{Text: "nightly"}).DailyAt(fmt.Sprintf("%02d:00", nightly)).Timezone("Europe/Paris").Name("nightly").WithoutOverlapping()
 	opts.Schedule = s
 	start := time.Now().UTC().Truncate(5 * time.Minute)
-	return scheduleBundle{bundle: setup(t, opts), s: s, clock: schedule.NewManualClock(start), start: start, nightly: nightly}
+	return scheduleBundle{bundle: setup(t, opts), s: s, clock: manualclock.New(start), start: start, nightly: nightly}
 }
 
 // pass runs the schedule's due ticks at start+d, and returns what each
 // entry's tick did.
-func (b scheduleBundle) pass(t *testing.T, d time.Duration) map[string]runtime.TickReport {
+func (b scheduleBundle) pass(t *testing.T, d time.Duration) map[string]schedule.TickReport {
 	t.Helper()
 	b.clock.Set(b.start.Add(d))
-	reports, err := b.s.RunDue(b.ctx, b.engine, runtime.ScheduleConfig{Clock: b.clock})
+	reports, err := b.s.RunDue(b.ctx, b.engine, schedule.Config{Clock: b.clock})
 	require.NoError(t, err)
-	out := map[string]runtime.TickReport{}
+	out := map[string]schedule.TickReport{}
 	for _, r := range reports {
 		out[r.Entry] = r
 	}
@@ -77,8 +78,8 @@ func TestSchedulePageListsEntries(t *testing.T) {
 	t.Parallel()
 	b := setupSchedule(t, dashboard.Options{})
 	reps := b.pass(t, 0)
-	require.Equal(t, runtime.TickDispatched, reps["ping"].Outcome)
-	require.Equal(t, runtime.TickDispatched, reps[evil].Outcome)
+	require.Equal(t, schedule.TickDispatched, reps["ping"].Outcome)
+	require.Equal(t, schedule.TickDispatched, reps[evil].Outcome)
 
 	_, overview, _ := b.get(t, "")
 	require.Contains(t, overview, `href="./schedule">Periodic</a>`)
@@ -129,7 +130,7 @@ func TestSchedulePauseAndResumeFromThePage(t *testing.T) {
 	require.Contains(t, ping, `id="entry-0-resume">Resume</button>`)
 	require.NotContains(t, ping, `id="entry-0-pause"`)
 
-	require.Equal(t, runtime.TickPaused, b.pass(t, time.Minute)["ping"].Outcome)
+	require.Equal(t, schedule.TickPaused, b.pass(t, time.Minute)["ping"].Outcome)
 	require.Equal(t, before, b.ready(t), "the paused tick pushed nothing")
 	_, body, _ = b.get(t, "schedule")
 	require.Contains(t, row(t, body, 0), "skipped: paused")
@@ -138,7 +139,7 @@ func TestSchedulePauseAndResumeFromThePage(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
 	_, body, _ = b.get(t, "schedule")
 	require.Contains(t, row(t, body, 0), `id="entry-0-state">active</span>`)
-	require.Equal(t, runtime.TickDispatched, b.pass(t, 2*time.Minute)["ping"].Outcome)
+	require.Equal(t, schedule.TickDispatched, b.pass(t, 2*time.Minute)["ping"].Outcome)
 	require.Equal(t, before+1, b.ready(t))
 
 	// An entry named with HTML is paused by its name, as the form sends it.

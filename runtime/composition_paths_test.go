@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/schedule"
 )
 
 // compDrivers dispatch one round of a cell's jobs through each path of
@@ -86,18 +87,18 @@ var compDrivers = map[string]func(c *compCell, jobs []compJob) ([]string, error)
 		return make([]string, len(jobs)), err
 	},
 	"Schedule": func(c *compCell, jobs []compJob) ([]string, error) {
-		s := runtime.NewSchedule()
+		s := schedule.New()
 		for _, j := range jobs {
 			s.Job(j).Name(fmt.Sprintf("%s/%d", c.queue, j.N))
 		}
-		reports, err := s.RunDue(c.ctx, c.main, runtime.ScheduleConfig{Clock: compClock{time.Now().UTC().Truncate(time.Minute)}, Logger: quiet})
+		reports, err := s.RunDue(c.ctx, c.main, schedule.Config{Clock: compClock{time.Now().UTC().Truncate(time.Minute)}, Logger: quiet})
 		var errs []error
 		ids := make([]string, 0, len(jobs))
 		for _, r := range reports {
 			switch {
 			case r.Err != nil:
 				errs = append(errs, r.Err)
-			case r.Outcome != runtime.TickDispatched:
+			case r.Outcome != schedule.TickDispatched:
 				errs = append(errs, fmt.Errorf("tick of %s: %v", r.Entry, r.Outcome))
 			}
 			ids = append(ids, r.JobID)

@@ -19,7 +19,8 @@
 //   - Running jobs: Router and Register; *Worker (NewWorker,
 //     WorkerConfig) with its Middleware and events (Subscribe, Event);
 //     JobInfoFrom for handlers; ReleaseRequest, FailRequest and
-//     DeleteRequest to steer a job; Schedule for periodic jobs.
+//     DeleteRequest to steer a job. Periodic jobs are package
+//     schedule's.
 //   - Operating queues: *Inspector (NewInspector), for the console,
 //     the dashboard and operators' tools: queue sizes and states, the
 //     jobs in each state, pausing and clearing queues, restarting
@@ -29,7 +30,9 @@
 //     settles them (Ack, Release, Extend, Fail), for workers of another
 //     format such as the Laravel bridge. A Worker does this for you.
 //     Engine.PushRelayed is the outbox relay's push (package outbox);
-//     DispatchTx writes the rows it relays.
+//     DispatchTx writes the rows it relays. Engine.PushTick claims a
+//     schedule's tick and pushes its job, and Engine.TickPartition
+//     names where an entry's state is (package schedule).
 //
 // Every error jobgen returns is declared once, in errors.go: sentinels
 // (ErrInvalid, ErrLeaseLost, ...) to match with errors.Is, and typed
@@ -253,30 +256,12 @@
 //
 // # Schedules
 //
-// A Schedule lists periodic jobs (Laravel's schedule()); Run dispatches
-// each entry's job at each tick, and any number of processes may run it:
-//
-//	s := runtime.NewSchedule()
-//	s.Cron("0 3 * * *", PruneCarts{}).Timezone("Europe/Paris").WithoutOverlapping()
-//	s.Every(5*time.Minute, SyncCRM{})
-//	s.DailyAt("09:00", SendDigest{}).Weekdays()
-//	err := s.Run(ctx, engine, runtime.ScheduleConfig{})
-//
-// Each tick of each entry is dispatched once in all: one script call
-// claims the tick (the entry's name and the tick's time, kept as the
-// entry's last tick in a hash in the slot of its queue) and pushes its
-// job. A process that comes back after every one was down dispatches the
-// last tick missed per entry (CatchUp(n): the last n; SkipMissed: none).
-// Cron fields are read on the wall clock of the entry's Timezone; on the
-// days clocks change, a local time that does not exist runs once, at the
-// first valid instant after it, and one that occurs twice runs once, at
-// its first occurrence. Every counts real time. WithoutOverlapping skips
-// a tick while the last run's job is queued or running, with a unique
-// lock of the entry's own. RunDue makes one pass (schedule:run), Status
-// reads each entry's last run (schedule:list) and DispatchNow
-// dispatches an entry now (schedule:test). PauseEntry stops an entry for
-// every process that runs the schedule, its ticks claimed and pushing
-// nothing, until ResumeEntry (schedule:pause, schedule:resume).
+// Periodic jobs (Laravel's schedule()) are package
+// github.com/jobgen/jobgen/schedule: a schedule.Schedule lists them, and
+// its Run dispatches each entry's job at each tick, once in all however
+// many processes run it. Its one step that needs the engine's insides is
+// Engine.PushTick: one script call claims the tick and pushes its job,
+// built as Dispatch builds it.
 //
 // # Queues
 //

@@ -14,11 +14,12 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobgen/jobgen/internal/manualclock"
 	"github.com/jobgen/jobgen/internal/redistest"
-	"github.com/jobgen/jobgen/internal/schedule"
 	"github.com/jobgen/jobgen/laravel"
 	"github.com/jobgen/jobgen/runtime"
 	"github.com/jobgen/jobgen/runtime/lua"
+	"github.com/jobgen/jobgen/schedule"
 )
 
 // TestScriptKeyAudit runs every Lua script of runtime/lua on the cluster
@@ -210,12 +211,12 @@ func exerciseScripts(t *testing.T, b bundle) {
 		Record: &runtime.FinishedJob{Name: "app.Job", Attempts: 1, Runtime: time.Millisecond}}))
 	// schedule_tick: a tick pushed with an entry's lock, one delayed, and
 	// a tick skipped as the lock is still held.
-	sched := runtime.NewSchedule()
+	sched := schedule.New()
 	sched.Job(onQueue(1, "audit-sched")).Name("audit-lock").WithoutOverlapping()
 	sched.Job(onQueue(2, "audit-sched")).Name("audit-delay").Delay(time.Minute)
-	clock := schedule.NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	for _, want := range []runtime.TickOutcome{runtime.TickDispatched, runtime.TickOverlapping} {
-		reports, err := sched.RunDue(ctx, e, runtime.ScheduleConfig{Clock: clock})
+	clock := manualclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	for _, want := range []schedule.TickOutcome{schedule.TickDispatched, schedule.TickOverlapping} {
+		reports, err := sched.RunDue(ctx, e, schedule.Config{Clock: clock})
 		require.NoError(t, err)
 		require.Equal(t, want, reports[0].Outcome)
 		now, _ := clock.Now(ctx)
@@ -223,9 +224,9 @@ func exerciseScripts(t *testing.T, b bundle) {
 	}
 	// schedule_pause, and a tick of a paused entry that pushes nothing.
 	require.NoError(t, sched.PauseEntry(ctx, e, "audit-delay"))
-	reports, err := sched.RunDue(ctx, e, runtime.ScheduleConfig{Clock: clock})
+	reports, err := sched.RunDue(ctx, e, schedule.Config{Clock: clock})
 	require.NoError(t, err)
-	require.Equal(t, runtime.TickPaused, reports[1].Outcome)
+	require.Equal(t, schedule.TickPaused, reports[1].Outcome)
 	require.NoError(t, sched.ResumeEntry(ctx, e, "audit-delay"))
 
 	// A worker running a chain whose next link goes to another queue (and

@@ -48,10 +48,6 @@ var (
 	scriptBatchCancel = mustScript("batch_cancel")
 	scriptRateLimit   = mustScript("rate_limit")
 	scriptHits        = mustScript("hits")
-
-	// Schedules.
-	scriptScheduleTick  = mustScript("schedule_tick")
-	scriptSchedulePause = mustScript("schedule_pause")
 )
 
 // call is one script invocation (internal/send).

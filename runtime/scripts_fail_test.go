@@ -206,9 +206,9 @@ var failCases = []failCase{
 	{name: "schedule_tick paused", s: scriptScheduleTick, kinds: []string{"hash", "string", "list", "", "hash", "list"},
 		setup: [][]any{{"HSET", "K1", "paused", "1"}},
 		args:  []any{1000, 0, 60000, 60000, "1", 1, 4, 0, "j1", "p1", 0, ""}},
-	{name: "schedule_pause pause", s: scriptSchedulePause, kinds: []string{"hash"},
+	{name: "schedule_pause pause", s: lua.Get("schedule_pause"), kinds: []string{"hash"},
 		args: []any{1, 60000}},
-	{name: "schedule_pause resume", s: scriptSchedulePause, kinds: []string{"hash"},
+	{name: "schedule_pause resume", s: lua.Get("schedule_pause"), kinds: []string{"hash"},
 		setup: [][]any{{"HSET", "K1", "tick", 1000, "paused", "1"}},
 		args:  []any{0, 60000}},
 	{name: "failed_record", s: scriptFailedRecord, kinds: []string{"zset", "hash", "hash"},
@@ -423,11 +423,11 @@ func TestSchedulePauseRefusesBadKeep(t *testing.T) {
 		k := redistest.Prefix(t) + ":{q}:schedule:e"
 		require.NoError(t, rdb.HSet(ctx, k, "paused", "1", "tick", "5").Err())
 		for _, keep := range []any{0, -5, "soon", 1.5} {
-			err := call{Script: scriptSchedulePause, Keys: []string{k}, Args: []any{0, keep}}.Run(ctx, rdb).Err()
+			err := call{Script: lua.Get("schedule_pause"), Keys: []string{k}, Args: []any{0, keep}}.Run(ctx, rdb).Err()
 			require.ErrorContains(t, err, "schedule_pause: bad keep", "keep %v", keep)
 			require.Equal(t, map[string]string{"paused": "1", "tick": "5"}, rdb.HGetAll(ctx, k).Val())
 		}
-		n, err := call{Script: scriptSchedulePause, Keys: []string{k}, Args: []any{0, 60000}}.Run(ctx, rdb).Int64()
+		n, err := call{Script: lua.Get("schedule_pause"), Keys: []string{k}, Args: []any{0, 60000}}.Run(ctx, rdb).Int64()
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
 		require.Equal(t, map[string]string{"tick": "5"}, rdb.HGetAll(ctx, k).Val())

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/dashboard"
-	"github.com/jobgen/jobgen/internal/schedule"
-	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/internal/manualclock"
+	"github.com/jobgen/jobgen/schedule"
 )
 
 // The Periodic page: the application's schedule with its next and last
@@ -19,7 +19,7 @@ import (
 // phone.
 func TestPeriodicJobsInABrowser(t *testing.T) {
 	ctx := startBrowser(t)
-	s := runtime.NewSchedule()
+	s := schedule.New()
 	// daily-report falls due twelve hours from now, never during the test.
 	paris, err := time.LoadLocation("Europe/Paris")
 	require.NoError(t, err)
@@ -34,13 +34,13 @@ func TestPeriodicJobsInABrowser(t *testing.T) {
 	// One pass of the schedule, as schedule:work would make at the last
 	// five-minute mark: import-sync runs.
 	mark := time.Now().UTC().Truncate(5 * time.Minute)
-	clock := schedule.NewManualClock(mark)
-	reports, err := s.RunDue(a.ctx, a.engine, runtime.ScheduleConfig{Clock: clock})
+	clock := manualclock.New(mark)
+	reports, err := s.RunDue(a.ctx, a.engine, schedule.Config{Clock: clock})
 	require.NoError(t, err)
 	var synced string
 	for _, r := range reports {
 		if r.Entry == "import-sync" {
-			require.Equal(t, runtime.TickDispatched, r.Outcome)
+			require.Equal(t, schedule.TickDispatched, r.Outcome)
 			synced = r.JobID
 		}
 	}
@@ -72,9 +72,9 @@ func TestPeriodicJobsInABrowser(t *testing.T) {
 	require.True(t, st[1].Paused)
 	// Its next tick is claimed and pushes nothing; the page says why.
 	clock.Set(mark.Add(5 * time.Minute))
-	reports, err = s.RunDue(a.ctx, a.engine, runtime.ScheduleConfig{Clock: clock})
+	reports, err = s.RunDue(a.ctx, a.engine, schedule.Config{Clock: clock})
 	require.NoError(t, err)
-	require.Equal(t, runtime.TickPaused, reports[1].Outcome)
+	require.Equal(t, schedule.TickPaused, reports[1].Outcome)
 	until(t, ctx, `(document.getElementById("entry-1-skipped")||{}).textContent && document.getElementById("entry-1-skipped").textContent.includes("skipped: paused")`)
 
 	// Run it now all the same: the note names the new job, which is in

@@ -24,7 +24,7 @@ var Paths = []Path{
 	{Name: "DispatchManyTx", Call: "`DispatchManyTx`, then the relay"},
 	{Name: "ChainLink", Call: "a chain's second link (`runtime.Chain`, `WithChain`), pushed by the worker"},
 	{Name: "Batch", Call: "`NewBatch(jobs...).Dispatch`"},
-	{Name: "Schedule", Call: "a tick of a `Schedule` entry"},
+	{Name: "Schedule", Call: "a tick of a `schedule.Schedule` entry"},
 	{Name: "Listener", Call: "a queued listener of an event (`Fire`)"},
 	{Name: "Debounced", Call: "a debounced dispatch (`PendingDispatch.Debounce`)"},
 	{Name: "FailedRetry", Call: "a retry from the failed store (`FailedStore.Retry`)"},

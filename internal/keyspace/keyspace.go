@@ -245,16 +245,16 @@ func (k Keys) Unique(key string) string { return k.prefix + ":unique:" + key }
 // for it and when (Redis clock, unix ms); skipped_at when that tick
 // pushed nothing, with skipped_by when the job of an earlier run still
 // held the entry's lock (without it, the entry was paused); paused, "1"
-// while the entry is paused (Schedule.PauseEntry, schedule_pause.lua), when
-// its ticks are claimed and push nothing. It
-// is in the queue's slot, so the claim of a tick and the push of its job
-// are one script call (schedule_tick.lua). It expires StateRetention
+// while the entry is paused (schedule.Schedule.PauseEntry,
+// schedule_pause.lua), when its ticks are claimed and push nothing. It
+// is in the queue's slot (Engine.TickPartition), so the claim of a tick
+// and the push of its job are one script call (schedule_tick.lua). It expires StateRetention
 // after the entry's next tick, so the state of an entry that was removed
 // goes by itself; a paused entry's state does not expire until it is
 // resumed.
 //
 // The lock of an entry without overlapping is keys.unique of
-// "{queue}:schedule:name" (scheduleLockKey): the STRING of a unique job,
+// "{queue}:schedule:name" (runtime's scheduleLockKey): the STRING of a unique job,
 // which the worker releases as it does any unique lock, in the slot of
 // Queue through its hash tag.
 func (k Keys) Schedule(queue, name string) string {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/schedule"
 )
 
 // ConfigEnv holds the JSON-encoded Config of a child worker.
@@ -117,7 +118,7 @@ type Config struct {
 	// a worker (see runSchedule): one entry per spec, named e0, e1, ...,
 	// dispatching a Task whose Seq is its index to the first of Queues.
 	Schedule []string
-	// CatchUp is the entries' runtime.ScheduledEntry.CatchUp.
+	// CatchUp is the entries' schedule.Entry.CatchUp.
 	CatchUp int
 }
 
@@ -198,7 +199,7 @@ func runSchedule(ctx context.Context, cfg Config, e *runtime.Engine, l *Ledger, 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	l.Ready()
-	if err := s.Run(ctx, e, runtime.ScheduleConfig{Logger: log}); err != nil {
+	if err := s.Run(ctx, e, schedule.Config{Logger: log}); err != nil {
 		return err
 	}
 	l.Exit("signal")
@@ -207,8 +208,8 @@ func runSchedule(ctx context.Context, cfg Config, e *runtime.Engine, l *Ledger, 
 
 // ScheduleOf is the schedule a schedule process runs: entry i, named
 // "e<i>", dispatches Task{Seq: i} to queue at the ticks of specs[i].
-func ScheduleOf(specs []string, queue string, catchUp int) *runtime.Schedule {
-	s := runtime.NewSchedule()
+func ScheduleOf(specs []string, queue string, catchUp int) *schedule.Schedule {
+	s := schedule.New()
 	for i, spec := range specs {
 		s.Cron(spec, Task{Seq: i, Opts: runtime.JobOptions{Queue: queue}}).Name(fmt.Sprintf("e%d", i)).CatchUp(catchUp)
 	}

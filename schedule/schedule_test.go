@@ -1,4 +1,4 @@
-package runtime_test
+package schedule_test
 
 import (
 	"context"
@@ -10,9 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobgen/jobgen/internal/manualclock"
 	"github.com/jobgen/jobgen/internal/redistest"
-	"github.com/jobgen/jobgen/internal/schedule"
 	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/schedule"
 )
 
 // schedBundle is what a schedule test needs: the backend's URL and
@@ -21,7 +22,7 @@ import (
 type schedBundle struct {
 	bundle
 	url   string
-	clock *schedule.ManualClock
+	clock *manualclock.Clock
 }
 
 func forEachScheduleBackend(t *testing.T, start time.Time, fn func(t *testing.T, b schedBundle)) {
@@ -30,7 +31,7 @@ func forEachScheduleBackend(t *testing.T, start time.Time, fn func(t *testing.T,
 		t.Run(be.Name, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t, be, runtime.EngineConfig{})
-			fn(t, schedBundle{bundle: b, url: be.URL, clock: schedule.NewManualClock(start)})
+			fn(t, schedBundle{bundle: b, url: be.URL, clock: manualclock.New(start)})
 		})
 	}
 }
@@ -49,18 +50,18 @@ func (b schedBundle) engine(t *testing.T) *runtime.Engine {
 type tickLog struct {
 	mu         sync.Mutex
 	dispatched map[string]int // "entry @ tick" -> dispatches reported
-	outcomes   map[runtime.TickOutcome]int
+	outcomes   map[schedule.TickOutcome]int
 }
 
 func newTickLog() *tickLog {
-	return &tickLog{dispatched: map[string]int{}, outcomes: map[runtime.TickOutcome]int{}}
+	return &tickLog{dispatched: map[string]int{}, outcomes: map[schedule.TickOutcome]int{}}
 }
 
-func (l *tickLog) add(r runtime.TickReport) {
+func (l *tickLog) add(r schedule.TickReport) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.outcomes[r.Outcome]++
-	if r.Outcome == runtime.TickDispatched {
+	if r.Outcome == schedule.TickDispatched {
 		l.dispatched[r.Entry+" @ "+strconv.FormatInt(r.Tick.UnixMilli(), 10)]++
 	}
 }
@@ -74,9 +75,9 @@ type proc struct {
 func (p proc) stop() { p.cancel(); <-p.done }
 
 // run starts a process running s on its own engine.
-func (b schedBundle) run(t *testing.T, s *runtime.Schedule, log *tickLog, cfgs ...runtime.ScheduleConfig) proc {
+func (b schedBundle) run(t *testing.T, s *schedule.Schedule, log *tickLog, cfgs ...schedule.Config) proc {
 	t.Helper()
-	var cfg runtime.ScheduleConfig
+	var cfg schedule.Config
 	if len(cfgs) > 0 {
 		cfg = cfgs[0]
 	}
@@ -132,7 +133,7 @@ func (b schedBundle) queued(t *testing.T, queue string) map[string]int {
 }
 
 // want lists each tick of the entries in (from, to] once.
-func want(t *testing.T, s *runtime.Schedule, from, to time.Time) map[string]int {
+func want(t *testing.T, s *schedule.Schedule, from, to time.Time) map[string]int {
 	t.Helper()
 	entries, err := s.Entries()
 	require.NoError(t, err)
@@ -146,7 +147,7 @@ func want(t *testing.T, s *runtime.Schedule, from, to time.Time) map[string]int 
 }
 
 func TestScheduleEntries(t *testing.T) {
-	s := runtime.NewSchedule()
+	s := schedule.New()
 	s.Cron("0 3 * * *", job(1, runtime.JobOptions{})).Timezone("Europe/Paris").WithoutOverlapping()
 	s.Every(5*time.Minute, job(2, runtime.JobOptions{}))
 	s.DailyAt("09:00", job(3, runtime.JobOptions{})).Weekdays()
@@ -170,7 +171,7 @@ func TestScheduleEntries(t *testing.T) {
 		"test.Job 17 * * * *",
 	}, names)
 
-	bad := runtime.NewSchedule()
+	bad := schedule.New()
 	bad.DailyAt("25:00", job(1, runtime.JobOptions{}))
 	bad.Every(5*time.Minute, job(1, runtime.JobOptions{})).Weekdays()
 	bad.Cron("0 3 * * *", job(1, runtime.JobOptions{})).Timezone("Mars/Olympus")
@@ -189,7 +190,7 @@ func TestScheduleEntries(t *testing.T) {
 func TestScheduleThreeProcesses(t *testing.T) {
 	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	forEachScheduleBackend(t, start, func(t *testing.T, b schedBundle) {
-		s := runtime.NewSchedule()
+		s := schedule.New()
 		s.Cron("*/10 * * * * *", job(1, runtime.JobOptions{}))
 		s.Job(job(2, runtime.JobOptions{})).EveryMinute()
 		s.Every(45*time.Second, job(3, runtime.JobOptions{}))
@@ -212,8 +213,8 @@ func TestScheduleThreeProcesses(t *testing.T) {
 		log.mu.Lock()
 		defer log.mu.Unlock()
 		require.Equal(t, expected, log.dispatched, "dispatches reported per tick")
-		require.Zero(t, log.outcomes[runtime.TickFailed])
-		require.Positive(t, log.outcomes[runtime.TickTaken], "the other processes found each tick taken")
+		require.Zero(t, log.outcomes[schedule.TickFailed])
+		require.Positive(t, log.outcomes[schedule.TickTaken], "the other processes found each tick taken")
 		require.EqualValues(t, 31, sizes(t, b.bundle, "default").Delayed)
 	})
 }
@@ -232,11 +233,11 @@ func union(into, m map[string]int) map[string]int {
 func TestScheduleRestartAfterDowntime(t *testing.T) {
 	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	forEachScheduleBackend(t, start, func(t *testing.T, b schedBundle) {
-		s := runtime.NewSchedule()
+		s := schedule.New()
 		s.Job(job(1, runtime.JobOptions{})).Name("last")
 		s.Job(job(2, runtime.JobOptions{})).Name("three").CatchUp(3)
 		s.Job(job(3, runtime.JobOptions{})).Name("none").SkipMissed()
-		cfg := runtime.ScheduleConfig{Grace: 10 * time.Second}
+		cfg := schedule.Config{Grace: 10 * time.Second}
 		log := newTickLog()
 		first := b.run(t, s, log, cfg)
 		b.advance(1, start.Add(5*time.Minute))
@@ -298,7 +299,7 @@ func TestScheduleDSTDays(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			forEachScheduleBackend(t, tc.start, func(t *testing.T, b schedBundle) {
-				s := runtime.NewSchedule()
+				s := schedule.New()
 				for at := range tc.want {
 					s.DailyAt(at, job(1, runtime.JobOptions{})).Timezone(tc.zone).Name(at)
 				}
@@ -340,7 +341,7 @@ func TestScheduleWithoutOverlapping(t *testing.T) {
 		go func() { wdone <- w.Run(wctx) }()
 		t.Cleanup(func() { stopWorker(); <-wdone })
 
-		s := runtime.NewSchedule()
+		s := schedule.New()
 		s.Job(job(7, runtime.JobOptions{})).Name("slow").WithoutOverlapping()
 		log := newTickLog()
 		b.run(t, s, log)
@@ -370,7 +371,7 @@ func TestScheduleWithoutOverlapping(t *testing.T) {
 			"slow @ " + strconv.FormatInt(start.UnixMilli(), 10):                    1,
 			"slow @ " + strconv.FormatInt(start.Add(3*time.Minute).UnixMilli(), 10): 1,
 		}, log.dispatched)
-		require.Equal(t, 2, log.outcomes[runtime.TickOverlapping], "one per skipped tick, the other process finding it taken")
+		require.Equal(t, 2, log.outcomes[schedule.TickOverlapping], "one per skipped tick, the other process finding it taken")
 	})
 }
 
@@ -381,10 +382,10 @@ func TestScheduleWithoutOverlapping(t *testing.T) {
 func TestScheduleTwoVersions(t *testing.T) {
 	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	forEachScheduleBackend(t, start, func(t *testing.T, b schedBundle) {
-		v1 := runtime.NewSchedule()
+		v1 := schedule.New()
 		v1.Cron("*/10 * * * * *", job(1, runtime.JobOptions{})).Name("sync")
 		v1.Job(job(2, runtime.JobOptions{})).Name("removed")
-		v2 := runtime.NewSchedule()
+		v2 := schedule.New()
 		v2.Cron("*/10 * * * * *", job(11, runtime.JobOptions{})).Name("sync") // new payload
 		v2.Every(30*time.Second, job(3, runtime.JobOptions{})).Name("added")
 
@@ -408,10 +409,10 @@ func TestScheduleTwoVersions(t *testing.T) {
 func TestScheduleStatusAndDispatchNow(t *testing.T) {
 	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	forEachScheduleBackend(t, start, func(t *testing.T, b schedBundle) {
-		s := runtime.NewSchedule()
+		s := schedule.New()
 		s.DailyAt("03:00", job(1, runtime.JobOptions{})).Timezone("Europe/Paris").OnQueue("nightly").Name("prune")
 		s.Job(job(2, runtime.JobOptions{})).Name("lock").WithoutOverlapping(time.Hour)
-		reports, err := s.RunDue(b.ctx, b.bundle.engine, runtime.ScheduleConfig{Clock: b.clock})
+		reports, err := s.RunDue(b.ctx, b.bundle.engine, schedule.Config{Clock: b.clock})
 		require.NoError(t, err)
 		require.Len(t, reports, 2)
 		st, err := s.Status(b.ctx, b.bundle.engine)
@@ -443,7 +444,7 @@ func TestSchedulePartitionedQueue(t *testing.T) {
 	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	forEachScheduleBackend(t, start, func(t *testing.T, b schedBundle) {
 		cfg := runtime.EngineConfig{Prefix: b.prefix, Partitions: map[string]int{"default": 3}}
-		s := runtime.NewSchedule()
+		s := schedule.New()
 		for i := range 6 {
 			s.Job(job(i, runtime.JobOptions{})).Name("p" + strconv.Itoa(i))
 		}
@@ -451,7 +452,7 @@ func TestSchedulePartitionedQueue(t *testing.T) {
 			e, err := runtime.Open(b.ctx, b.url, cfg)
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = e.Close() })
-			_, err = s.RunDue(b.ctx, e, runtime.ScheduleConfig{Clock: b.clock})
+			_, err = s.RunDue(b.ctx, e, schedule.Config{Clock: b.clock})
 			require.NoError(t, err)
 		}
 		got := map[string]int{}
@@ -482,21 +483,21 @@ func TestSchedulePartitionedQueue(t *testing.T) {
 func TestScheduleUniqueJob(t *testing.T) {
 	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	forEachScheduleBackend(t, start, func(t *testing.T, b schedBundle) {
-		s := runtime.NewSchedule()
+		s := schedule.New()
 		s.Job(job(1, runtime.JobOptions{UniqueFor: time.Hour})).Name("unique")
-		cfg := runtime.ScheduleConfig{Clock: b.clock}
-		pass := func() runtime.TickReport {
+		cfg := schedule.Config{Clock: b.clock}
+		pass := func() schedule.TickReport {
 			reports, err := s.RunDue(b.ctx, b.bundle.engine, cfg)
 			require.NoError(t, err)
 			require.Len(t, reports, 1)
 			return reports[0]
 		}
 		first := pass()
-		require.Equal(t, runtime.TickDispatched, first.Outcome)
+		require.Equal(t, schedule.TickDispatched, first.Outcome)
 
 		b.clock.Set(start.Add(time.Minute))
 		held := pass()
-		require.Equal(t, runtime.TickOverlapping, held.Outcome)
+		require.Equal(t, schedule.TickOverlapping, held.Outcome)
 		require.Equal(t, first.JobID, held.JobID)
 		st, err := s.Status(b.ctx, b.bundle.engine)
 		require.NoError(t, err)
@@ -512,7 +513,7 @@ func TestScheduleUniqueJob(t *testing.T) {
 		require.Zero(t, b.rdb.Exists(b.ctx, b.prefix+":unique:test.Job").Val(), "the worker released the lock")
 		b.clock.Set(start.Add(time.Minute + 30*time.Second))
 		again := pass()
-		require.Equal(t, runtime.TickDispatched, again.Outcome)
+		require.Equal(t, schedule.TickDispatched, again.Outcome)
 		require.True(t, again.Tick.Equal(start.Add(time.Minute)))
 	})
 }

@@ -15,7 +15,7 @@ func zone(t *testing.T, name string) *time.Location {
 }
 
 // ticks lists the ticks of s in [from, to).
-func ticks(s Spec, from, to time.Time) []time.Time {
+func ticks(s spec, from, to time.Time) []time.Time {
 	var out []time.Time
 	for t := s.Next(from.Add(-time.Nanosecond)); !t.IsZero() && t.Before(to); t = s.Next(t) {
 		out = append(out, t)
@@ -29,11 +29,11 @@ func at(loc *time.Location, y int, m time.Month, d, h, min int) time.Time {
 
 func TestScheduleParse(t *testing.T) {
 	for _, bad := range []string{"", "* * * *", "61 * * * *", "@sometimes", "@every 1.5s", "@every 0s", "0 0 30 2 *", "0 0 1 1 * 2030"} {
-		_, err := Parse(bad, nil)
-		require.ErrorIs(t, err, ErrSpec, bad)
+		_, err := parseSpec(bad, nil)
+		require.ErrorIs(t, err, errSpec, bad)
 	}
 	for expr, name := range map[string]string{"@every 90s": "@every 90s", "@every 5m0s": "@every 5m", "@every 120m": "@every 2h", "@every 61s": "@every 61s"} {
-		s, err := Parse(expr, nil)
+		s, err := parseSpec(expr, nil)
 		require.NoError(t, err)
 		require.Equal(t, name, s.String())
 	}
@@ -48,7 +48,7 @@ func TestScheduleParse(t *testing.T) {
 		{"@hourly", at(utc, 2026, 1, 1, 0, 30), []time.Time{at(utc, 2026, 1, 1, 1, 0), at(utc, 2026, 1, 1, 2, 0), at(utc, 2026, 1, 1, 3, 0)}},
 		{"@every 90s", time.Unix(0, 0).UTC(), []time.Time{time.Unix(0, 0).UTC(), time.Unix(90, 0).UTC(), time.Unix(180, 0).UTC()}},
 	} {
-		s, err := Parse(tc.expr, nil)
+		s, err := parseSpec(tc.expr, nil)
 		require.NoError(t, err, tc.expr)
 		got := ticks(s, tc.from, tc.want[len(tc.want)-1].Add(time.Second))
 		require.Equal(t, tc.want, got, tc.expr)
@@ -90,7 +90,7 @@ func TestScheduleDST(t *testing.T) {
 		{"paris fall */30", "*/30 1-3 * * *", paris, at(paris, 2026, 10, 25, 0, 0), []time.Time{utc(2026, 10, 24, 23, 0), utc(2026, 10, 24, 23, 30), utc(2026, 10, 25, 0, 0), utc(2026, 10, 25, 0, 30), utc(2026, 10, 25, 2, 0), utc(2026, 10, 25, 2, 30), utc(2026, 10, 26, 0, 0)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := Parse(tc.expr, tc.loc)
+			s, err := parseSpec(tc.expr, tc.loc)
 			require.NoError(t, err)
 			got := ticks(s, tc.from, tc.want[len(tc.want)-1].Add(time.Second))
 			for i := range got {
@@ -109,7 +109,7 @@ func TestScheduleDST(t *testing.T) {
 	}
 	// Inside the repeated hour, after its first occurrence, the last tick
 	// of a daily 01:30 is that first occurrence.
-	s, err := Parse("30 1 * * *", ny)
+	s, err := parseSpec("30 1 * * *", ny)
 	require.NoError(t, err)
 	require.Equal(t, utc(2026, 11, 1, 5, 30), s.Prev(utc(2026, 11, 1, 6, 45)).UTC())
 }

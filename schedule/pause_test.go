@@ -1,4 +1,4 @@
-package runtime_test
+package schedule_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/schedule"
 )
 
 // TestSchedulePauseAndResume pauses an entry from one process while
@@ -17,15 +18,15 @@ import (
 func TestSchedulePauseAndResume(t *testing.T) {
 	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	forEachScheduleBackend(t, start, func(t *testing.T, b schedBundle) {
-		s := runtime.NewSchedule()
+		s := schedule.New()
 		s.Job(job(1, runtime.JobOptions{})).Name("sync")
 		s.Job(job(2, runtime.JobOptions{})).Name("other")
 		runner := b.engine(t) // the schedule process; b.bundle.engine is the operator's
-		pass := func(at time.Time) map[string]runtime.TickReport {
+		pass := func(at time.Time) map[string]schedule.TickReport {
 			b.clock.Set(at)
-			reports, err := s.RunDue(b.ctx, runner, runtime.ScheduleConfig{Clock: b.clock})
+			reports, err := s.RunDue(b.ctx, runner, schedule.Config{Clock: b.clock})
 			require.NoError(t, err)
-			out := map[string]runtime.TickReport{}
+			out := map[string]schedule.TickReport{}
 			for _, r := range reports {
 				out[r.Entry] = r
 			}
@@ -34,7 +35,7 @@ func TestSchedulePauseAndResume(t *testing.T) {
 		tick := func(min int) string {
 			return "sync @ " + strconv.FormatInt(start.Add(time.Duration(min)*time.Minute).UnixMilli(), 10)
 		}
-		status := func() runtime.EntryStatus {
+		status := func() schedule.EntryStatus {
 			st, err := s.Status(b.ctx, b.bundle.engine)
 			require.NoError(t, err)
 			require.Equal(t, "sync", st[0].Name)
@@ -42,7 +43,7 @@ func TestSchedulePauseAndResume(t *testing.T) {
 		}
 		stateKey := b.prefix + ":{default}:schedule:sync"
 
-		require.Equal(t, runtime.TickDispatched, pass(start)["sync"].Outcome)
+		require.Equal(t, schedule.TickDispatched, pass(start)["sync"].Outcome)
 		first := status()
 		require.False(t, first.Paused)
 
@@ -52,10 +53,10 @@ func TestSchedulePauseAndResume(t *testing.T) {
 		require.Equal(t, time.Duration(-1), b.rdb.TTL(b.ctx, stateKey).Val(), "a paused entry's state does not expire")
 
 		reps := pass(start.Add(time.Minute))
-		require.Equal(t, runtime.TickPaused, reps["sync"].Outcome)
+		require.Equal(t, schedule.TickPaused, reps["sync"].Outcome)
 		require.Equal(t, "paused", reps["sync"].Outcome.String())
-		require.Equal(t, runtime.TickDispatched, reps["other"].Outcome, "only the paused entry stops")
-		require.Equal(t, runtime.TickTaken, pass(start.Add(time.Minute))["sync"].Outcome, "the paused tick is claimed")
+		require.Equal(t, schedule.TickDispatched, reps["other"].Outcome, "only the paused entry stops")
+		require.Equal(t, schedule.TickTaken, pass(start.Add(time.Minute))["sync"].Outcome, "the paused tick is claimed")
 		st := status()
 		require.True(t, st.LastTick.Equal(start.Add(time.Minute)))
 		require.Equal(t, first.LastJobID, st.LastJobID, "the last run is still the one before the pause")
@@ -66,14 +67,14 @@ func TestSchedulePauseAndResume(t *testing.T) {
 		id, err := s.DispatchNow(b.ctx, b.bundle.engine, "sync")
 		require.NoError(t, err, "an operator's run now runs a paused entry")
 		require.True(t, status().Paused, "and leaves it paused")
-		require.Equal(t, runtime.TickPaused, pass(start.Add(2 * time.Minute))["sync"].Outcome)
+		require.Equal(t, schedule.TickPaused, pass(start.Add(2 * time.Minute))["sync"].Outcome)
 
 		require.NoError(t, s.ResumeEntry(b.ctx, b.bundle.engine, "sync"))
 		require.NoError(t, s.ResumeEntry(b.ctx, b.bundle.engine, "sync"), "resuming again does nothing")
 		require.False(t, status().Paused)
 		require.Positive(t, b.rdb.TTL(b.ctx, stateKey).Val(), "a resumed entry's state expires again")
-		require.Equal(t, runtime.TickTaken, pass(start.Add(2 * time.Minute))["sync"].Outcome, "ticks claimed while paused do not run late")
-		require.Equal(t, runtime.TickDispatched, pass(start.Add(3 * time.Minute))["sync"].Outcome)
+		require.Equal(t, schedule.TickTaken, pass(start.Add(2 * time.Minute))["sync"].Outcome, "ticks claimed while paused do not run late")
+		require.Equal(t, schedule.TickDispatched, pass(start.Add(3 * time.Minute))["sync"].Outcome)
 		require.False(t, status().Skipped)
 
 		got := b.queued(t, "default")
@@ -99,7 +100,7 @@ func TestSchedulePauseAndResume(t *testing.T) {
 func TestSchedulePausedNewEntry(t *testing.T) {
 	start := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
 	forEachScheduleBackend(t, start, func(t *testing.T, b schedBundle) {
-		s := runtime.NewSchedule()
+		s := schedule.New()
 		s.Every(30*time.Second, job(1, runtime.JobOptions{})).Name("new").WithoutOverlapping()
 		require.NoError(t, s.PauseEntry(b.ctx, b.bundle.engine, "new"))
 		log := newTickLog()
@@ -108,7 +109,7 @@ func TestSchedulePausedNewEntry(t *testing.T) {
 		require.Empty(t, b.queued(t, "default"))
 		log.mu.Lock()
 		defer log.mu.Unlock()
-		require.Equal(t, 5, log.outcomes[runtime.TickPaused], "every tick from start to +2m, claimed once")
+		require.Equal(t, 5, log.outcomes[schedule.TickPaused], "every tick from start to +2m, claimed once")
 		require.Len(t, log.outcomes, 1)
 	})
 }

@@ -1,10 +1,11 @@
-package runtime_test
+package schedule_test
 
 import (
 	"fmt"
 	"time"
 
 	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/schedule"
 )
 
 // pruneCarts, syncCRM and sendDigest stand for generated job types.
@@ -30,7 +31,7 @@ func (j sendDigest) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
 // 2026 Paris skips from 02:00 to 03:00; a job at 02:30 runs once, at
 // 03:00.
 func ExampleSchedule() {
-	s := runtime.NewSchedule()
+	s := schedule.New()
 	s.Cron("0 3 * * *", pruneCarts{}).Timezone("Europe/Paris").WithoutOverlapping()
 	s.Every(5*time.Minute, syncCRM{Full: false})
 	s.DailyAt("09:00", sendDigest{}).Weekdays()

@@ -10,11 +10,11 @@ import (
 	"github.com/adhocore/gronx"
 )
 
-// ErrSpec is wrapped by every error of Parse.
-var ErrSpec = errors.New("invalid schedule spec")
+// errSpec is wrapped by every error of parseSpec.
+var errSpec = errors.New("invalid schedule spec")
 
-// Spec is when an entry runs: the instants of its ticks.
-type Spec interface {
+// spec is when an entry runs: the instants of its ticks.
+type spec interface {
 	// Next returns the first tick strictly after t, or the zero time if
 	// there is none.
 	Next(t time.Time) time.Time
@@ -25,11 +25,11 @@ type Spec interface {
 	String() string
 }
 
-// Parse reads expr in loc (nil means UTC): a cron expression of five
+// parseSpec reads expr in loc (nil means UTC): a cron expression of five
 // fields, or six with seconds first; a tag such as @daily; or
 // @every DURATION, a whole number of seconds, which counts real time and
 // ignores loc.
-func Parse(expr string, loc *time.Location) (Spec, error) {
+func parseSpec(expr string, loc *time.Location) (spec, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -37,9 +37,9 @@ func Parse(expr string, loc *time.Location) (Spec, error) {
 	if d, ok := strings.CutPrefix(expr, "@every "); ok {
 		every, err := time.ParseDuration(d)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %q: %v", ErrSpec, expr, err)
+			return nil, fmt.Errorf("%w: %q: %v", errSpec, expr, err)
 		}
-		return NewEvery(every)
+		return newEvery(every)
 	}
 	fields := strings.Fields(expr)
 	switch {
@@ -47,7 +47,7 @@ func Parse(expr string, loc *time.Location) (Spec, error) {
 		switch expr {
 		case "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly":
 		default:
-			return nil, fmt.Errorf("%w: unknown tag %q (want @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or @every DURATION)", ErrSpec, expr)
+			return nil, fmt.Errorf("%w: unknown tag %q (want @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or @every DURATION)", errSpec, expr)
 		}
 		if expr == "@midnight" {
 			expr = "@daily"
@@ -55,30 +55,30 @@ func Parse(expr string, loc *time.Location) (Spec, error) {
 	case len(fields) == 5 || len(fields) == 6:
 		if len(fields) == 6 && len(fields[5]) >= 4 && fields[5][0] >= '0' && fields[5][0] <= '9' {
 			// gronx would read a four-digit sixth field as a year.
-			return nil, fmt.Errorf("%w: %q: six fields are seconds, minutes, hours, day of month, month, day of week", ErrSpec, expr)
+			return nil, fmt.Errorf("%w: %q: six fields are seconds, minutes, hours, day of month, month, day of week", errSpec, expr)
 		}
 	default:
-		return nil, fmt.Errorf("%w: %q has %d fields: want 5 (minute hour day month weekday) or 6 (seconds first)", ErrSpec, expr, len(fields))
+		return nil, fmt.Errorf("%w: %q has %d fields: want 5 (minute hour day month weekday) or 6 (seconds first)", errSpec, expr, len(fields))
 	}
 	if !gronx.IsValid(expr) {
-		return nil, fmt.Errorf("%w: %q is not a valid cron expression", ErrSpec, expr)
+		return nil, fmt.Errorf("%w: %q is not a valid cron expression", errSpec, expr)
 	}
-	c := &cron{expr: expr, loc: loc}
+	c := &cronSpec{expr: expr, loc: loc}
 	// A spec with no tick at all (30 February) would make every search
 	// fail: refuse it now.
 	if c.Next(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)).IsZero() {
-		return nil, fmt.Errorf("%w: %q never fires", ErrSpec, expr)
+		return nil, fmt.Errorf("%w: %q never fires", errSpec, expr)
 	}
 	return c, nil
 }
 
-// cron is a cron expression read on the wall clock of loc.
-type cron struct {
+// cronSpec is a cron expression read on the wall clock of loc.
+type cronSpec struct {
 	expr string
 	loc  *time.Location
 }
 
-func (c *cron) String() string {
+func (c *cronSpec) String() string {
 	if c.loc == time.UTC {
 		return c.expr
 	}
@@ -88,7 +88,7 @@ func (c *cron) String() string {
 // Next finds the first wall tick after t's wall time whose instant is
 // after t. Wall ticks map to instants monotonically (see instant), so
 // the search only passes over ticks of a repeated hour that ran already.
-func (c *cron) Next(t time.Time) time.Time {
+func (c *cronSpec) Next(t time.Time) time.Time {
 	w := naive(t.Truncate(time.Second), c.loc)
 	for range 100_000 {
 		n, err := gronx.NextTickAfter(c.expr, w, false)
@@ -106,7 +106,7 @@ func (c *cron) Next(t time.Time) time.Time {
 // Prev finds the last wall tick at or before t's wall time, then moves
 // on while the next tick's instant is still not after t: the ticks of a
 // repeated hour map to its first occurrence, before t.
-func (c *cron) Prev(t time.Time) time.Time {
+func (c *cronSpec) Prev(t time.Time) time.Time {
 	w, err := gronx.PrevTickBefore(c.expr, naive(t.Truncate(time.Second), c.loc), true)
 	if err != nil {
 		return time.Time{}
@@ -124,22 +124,22 @@ func (c *cron) Prev(t time.Time) time.Time {
 	}
 }
 
-// Every is a spec that fires every d of real time, at the multiples of d
+// everySpec is a spec that fires every d of real time, at the multiples of d
 // since the Unix epoch.
-type Every struct{ d time.Duration }
+type everySpec struct{ d time.Duration }
 
-// NewEvery returns the spec of @every d; d must be a whole number of
+// newEvery returns the spec of @every d; d must be a whole number of
 // seconds, at least one.
-func NewEvery(d time.Duration) (Every, error) {
+func newEvery(d time.Duration) (everySpec, error) {
 	if d < time.Second || d%time.Second != 0 {
-		return Every{}, fmt.Errorf("%w: @every %v: want a whole number of seconds, at least 1s", ErrSpec, d)
+		return everySpec{}, fmt.Errorf("%w: @every %v: want a whole number of seconds, at least 1s", errSpec, d)
 	}
-	return Every{d}, nil
+	return everySpec{d}, nil
 }
 
 // String is "@every" and the interval in its largest whole unit: 90s,
 // 5m, 2h. It names entries, so it must not change between releases.
-func (e Every) String() string {
+func (e everySpec) String() string {
 	switch {
 	case e.d%time.Hour == 0:
 		return "@every " + strconv.FormatInt(int64(e.d/time.Hour), 10) + "h"
@@ -150,10 +150,10 @@ func (e Every) String() string {
 }
 
 // Next returns the first multiple of the interval after t.
-func (e Every) Next(t time.Time) time.Time { return e.Prev(t).Add(e.d) }
+func (e everySpec) Next(t time.Time) time.Time { return e.Prev(t).Add(e.d) }
 
 // Prev returns the last multiple of the interval at or before t.
-func (e Every) Prev(t time.Time) time.Time {
+func (e everySpec) Prev(t time.Time) time.Time {
 	n := t.UnixNano()
 	d := int64(e.d)
 	q := n / d

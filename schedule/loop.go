@@ -7,24 +7,24 @@ import (
 	"time"
 )
 
-// Entry is one periodic job as the runner sees it.
-type Entry struct {
+// loopEntry is one periodic job as the runner sees it.
+type loopEntry struct {
 	// Name is the entry's identity: a tick is the pair (Name, instant).
 	Name string
-	// Spec says when it runs.
-	Spec Spec
+	// spec says when it runs.
+	spec spec
 	// Missed is how many ticks a runner tries at each pass, the latest
 	// one (at or before now) included, so it bounds how many missed ticks
 	// run when runners come back after all were down: 1 runs the last
 	// missed tick only. 0 tries the latest tick only while it is on time
-	// (Config.Grace), so missed ticks never run.
+	// (loopConfig.Grace), so missed ticks never run.
 	Missed int
 }
 
 // Due returns the ticks of e to try at now, oldest first: see
-// Entry.Missed.
-func (e Entry) Due(now time.Time, grace time.Duration) []time.Time {
-	last := e.Spec.Prev(now)
+// loopEntry.Missed.
+func (e loopEntry) Due(now time.Time, grace time.Duration) []time.Time {
+	last := e.spec.Prev(now)
 	if last.IsZero() {
 		return nil
 	}
@@ -36,57 +36,57 @@ func (e Entry) Due(now time.Time, grace time.Duration) []time.Time {
 	}
 	out := make([]time.Time, e.Missed)
 	n := 0
-	for t := last; !t.IsZero() && n < e.Missed; t = e.Spec.Prev(t.Add(-time.Nanosecond)) {
+	for t := last; !t.IsZero() && n < e.Missed; t = e.spec.Prev(t.Add(-time.Nanosecond)) {
 		n++
 		out[e.Missed-n] = t
 	}
 	return out[e.Missed-n:]
 }
 
-// Outcome is what a Fire call did with one tick.
-type Outcome int
+// outcome is what a Fire call did with one tick.
+type outcome int
 
 const (
-	// Fired: this call claimed the tick and pushed its job.
-	Fired Outcome = iota
-	// Taken: the tick, or a later one, was claimed already, by this
+	// outFired: this call claimed the tick and pushed its job.
+	outFired outcome = iota
+	// outTaken: the tick, or a later one, was claimed already, by this
 	// runner or another.
-	Taken
-	// Overlapping: this call claimed the tick but pushed nothing, as the
+	outTaken
+	// outOverlapping: this call claimed the tick but pushed nothing, as the
 	// entry's last run is still queued or running.
-	Overlapping
-	// TooOld: the entry has no state and the tick is before the runner
+	outOverlapping
+	// outTooOld: the entry has no state and the tick is before the runner
 	// started, so it is not one this runner missed.
-	TooOld
-	// Held: nothing was claimed or pushed, for a reason that may pass
+	outTooOld
+	// outHeld: nothing was claimed or pushed, for a reason that may pass
 	// (the job's own unique lock is held): the tick is tried again.
-	Held
-	// Paused: this call claimed the tick but pushed nothing, as the
+	outHeld
+	// outPaused: this call claimed the tick but pushed nothing, as the
 	// entry is paused.
-	Paused
+	outPaused
 )
 
-func (o Outcome) String() string {
+func (o outcome) String() string {
 	switch o {
-	case Fired:
+	case outFired:
 		return "fired"
-	case Taken:
+	case outTaken:
 		return "taken"
-	case Overlapping:
+	case outOverlapping:
 		return "overlapping"
-	case TooOld:
+	case outTooOld:
 		return "too old"
-	case Held:
+	case outHeld:
 		return "held"
-	case Paused:
+	case outPaused:
 		return "paused"
 	}
-	return fmt.Sprintf("Outcome(%d)", int(o))
+	return fmt.Sprintf("outcome(%d)", int(o))
 }
 
-// Tick is one tick handed to Fire.
-type Tick struct {
-	Entry Entry
+// loopTick is one tick handed to Fire.
+type loopTick struct {
+	Entry loopEntry
 	// At is the tick's instant: its identity, with the entry's name.
 	At time.Time
 	// Next is the entry's tick after At, so that its state can be kept
@@ -97,19 +97,13 @@ type Tick struct {
 	Since time.Time
 }
 
-// Clock is where a runner reads the time and waits.
-type Clock interface {
-	Now(ctx context.Context) (time.Time, error)
-	After(d time.Duration) <-chan time.Time
-}
-
-// Config configures a Runner.
-type Config struct {
+// loopConfig configures a runner.
+type loopConfig struct {
 	// Entries are the entries to run; their names must be distinct.
-	Entries []Entry
+	Entries []loopEntry
 	// Fire claims a tick and pushes its job, atomically: a tick is
 	// fired once however many runners call Fire with it.
-	Fire func(ctx context.Context, t Tick) (Outcome, error)
+	Fire func(ctx context.Context, t loopTick) (outcome, error)
 	// Clock gives the time; required.
 	Clock Clock
 	// Grace is how late a tick may be and still be on time, for entries
@@ -120,12 +114,12 @@ type Config struct {
 	MaxWait time.Duration
 	// Report, if set, receives the outcome of each Fire call, and its
 	// error.
-	Report func(t Tick, o Outcome, err error)
+	Report func(t loopTick, o outcome, err error)
 }
 
-// Runner fires the ticks of its entries as they fall due.
-type Runner struct {
-	cfg   Config
+// runner fires the ticks of its entries as they fall due.
+type runner struct {
+	cfg   loopConfig
 	since time.Time
 	// done is, per entry, the latest tick this runner saw claimed (fired
 	// by it or another): later passes skip the ticks up to it, so that a
@@ -138,14 +132,14 @@ type Runner struct {
 
 type seenAt struct{ at, next time.Time }
 
-// NewRunner checks cfg and returns a runner.
-func NewRunner(cfg Config) (*Runner, error) {
+// newRunner checks cfg and returns a runner.
+func newRunner(cfg loopConfig) (*runner, error) {
 	if cfg.Fire == nil || cfg.Clock == nil {
-		return nil, errors.New("schedule: Config.Fire and Config.Clock are required")
+		return nil, errors.New("schedule: the loop needs Fire and Clock")
 	}
 	seen := map[string]bool{}
 	for _, e := range cfg.Entries {
-		if e.Name == "" || e.Spec == nil {
+		if e.Name == "" || e.spec == nil {
 			return nil, errors.New("schedule: an entry needs a name and a spec")
 		}
 		if seen[e.Name] {
@@ -159,17 +153,17 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if cfg.MaxWait <= 0 {
 		cfg.MaxWait = time.Minute
 	}
-	return &Runner{cfg: cfg, done: map[string]time.Time{}, seen: map[string]seenAt{}}, nil
+	return &runner{cfg: cfg, done: map[string]time.Time{}, seen: map[string]seenAt{}}, nil
 }
 
-// Start sets when the runner started (see Tick.Since). Otherwise the
+// start sets when the runner started (see loopTick.Since). Otherwise the
 // first pass sets it to its time less Grace, so that a new entry's tick
 // that fell due just before the runner started still runs.
-func (r *Runner) Start(since time.Time) { r.since = since }
+func (r *runner) start(since time.Time) { r.since = since }
 
-// Pass fires every due tick of every entry at now (see Entry.Due),
+// pass fires every due tick of every entry at now (see loopEntry.Due),
 // oldest first per entry, and returns the errors of the Fire calls.
-func (r *Runner) Pass(ctx context.Context, now time.Time) error {
+func (r *runner) pass(ctx context.Context, now time.Time) error {
 	if r.since.IsZero() {
 		r.since = now.Add(-r.cfg.Grace)
 	}
@@ -183,7 +177,7 @@ func (r *Runner) Pass(ctx context.Context, now time.Time) error {
 			if !at.After(r.done[e.Name]) {
 				continue
 			}
-			t := Tick{Entry: e, At: at, Next: e.Spec.Next(at), Since: r.since}
+			t := loopTick{Entry: e, At: at, Next: e.spec.Next(at), Since: r.since}
 			o, err := r.cfg.Fire(ctx, t)
 			if r.cfg.Report != nil {
 				r.cfg.Report(t, o, err)
@@ -194,14 +188,14 @@ func (r *Runner) Pass(ctx context.Context, now time.Time) error {
 				continue
 			}
 			switch o {
-			case Fired, Taken, Overlapping, Paused:
+			case outFired, outTaken, outOverlapping, outPaused:
 				r.done[e.Name] = at
-			case Held:
+			case outHeld:
 				settled = false
 			}
 		}
 		if settled {
-			r.seen[e.Name] = seenAt{at: now, next: e.Spec.Next(now)}
+			r.seen[e.Name] = seenAt{at: now, next: e.spec.Next(now)}
 		} else {
 			delete(r.seen, e.Name)
 		}
@@ -209,14 +203,14 @@ func (r *Runner) Pass(ctx context.Context, now time.Time) error {
 	return errors.Join(errs...)
 }
 
-// NextAfter returns the earliest tick of any entry after now; zero if
+// nextAfter returns the earliest tick of any entry after now; zero if
 // none.
-func (r *Runner) NextAfter(now time.Time) time.Time {
+func (r *runner) nextAfter(now time.Time) time.Time {
 	var next time.Time
 	for _, e := range r.cfg.Entries {
 		n := r.seen[e.Name].next
 		if s := r.seen[e.Name]; now.Before(s.at) || !now.Before(s.next) {
-			n = e.Spec.Next(now)
+			n = e.spec.Next(now)
 		}
 		if !n.IsZero() && (next.IsZero() || n.Before(next)) {
 			next = n
@@ -225,22 +219,22 @@ func (r *Runner) NextAfter(now time.Time) time.Time {
 	return next
 }
 
-// Run makes a pass, sleeps until the next tick of any entry (at most
+// run makes a pass, sleeps until the next tick of any entry (at most
 // MaxWait), and again, until ctx is done; then it returns nil. Errors
 // of a pass, or of reading the clock, go to Report (if set) and the loop
 // goes on: the missed ticks are tried again at the next pass.
-func (r *Runner) Run(ctx context.Context) error {
+func (r *runner) run(ctx context.Context) error {
 	for ctx.Err() == nil {
 		wait := time.Second
 		now, err := r.cfg.Clock.Now(ctx)
 		if err == nil {
-			_ = r.Pass(ctx, now) // each error went to Report
+			_ = r.pass(ctx, now) // each error went to Report
 			wait = r.cfg.MaxWait
-			if next := r.NextAfter(now); !next.IsZero() {
+			if next := r.nextAfter(now); !next.IsZero() {
 				wait = min(max(next.Sub(now), 0), r.cfg.MaxWait)
 			}
 		} else if r.cfg.Report != nil && ctx.Err() == nil {
-			r.cfg.Report(Tick{}, Taken, fmt.Errorf("read the clock: %w", err))
+			r.cfg.Report(loopTick{}, outTaken, fmt.Errorf("read the clock: %w", err))
 		}
 		select {
 		case <-ctx.Done():

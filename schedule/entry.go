@@ -1,119 +1,21 @@
-package runtime
+package schedule
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/jobgen/jobgen/internal/schedule"
+	"github.com/jobgen/jobgen/runtime"
 )
 
-// Schedule is the application's list of periodic jobs (Laravel's
-// schedule()): each entry dispatches its job at every tick of its spec.
-// Build it once at start-up and give it to the processes that run it
-// (Schedule.Run, or console.WithSchedule for schedule:work and
-// queue:work --schedule):
-//
-//	s := runtime.NewSchedule()
-//	s.Cron("0 3 * * *", PruneCarts{}).Timezone("Europe/Paris").WithoutOverlapping()
-//	s.Every(5*time.Minute, SyncCRM{Full: false})
-//	s.DailyAt("09:00", SendDigest{}).Weekdays()
-//
-// Each tick of each entry is dispatched once in all, however many
-// processes run the schedule: the tick, named by the entry and its time,
-// is claimed in the same Redis script call that pushes its job. No
-// process leads; any may stop or die.
-//
-// Build a Schedule in one goroutine, then run it: any number of runs,
-// in one process or several, may share it.
-type Schedule struct {
-	entries []*ScheduledEntry
-}
-
-// NewSchedule returns an empty schedule.
-func NewSchedule() *Schedule { return &Schedule{} }
-
-// Job adds an entry that dispatches job every minute until a frequency
-// method (Hourly, DailyAt, Cron, ...) says otherwise.
-func (s *Schedule) Job(job Job) *ScheduledEntry {
-	e := &ScheduledEntry{job: job, fields: [6]string{"0", "*", "*", "*", "*", "*"}, missed: 1}
-	s.entries = append(s.entries, e)
-	return e
-}
-
-// Cron adds an entry that dispatches job at the ticks of a cron
-// expression: five fields (minute hour day-of-month month day-of-week),
-// or six with seconds first, or a tag: @yearly, @monthly, @weekly,
-// @daily, @hourly, or @every DURATION (see Every). The fields are read on
-// the wall clock of the entry's Timezone, UTC by default.
-func (s *Schedule) Cron(expr string, job Job) *ScheduledEntry { return s.Job(job).Cron(expr) }
-
-// Every adds an entry that dispatches job every d of real time, at the
-// multiples of d since the Unix epoch (so every process agrees), a whole
-// number of seconds: Every(5*time.Minute, j) runs at :00, :05, ... UTC.
-// It ignores Timezone and daylight saving time, and takes no day or time
-// modifiers.
-func (s *Schedule) Every(d time.Duration, job Job) *ScheduledEntry { return s.Job(job).Every(d) }
-
-// EveryMinute adds an entry that runs job at the start of every minute.
-func (s *Schedule) EveryMinute(job Job) *ScheduledEntry { return s.Job(job) }
-
-// Hourly adds an entry that runs job at the start of every hour.
-func (s *Schedule) Hourly(job Job) *ScheduledEntry { return s.Job(job).Hourly() }
-
-// Daily adds an entry that runs job at midnight.
-func (s *Schedule) Daily(job Job) *ScheduledEntry { return s.Job(job).Daily() }
-
-// DailyAt adds an entry that runs job every day at hh:mm (or hh:mm:ss).
-func (s *Schedule) DailyAt(at string, job Job) *ScheduledEntry { return s.Job(job).DailyAt(at) }
-
-// Weekly adds an entry that runs job at midnight on Sundays.
-func (s *Schedule) Weekly(job Job) *ScheduledEntry { return s.Job(job).Weekly() }
-
-// Monthly adds an entry that runs job at midnight on the first of the
-// month.
-func (s *Schedule) Monthly(job Job) *ScheduledEntry { return s.Job(job).Monthly() }
-
-// Entries returns the schedule's entries, checked: an error names each
-// entry that is wrong (a bad spec, zone or name) and each name used twice.
-func (s *Schedule) Entries() ([]*ScheduledEntry, error) {
-	var errs []error
-	seen := map[string]bool{}
-	for _, e := range s.entries {
-		if err := e.check(); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if seen[e.EntryName()] {
-			errs = append(errs, fmt.Errorf("%w: two schedule entries are named %q: give one a name of its own with Name", ErrInvalid, e.EntryName()))
-		}
-		seen[e.EntryName()] = true
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return append([]*ScheduledEntry(nil), s.entries...), nil
-}
-
-// Entry returns the entry named name.
-func (s *Schedule) Entry(name string) (*ScheduledEntry, bool) {
-	for _, e := range s.entries {
-		if e.check() == nil && e.EntryName() == name {
-			return e, true
-		}
-	}
-	return nil, false
-}
-
-// ScheduledEntry is one entry of a Schedule. Its methods set its
+// Entry is one entry of a Schedule. Its methods set its
 // frequency, zone and dispatch options, and return it, so they chain.
 // Frequency methods set fields of its cron expression as Laravel's do:
 // DailyAt("09:00").Weekdays() is "0 9 * * 1-5".
-type ScheduledEntry struct {
-	job        Job
+type Entry struct {
+	job        runtime.Job
 	fields     [6]string // seconds, minute, hour, day of month, month, day of week
 	every      time.Duration
 	zone       string
@@ -130,18 +32,18 @@ type ScheduledEntry struct {
 	// mu guards spec, built by check when first needed: several runs of
 	// one schedule may check its entries at once.
 	mu   sync.Mutex
-	spec schedule.Spec
+	spec spec
 }
 
-func (e *ScheduledEntry) fail(format string, args ...any) *ScheduledEntry {
+func (e *Entry) fail(format string, args ...any) *Entry {
 	if e.err == nil {
-		e.err = fmt.Errorf("%w: schedule entry for %s: %s", ErrInvalid, e.job.JobName(), fmt.Sprintf(format, args...))
+		e.err = fmt.Errorf("%w: schedule entry for %s: %s", runtime.ErrInvalid, e.job.JobName(), fmt.Sprintf(format, args...))
 	}
 	return e
 }
 
 // Cron sets the entry's cron expression (see Schedule.Cron).
-func (e *ScheduledEntry) Cron(expr string) *ScheduledEntry {
+func (e *Entry) Cron(expr string) *Entry {
 	e.spec = nil
 	expr = strings.TrimSpace(expr)
 	if d, ok := strings.CutPrefix(expr, "@every "); ok {
@@ -177,9 +79,9 @@ func (e *ScheduledEntry) Cron(expr string) *ScheduledEntry {
 }
 
 // Every makes the entry run every d of real time (see Schedule.Every).
-func (e *ScheduledEntry) Every(d time.Duration) *ScheduledEntry {
+func (e *Entry) Every(d time.Duration) *Entry {
 	e.spec = nil
-	if _, err := schedule.NewEvery(d); err != nil {
+	if _, err := newEvery(d); err != nil {
 		return e.fail("%v", err)
 	}
 	e.every = d
@@ -187,7 +89,7 @@ func (e *ScheduledEntry) Every(d time.Duration) *ScheduledEntry {
 }
 
 // set sets cron fields: pairs of index and value.
-func (e *ScheduledEntry) set(kv ...any) *ScheduledEntry {
+func (e *Entry) set(kv ...any) *Entry {
 	e.spec = nil
 	if e.every > 0 {
 		return e.fail("Every(%v) takes no day or time modifier: use a cron expression or a frequency method", e.every)
@@ -208,13 +110,13 @@ const (
 )
 
 // EveryMinute runs the entry at the start of every minute.
-func (e *ScheduledEntry) EveryMinute() *ScheduledEntry {
+func (e *Entry) EveryMinute() *Entry {
 	return e.set(fSec, "0", fMin, "*")
 }
 
 // EveryMinutes runs the entry every n minutes of the hour, n dividing 60
 // (everyTwoMinutes, everyFiveMinutes ... everyThirtyMinutes).
-func (e *ScheduledEntry) EveryMinutes(n int) *ScheduledEntry {
+func (e *Entry) EveryMinutes(n int) *Entry {
 	if n < 1 || 60%n != 0 {
 		return e.fail("EveryMinutes(%d): n must divide 60", n)
 	}
@@ -222,22 +124,22 @@ func (e *ScheduledEntry) EveryMinutes(n int) *ScheduledEntry {
 }
 
 // EveryFiveMinutes runs the entry at :00, :05, ... of every hour.
-func (e *ScheduledEntry) EveryFiveMinutes() *ScheduledEntry { return e.EveryMinutes(5) }
+func (e *Entry) EveryFiveMinutes() *Entry { return e.EveryMinutes(5) }
 
 // EveryTenMinutes runs the entry at :00, :10, ... of every hour.
-func (e *ScheduledEntry) EveryTenMinutes() *ScheduledEntry { return e.EveryMinutes(10) }
+func (e *Entry) EveryTenMinutes() *Entry { return e.EveryMinutes(10) }
 
 // EveryFifteenMinutes runs the entry at :00, :15, :30 and :45.
-func (e *ScheduledEntry) EveryFifteenMinutes() *ScheduledEntry { return e.EveryMinutes(15) }
+func (e *Entry) EveryFifteenMinutes() *Entry { return e.EveryMinutes(15) }
 
 // EveryThirtyMinutes runs the entry at :00 and :30.
-func (e *ScheduledEntry) EveryThirtyMinutes() *ScheduledEntry { return e.EveryMinutes(30) }
+func (e *Entry) EveryThirtyMinutes() *Entry { return e.EveryMinutes(30) }
 
 // Hourly runs the entry at the start of every hour.
-func (e *ScheduledEntry) Hourly() *ScheduledEntry { return e.HourlyAt(0) }
+func (e *Entry) Hourly() *Entry { return e.HourlyAt(0) }
 
 // HourlyAt runs the entry at minute m of every hour.
-func (e *ScheduledEntry) HourlyAt(m int) *ScheduledEntry {
+func (e *Entry) HourlyAt(m int) *Entry {
 	if m < 0 || m > 59 {
 		return e.fail("HourlyAt(%d): minute out of range", m)
 	}
@@ -246,7 +148,7 @@ func (e *ScheduledEntry) HourlyAt(m int) *ScheduledEntry {
 
 // EveryHours runs the entry every n hours of the day, at minute 0, n
 // dividing 24 (everyTwoHours ... everySixHours).
-func (e *ScheduledEntry) EveryHours(n int) *ScheduledEntry {
+func (e *Entry) EveryHours(n int) *Entry {
 	if n < 1 || 24%n != 0 {
 		return e.fail("EveryHours(%d): n must divide 24", n)
 	}
@@ -254,10 +156,10 @@ func (e *ScheduledEntry) EveryHours(n int) *ScheduledEntry {
 }
 
 // Daily runs the entry at midnight.
-func (e *ScheduledEntry) Daily() *ScheduledEntry { return e.DailyAt("00:00") }
+func (e *Entry) Daily() *Entry { return e.DailyAt("00:00") }
 
 // DailyAt runs the entry every day at hh:mm or hh:mm:ss.
-func (e *ScheduledEntry) DailyAt(at string) *ScheduledEntry {
+func (e *Entry) DailyAt(at string) *Entry {
 	h, m, s, ok := parseClock(at)
 	if !ok {
 		return e.fail("DailyAt(%q): want hh:mm or hh:mm:ss", at)
@@ -266,10 +168,10 @@ func (e *ScheduledEntry) DailyAt(at string) *ScheduledEntry {
 }
 
 // At sets the time of day of a daily, weekly, monthly or yearly entry.
-func (e *ScheduledEntry) At(at string) *ScheduledEntry { return e.DailyAt(at) }
+func (e *Entry) At(at string) *Entry { return e.DailyAt(at) }
 
 // TwiceDaily runs the entry at minute 0 of hours h1 and h2.
-func (e *ScheduledEntry) TwiceDaily(h1, h2 int) *ScheduledEntry {
+func (e *Entry) TwiceDaily(h1, h2 int) *Entry {
 	if h1 < 0 || h1 > 23 || h2 < 0 || h2 > 23 {
 		return e.fail("TwiceDaily(%d, %d): hour out of range", h1, h2)
 	}
@@ -277,20 +179,20 @@ func (e *ScheduledEntry) TwiceDaily(h1, h2 int) *ScheduledEntry {
 }
 
 // Weekly runs the entry at midnight on Sundays.
-func (e *ScheduledEntry) Weekly() *ScheduledEntry {
+func (e *Entry) Weekly() *Entry {
 	return e.set(fSec, "0", fMin, "0", fHour, "0", fDow, "0")
 }
 
 // WeeklyOn runs the entry on day at hh:mm.
-func (e *ScheduledEntry) WeeklyOn(day time.Weekday, at string) *ScheduledEntry {
+func (e *Entry) WeeklyOn(day time.Weekday, at string) *Entry {
 	return e.DailyAt(at).Days(day)
 }
 
 // Monthly runs the entry at midnight on the first of the month.
-func (e *ScheduledEntry) Monthly() *ScheduledEntry { return e.MonthlyOn(1, "00:00") }
+func (e *Entry) Monthly() *Entry { return e.MonthlyOn(1, "00:00") }
 
 // MonthlyOn runs the entry on day of the month at hh:mm.
-func (e *ScheduledEntry) MonthlyOn(day int, at string) *ScheduledEntry {
+func (e *Entry) MonthlyOn(day int, at string) *Entry {
 	if day < 1 || day > 31 {
 		return e.fail("MonthlyOn(%d): day out of range", day)
 	}
@@ -298,49 +200,49 @@ func (e *ScheduledEntry) MonthlyOn(day int, at string) *ScheduledEntry {
 }
 
 // LastDayOfMonth runs the entry on the last day of the month at hh:mm.
-func (e *ScheduledEntry) LastDayOfMonth(at string) *ScheduledEntry {
+func (e *Entry) LastDayOfMonth(at string) *Entry {
 	return e.DailyAt(at).set(fDom, "L")
 }
 
 // Quarterly runs the entry at midnight on the first day of each quarter.
-func (e *ScheduledEntry) Quarterly() *ScheduledEntry {
+func (e *Entry) Quarterly() *Entry {
 	return e.Monthly().set(fMonth, "1,4,7,10")
 }
 
 // Yearly runs the entry at midnight on 1 January.
-func (e *ScheduledEntry) Yearly() *ScheduledEntry {
+func (e *Entry) Yearly() *Entry {
 	return e.Monthly().set(fMonth, "1")
 }
 
 // Weekdays limits the entry to Monday to Friday.
-func (e *ScheduledEntry) Weekdays() *ScheduledEntry { return e.set(fDow, "1-5") }
+func (e *Entry) Weekdays() *Entry { return e.set(fDow, "1-5") }
 
 // Weekends limits the entry to Saturday and Sunday.
-func (e *ScheduledEntry) Weekends() *ScheduledEntry { return e.set(fDow, "0,6") }
+func (e *Entry) Weekends() *Entry { return e.set(fDow, "0,6") }
 
 // Mondays limits the entry to Mondays; Tuesdays ... Sundays likewise.
-func (e *ScheduledEntry) Mondays() *ScheduledEntry { return e.Days(time.Monday) }
+func (e *Entry) Mondays() *Entry { return e.Days(time.Monday) }
 
 // Tuesdays limits the entry to Tuesdays.
-func (e *ScheduledEntry) Tuesdays() *ScheduledEntry { return e.Days(time.Tuesday) }
+func (e *Entry) Tuesdays() *Entry { return e.Days(time.Tuesday) }
 
 // Wednesdays limits the entry to Wednesdays.
-func (e *ScheduledEntry) Wednesdays() *ScheduledEntry { return e.Days(time.Wednesday) }
+func (e *Entry) Wednesdays() *Entry { return e.Days(time.Wednesday) }
 
 // Thursdays limits the entry to Thursdays.
-func (e *ScheduledEntry) Thursdays() *ScheduledEntry { return e.Days(time.Thursday) }
+func (e *Entry) Thursdays() *Entry { return e.Days(time.Thursday) }
 
 // Fridays limits the entry to Fridays.
-func (e *ScheduledEntry) Fridays() *ScheduledEntry { return e.Days(time.Friday) }
+func (e *Entry) Fridays() *Entry { return e.Days(time.Friday) }
 
 // Saturdays limits the entry to Saturdays.
-func (e *ScheduledEntry) Saturdays() *ScheduledEntry { return e.Days(time.Saturday) }
+func (e *Entry) Saturdays() *Entry { return e.Days(time.Saturday) }
 
 // Sundays limits the entry to Sundays.
-func (e *ScheduledEntry) Sundays() *ScheduledEntry { return e.Days(time.Sunday) }
+func (e *Entry) Sundays() *Entry { return e.Days(time.Sunday) }
 
 // Days limits the entry to the days given.
-func (e *ScheduledEntry) Days(days ...time.Weekday) *ScheduledEntry {
+func (e *Entry) Days(days ...time.Weekday) *Entry {
 	if len(days) == 0 {
 		return e.fail("Days: no day given")
 	}
@@ -355,8 +257,8 @@ func (e *ScheduledEntry) Days(days ...time.Weekday) *ScheduledEntry {
 // zone tz (such as "Europe/Paris"); default UTC. On the days clocks
 // change, a time that does not exist runs once, at the first valid
 // instant after it, and a time that occurs twice runs once, at its first
-// occurrence (see the package doc, Schedules).
-func (e *ScheduledEntry) Timezone(tz string) *ScheduledEntry {
+// occurrence (see the package doc, Time zones).
+func (e *Entry) Timezone(tz string) *Entry {
 	e.spec = nil
 	loc, err := time.LoadLocation(tz)
 	if err != nil {
@@ -373,36 +275,36 @@ func (e *ScheduledEntry) Timezone(tz string) *ScheduledEntry {
 // the spec, which makes a new entry; give a name to keep an entry's
 // state (its last run) across such changes, and to tell apart two
 // entries of one job with one spec. No { or }.
-func (e *ScheduledEntry) Name(name string) *ScheduledEntry {
+func (e *Entry) Name(name string) *Entry {
 	e.name = name
 	return e
 }
 
 // OnQueue sends the entry's jobs to queue q.
-func (e *ScheduledEntry) OnQueue(q string) *ScheduledEntry {
+func (e *Entry) OnQueue(q string) *Entry {
 	e.queue = q
 	return e
 }
 
 // OnConnection sends the entry's jobs through the engine registered as
-// connection c (SetConnection).
-func (e *ScheduledEntry) OnConnection(c string) *ScheduledEntry {
+// connection c (runtime.SetConnection).
+func (e *Entry) OnConnection(c string) *Entry {
 	e.connection = c
 	return e
 }
 
 // Delay makes each of the entry's jobs ready d after its tick's dispatch.
-func (e *ScheduledEntry) Delay(d time.Duration) *ScheduledEntry {
+func (e *Entry) Delay(d time.Duration) *Entry {
 	e.delay, e.delaySet = d, true
 	return e
 }
 
 // WithoutOverlapping skips a tick while the job of the entry's last run
-// is still queued or running, as a unique job does (UniqueFor): the tick
+// is still queued or running, as a unique job does (JobOptions.UniqueFor): the tick
 // counts as run, and nothing is pushed. The lock is the entry's own; it
 // goes when the job ends for good, or expires after expires (default 24
 // hours, Laravel's) if its worker died.
-func (e *ScheduledEntry) WithoutOverlapping(expires ...time.Duration) *ScheduledEntry {
+func (e *Entry) WithoutOverlapping(expires ...time.Duration) *Entry {
 	e.overlap = 24 * time.Hour
 	if len(expires) > 0 {
 		if expires[0] < time.Millisecond {
@@ -417,7 +319,7 @@ func (e *ScheduledEntry) WithoutOverlapping(expires ...time.Duration) *Scheduled
 // tick included, which bounds what runs after every schedule process was
 // down: 1 (the default) runs the last tick missed, none before it; n
 // runs the last n missed. CatchUp(0) is SkipMissed.
-func (e *ScheduledEntry) CatchUp(n int) *ScheduledEntry {
+func (e *Entry) CatchUp(n int) *Entry {
 	if n < 0 || n > 100 {
 		return e.fail("CatchUp(%d): between 0 and 100", n)
 	}
@@ -426,16 +328,16 @@ func (e *ScheduledEntry) CatchUp(n int) *ScheduledEntry {
 }
 
 // SkipMissed makes the entry run a tick only while it is on time (within
-// ScheduleConfig.Grace), so that ticks missed while every schedule
+// Config.Grace), so that ticks missed while every schedule
 // process was down never run.
-func (e *ScheduledEntry) SkipMissed() *ScheduledEntry { return e.CatchUp(0) }
+func (e *Entry) SkipMissed() *Entry { return e.CatchUp(0) }
 
 // Job returns the job the entry dispatches.
-func (e *ScheduledEntry) Job() Job { return e.job }
+func (e *Entry) Job() runtime.Job { return e.job }
 
 // Spec returns the entry's spec as written in its name: a cron
 // expression with its zone, or "@every d".
-func (e *ScheduledEntry) Spec() string {
+func (e *Entry) Spec() string {
 	if e.check() != nil {
 		return ""
 	}
@@ -443,7 +345,7 @@ func (e *ScheduledEntry) Spec() string {
 }
 
 // EntryName returns the entry's name (see Name).
-func (e *ScheduledEntry) EntryName() string {
+func (e *Entry) EntryName() string {
 	if e.name != "" {
 		return e.name
 	}
@@ -454,7 +356,7 @@ func (e *ScheduledEntry) EntryName() string {
 }
 
 // Next returns the entry's first tick after t, in its zone.
-func (e *ScheduledEntry) Next(t time.Time) time.Time {
+func (e *Entry) Next(t time.Time) time.Time {
 	if e.check() != nil {
 		return time.Time{}
 	}
@@ -466,7 +368,7 @@ func (e *ScheduledEntry) Next(t time.Time) time.Time {
 }
 
 // check builds the entry's spec and reports what is wrong with it.
-func (e *ScheduledEntry) check() error {
+func (e *Entry) check() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.err != nil {
@@ -480,28 +382,28 @@ func (e *ScheduledEntry) check() error {
 		name = e.job.JobName()
 	}
 	if strings.ContainsAny(name, "{}") {
-		return fmt.Errorf("%w: schedule entry name %q must not contain { or }: its state is kept in the slot of its queue", ErrInvalid, name)
+		return fmt.Errorf("%w: schedule entry name %q must not contain { or }: its state is kept in the slot of its queue", runtime.ErrInvalid, name)
 	}
 	if e.queue != "" {
-		if err := ValidateQueueName(e.queue); err != nil {
+		if err := runtime.ValidateQueueName(e.queue); err != nil {
 			return fmt.Errorf("schedule entry for %s: %w", e.job.JobName(), err)
 		}
 	}
-	var spec schedule.Spec
+	var sp spec
 	var err error
 	if e.every > 0 {
-		spec, err = schedule.NewEvery(e.every)
+		sp, err = newEvery(e.every)
 	} else {
 		f := e.fields[:]
 		if f[0] == "0" {
 			f = f[1:] // five fields read better, and name the entry as written
 		}
-		spec, err = schedule.Parse(strings.Join(f, " "), e.loc)
+		sp, err = parseSpec(strings.Join(f, " "), e.loc)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: schedule entry for %s: %v", ErrInvalid, e.job.JobName(), err)
+		return fmt.Errorf("%w: schedule entry for %s: %v", runtime.ErrInvalid, e.job.JobName(), err)
 	}
-	e.spec = spec
+	e.spec = sp
 	return nil
 }
 

@@ -1,4 +1,6 @@
-package schedule
+// Package manualclock is a clock for tests that moves only when told: a
+// schedule run (schedule.Config.Clock) reads it and sleeps on it.
+package manualclock
 
 import (
 	"context"
@@ -6,9 +8,9 @@ import (
 	"time"
 )
 
-// ManualClock is a Clock that moves only when told, for tests: runners
-// sleeping on it wake when Advance passes their time.
-type ManualClock struct {
+// Clock moves only when told: runs sleeping on it (After) wake when Set
+// passes their time.
+type Clock struct {
 	mu      sync.Mutex
 	changed *sync.Cond
 	now     time.Time
@@ -20,15 +22,15 @@ type waiter struct {
 	ch chan time.Time
 }
 
-// NewManualClock returns a clock stopped at now.
-func NewManualClock(now time.Time) *ManualClock {
-	c := &ManualClock{now: now}
+// New returns a clock stopped at now.
+func New(now time.Time) *Clock {
+	c := &Clock{now: now}
 	c.changed = sync.NewCond(&c.mu)
 	return c
 }
 
 // Now returns the clock's time.
-func (c *ManualClock) Now(context.Context) (time.Time, error) {
+func (c *Clock) Now(context.Context) (time.Time, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now, nil
@@ -36,7 +38,7 @@ func (c *ManualClock) Now(context.Context) (time.Time, error) {
 
 // After returns a channel that receives the time once the clock has
 // reached now + d.
-func (c *ManualClock) After(d time.Duration) <-chan time.Time {
+func (c *Clock) After(d time.Duration) <-chan time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ch := make(chan time.Time, 1)
@@ -52,7 +54,7 @@ func (c *ManualClock) After(d time.Duration) <-chan time.Time {
 
 // WaitForSleepers blocks until n calls of After are waiting, and returns
 // the earliest time one of them waits for.
-func (c *ManualClock) WaitForSleepers(n int) time.Time {
+func (c *Clock) WaitForSleepers(n int) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for len(c.waiters) < n {
@@ -69,7 +71,7 @@ func (c *ManualClock) WaitForSleepers(n int) time.Time {
 
 // Set moves the clock to t (forward or back) and wakes the sleepers whose
 // time has come.
-func (c *ManualClock) Set(t time.Time) {
+func (c *Clock) Set(t time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.now = t
