@@ -74,9 +74,13 @@ local function enqueueOpen(b, a, ids, payloads)
   end
   local later = false
   if a then
-    local n, w, delay = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+    -- tonumber costs more than the rest of a push's checks: the common
+    -- values are told by their text.
+    local n = ARGV[a] == '1' and 1 or tonumber(ARGV[a])
+    local w = ARGV[a + 1] == '2' and 2 or tonumber(ARGV[a + 1])
+    local delay = ARGV[a + 2] == '0' and 0 or tonumber(ARGV[a + 2])
     if not n or n < 0 or n > 500 or not (w == 2 or w == 3 or w == 4) or not delay or delay < 0
-      or #ARGV < a + 2 + n * w then
+      or ARGV[a + 2 + n * w] == nil then
       return nil, redis.error_reply('ERR enqueue: want a count of up to 500 jobs, a width of 2, 3 or 4, a delay of 0 or more ms and the jobs, from ARGV[' .. a .. ']; nothing was written')
     end
     Q.a, Q.w, Q.delay, Q.n = a + 3, w, delay, n
@@ -85,7 +89,7 @@ local function enqueueOpen(b, a, ids, payloads)
     for i = 1, (w > 2 and n or 0) do
       local j = Q.a + (i - 1) * w
       local d, cg = delay, ARGV[j + 2]
-      if w == 4 then d, cg = tonumber(cg), ARGV[j + 3] end
+      if w == 4 then d, cg = (cg == '0' and 0 or tonumber(cg)), ARGV[j + 3] end
       if not d or d < 0 then
         return nil, redis.error_reply('ERR enqueue: job ' .. ARGV[j] .. ' has the delay "' .. tostring(ARGV[j + 2]) .. '", not 0 or more ms; nothing was written')
       end
@@ -120,7 +124,7 @@ local function enqueueJob(Q, i)
   local payload = Q.pays and Q.pays[i] or ARGV[j + 1]
   if w == 2 then return id, payload, Q.delay, false end
   local d, cg = Q.delay, ARGV[j + 2]
-  if w == 4 then d, cg = tonumber(cg), ARGV[j + 3] end
+  if w == 4 then d, cg = (cg == '0' and 0 or tonumber(cg)), ARGV[j + 3] end
   if cg == '' then cg = false end
   return id, payload, d, cg
 end
