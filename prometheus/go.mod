@@ -9,7 +9,6 @@ require (
 )
 
 require (
-	github.com/adhocore/gronx v1.20.4 // indirect
 	github.com/alicebob/miniredis/v2 v2.40.0 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/yuin/gopher-lua v1.1.1 // indirect

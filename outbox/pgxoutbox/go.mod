@@ -9,7 +9,6 @@ require (
 )
 
 require (
-	github.com/adhocore/gronx v1.20.4 // indirect
 	github.com/alicebob/miniredis/v2 v2.40.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
