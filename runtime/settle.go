@@ -14,10 +14,38 @@ import (
 // compare-and-set on the reservation's token.
 
 // byQueue groups refs by queue, in the order of their first refs, and
-// splits each queue's into settles of at most per refs each.
+// splits each queue's into settles of at most per refs each. Refs all of
+// one queue, as a worker's mostly are, are split where they lie.
 func (e *Engine) byQueue(refs []Ref, per int) ([]jobrdb.Jobs, [][]Ref) {
 	var jobs []jobrdb.Jobs
 	var groups [][]Ref
+	split := func(rs []Ref) {
+		q := rs[0].Queue
+		grouped := e.grouped.has(q)
+		for len(rs) > 0 {
+			n := min(per, len(rs))
+			j := jobrdb.NewJobs(q, n, grouped)
+			for _, r := range rs[:n] {
+				j.Add(r.ID, r.Token)
+			}
+			jobs = append(jobs, j)
+			groups = append(groups, rs[:n:n])
+			rs = rs[n:]
+		}
+	}
+	one := true
+	for _, r := range refs {
+		if r.Queue != refs[0].Queue {
+			one = false
+			break
+		}
+	}
+	if one {
+		if len(refs) > 0 {
+			split(refs)
+		}
+		return jobs, groups
+	}
 	byQueue := map[string][]Ref{}
 	var order []string
 	for _, r := range refs {
@@ -27,18 +55,7 @@ func (e *Engine) byQueue(refs []Ref, per int) ([]jobrdb.Jobs, [][]Ref) {
 		byQueue[r.Queue] = append(byQueue[r.Queue], r)
 	}
 	for _, q := range order {
-		rs := byQueue[q]
-		grouped := e.grouped.has(q)
-		for len(rs) > 0 {
-			n := min(per, len(rs))
-			j := jobrdb.NewJobs(q, n, grouped)
-			for _, r := range rs[:n] {
-				j.Add(r.ID, r.Token)
-			}
-			jobs = append(jobs, j)
-			groups = append(groups, rs[:n])
-			rs = rs[n:]
-		}
+		split(byQueue[q])
 	}
 	return jobs, groups
 }
