@@ -15,6 +15,13 @@
 //   - enqueue.go: the one push of new jobs into a queue (lib/enqueue.lua
 //     on the script side), which every way into a queue builds.
 //   - store.go: the Store, script calls, errors and the cluster's nodes.
+//   - reserve.go: the migrate and the reserve, alone or behind the
+//     waiting BLPOP (wait.go).
+//   - settle.go, finish.go: the settles of reserved jobs (ack, release,
+//     unreserve, start, extend, fail, finish), by ID and token; each
+//     returns the jobs it did not find under their tokens (Miss).
+//   - failed.go, cancel.go, hooks.go: the failed store, the cancel of a
+//     job, and the hooks due after a failure.
 //   - outbox.go: the outbox relay's marks (each queue's relayed set),
 //     the Redis clock it reads and the backlog it publishes.
 //
