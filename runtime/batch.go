@@ -142,8 +142,7 @@ func (e *Engine) DispatchBatch(ctx context.Context, b *PendingBatch) (string, er
 		return "", err
 	}
 	bk := e.keys.Batch(id)
-	args := append([]any{"create", n, e.cfg.StateRetention.Milliseconds(), newToken()}, fields...)
-	if err := e.store.RunOne(ctx, call{Script: scriptBatchAdd, Keys: bk.All(), Args: args}).Err(); err != nil {
+	if err := e.store.CreateBatch(ctx, bk, n, e.cfg.StateRetention.Milliseconds(), newToken(), fields); err != nil {
 		return "", fmt.Errorf("dispatch batch: %w", err)
 	}
 	err = e.indexBatch(ctx, id)

@@ -113,11 +113,11 @@ func (s *BatchStore) Cancel(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	n, err := s.e.store.RunOne(ctx, call{Script: scriptBatchCancel, Keys: bk.All(), Args: []any{s.e.cfg.StateRetention.Milliseconds()}}).Int64()
+	ok, err := s.e.store.CancelBatch(ctx, bk, s.e.cfg.StateRetention.Milliseconds())
 	switch {
 	case err != nil:
 		return fmt.Errorf("cancel batch %s: %w", id, err)
-	case n < 0:
+	case !ok:
 		return fmt.Errorf("cancel batch %s: %w", id, ErrNoBatch)
 	}
 	return nil
@@ -142,7 +142,7 @@ func (s *BatchStore) Add(ctx context.Context, id string, jobs ...Job) error {
 		return fmt.Errorf("add to batch %s: %w", id, err)
 	}
 	count := func(n int) error {
-		return s.e.store.RunOne(ctx, call{Script: scriptBatchAdd, Keys: bk.All(), Args: []any{"add", n, s.e.cfg.StateRetention.Milliseconds(), newToken()}}).Err()
+		return s.e.store.AddToBatch(ctx, bk, n, s.e.cfg.StateRetention.Milliseconds(), newToken())
 	}
 	switch err := count(n); {
 	case err == nil:

@@ -7,6 +7,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/jobgen/jobgen/internal/keyspace"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // The worker's side of batches: skipping the jobs of a cancelled batch,
@@ -51,7 +52,7 @@ func (s batches) succeeded(ctx context.Context, env *Envelope) error {
 	if err != nil {
 		return nil
 	}
-	due, err := s.e.store.RunOne(ctx, call{Script: scriptBatchDone, Keys: bk.All(), Args: []any{env.ID, s.e.cfg.StateRetention.Milliseconds()}}).Int64Slice()
+	due, err := s.e.store.BatchDone(ctx, bk, env.ID, s.e.cfg.StateRetention.Milliseconds())
 	if err != nil {
 		return fmt.Errorf("count job %s in batch %s: %w", env.ID, env.BatchID, err)
 	}
@@ -71,7 +72,7 @@ func (s batches) failed(ctx context.Context, env *Envelope, cause error) {
 	if err != nil {
 		return
 	}
-	due, err := s.e.store.RunOne(ctx, call{Script: scriptBatchFail, Keys: bk.All(), Args: []any{env.ID, env.Queue, len(env.Chain), s.e.cfg.StateRetention.Milliseconds()}}).Int64Slice()
+	due, err := s.e.store.BatchFail(ctx, bk, env.ID, env.Queue, len(env.Chain), s.e.cfg.StateRetention.Milliseconds())
 	if err != nil {
 		s.log.Error("counting a failed job in its batch failed", "job", env.Name, "id", env.ID, "batch", env.BatchID, "err", err)
 		return
@@ -83,19 +84,17 @@ func (s batches) failed(ctx context.Context, env *Envelope, cause error) {
 var batchKinds = [3]string{"then", "catch", "finally"}
 
 // runCallbacks runs the callbacks the batch script claimed for env
-// (due[1:4] for then, catch and finally), then marks each kind done.
+// (then, catch and finally), then marks each kind done.
 // Marking catch done claims finally for env if every job has run by then:
 // finally waits for a catch that another job claimed, so it never runs
 // before it.
-func (s batches) runCallbacks(ctx context.Context, env *Envelope, bk keyspace.BatchKeys, due []int64, cause error) {
-	if len(due) != 4 {
-		return
-	}
-	if due[0] < 0 {
+func (s batches) runCallbacks(ctx context.Context, env *Envelope, bk keyspace.BatchKeys, d jobrdb.BatchDue, cause error) {
+	if d.Gone {
 		s.log.Warn("the job's batch is gone (expired, or never created); not counted", "job", env.Name, "id", env.ID, "batch", env.BatchID)
 		return
 	}
-	if due[1]+due[2]+due[3] == 0 {
+	due := [3]bool{d.Then, d.Catch, d.Finally}
+	if due == [3]bool{} {
 		return
 	}
 	status, _, err := s.e.inspector().Batches().Find(ctx, env.BatchID)
@@ -109,7 +108,7 @@ func (s batches) runCallbacks(ctx context.Context, env *Envelope, bk keyspace.Ba
 		return
 	}
 	for i, kind := range batchKinds {
-		if due[i+1] != 1 {
+		if !due[i] {
 			continue
 		}
 		raw := encoded[i]
@@ -125,15 +124,15 @@ func (s batches) runCallbacks(ctx context.Context, env *Envelope, bk keyspace.Ba
 		for _, ref := range refs {
 			s.runCallback(ctx, env.Queue, "batch "+kind, ref, o)
 		}
-		finally, err := s.e.store.RunOne(ctx, call{Script: scriptBatchRan, Keys: bk.All(), Args: []any{kind, env.ID, s.e.cfg.StateRetention.Milliseconds()}}).Int64()
+		finally, err := s.e.store.BatchRan(ctx, bk, kind, env.ID, s.e.cfg.StateRetention.Milliseconds())
 		if err != nil {
 			s.log.Error("marking batch callbacks as run failed; they may run again", "batch", env.BatchID, "kind", kind, "err", err)
 			continue
 		}
-		if kind == "catch" && finally == 1 && due[3] != 1 {
+		if kind == "catch" && finally && !due[2] {
 			// Every job ran while catch did: finally is this job's now,
 			// with the batch as it is now.
-			due[3] = 1
+			due[2] = true
 			if now, _, err := s.e.inspector().Batches().Find(ctx, env.BatchID); err == nil {
 				status = now
 			}

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
@@ -93,109 +91,51 @@ type Migration struct {
 	NextExpiry time.Time
 }
 
-func (e *Engine) migrateCall(queue string) call {
-	qk := e.keys.Queue(queue)
-	return call{Script: scriptMigrate, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify}, Args: []any{e.cfg.MigrateLimit}}
-}
-
-func parseMigration(cmd jobrdb.Reply) (Migration, error) {
-	v, err := cmd.Int64Slice()
-	if err != nil {
-		return Migration{}, err
-	}
-	if len(v) != 6 {
-		return Migration{}, fmt.Errorf("migrate: unexpected reply %v", v)
-	}
-	return migrationOf(v[0], v[1:]), nil
-}
-
-// migrationOf reads what migrate did at now ms: the fields of its reply
-// after now (lib/migrate_due.lua's four, and the µs past now), which a
-// reserve reply carries too.
-func migrationOf(now int64, f []int64) Migration {
-	return Migration{
-		Now:     msTime(now).Add(time.Duration(f[4]) * time.Microsecond),
-		Delayed: int(f[0]), Expired: int(f[1]),
-		NextDue: msTime(f[2]), NextExpiry: msTime(f[3]),
-	}
-}
-
-// reserveCall is the reserve script call for up to n jobs of queue, and
-// the fresh token it reserves them under. The script migrates the queue
-// first.
-func (e *Engine) reserveCall(queue string, n int, lease time.Duration, hold bool) (call, string) {
-	qk := e.keys.Queue(queue)
-	token := newToken()
-	args := []any{n, lease.Milliseconds(), token, e.retryWindow(), e.cfg.MigrateLimit}
-	if hold {
-		args = append(args, "1")
-	}
-	keys := []string{qk.Ready, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Paused, e.callsKey(queue), qk.Delayed, qk.Settings,
-		qk.GroupOf, qk.GroupWait, qk.GroupRing, qk.GroupActive, qk.GroupSeq, qk.GroupRunning}
-	return call{Script: scriptReserve, Keys: keys, Args: args}, token
-}
-
 // heldPrefix starts the token of a held reservation (reserve.lua).
-const heldPrefix = "h"
+const heldPrefix = jobrdb.HeldPrefix
 
 // held reports whether r is held: reserved, and not started yet.
 func (r Ref) held() bool { return strings.HasPrefix(r.Token, heldPrefix) }
 
-// reserveHead is the length of a reserve reply before its jobs: now,
-// the lease deadline, what its migrate did (the fields of a migrate
-// reply after its now), whether the queue has a concurrency limit, and
-// when its rate lets more jobs through.
-const reserveHead = 9
+// reserveArgs is the reserve of up to n jobs of queue under lease, with
+// a fresh token.
+func (e *Engine) reserveArgs(queue string, n int, lease time.Duration, hold bool) jobrdb.Reserve {
+	return jobrdb.Reserve{Queue: queue, N: n, Lease: lease.Milliseconds(), Token: newToken(), Hold: hold,
+		Calls: e.callsKey(queue), RetryWindow: e.retryWindow(), MigrateLimit: e.cfg.MigrateLimit}
+}
 
-// parseReserve reads the reply of a reserve call made with token; held
-// jobs come under the held token, but for malformed ones.
-func parseReserve(queue, token string, hold bool, reserved jobrdb.Reply) (ReserveResult, error) {
-	reply, err := reserved.Slice()
-	if err != nil {
-		return ReserveResult{}, err
-	}
-	if len(reply) < reserveHead || (len(reply)-reserveHead)%4 != 0 {
-		return ReserveResult{}, fmt.Errorf("unexpected reply of %d values", len(reply))
-	}
-	var f [reserveHead - 4]int64
-	for i := range f {
-		f[i] = asInt(reply[2+i])
-	}
-	m := migrationOf(asInt(reply[0]), f[:])
-	b := ReserveResult{Now: msTime(asInt(reply[0])), NextDue: m.NextDue, NextExpiry: m.NextExpiry, clock: m.Now}
-	b.limited = asInt(reply[reserveHead-2]) == 1
-	if b.open = msTime(asInt(reply[reserveHead-1])); !b.open.IsZero() {
+// reserveResult reads the jobs r reserved from its queue; held jobs come
+// under the held token, but for malformed ones.
+func (e *Engine) reserveResult(r jobrdb.Reserve, got jobrdb.Reserved) ReserveResult {
+	queue := r.Queue
+	b := ReserveResult{Now: got.Now, NextDue: got.Migrated.NextDue, NextExpiry: got.Migrated.NextExpiry, clock: got.Migrated.Now, limited: got.Limited}
+	if b.open = got.Open; !b.open.IsZero() {
 		b.openQueue = queue
 	}
-	until := msTime(asInt(reply[1]))
-	if len(reply) > reserveHead {
-		b.Jobs = make([]Reservation, 0, (len(reply)-reserveHead)/4)
+	if got.Len() > 0 {
+		b.Jobs = make([]Reservation, 0, got.Len())
 	}
-	jobToken := token
-	if hold {
-		jobToken = heldPrefix + token
+	jobToken := r.Token
+	if r.Hold {
+		jobToken = heldPrefix + r.Token
 	}
-	for i := reserveHead; i < len(reply); i += 4 {
-		id, _ := reply[i].(string)
-		payload, _ := reply[i+3].(string)
-		r := Reservation{
-			Ref:        Ref{Queue: queue, ID: id, Token: jobToken},
-			Attempts:   int(asInt(reply[i+1])),
-			Payload:    []byte(payload),
-			LeaseUntil: until,
+	for i := range got.Len() {
+		j := got.Job(i)
+		res := Reservation{
+			Ref:        Ref{Queue: queue, ID: j.ID, Token: jobToken},
+			Attempts:   j.Attempts,
+			Exceptions: j.Exceptions,
+			Payload:    j.Payload,
+			LeaseUntil: got.Until,
 		}
-		if r.Attempts == 0 {
-			// reserve.lua marks a malformed state entry so, with the entry
-			// in place of the exceptions when it has it.
-			entry, _ := reply[i+2].(string)
-			r.Err = &MalformedStateError{Queue: queue, ID: id, Entry: entry}
-			r.Token = token
-		} else {
-			r.Exceptions = int(asInt(reply[i+2]))
+		if j.Malformed {
+			res.Err = &MalformedStateError{Queue: queue, ID: j.ID, Entry: j.Entry}
+			res.Token = r.Token
 		}
-		b.Jobs = append(b.Jobs, r)
+		b.Jobs = append(b.Jobs, res)
 	}
-	return b, nil
+	e.flow.note(queue, b.limited)
+	return b
 }
 
 // Migrate moves due delayed jobs and expired reservations of queue back
@@ -208,12 +148,11 @@ func (br *Broker) Migrate(ctx context.Context, queue string) (Migration, error) 
 	if m, ok, err := e.migratePartitioned(ctx, queue); ok {
 		return m, err
 	}
-	cmd := e.store.RunOne(ctx, e.migrateCall(queue))
-	m, err := parseMigration(cmd)
+	m, err := e.store.Migrate(ctx, queue, e.cfg.MigrateLimit)
 	if err != nil {
-		return m, fmt.Errorf("migrate %q: %w", queue, err)
+		return Migration(m), fmt.Errorf("migrate %q: %w", queue, err)
 	}
-	return m, nil
+	return Migration(m), nil
 }
 
 // Reserve migrates due jobs of queue, then takes up to n ready jobs under
@@ -241,13 +180,12 @@ func (e *Engine) reserve(ctx context.Context, queue string, n int, lease time.Du
 	if lease < time.Millisecond {
 		return ReserveResult{}, fmt.Errorf("%w: reserve with lease %v: lease must be at least 1ms", ErrInvalid, lease)
 	}
-	rc, token := e.reserveCall(queue, n, lease, hold)
-	b, err := parseReserve(queue, token, hold, e.store.RunOne(ctx, rc))
+	r := e.reserveArgs(queue, n, lease, hold)
+	got, err := e.store.Reserve(ctx, r)
 	if err != nil {
 		return ReserveResult{}, fmt.Errorf("reserve from %q: %w", queue, err)
 	}
-	e.flow.note(queue, b.limited)
-	return b, nil
+	return e.reserveResult(r, got), nil
 }
 
 // Wait blocks until a job may be ready on one of queues, or timeout
@@ -277,40 +215,34 @@ func (br *Broker) Fail(ctx context.Context, failures ...Failure) error {
 		}
 		byQueue[f.Queue] = append(byQueue[f.Queue], f)
 	}
-	maxCount := max(e.cfg.FailedMaxCount, 0)
-	maxAge := max(e.cfg.FailedMaxAge.Milliseconds(), 0)
-	var calls []call
+	var fails []jobrdb.FailJobs
 	var groups [][]Ref
 	for _, q := range order {
 		fs := byQueue[q]
-		qk := e.keys.Queue(q)
 		for len(fs) > 0 {
 			n := min(300, len(fs))
-			args := []any{maxCount, maxAge}
+			fj := jobrdb.FailJobs{Queue: q, Grouped: e.grouped.has(q)}
 			refs := make([]Ref, n)
 			for i, f := range fs[:n] {
 				msg := "unknown error"
 				if f.Err != nil {
 					msg = f.Err.Error()
 				}
-				info, err := msgpack.Marshal(failedInfo{Name: f.Name, Error: msg, Attempts: f.Attempts, Token: f.Token})
-				if err != nil {
-					return fmt.Errorf("fail job %s: %w", f.ID, err)
+				if err := fj.Add(f.ID, f.Token, jobrdb.FailedInfo{Name: f.Name, Error: msg, Attempts: f.Attempts, Token: f.Token}); err != nil {
+					return err
 				}
-				args = append(args, f.ID, f.Token, info)
 				refs[i] = f.Ref
 			}
-			keys := append([]string{qk.Reserved, qk.State, qk.Payloads, qk.Failed, qk.FailedPayloads, qk.FailedInfo, qk.Errors, qk.FailedErrors, qk.Progress}, e.groupKeys(q, true)...)
-			calls = append(calls, call{Script: scriptFail, Keys: keys, Args: args})
+			fails = append(fails, fj)
 			groups = append(groups, refs)
 			fs = fs[n:]
 		}
 	}
-	lost, err := applyRefs(ctx, e.store, calls, groups, 0, e.settleBells(groups))
+	miss, err := e.store.Fail(ctx, fails, int64(max(e.cfg.FailedMaxCount, 0)), max(e.cfg.FailedMaxAge.Milliseconds(), 0), e.settleBells(groups))
 	if err != nil {
 		return fmt.Errorf("fail: %w", err)
 	}
-	return lostError(lost)
+	return lostError(missed(groups, miss))
 }
 
 // Extend renews the leases of refs to lease from now (the heartbeat). It
@@ -324,33 +256,12 @@ func (br *Broker) Extend(ctx context.Context, lease time.Duration, refs ...Ref) 
 // extend is Extend, returning the refs of cancelled jobs apart from the
 // other lost ones.
 func (e *Engine) extend(ctx context.Context, lease time.Duration, refs ...Ref) (lost, cancelled []Ref, err error) {
-	calls, groups := pairCalls(refs, 500, func(q string, args []any) call {
-		qk := e.keys.Queue(q)
-		return call{Script: scriptExtend, Keys: []string{qk.Reserved, qk.State, qk.Failed}, Args: append([]any{lease.Milliseconds()}, args...)}
-	})
-	if len(calls) == 0 {
-		return nil, nil, nil
-	}
-	cmds, err := e.store.Run(ctx, calls)
+	jobs, groups := e.byQueue(refs, 500)
+	lostAt, cancelledAt, err := e.store.Extend(ctx, jobs, lease.Milliseconds())
 	if err != nil {
 		return nil, nil, fmt.Errorf("extend leases: %w", err)
 	}
-	for i, cmd := range cmds {
-		st, err := cmd.Int64Slice()
-		if err != nil {
-			return nil, nil, fmt.Errorf("extend leases: %w", err)
-		}
-		for j, r := range groups[i] {
-			switch {
-			case 1+j < len(st) && st[1+j] == 1:
-			case 1+j < len(st) && st[1+j] == 2:
-				cancelled = append(cancelled, r)
-			default:
-				lost = append(lost, r)
-			}
-		}
-	}
-	return lost, cancelled, nil
+	return missed(groups, lostAt), missed(groups, cancelledAt), nil
 }
 
 // Ack deletes finished jobs. A ref whose lease was lost is left alone and
@@ -375,32 +286,17 @@ func (br *Broker) Release(ctx context.Context, opts ReleaseOpts, refs ...Ref) er
 // release is Release; a cause that is not nil is recorded as the
 // released attempts' error (Errors, AttemptError).
 func (e *Engine) release(ctx context.Context, opts ReleaseOpts, cause error, refs ...Ref) error {
-	exc := "0"
-	switch {
-	case opts.Exception && opts.Deferral:
+	if opts.Exception && opts.Deferral {
 		return fmt.Errorf("release: %w: ReleaseOpts.Deferral cannot be set with Exception: a deferral is no exception", ErrInvalid)
-	case opts.Exception:
-		exc = "1"
-	case opts.Deferral:
-		exc = "d" // release.lua
 	}
-	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
-		qk := e.keys.Queue(q)
-		gk := e.groupKeys(q, false)
-		if cause != nil || gk != nil {
-			// The group keys come after the errors hash; "" records no error.
-			msg := ""
-			if cause != nil {
-				msg = attemptErrorArg(cause)
-			}
-			return call{Script: scriptRelease, Keys: append([]string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify, qk.Errors}, gk...),
-				Args: append([]any{delayMillis(opts.Delay), exc, msg}, args...)}
-		}
-		return call{Script: scriptRelease, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Notify}, Args: append([]any{delayMillis(opts.Delay), exc}, args...)}
-	})
-	lost, err := applyRefs(ctx, e.store, calls, groups, 0, e.settleBells(groups))
+	r := jobrdb.Release{Delay: delayMillis(opts.Delay), Exception: opts.Exception, Deferral: opts.Deferral}
+	if cause != nil {
+		r.Error = attemptErrorArg(cause)
+	}
+	jobs, groups := e.byQueue(refs, 1000)
+	miss, err := e.store.Release(ctx, jobs, r, e.settleBells(groups))
 	if err != nil {
 		return fmt.Errorf("release: %w", err)
 	}
-	return lostError(lost)
+	return lostError(missed(groups, miss))
 }

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/vmihailenco/msgpack/v5"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // Cancelling a job (asynq's CancelProcessing, River's JobCancel): an
@@ -124,32 +124,23 @@ func (i *Inspector) Cancel(ctx context.Context, queue, id string, seen int) (Can
 
 func (e *Engine) cancel(ctx context.Context, queue, id string, seen int) (Cancelled, error) {
 	token := "c" + newToken()
-	info, err := msgpack.Marshal(failedInfo{Error: ErrCancelled.Error(), Attempts: seen, Token: token, Cancelled: true})
-	if err != nil {
-		return Cancelled{}, fmt.Errorf("cancel job %s: %w", id, err)
-	}
-	qk := e.keys.Queue(queue)
-	keys := append([]string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Payloads, qk.Failed, qk.FailedPayloads, qk.FailedInfo, qk.Hooks, qk.Errors, qk.FailedErrors, qk.Progress},
-		append(qk.Groups(), qk.Notify)...) // a running grouped job frees its group's slot
-	args := []any{max(e.cfg.FailedMaxCount, 0), max(e.cfg.FailedMaxAge.Milliseconds(), 0), id, seen, info, token}
-	v, err := e.store.RunOne(ctx, call{Script: scriptCancel, Keys: keys, Args: args}).Int64Slice()
+	c, err := e.store.Cancel(ctx, jobrdb.Cancel{Queue: queue, ID: id, Seen: seen, Token: token,
+		Info:     jobrdb.FailedInfo{Error: ErrCancelled.Error(), Attempts: seen, Token: token, Cancelled: true},
+		MaxCount: int64(max(e.cfg.FailedMaxCount, 0)), MaxAge: max(e.cfg.FailedMaxAge.Milliseconds(), 0)})
 	if err != nil {
 		return Cancelled{}, fmt.Errorf("cancel job %s of %q: %w", id, queue, err)
 	}
-	if len(v) != 2 {
-		return Cancelled{}, fmt.Errorf("cancel job %s of %q: unexpected reply %v", id, queue, v)
-	}
-	switch v[0] {
-	case 1:
-		return Cancelled{Was: StateReady, Attempts: int(v[1])}, nil
-	case 2:
-		return Cancelled{Was: StateReserved, Attempts: int(v[1])}, nil
-	case 3:
-		return Cancelled{Was: StateDelayed, Attempts: int(v[1])}, nil
-	case -1:
+	switch c.Found {
+	case jobrdb.CancelledReady:
+		return Cancelled{Was: StateReady, Attempts: c.Attempts}, nil
+	case jobrdb.CancelledReserved:
+		return Cancelled{Was: StateReserved, Attempts: c.Attempts}, nil
+	case jobrdb.CancelledDelayed:
+		return Cancelled{Was: StateDelayed, Attempts: c.Attempts}, nil
+	case jobrdb.CancelFailed:
 		return Cancelled{}, fmt.Errorf("cancel job %s of %q: %w", id, queue, ErrJobFailed)
-	case -2:
-		return Cancelled{}, &StaleCancelError{Queue: queue, ID: id, Seen: seen, Now: int(v[1])}
+	case jobrdb.CancelStale:
+		return Cancelled{}, &StaleCancelError{Queue: queue, ID: id, Seen: seen, Now: c.Attempts}
 	default:
 		return Cancelled{}, fmt.Errorf("cancel job %s of %q: %w", id, queue, ErrNoJob)
 	}

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
@@ -21,19 +19,6 @@ type Failure struct {
 	Err error
 	// Attempts is the attempt count of the job's reservation.
 	Attempts int
-}
-
-// failedInfo is what the failed store keeps of a failure besides the
-// payload and the time.
-type failedInfo struct {
-	Name     string `msgpack:"n"`
-	Error    string `msgpack:"e"`
-	Attempts int    `msgpack:"a"`
-	// Token is the token of the reservation the job failed under: it
-	// tells the hooks sweep which fail recorded this entry (hooks.go).
-	Token string `msgpack:"t,omitempty"`
-	// Cancelled marks a job an operator cancelled (cancel.go).
-	Cancelled bool `msgpack:"c,omitempty"`
 }
 
 // FailedJob is one entry of the failed store.
@@ -144,8 +129,7 @@ func (s *FailedStore) load(ctx context.Context, queue string, k, ids []string, a
 			j.Payload = []byte(p.Value)
 		}
 		if raw := infos[i]; raw.Found {
-			var info failedInfo
-			if err := msgpack.Unmarshal([]byte(raw.Value), &info); err != nil {
+			if info, err := jobrdb.ParseFailedInfo(raw.Value); err != nil {
 				j.Error = fmt.Sprintf("(unreadable failure record: %v)", err)
 			} else {
 				j.Name, j.Error, j.Attempts, j.token, j.Cancelled = info.Name, info.Error, info.Attempts, info.Token, info.Cancelled
@@ -167,28 +151,15 @@ func (s *FailedStore) Retry(ctx context.Context, queue string, ids ...string) ([
 	if done, ok, err := s.retryPartitioned(ctx, queue, ids); ok {
 		return done, err
 	}
-	k, err := s.keysFor(queue)
-	if err != nil {
+	if err := validateQueueOrPartition(queue); err != nil {
 		return nil, err
 	}
 	if err := s.e.remember(ctx, queue); err != nil {
 		return nil, err
 	}
-	qk := s.e.keys.Queue(queue)
-	var done []string
-	for len(ids) > 0 {
-		n := min(1000, len(ids))
-		args := make([]any, n)
-		for i, id := range ids[:n] {
-			args[i] = id
-		}
-		step := jobrdb.Enqueue{Queue: qk, Width: jobrdb.WidthPlain}
-		got, err := s.e.store.RunOne(ctx, call{Script: scriptRetry, Keys: step.Keys(k[0], k[1], k[2], k[3]), Args: args}).StringSlice()
-		if err != nil {
-			return done, fmt.Errorf("retry failed jobs of %q: %w", queue, err)
-		}
-		done = append(done, got...)
-		ids = ids[n:]
+	done, err := s.e.store.Retry(ctx, jobrdb.Enqueue{Queue: s.e.keys.Queue(queue), Width: jobrdb.WidthPlain}, ids)
+	if err != nil {
+		return done, fmt.Errorf("retry failed jobs of %q: %w", queue, err)
 	}
 	return done, nil
 }
@@ -238,25 +209,14 @@ func (s *FailedStore) Forget(ctx context.Context, queue string, ids ...string) (
 	if n, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.inspector().Failed().Forget(ctx, p, ids...) }); ok {
 		return n, err
 	}
-	k, err := s.keysFor(queue)
-	if err != nil {
+	if err := validateQueueOrPartition(queue); err != nil {
 		return 0, err
 	}
-	var total int64
-	for len(ids) > 0 {
-		n := min(1000, len(ids))
-		args := make([]any, n)
-		for i, id := range ids[:n] {
-			args[i] = id
-		}
-		got, err := s.e.store.RunOne(ctx, call{Script: scriptForget, Keys: k, Args: args}).Int64()
-		if err != nil {
-			return total, fmt.Errorf("forget failed jobs of %q: %w", queue, err)
-		}
-		total += got
-		ids = ids[n:]
+	n, err := s.e.store.Forget(ctx, queue, ids)
+	if err != nil {
+		return n, fmt.Errorf("forget failed jobs of %q: %w", queue, err)
 	}
-	return total, nil
+	return n, nil
 }
 
 // Flush deletes every failed job of queue.
@@ -280,19 +240,12 @@ func (s *FailedStore) Prune(ctx context.Context, queue string, age time.Duration
 	if n, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.inspector().Failed().Prune(ctx, p, age) }); ok {
 		return n, err
 	}
-	k, err := s.keysFor(queue)
-	if err != nil {
+	if err := validateQueueOrPartition(queue); err != nil {
 		return 0, err
 	}
-	var total int64
-	for {
-		n, err := s.e.store.RunOne(ctx, call{Script: scriptPrune, Keys: k, Args: []any{age.Milliseconds(), 1000}}).Int64()
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("prune failed jobs of %q: %w", queue, err)
-		}
-		if n < 1000 {
-			return total, nil
-		}
+	n, err := s.e.store.Prune(ctx, queue, age.Milliseconds())
+	if err != nil {
+		return n, fmt.Errorf("prune failed jobs of %q: %w", queue, err)
 	}
+	return n, nil
 }

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
-
-var scriptFailedRecord = mustScript("failed_record")
 
 // Record adds env, a job that failed for good somewhere other than this
 // engine's queues (the Laravel bridge's worker records Laravel jobs so),
@@ -18,8 +16,7 @@ var scriptFailedRecord = mustScript("failed_record")
 // env.Name. Recording an ID the store holds already changes nothing and
 // returns false.
 func (s *FailedStore) Record(ctx context.Context, env *Envelope, cause error, attempts int) (bool, error) {
-	k, err := s.keysFor(env.Queue)
-	if err != nil {
+	if err := validateQueueOrPartition(env.Queue); err != nil {
 		return false, err
 	}
 	if env.ID == "" || env.Name == "" {
@@ -36,15 +33,10 @@ func (s *FailedStore) Record(ctx context.Context, env *Envelope, cause error, at
 	if cause != nil {
 		msg = cause.Error()
 	}
-	info, err := msgpack.Marshal(failedInfo{Name: env.Name, Error: msg, Attempts: attempts})
+	info := jobrdb.FailedInfo{Name: env.Name, Error: msg, Attempts: attempts}
+	added, err := s.e.store.RecordFailed(ctx, env.Queue, env.ID, payload, info, int64(max(s.e.cfg.FailedMaxCount, 0)), max(s.e.cfg.FailedMaxAge.Milliseconds(), 0))
 	if err != nil {
 		return false, fmt.Errorf("record failed job %s: %w", env.ID, err)
 	}
-	maxCount := max(s.e.cfg.FailedMaxCount, 0)
-	maxAge := max(s.e.cfg.FailedMaxAge.Milliseconds(), 0)
-	n, err := s.e.store.RunOne(ctx, call{Script: scriptFailedRecord, Keys: k, Args: []any{maxCount, maxAge, env.ID, payload, info}}).Int64()
-	if err != nil {
-		return false, fmt.Errorf("record failed job %s: %w", env.ID, err)
-	}
-	return n == 1, nil
+	return added, nil
 }

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
-)
 
-var scriptFinish = mustScript("finish")
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
+)
 
 // Finish is a finished job to ack that leaves something behind: its
 // result, its record on a queue that keeps finished jobs
@@ -78,10 +78,10 @@ const runtimesSlot = 10 * time.Minute
 // runtimesTTL is how long a runtimes hash lives: a day, and the slot.
 const runtimesTTL = 24*time.Hour + runtimesSlot
 
-// finishCalls builds the finish calls of jobs, by queue, finishPer at a
-// time, and the refs of each.
-func (e *Engine) finishCalls(jobs []Finish) ([]call, [][]Ref, error) {
-	var calls []call
+// finishJobs groups jobs for their finish calls, by queue, finishPer at
+// a time, with the refs of each.
+func (e *Engine) finishJobs(jobs []Finish) ([]jobrdb.FinishJobs, [][]Ref, error) {
+	var out []jobrdb.FinishJobs
 	var groups [][]Ref
 	byQueue := map[string][]Finish{}
 	var order []string
@@ -94,19 +94,15 @@ func (e *Engine) finishCalls(jobs []Finish) ([]call, [][]Ref, error) {
 	slot := time.Now().UnixMilli() / runtimesSlot.Milliseconds()
 	for _, q := range order {
 		keep, keeps := e.keepFinished(q)
-		qk := e.keys.Queue(q)
-		head := []string{qk.Reserved, qk.State, qk.Payloads, qk.Errors, qk.Progress, e.keys.Finished(q), e.keys.FinishedInfo(q), e.keys.Runtimes(q, slot)}
+		args := jobrdb.Finish{Retention: e.cfg.ResultRetention.Milliseconds(), DoneTTL: doneTTL.Milliseconds(),
+			KeepMax: int64(keep.MaxJobs), KeepAge: keep.MaxAge.Milliseconds(), Slot: slot, RuntimesTTL: runtimesTTL.Milliseconds()}
+		grouped := e.grouped.has(q)
 		fs := byQueue[q]
 		for len(fs) > 0 {
 			n := min(finishPer, len(fs))
-			keys := append(make([]string, 0, len(head)+2*n), head...) // two a job with a result
-			args := make([]any, 0, 5+5*n)
-			args = append(args, e.cfg.ResultRetention.Milliseconds(), doneTTL.Milliseconds(), keep.MaxJobs, keep.MaxAge.Milliseconds(), runtimesTTL.Milliseconds())
+			fj := jobrdb.NewFinishJobs(q, n, grouped, args)
 			refs := make([]Ref, n)
 			for i, f := range fs[:n] {
-				if len(f.Result) > 0 {
-					keys = append(keys, e.keys.Result(q, f.ID), e.keys.Done(q, f.ID))
-				}
 				info, field := "", ""
 				if keeps && f.Record != nil {
 					b, err := msgpack.Marshal(finishedInfo{Name: f.Record.Name, Attempts: f.Record.Attempts, Worker: f.Record.Worker,
@@ -116,29 +112,28 @@ func (e *Engine) finishCalls(jobs []Finish) ([]call, [][]Ref, error) {
 					}
 					info, field = string(b), runtimeField(f.Record.Name, f.Record.Runtime)
 				}
-				args = append(args, f.ID, f.Token, string(f.Result), info, field)
+				fj.Add(f.ID, f.Token, f.Result, info, field)
 				refs[i] = f.Ref
 			}
-			keys = append(keys, e.groupKeys(q, true)...)
-			calls = append(calls, call{Script: scriptFinish, Keys: keys, Args: args})
+			out = append(out, fj)
 			groups = append(groups, refs)
 			fs = fs[n:]
 		}
 	}
-	return calls, groups, nil
+	return out, groups, nil
 }
 
 // finish is Finish, returning the refs whose ack was refused.
 func (e *Engine) finish(ctx context.Context, jobs []Finish) (lost []Ref, err error) {
-	calls, groups, err := e.finishCalls(jobs)
+	fjobs, groups, err := e.finishJobs(jobs)
 	if err != nil {
 		return nil, err
 	}
-	lost, err = applyRefs(ctx, e.store, calls, groups, 0, e.settleBells(groups))
+	miss, err := e.store.Ack(ctx, nil, fjobs, e.settleBells(groups))
 	if err != nil {
 		return nil, fmt.Errorf("finish: %w", err)
 	}
-	return lost, nil
+	return missed(groups, miss), nil
 }
 
 // The runtime histogram: bucket b holds runtimes r (in µs) with

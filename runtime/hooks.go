@@ -2,8 +2,9 @@ package runtime
 
 import (
 	"context"
-	"strings"
 	"time"
+
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // What follows a job's failure for good (its batch's count and
@@ -25,40 +26,31 @@ import (
 // twice (a worker cut off from Redis for RetryAfter while it runs them),
 // never not at all.
 
-// hooksMember is a hooks set member: the job's ID and the token of the
-// reservation it is failed under. Tokens hold no space.
-func hooksMember(ref Ref) string { return ref.ID + " " + ref.Token }
+// hookOf is the hooks set entry of ref.
+func hookOf(ref Ref) jobrdb.Hook { return jobrdb.Hook{Queue: ref.Queue, ID: ref.ID, Token: ref.Token} }
 
 // hooksDue records ref's hooks as due, before its fail.
 func (e *Engine) hooksDue(ctx context.Context, ref Ref) error {
-	return e.store.RunOne(ctx, call{Script: scriptHooksDue, Keys: []string{e.keys.Queue(ref.Queue).Hooks}, Args: []any{hooksMember(ref), ""}}).Err()
+	return e.store.HooksDue(ctx, hookOf(ref))
 }
 
 // renewHooks renews the records of refs' hooks that still exist, so
 // that no sweep claims hooks a live worker is running.
 func (e *Engine) renewHooks(ctx context.Context, refs []Ref) error {
-	calls := make([]call, len(refs))
+	hs := make([]jobrdb.Hook, len(refs))
 	for i, ref := range refs {
-		calls[i] = call{Script: scriptHooksDue, Keys: []string{e.keys.Queue(ref.Queue).Hooks}, Args: []any{hooksMember(ref), "XX"}}
+		hs[i] = hookOf(ref)
 	}
-	_, err := e.store.Run(ctx, calls)
-	return err
+	return e.store.RenewHooks(ctx, hs)
 }
 
 // claimHooks claims up to 100 entries of queue's hooks set recorded at
 // least age ago.
 func (e *Engine) claimHooks(ctx context.Context, queue string, age time.Duration) ([]Ref, error) {
-	ms, err := e.store.RunOne(ctx, call{Script: scriptHooksClaim, Keys: []string{e.keys.Queue(queue).Hooks}, Args: []any{age.Milliseconds(), 100}}).StringSlice()
-	if err != nil {
-		return nil, err
+	hs, err := e.store.ClaimHooks(ctx, queue, age.Milliseconds(), 100)
+	refs := make([]Ref, len(hs))
+	for i, h := range hs {
+		refs[i] = Ref(h)
 	}
-	refs := make([]Ref, 0, len(ms))
-	for _, m := range ms {
-		i := strings.LastIndexByte(m, ' ')
-		if i < 0 {
-			continue
-		}
-		refs = append(refs, Ref{Queue: queue, ID: m[:i], Token: m[i+1:]})
-	}
-	return refs, nil
+	return refs, err
 }

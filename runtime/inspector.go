@@ -85,15 +85,11 @@ func (i *Inspector) Sizes(ctx context.Context, queue string) (Sizes, error) {
 	if s, ok, err := e.sizesPartitioned(ctx, queue); ok {
 		return s, err
 	}
-	qk := e.keys.Queue(queue)
-	v, err := e.store.RunOne(ctx, call{Script: scriptSizes, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed, qk.Paused, qk.GroupWait}, Args: nil}).Int64Slice()
-	if err == nil && len(v) != 5 {
-		err = fmt.Errorf("unexpected reply %v", v)
-	}
+	v, err := e.store.Sizes(ctx, queue)
 	if err != nil {
 		return Sizes{}, fmt.Errorf("sizes of %q: %w", queue, err)
 	}
-	return Sizes{Ready: v[0], Delayed: v[1], Reserved: v[2], Failed: v[3]}, nil
+	return Sizes{Ready: v.Ready, Delayed: v.Delayed, Reserved: v.Reserved, Failed: v.Failed}, nil
 }
 
 // ClearQueue deletes every ready, delayed and reserved job of queue and returns
@@ -107,8 +103,7 @@ func (i *Inspector) ClearQueue(ctx context.Context, queue string) (int64, error)
 	if n, ok, err := e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.inspector().ClearQueue(ctx, p) }); ok {
 		return n, err
 	}
-	qk := e.keys.Queue(queue)
-	n, err := e.store.RunOne(ctx, call{Script: scriptClear, Keys: append([]string{qk.Ready, qk.Delayed, qk.Reserved, qk.Payloads, qk.State, qk.Notify, qk.Errors, qk.Progress}, qk.Groups()...), Args: nil}).Int64()
+	n, err := e.store.Clear(ctx, queue)
 	if err != nil {
 		return 0, fmt.Errorf("clear %q: %w", queue, err)
 	}
@@ -134,46 +129,38 @@ func (i *Inspector) Queues(ctx context.Context) ([]string, error) {
 // every queue at each scrape.
 func (i *Inspector) States(ctx context.Context, queues []string) (map[string]QueueState, error) {
 	e := i.e
-	type part struct{ queue, name string }
-	var parts []part
-	var calls []call
+	var logical, names []string // the queue and the partition of each call
 	for _, q := range queues {
 		if err := validateQueueOrPartition(q); err != nil {
 			return nil, err
 		}
-		names := []string{q}
+		parts := []string{q}
 		if ps := e.partitionsOf(q); ps != nil {
-			names = ps.names
+			parts = ps.names
 		}
-		for _, name := range names {
-			qk := e.keys.Queue(name)
-			parts = append(parts, part{q, name})
-			calls = append(calls, call{Script: scriptSizes, Keys: []string{qk.Ready, qk.Delayed, qk.Reserved, qk.Failed, qk.Paused, qk.GroupWait}, Args: nil})
+		for _, name := range parts {
+			logical, names = append(logical, q), append(names, name)
 		}
 	}
 	out := make(map[string]QueueState, len(queues))
-	if len(calls) == 0 {
+	if len(names) == 0 {
 		return out, nil
 	}
-	cmds, err := e.store.Run(ctx, calls)
-	if err != nil {
+	sizes, at, err := e.store.SizesOf(ctx, names)
+	switch {
+	case err != nil && at < 0:
 		return nil, fmt.Errorf("queue states: %w", err)
+	case err != nil:
+		return nil, fmt.Errorf("queue states of %q: %w", names[at], err)
 	}
-	for i, cmd := range cmds {
-		v, err := cmd.Int64Slice()
-		if err == nil && len(v) != 5 {
-			err = fmt.Errorf("unexpected reply %v", v)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("queue states of %q: %w", parts[i].name, err)
-		}
-		s := out[parts[i].queue]
-		s.Ready += v[0]
-		s.Delayed += v[1]
-		s.Reserved += v[2]
-		s.Failed += v[3]
-		s.Paused = s.Paused || v[4] == 1
-		out[parts[i].queue] = s
+	for i, v := range sizes {
+		s := out[logical[i]]
+		s.Ready += v.Ready
+		s.Delayed += v.Delayed
+		s.Reserved += v.Reserved
+		s.Failed += v.Failed
+		s.Paused = s.Paused || v.Paused
+		out[logical[i]] = s
 	}
 	return out, nil
 }

@@ -128,12 +128,11 @@ func (s *progressSlot) flush() {
 }
 
 func (s *progressSlot) write(ctx context.Context, percent int, note string) error {
-	qk := s.e.keys.Queue(s.ref.Queue)
-	n, err := s.e.store.RunOne(ctx, call{Script: scriptProgress, Keys: []string{qk.State, qk.Progress}, Args: []any{s.ref.ID, s.ref.Token, percent, note}}).Int64()
+	ok, err := s.e.store.Progress(ctx, s.ref.Queue, s.ref.ID, s.ref.Token, percent, note)
 	if err != nil {
 		return fmt.Errorf("progress of job %s: %w", s.ref.ID, err)
 	}
-	if n == 0 {
+	if !ok {
 		return &LeaseLostError{Queue: s.ref.Queue, ID: s.ref.ID}
 	}
 	return nil

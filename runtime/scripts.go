@@ -18,36 +18,19 @@ var allScripts = lua.All()
 // mustScript returns the script name.
 func mustScript(name string) *script { return lua.Get(name) }
 
+// The scripts runtime calls itself; internal/rdb holds those of the
+// reserve, the settles, the failed store, hooks, cancels, progress,
+// sizes and batches.
 var (
-	scriptPush       = mustScript("push")
-	scriptMigrate    = mustScript("migrate")
-	scriptReserve    = mustScript("reserve")
-	scriptExtend     = mustScript("extend")
-	scriptAck        = mustScript("ack")
-	scriptRelease    = mustScript("release")
-	scriptFail       = mustScript("fail")
-	scriptRetry      = mustScript("retry")
-	scriptForget     = mustScript("forget")
-	scriptPrune      = mustScript("prune")
-	scriptClear      = mustScript("clear")
-	scriptSizes      = mustScript("sizes")
-	scriptUnreserve  = mustScript("unreserve")
-	scriptHooksDue   = mustScript("hooks_due")
-	scriptHooksClaim = mustScript("hooks_claim")
-	scriptCancel     = mustScript("cancel")
-	scriptProgress   = mustScript("progress")
+	scriptPush = mustScript("push")
 
 	// Chains, batches, unique jobs and job middleware.
-	scriptChainPush   = mustScript("chain_push")
-	scriptLock        = mustScript("lock")
-	scriptUnlock      = mustScript("unlock")
-	scriptBatchAdd    = mustScript("batch_add")
-	scriptBatchDone   = mustScript("batch_done")
-	scriptBatchFail   = mustScript("batch_fail")
-	scriptBatchRan    = mustScript("batch_ran")
-	scriptBatchCancel = mustScript("batch_cancel")
-	scriptRateLimit   = mustScript("rate_limit")
-	scriptHits        = mustScript("hits")
+	scriptChainPush = mustScript("chain_push")
+	scriptLock      = mustScript("lock")
+	scriptUnlock    = mustScript("unlock")
+	scriptBatchAdd  = mustScript("batch_add")
+	scriptRateLimit = mustScript("rate_limit")
+	scriptHits      = mustScript("hits")
 )
 
 // call is one script invocation (internal/send).

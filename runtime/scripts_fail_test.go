@@ -14,6 +14,33 @@ import (
 	"github.com/jobgen/jobgen/runtime/lua"
 )
 
+// The scripts internal/rdb calls, which these tests call directly.
+var (
+	scriptMigrate      = mustScript("migrate")
+	scriptReserve      = mustScript("reserve")
+	scriptStart        = mustScript("start")
+	scriptExtend       = mustScript("extend")
+	scriptAck          = mustScript("ack")
+	scriptFinish       = mustScript("finish")
+	scriptRelease      = mustScript("release")
+	scriptUnreserve    = mustScript("unreserve")
+	scriptFail         = mustScript("fail")
+	scriptFailedRecord = mustScript("failed_record")
+	scriptRetry        = mustScript("retry")
+	scriptForget       = mustScript("forget")
+	scriptPrune        = mustScript("prune")
+	scriptClear        = mustScript("clear")
+	scriptSizes        = mustScript("sizes")
+	scriptCancel       = mustScript("cancel")
+	scriptProgress     = mustScript("progress")
+	scriptHooksDue     = mustScript("hooks_due")
+	scriptHooksClaim   = mustScript("hooks_claim")
+	scriptBatchDone    = mustScript("batch_done")
+	scriptBatchFail    = mustScript("batch_fail")
+	scriptBatchRan     = mustScript("batch_ran")
+	scriptBatchCancel  = mustScript("batch_cancel")
+)
+
 // failCase is one call of a script that writes: the type of each of its
 // keys, the commands that fill them so that the call writes, and its
 // arguments. A key of type "" is one the call may find of any type

@@ -13,11 +13,39 @@ import (
 // Settling reserved jobs: extend, ack, release and give back, each a
 // compare-and-set on the reservation's token.
 
-// pairCalls groups refs by queue and splits them into calls of at most
-// per refs each, with argument pairs id, token after head.
-func pairCalls(refs []Ref, per int, build func(queue string, args []any) call) ([]call, [][]Ref) {
-	var calls []call
+// byQueue groups refs by queue, in the order of their first refs, and
+// splits each queue's into settles of at most per refs each. Refs all of
+// one queue, as a worker's mostly are, are split where they lie.
+func (e *Engine) byQueue(refs []Ref, per int) ([]jobrdb.Jobs, [][]Ref) {
+	var jobs []jobrdb.Jobs
 	var groups [][]Ref
+	split := func(rs []Ref) {
+		q := rs[0].Queue
+		grouped := e.grouped.has(q)
+		for len(rs) > 0 {
+			n := min(per, len(rs))
+			j := jobrdb.NewJobs(q, n, grouped)
+			for _, r := range rs[:n] {
+				j.Add(r.ID, r.Token)
+			}
+			jobs = append(jobs, j)
+			groups = append(groups, rs[:n:n])
+			rs = rs[n:]
+		}
+	}
+	one := true
+	for _, r := range refs {
+		if r.Queue != refs[0].Queue {
+			one = false
+			break
+		}
+	}
+	if one {
+		if len(refs) > 0 {
+			split(refs)
+		}
+		return jobs, groups
+	}
 	byQueue := map[string][]Ref{}
 	var order []string
 	for _, r := range refs {
@@ -27,45 +55,18 @@ func pairCalls(refs []Ref, per int, build func(queue string, args []any) call) (
 		byQueue[r.Queue] = append(byQueue[r.Queue], r)
 	}
 	for _, q := range order {
-		rs := byQueue[q]
-		for len(rs) > 0 {
-			n := min(per, len(rs))
-			args := make([]any, 0, 2*n)
-			for _, r := range rs[:n] {
-				args = append(args, r.ID, r.Token)
-			}
-			calls = append(calls, build(q, args))
-			groups = append(groups, rs[:n])
-			rs = rs[n:]
-		}
+		split(byQueue[q])
 	}
-	return calls, groups
+	return jobs, groups
 }
 
-// applyRefs runs the calls and returns the refs whose token was stale,
-// reading the per-pair statuses from each reply after skip leading values.
-// It rings the doorbells bells in the same round trip (settleBells).
-func applyRefs(ctx context.Context, store *jobrdb.Store, calls []call, groups [][]Ref, skip int, bells []string) ([]Ref, error) {
-	if len(calls) == 0 {
-		return nil, nil
-	}
-	cmds, err := store.RunRinging(ctx, calls, bells)
-	if err != nil {
-		return nil, err
-	}
+// missed returns the refs of groups that a settle missed.
+func missed(groups [][]Ref, miss []jobrdb.Miss) []Ref {
 	var lost []Ref
-	for i, cmd := range cmds {
-		st, err := cmd.Int64Slice()
-		if err != nil {
-			return nil, err
-		}
-		for j, r := range groups[i] {
-			if skip+j >= len(st) || st[skip+j] != 1 {
-				lost = append(lost, r)
-			}
-		}
+	for _, m := range miss {
+		lost = append(lost, groups[m.Call][m.Job])
 	}
-	return lost, nil
+	return lost
 }
 
 // lostError joins one LeaseLostError per stale ref.
@@ -89,12 +90,12 @@ func (e *Engine) ack(ctx context.Context, refs ...Ref) (lost []Ref, err error) {
 // that reported progress) delete the progress entries of the jobs they
 // ack, and the others do not touch the progress hash.
 func (e *Engine) ackProgress(ctx context.Context, progressed map[string]bool, refs ...Ref) (lost []Ref, err error) {
-	calls, groups := e.ackCalls(progressed, refs)
-	lost, err = applyRefs(ctx, e.store, calls, groups, 0, e.settleBells(groups))
+	jobs, groups := e.ackJobs(progressed, refs)
+	miss, err := e.store.Ack(ctx, jobs, nil, e.settleBells(groups))
 	if err != nil {
 		return nil, fmt.Errorf("ack: %w", err)
 	}
-	return lost, nil
+	return missed(groups, miss), nil
 }
 
 // ackOrFinish acks items, whose refs are refs: the plain ones as
@@ -117,36 +118,33 @@ func (e *Engine) ackOrFinish(ctx context.Context, items []ackItem, refs []Ref, p
 			plain = append(plain, it.ref)
 		}
 	}
-	calls, groups := e.ackCalls(progressed, plain)
-	fcalls, fgroups, err := e.finishCalls(fins)
+	jobs, groups := e.ackJobs(progressed, plain)
+	fjobs, fgroups, err := e.finishJobs(fins)
 	if err != nil {
 		return nil, err
 	}
 	groups = append(groups, fgroups...)
-	lost, err := applyRefs(ctx, e.store, append(calls, fcalls...), groups, 0, e.settleBells(groups))
+	miss, err := e.store.Ack(ctx, jobs, fjobs, e.settleBells(groups))
 	if err != nil {
 		return nil, fmt.Errorf("ack: %w", err)
 	}
-	return lost, nil
+	return missed(groups, miss), nil
 }
 
-// ackCalls builds the ack calls of refs, as ackProgress sends them.
-func (e *Engine) ackCalls(progressed map[string]bool, refs []Ref) ([]call, [][]Ref) {
-	return pairCalls(refs, 1000, func(q string, args []any) call {
-		qk := e.keys.Queue(q)
-		keys := []string{qk.Reserved, qk.State, qk.Payloads, qk.Errors}
-		for i := 0; len(progressed) > 0 && i < len(args); i += 2 {
-			if progressed[args[i].(string)] {
-				keys = append(keys, qk.Progress)
+// ackJobs groups refs for their acks, as ackProgress sends them: a call
+// that acks a job of progressed deletes the progress entries of the jobs
+// it acks.
+func (e *Engine) ackJobs(progressed map[string]bool, refs []Ref) ([]jobrdb.Jobs, [][]Ref) {
+	jobs, groups := e.byQueue(refs, 1000)
+	for i := 0; len(progressed) > 0 && i < len(jobs); i++ {
+		for _, r := range groups[i] {
+			if progressed[r.ID] {
+				jobs[i].Progressed = true
 				break
 			}
 		}
-		if gk := e.groupKeys(q, true); gk != nil {
-			// The group keys come after the progress hash.
-			keys = append(append(keys[:4], qk.Progress), gk...)
-		}
-		return call{Script: scriptAck, Keys: keys, Args: args}
-	})
+	}
+	return jobs, groups
 }
 
 // absent returns the refs whose job has no state entry: it is in no
@@ -186,18 +184,13 @@ type ReleaseOpts struct {
 // the front of their ready lists in the order of refs, and lose the
 // attempt their reserve counted. Stale refs are reported as in Ack.
 func (e *Engine) unreserve(ctx context.Context, refs ...Ref) error {
-	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
-		qk := e.keys.Queue(q)
-		return call{Script: scriptUnreserve, Keys: append([]string{qk.Ready, qk.Reserved, qk.State, qk.Notify}, e.groupKeys(q, false)...), Args: args}
-	})
-	lost, err := applyRefs(ctx, e.store, calls, groups, 0, nil) // unreserve.lua rings
+	jobs, groups := e.byQueue(refs, 1000)
+	miss, err := e.store.Unreserve(ctx, jobs) // unreserve.lua rings
 	if err != nil {
 		return fmt.Errorf("give back jobs: %w", err)
 	}
-	return lostError(lost)
+	return lostError(missed(groups, miss))
 }
-
-var scriptStart = mustScript("start")
 
 // start starts held jobs (Engine.reserve with hold) as their handlers
 // are about to run: it counts each one's attempt and moves it to its
@@ -211,20 +204,12 @@ func (e *Engine) start(ctx context.Context, jobs []Reservation) (started []Reser
 		refs[i] = Ref{Queue: j.Queue, ID: j.ID, Token: strings.TrimPrefix(j.Token, heldPrefix)}
 		at[refs[i]] = i
 	}
-	calls, groups := pairCalls(refs, 1000, func(q string, args []any) call {
-		qk := e.keys.Queue(q)
-		return call{Script: scriptStart, Keys: []string{qk.Reserved, qk.State}, Args: args}
-	})
-	cmds, _ := e.store.Run(ctx, calls)
+	calls, groups := e.byQueue(refs, 1000)
 	started, ok = append([]Reservation(nil), jobs...), make([]bool, len(jobs))
-	for c, cmd := range cmds {
-		got, cerr := cmd.Int64Slice()
-		if cerr == nil && len(got) != len(groups[c]) {
-			cerr = fmt.Errorf("unexpected reply %v", got)
-		}
+	e.store.Start(ctx, calls, func(c int, got []int64, cerr error) {
 		if cerr != nil {
 			err = errors.Join(err, fmt.Errorf("start jobs of %s: %w", groups[c][0].Queue, cerr))
-			continue
+			return
 		}
 		for k, r := range groups[c] {
 			i := at[r]
@@ -232,6 +217,6 @@ func (e *Engine) start(ctx context.Context, jobs []Reservation) (started []Reser
 				started[i].Token, started[i].Attempts, ok[i] = r.Token, int(got[k]), true
 			}
 		}
-	}
+	})
 	return started, ok, err
 }

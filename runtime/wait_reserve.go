@@ -47,21 +47,12 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 	if wakeID != "" {
 		keys = append(keys, e.keys.Wake(q, wakeID)) // not in byKey: it returns ""
 	}
-	rc, token := e.reserveCall(q, n, lease, hold)
-
-	cmds, popped, berr := e.store.WaitRun(ctx, keys, timeout, []call{rc})
-	for _, c := range cmds {
-		if err = c.Err(); err != nil {
-			break
-		}
-	}
-	if err == nil {
-		b, err = parseReserve(q, token, hold, cmds[0])
-		e.flow.note(q, b.limited)
-	}
+	r := e.reserveArgs(q, n, lease, hold)
+	got, popped, berr, err := e.store.WaitReserve(ctx, keys, timeout, r)
 	if err != nil {
 		return "", ReserveResult{}, true, fmt.Errorf("reserve from %q: %w", q, err)
 	}
+	b = e.reserveResult(r, got)
 	if berr != nil {
 		return "", b, true, fmt.Errorf("wait on %v: %w", queues, berr)
 	}

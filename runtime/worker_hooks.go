@@ -25,7 +25,7 @@ func (w *Worker) runningHooks(ref Ref) (done func()) {
 
 // hooksDone removes ref's entry: its hooks ran, or will not.
 func (w *Worker) hooksDone(ctx context.Context, ref Ref) {
-	if err := w.e.store.HooksDone(ctx, w.e.keys.Queue(ref.Queue).Hooks, hooksMember(ref)); err != nil {
+	if err := w.e.store.HooksDone(ctx, hookOf(ref)); err != nil {
 		w.log.Warn("removing a failed job's hooks entry failed; a sweep may run its hooks again", "queue", ref.Queue, "id", ref.ID, "err", err)
 	}
 }

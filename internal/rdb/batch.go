@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/jobgen/jobgen/internal/keyspace"
+	"github.com/jobgen/jobgen/runtime/lua"
 )
 
 // Batches: each batch's keys (keyspace.BatchKeys), which the batch
@@ -124,4 +125,67 @@ func (s *Store) ClearBatchCancel(ctx context.Context, bk keyspace.BatchKeys) err
 // BatchCancelled reports whether a batch is cancelled.
 func (s *Store) BatchCancelled(ctx context.Context, bk keyspace.BatchKeys) (bool, error) {
 	return s.c.HExists(ctx, bk.State, "cancelled_at").Result()
+}
+
+var (
+	scriptBatchAdd    = lua.Get("batch_add")
+	scriptBatchDone   = lua.Get("batch_done")
+	scriptBatchFail   = lua.Get("batch_fail")
+	scriptBatchRan    = lua.Get("batch_ran")
+	scriptBatchCancel = lua.Get("batch_cancel")
+)
+
+// CreateBatch creates a batch of n jobs, whose state lives retention ms
+// after it finishes, with the fields of its state hash fields (name,
+// value, ...).
+func (s *Store) CreateBatch(ctx context.Context, bk keyspace.BatchKeys, n int, retention int64, token string, fields []any) error {
+	args := append([]any{"create", n, retention, token}, fields...)
+	return Call{Script: scriptBatchAdd, Keys: bk.All(), Args: args}.Run(ctx, s.c).Err()
+}
+
+// AddToBatch counts n more jobs in a batch. It fails with an error reply
+// NO_BATCH if there is no such batch, and FINISHED if its jobs have all
+// succeeded.
+func (s *Store) AddToBatch(ctx context.Context, bk keyspace.BatchKeys, n int, retention int64, token string) error {
+	return Call{Script: scriptBatchAdd, Keys: bk.All(), Args: []any{"add", n, retention, token}}.Run(ctx, s.c).Err()
+}
+
+// CancelBatch cancels a batch; ok is false if there is no such batch.
+func (s *Store) CancelBatch(ctx context.Context, bk keyspace.BatchKeys, retention int64) (ok bool, err error) {
+	n, err := Call{Script: scriptBatchCancel, Keys: bk.All(), Args: []any{retention}}.Run(ctx, s.c).Int64()
+	return n >= 0, err
+}
+
+// BatchDue is what counting a job in its batch found: Gone if the batch
+// is gone (expired, or never created), and which of its callbacks fell
+// due for the job to run.
+type BatchDue struct {
+	Gone                 bool
+	Then, Catch, Finally bool
+}
+
+func batchDue(v []int64, err error) (BatchDue, error) {
+	if err != nil || len(v) != 4 {
+		return BatchDue{}, err
+	}
+	return BatchDue{Gone: v[0] < 0, Then: v[1] == 1, Catch: v[2] == 1, Finally: v[3] == 1}, nil
+}
+
+// BatchDone counts job id as succeeded in its batch, once per ID.
+func (s *Store) BatchDone(ctx context.Context, bk keyspace.BatchKeys, id string, retention int64) (BatchDue, error) {
+	return batchDue(Call{Script: scriptBatchDone, Keys: bk.All(), Args: []any{id, retention}}.Run(ctx, s.c).Int64Slice())
+}
+
+// BatchFail counts job id of queue as failed for good in its batch, with
+// the dropped links of its chain, once per ID.
+func (s *Store) BatchFail(ctx context.Context, bk keyspace.BatchKeys, id, queue string, dropped int, retention int64) (BatchDue, error) {
+	return batchDue(Call{Script: scriptBatchFail, Keys: bk.All(), Args: []any{id, queue, dropped, retention}}.Run(ctx, s.c).Int64Slice())
+}
+
+// BatchRan marks the batch's callbacks of kind ("then", "catch",
+// "finally") as run by job id. finally is true if marking catch claimed
+// finally for the job: every job has run.
+func (s *Store) BatchRan(ctx context.Context, bk keyspace.BatchKeys, kind, id string, retention int64) (finally bool, err error) {
+	n, err := Call{Script: scriptBatchRan, Keys: bk.All(), Args: []any{kind, id, retention}}.Run(ctx, s.c).Int64()
+	return n == 1, err
 }

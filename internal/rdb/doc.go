@@ -16,14 +16,23 @@
 //   - enqueue.go: the enqueue step of every way into a queue
 //     (lib/enqueue.lua on the script side), the known queues, and the
 //     replicated push.
+//   - reserve.go: the migrate and the reserve, alone or behind the
+//     waiting BLPOP (wait.go).
+//   - settle.go, finish.go: the settles of reserved jobs (ack, release,
+//     unreserve, start, extend, fail, finish), by ID and token; each
+//     returns the jobs it did not find under their tokens (Miss).
+//   - failed.go, cancel.go, hooks.go: the failed store, the cancel of a
+//     job, and the hooks due after a failure.
 //   - nodes.go: what is read of each master of a cluster (eviction
 //     policy, memory).
 //   - outbox.go: the outbox relay's marks (each queue's relayed set)
 //     and the backlog it publishes.
+//   - schedule.go: a schedule entry's state and its pause.
 //
 // Every other file is named after the room whose keys it reads and
 // writes: inspect.go, finished.go, group_inspect.go, results.go and
 // monitor.go for operators' views; doorbell.go, wait.go, settle.go and
 // workers.go for the worker; limits.go and batch.go for flow limits and
-// batches.
+// batches; progress.go and sizes.go for a job's progress and a queue's
+// sizes.
 package rdb

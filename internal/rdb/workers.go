@@ -20,11 +20,6 @@ func (s *Store) RestartMark(ctx context.Context, key string) (int64, error) {
 	return n, err
 }
 
-// HooksDone removes member from the hooks set key.
-func (s *Store) HooksDone(ctx context.Context, key, member string) error {
-	return s.c.ZRem(ctx, key, member).Err()
-}
-
 // RingDone pushes to the done list key, which then expires after ttl,
 // in one pipeline.
 func (s *Store) RingDone(ctx context.Context, key string, ttl time.Duration) error {
