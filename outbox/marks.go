@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/outboxsql"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -90,9 +91,9 @@ func (r *Relay) gone(ctx context.Context, marks []string) ([]string, error) {
 	ids := make([]string, len(marks))
 	for i, m := range marks {
 		id, _, _ := strings.Cut(m, "/")
-		ids[i] = quoteLiteral(id)
+		ids[i] = id
 	}
-	rs, err := r.cfg.DB.QueryContext(ctx, "SELECT id FROM "+r.table+" WHERE id IN ("+strings.Join(ids, ",")+")")
+	rs, err := r.cfg.DB.QueryContext(ctx, outboxsql.Present(r.table, ids))
 	if err != nil {
 		return nil, fmt.Errorf("outbox relay: reconcile: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/internal/keyspace"
+	"github.com/jobgen/jobgen/internal/outboxsql"
 	"github.com/jobgen/jobgen/internal/rdb"
 	"github.com/jobgen/jobgen/runtime"
 )
@@ -69,18 +70,12 @@ func NewRelay(e *runtime.Engine, cfg RelayConfig) (*Relay, error) {
 	}
 	names := make([]string, 0, len(r.conns))
 	for name := range r.conns {
-		names = append(names, quoteLiteral(name))
+		names = append(names, name)
 	}
 	// The claim also ends the transaction should the relay stall with it
-	// open (set_config, local to the transaction): 2 × Lease idle.
-	idle := strconv.FormatInt(2*cfg.Lease.Milliseconds(), 10)
-	r.claim = "SELECT seq, id, kind, connection, queue, name, " +
-		"GREATEST(0, delay_ms - FLOOR(EXTRACT(EPOCH FROM (clock_timestamp() - created_at)) * 1000))::bigint, " +
-		"unique_key, unique_for_ms, payload, " +
-		"(SELECT set_config('idle_in_transaction_session_timeout', '" + idle + "', true)) FROM " + r.table +
-		" WHERE error IS NULL AND connection IN (" + strings.Join(names, ",") + ")" +
-		" ORDER BY seq LIMIT " + strconv.Itoa(cfg.Batch) + " FOR UPDATE SKIP LOCKED"
-	r.del = "DELETE FROM " + r.table + " WHERE seq = ANY($1::text::bigint[])"
+	// open: 2 × Lease idle.
+	r.claim = outboxsql.Claim(r.table, names, cfg.Batch, 2*cfg.Lease)
+	r.del = outboxsql.Delete(r.table)
 	return r, nil
 }
 
@@ -91,9 +86,6 @@ func tableOf(e *runtime.Engine) string {
 	}
 	return runtime.DefaultOutboxTable
 }
-
-// quoteLiteral quotes s as an SQL string literal.
-func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 // RelayCounts are what a relay did since it started.
 type RelayCounts struct {
@@ -285,7 +277,7 @@ func (r *Relay) settle(ctx context.Context, tx *sql.Tx, rows []*relayRow) error 
 		switch {
 		case row.Parked != "":
 			r.cfg.Logger.Error("outbox relay: parked a row it cannot push", "id", row.ID, "job", row.Name, "err", row.Parked)
-			if _, err := tx.ExecContext(ctx, "UPDATE "+r.table+" SET error = $1 WHERE seq = $2", row.Parked, row.seq); err != nil {
+			if _, err := tx.ExecContext(ctx, outboxsql.Park(r.table), row.Parked, row.seq); err != nil {
 				return fmt.Errorf("outbox relay: park row %d: %w", row.seq, err)
 			}
 			r.stats.parked.Add(1)
@@ -310,8 +302,7 @@ func (r *Relay) settle(ctx context.Context, tx *sql.Tx, rows []*relayRow) error 
 func (r *Relay) publish(ctx context.Context) error {
 	b := rdb.OutboxBacklog{Table: r.table}
 	var oldest sql.NullInt64
-	err := r.cfg.DB.QueryRowContext(ctx, "SELECT count(*), count(*) FILTER (WHERE error IS NOT NULL), "+
-		"(EXTRACT(EPOCH FROM min(created_at)) * 1000)::bigint FROM "+r.table).Scan(&b.Rows, &b.Parked, &oldest)
+	err := r.cfg.DB.QueryRowContext(ctx, outboxsql.Backlog(r.table)).Scan(&b.Rows, &b.Parked, &oldest)
 	if err != nil {
 		return err
 	}

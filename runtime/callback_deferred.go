@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/jobgen/jobgen/internal/partition"
 )
 
 // A callback that the worker running it has no registration for is not
@@ -43,7 +45,7 @@ func (c callbackRun) EncodeJob() ([]byte, error) { return Encode(c) }
 // deferCallback queues a run of ref, whose callback this worker does not
 // have, on queue.
 func (b busEnv) deferCallback(ctx context.Context, queue, what string, ref CallbackRef, o Outcome) {
-	queue, _, _ = strings.Cut(queue, partitionSep) // a partitioned queue takes it on any partition
+	queue, _, _ = strings.Cut(queue, partition.Sep) // a partitioned queue takes it on any partition
 	run := callbackRun{Ref: ref, What: what, JobID: o.JobID, Job: o.JobName, Batch: o.Batch, queue: queue}
 	if o.Err != nil {
 		run.Err = o.Err.Error()

@@ -9,6 +9,8 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
+
+	"github.com/jobgen/jobgen/internal/mpack"
 )
 
 // envelopeVersion is written into every whole envelope (Encode). Version
@@ -176,7 +178,7 @@ func decodeEnvelope(payload []byte) (env *Envelope, c carried, err error) {
 	}()
 	var e Envelope
 	pd := getByteDecoder(payload)
-	d := envDecoder{dec: pd.dec, limit: len(payload)}
+	d := mpack.Decoder{Dec: pd.dec, Limit: len(payload)}
 	// A stored form starts with the name, a string; the others are maps.
 	stored := len(payload) > 0 && msgpcode.IsString(payload[0])
 	if stored {

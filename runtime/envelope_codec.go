@@ -7,6 +7,8 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
+
+	"github.com/jobgen/jobgen/internal/mpack"
 )
 
 // The envelope is encoded by hand, as a msgpack map with the short keys
@@ -31,16 +33,16 @@ var _ msgpack.CustomDecoder = (*Envelope)(nil)
 // optional fields, and the dispatch time when the ID tells it.
 func (e *Envelope) EncodeMsgpack(enc *msgpack.Encoder) error {
 	o := e.optional(true)
-	w := encWriter{enc: enc}
-	w.err = enc.EncodeMapLen(4 + o.count()) // v, id, n, b
-	w.int("v", envelopeVersion)
-	w.str("id", e.ID)
-	w.str("n", e.Name)
+	w := mpack.Writer{Enc: enc}
+	w.Err = enc.EncodeMapLen(4 + o.count()) // v, id, n, b
+	w.Int("v", envelopeVersion)
+	w.Str("id", e.ID)
+	w.Str("n", e.Name)
 	e.encodeHead(&w, o)
-	w.key("b")
-	w.do(func() error { return enc.EncodeBytes(e.Body) })
+	w.Key("b")
+	w.Do(func() error { return enc.EncodeBytes(e.Body) })
 	e.encodeTail(&w, o)
-	return w.err
+	return w.Err
 }
 
 // encodeStoredForm writes e in the stored form (version 3): its name, the
@@ -48,15 +50,15 @@ func (e *Envelope) EncodeMsgpack(enc *msgpack.Encoder) error {
 // the optional fields only if withQueue.
 func (e *Envelope) encodeStoredForm(enc *msgpack.Encoder, withQueue bool) error {
 	o := e.optional(withQueue)
-	w := encWriter{enc: enc}
-	w.err = enc.EncodeString(e.Name)
+	w := mpack.Writer{Enc: enc}
+	w.Err = enc.EncodeString(e.Name)
 	if n := o.count(); n > 0 {
-		w.do(func() error { return enc.EncodeMapLen(n) })
+		w.Do(func() error { return enc.EncodeMapLen(n) })
 		e.encodeHead(&w, o)
 		e.encodeTail(&w, o)
 	}
-	w.do(func() error { return enc.EncodeBytes(e.Body) })
-	return w.err
+	w.Do(func() error { return enc.EncodeBytes(e.Body) })
+	return w.Err
 }
 
 // optionals says which of the fields that an encoding may leave out
@@ -106,76 +108,76 @@ func (o optionals) count() int {
 
 // encodeHead writes the optional fields that come before the body in
 // the map form: queue and connection.
-func (e *Envelope) encodeHead(w *encWriter, o optionals) {
+func (e *Envelope) encodeHead(w *mpack.Writer, o optionals) {
 	if o[optQueue] {
-		w.str("q", e.Queue)
+		w.Str("q", e.Queue)
 	}
 	if o[optConnection] {
-		w.str("c", e.Connection)
+		w.Str("c", e.Connection)
 	}
 }
 
 // encodeTail writes the optional fields that come after the body in the
 // map form.
-func (e *Envelope) encodeTail(w *encWriter, o optionals) {
-	enc := w.enc
+func (e *Envelope) encodeTail(w *mpack.Writer, o optionals) {
+	enc := w.Enc
 	if o[optTries] {
-		w.int("t", int64(e.Tries))
+		w.Int("t", int64(e.Tries))
 	}
 	if o[optBackoff] {
-		w.key("bo")
-		w.do(func() error { return enc.EncodeArrayLen(len(e.Backoff)) })
+		w.Key("bo")
+		w.Do(func() error { return enc.EncodeArrayLen(len(e.Backoff)) })
 		for _, d := range e.Backoff {
-			w.do(func() error { return enc.EncodeInt(int64(d)) })
+			w.Do(func() error { return enc.EncodeInt(int64(d)) })
 		}
 	}
 	if o[optTimeout] {
-		w.int("to", int64(e.Timeout))
+		w.Int("to", int64(e.Timeout))
 	}
 	if o[optRetryUntil] {
-		w.int("ru", e.RetryUntil)
+		w.Int("ru", e.RetryUntil)
 	}
 	if o[optMaxExceptions] {
-		w.int("me", int64(e.MaxExceptions))
+		w.Int("me", int64(e.MaxExceptions))
 	}
 	if o[optFailOnTimeout] {
-		w.key("ft")
-		w.do(func() error { return enc.EncodeBool(true) })
+		w.Key("ft")
+		w.Do(func() error { return enc.EncodeBool(true) })
 	}
 	if o[optChain] {
-		w.key("ch")
-		w.do(func() error { return enc.EncodeArrayLen(len(e.Chain)) })
+		w.Key("ch")
+		w.Do(func() error { return enc.EncodeArrayLen(len(e.Chain)) })
 		for _, link := range e.Chain {
-			w.do(func() error { return enc.EncodeBytes(link) })
+			w.Do(func() error { return enc.EncodeBytes(link) })
 		}
 	}
 	if o[optBatch] {
-		w.str("ba", e.BatchID)
+		w.Str("ba", e.BatchID)
 	}
 	if o[optUnique] {
-		w.str("uk", e.UniqueKey)
+		w.Str("uk", e.UniqueKey)
 	}
 	if o[optTags] {
-		w.key("tg")
-		w.do(func() error { return enc.EncodeArrayLen(len(e.Tags)) })
+		w.Key("tg")
+		w.Do(func() error { return enc.EncodeArrayLen(len(e.Tags)) })
 		for _, t := range e.Tags {
-			w.do(func() error { return enc.EncodeString(t) })
+			w.Do(func() error { return enc.EncodeString(t) })
 		}
 	}
 	if o[optUntilProcessing] {
-		w.key("up")
-		w.do(func() error { return enc.EncodeBool(true) })
+		w.Key("up")
+		w.Do(func() error { return enc.EncodeBool(true) })
 	}
 	if o[optEncrypted] {
-		w.key("en")
-		w.do(func() error { return enc.EncodeBool(true) })
+		w.Key("en")
+		w.Do(func() error { return enc.EncodeBool(true) })
 	}
 	if o[optCatch] {
-		w.key("cc")
-		w.do(func() error { return enc.EncodeBytes(e.Catch) })
+		w.Key("cc")
+		w.Do(func() error { return enc.EncodeBytes(e.Catch) })
 	}
 	if o[optAt] {
-		w.int("at", e.DispatchedAt)
+		w.Int("at", e.DispatchedAt)
 	}
 	if o[optHeaders] {
 		e.encodeHeaders(w)
@@ -185,41 +187,17 @@ func (e *Envelope) encodeTail(w *encWriter, o optionals) {
 // encodeHeaders writes the headers as a map of strings, keys sorted so
 // that the same envelope always encodes to the same bytes (a push made
 // again must match the payload stored by the first).
-func (e *Envelope) encodeHeaders(w *encWriter) {
+func (e *Envelope) encodeHeaders(w *mpack.Writer) {
 	keys := make([]string, 0, len(e.Headers))
 	for k := range e.Headers {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	w.key("hd")
-	w.do(func() error { return w.enc.EncodeMapLen(len(keys)) })
+	w.Key("hd")
+	w.Do(func() error { return w.Enc.EncodeMapLen(len(keys)) })
 	for _, k := range keys {
-		w.str(k, e.Headers[k])
+		w.Str(k, e.Headers[k])
 	}
-}
-
-// encWriter keeps the first error, so EncodeMsgpack reads straight.
-type encWriter struct {
-	enc *msgpack.Encoder
-	err error
-}
-
-func (w *encWriter) do(f func() error) {
-	if w.err == nil {
-		w.err = f()
-	}
-}
-
-func (w *encWriter) key(k string) { w.do(func() error { return w.enc.EncodeString(k) }) }
-
-func (w *encWriter) str(k, v string) {
-	w.key(k)
-	w.do(func() error { return w.enc.EncodeString(v) })
-}
-
-func (w *encWriter) int(k string, v int64) {
-	w.key(k)
-	w.do(func() error { return w.enc.EncodeInt(v) })
 }
 
 // maxDecodedEnvelope bounds what one envelope read through DecodeMsgpack
@@ -231,45 +209,16 @@ const maxDecodedEnvelope = 64 << 20
 // add fields. A stored payload, which leaves out its ID, decodes with
 // DecodeEnvelope.
 func (e *Envelope) DecodeMsgpack(dec *msgpack.Decoder) error {
-	c, err := e.decode(envDecoder{dec: dec, limit: maxDecodedEnvelope})
+	c, err := e.decode(mpack.Decoder{Dec: dec, Limit: maxDecodedEnvelope})
 	if err == nil {
 		e.impliedTime(c)
 	}
 	return err
 }
 
-// envDecoder reads strings, bytes and arrays whose claimed length is at
-// most limit, the size of the payload: a garbage header claiming 4 GB
-// fails at once instead of allocating it.
-type envDecoder struct {
-	dec   *msgpack.Decoder
-	limit int
-}
-
-func (d envDecoder) length(n int, err error) (int, error) {
-	if err == nil && n > d.limit {
-		err = fmt.Errorf("a length of %d, more than the %d bytes of the payload", n, d.limit)
-	}
-	return n, err
-}
-
-func (d envDecoder) bytes() ([]byte, error) {
-	n, err := d.length(d.dec.DecodeBytesLen())
-	if err != nil || n < 0 {
-		return nil, err
-	}
-	b := make([]byte, n)
-	return b, d.dec.ReadFull(b)
-}
-
-func (d envDecoder) str() (string, error) {
-	b, err := d.bytes()
-	return string(b), err
-}
-
-func (e *Envelope) decode(d envDecoder) (carried, error) {
+func (e *Envelope) decode(d mpack.Decoder) (carried, error) {
 	var c carried
-	n, err := d.length(d.dec.DecodeMapLen())
+	n, err := d.Length(d.Dec.DecodeMapLen())
 	if err != nil {
 		return c, err
 	}
@@ -282,19 +231,19 @@ func (e *Envelope) decode(d envDecoder) (carried, error) {
 
 // decodeStoredForm reads a payload in the stored form (version 3) up to
 // the end of its body.
-func (e *Envelope) decodeStoredForm(d envDecoder) (carried, error) {
+func (e *Envelope) decodeStoredForm(d mpack.Decoder) (carried, error) {
 	var c carried
-	name, err := d.str()
+	name, err := d.Str()
 	if err != nil {
 		return c, fmt.Errorf("job name: %w", err)
 	}
 	*e = Envelope{}
-	code, err := d.dec.PeekCode()
+	code, err := d.Dec.PeekCode()
 	if err != nil {
 		return c, fmt.Errorf("body: %w", err)
 	}
 	if msgpcode.IsFixedMap(code) || code == msgpcode.Map16 || code == msgpcode.Map32 {
-		n, err := d.length(d.dec.DecodeMapLen())
+		n, err := d.Length(d.Dec.DecodeMapLen())
 		if err == nil {
 			err = e.decodeFields(d, n, &c)
 		}
@@ -309,16 +258,16 @@ func (e *Envelope) decodeStoredForm(d envDecoder) (carried, error) {
 		e.Version = storedVersion
 	}
 	e.Name = name
-	if e.Body, err = d.bytes(); err != nil {
+	if e.Body, err = d.Bytes(); err != nil {
 		return c, fmt.Errorf("body: %w", err)
 	}
 	return c, nil
 }
 
 // decodeFields reads n keys and their values into e.
-func (e *Envelope) decodeFields(d envDecoder, n int, c *carried) error {
+func (e *Envelope) decodeFields(d mpack.Decoder, n int, c *carried) error {
 	for range n {
-		k, err := d.str()
+		k, err := d.Str()
 		if err != nil {
 			return fmt.Errorf("envelope key: %w", err)
 		}
@@ -329,7 +278,7 @@ func (e *Envelope) decodeFields(d envDecoder, n int, c *carried) error {
 	return nil
 }
 
-func (e *Envelope) decodeField(d envDecoder, k string, c *carried) error {
+func (e *Envelope) decodeField(d mpack.Decoder, k string, c *carried) error {
 	if ok, err := e.decodeHeadField(d, k, c); ok {
 		return err
 	}
@@ -338,30 +287,30 @@ func (e *Envelope) decodeField(d envDecoder, k string, c *carried) error {
 
 // decodeHeadField decodes a field that says what the job is and where it
 // comes from, and says whether k is one.
-func (e *Envelope) decodeHeadField(d envDecoder, k string, c *carried) (bool, error) {
+func (e *Envelope) decodeHeadField(d mpack.Decoder, k string, c *carried) (bool, error) {
 	var err error
 	switch k {
 	case "v":
 		var i int64
-		i, err = d.dec.DecodeInt64()
+		i, err = d.Dec.DecodeInt64()
 		e.Version = int(i)
 	case "id":
-		e.ID, err = d.str()
+		e.ID, err = d.Str()
 		c.id = true
 	case "n":
-		e.Name, err = d.str()
+		e.Name, err = d.Str()
 	case "q":
-		e.Queue, err = d.str()
+		e.Queue, err = d.Str()
 		c.queue = true
 	case "c":
-		e.Connection, err = d.str()
+		e.Connection, err = d.Str()
 	case "b":
-		e.Body, err = d.bytes()
+		e.Body, err = d.Bytes()
 	case "at":
-		e.DispatchedAt, err = d.dec.DecodeInt64()
+		e.DispatchedAt, err = d.Dec.DecodeInt64()
 		c.at = true
 	case "hd":
-		e.Headers, err = d.strMap()
+		e.Headers, err = d.StrMap()
 	default:
 		return false, nil
 	}
@@ -370,8 +319,8 @@ func (e *Envelope) decodeHeadField(d envDecoder, k string, c *carried) (bool, er
 
 // decodeOptionField decodes a dispatch option, or skips a field this
 // version does not know.
-func (e *Envelope) decodeOptionField(d envDecoder, k string) error {
-	dec := d.dec
+func (e *Envelope) decodeOptionField(d mpack.Decoder, k string) error {
+	dec := d.Dec
 	var err error
 	var i int64
 	switch k {
@@ -379,7 +328,7 @@ func (e *Envelope) decodeOptionField(d envDecoder, k string) error {
 		i, err = dec.DecodeInt64()
 		e.Tries = int(i)
 	case "bo":
-		e.Backoff, err = decodeArray(d, func() (time.Duration, error) {
+		e.Backoff, err = mpack.Array(d, func() (time.Duration, error) {
 			d, err := dec.DecodeInt64()
 			return time.Duration(d), err
 		})
@@ -394,121 +343,21 @@ func (e *Envelope) decodeOptionField(d envDecoder, k string) error {
 	case "ft":
 		e.FailOnTimeout, err = dec.DecodeBool()
 	case "ch":
-		e.Chain, err = decodeArray(d, d.bytes)
+		e.Chain, err = mpack.Array(d, d.Bytes)
 	case "ba":
-		e.BatchID, err = d.str()
+		e.BatchID, err = d.Str()
 	case "uk":
-		e.UniqueKey, err = d.str()
+		e.UniqueKey, err = d.Str()
 	case "tg":
-		e.Tags, err = decodeArray(d, d.str)
+		e.Tags, err = mpack.Array(d, d.Str)
 	case "up":
 		e.UniqueUntilProcessing, err = dec.DecodeBool()
 	case "en":
 		e.Encrypted, err = dec.DecodeBool()
 	case "cc":
-		e.Catch, err = d.bytes()
+		e.Catch, err = d.Bytes()
 	default:
-		err = d.skip(0)
+		err = d.Skip()
 	}
 	return err
-}
-
-// maxSkipDepth bounds the nesting of an unknown field's value.
-const maxSkipDepth = 32
-
-// skip skips the value of an unknown key. Every length the value claims
-// is held to the payload's size before anything is read: the decoder's
-// own Skip reads a claimed length in chunks of up to a megabyte, which
-// a few garbage bytes can make it allocate.
-func (d envDecoder) skip(depth int) error {
-	if depth > maxSkipDepth {
-		return fmt.Errorf("a value nested more than %d deep", maxSkipDepth)
-	}
-	c, err := d.dec.PeekCode()
-	if err != nil {
-		return err
-	}
-	switch {
-	case msgpcode.IsString(c) || msgpcode.IsBin(c):
-		return d.skipBytes(d.dec.DecodeBytesLen())
-	case msgpcode.IsExt(c) || msgpcode.IsFixedExt(c):
-		_, n, err := d.dec.DecodeExtHeader()
-		return d.skipBytes(n, err)
-	case msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32:
-		return d.skipValues(1, depth)(d.dec.DecodeArrayLen())
-	case msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32:
-		return d.skipValues(2, depth)(d.dec.DecodeMapLen())
-	}
-	return d.dec.Skip() // nil, bool, numbers: a few bytes at most
-}
-
-// skipBytes drops the n bytes of a string, binary or ext value whose
-// header was read with err.
-func (d envDecoder) skipBytes(n int, err error) error {
-	if n, err = d.length(n, err); err != nil {
-		return err
-	}
-	return d.discard(n)
-}
-
-// skipValues returns a func that skips the values of an array (per 1) or
-// a map (per 2) of n entries, whose header was read with err.
-func (d envDecoder) skipValues(per, depth int) func(n int, err error) error {
-	return func(n int, err error) error {
-		if n, err = d.length(n, err); err != nil {
-			return err
-		}
-		for range per * n {
-			if err := d.skip(depth + 1); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
-// discard reads and drops n bytes, n at most the payload's size.
-func (d envDecoder) discard(n int) error {
-	var buf [256]byte
-	for n > 0 {
-		k := min(n, len(buf))
-		if err := d.dec.ReadFull(buf[:k]); err != nil {
-			return err
-		}
-		n -= k
-	}
-	return nil
-}
-
-// strMap reads a map of strings to strings; nil stays nil.
-func (d envDecoder) strMap() (map[string]string, error) {
-	n, err := d.length(d.dec.DecodeMapLen())
-	if err != nil || n <= 0 {
-		return nil, err
-	}
-	m := make(map[string]string, min(n, 64))
-	for range n {
-		k, err := d.str()
-		if err != nil {
-			return nil, err
-		}
-		if m[k], err = d.str(); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
-}
-
-func decodeArray[T any](d envDecoder, one func() (T, error)) ([]T, error) {
-	n, err := d.length(d.dec.DecodeArrayLen())
-	if err != nil || n <= 0 {
-		return nil, err
-	}
-	out := make([]T, n)
-	for i := range out {
-		if out[i], err = one(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }

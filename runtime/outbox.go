@@ -3,15 +3,12 @@ package runtime
 import (
 	"context"
 	"database/sql"
-	_ "embed"
-	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/jobgen/jobgen/internal/outboxsql"
 )
 
 // Tx is the SQL transaction DispatchTx writes jobs into: *sql.Tx is one.
@@ -33,51 +30,30 @@ type TxDispatcher interface {
 
 // DefaultOutboxTable is the outbox table's name when
 // EngineConfig.OutboxTable is empty.
-const DefaultOutboxTable = "jobgen_outbox"
-
-// The kinds of outbox rows.
-const (
-	outboxJob   = "job"
-	outboxBatch = "batch"
-)
-
-// outboxColumns are the columns DispatchTx writes, in order.
-const outboxColumns = "id, kind, connection, queue, name, delay_ms, unique_key, unique_for_ms, payload"
-
-const outboxArity = 9
-
-// outboxInsertRows is the most rows one INSERT writes: PostgreSQL takes
-// up to 65535 parameters.
-const outboxInsertRows = 1000
-
-//go:embed outbox.sql
-var outboxDDL string
-
-var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}(\.[a-z_][a-z0-9_]{0,62})?$`)
+const DefaultOutboxTable = outboxsql.DefaultTable
 
 // checkOutboxTable checks that table is a plain, lower-case name,
 // optionally with its schema: the outbox's statements name it unquoted.
 func checkOutboxTable(table string) error {
-	if !tableName.MatchString(table) {
-		return fmt.Errorf("%w: EngineConfig.OutboxTable %q must be a lower-case SQL name (letters, digits, _), optionally schema.table", ErrInvalid, table)
+	if err := outboxsql.CheckTable(table); err != nil {
+		return fmt.Errorf("%w: EngineConfig.OutboxTable %w", ErrInvalid, err)
 	}
 	return nil
 }
 
 // OutboxDDL returns the statements that create the outbox table named
-// table, its trigger and its notify function (runtime/outbox.sql), for
-// PostgreSQL. MigrateOutbox runs them.
+// table, its trigger and its notify function (internal/outboxsql/outbox.sql),
+// for PostgreSQL. MigrateOutbox runs them.
 func OutboxDDL(table string) (string, error) {
 	if err := checkOutboxTable(table); err != nil {
 		return "", err
 	}
-	name := table[strings.LastIndexByte(table, '.')+1:]
-	return strings.NewReplacer("{{table}}", table, "{{channel}}", OutboxChannel(table), "{{name}}", name).Replace(outboxDDL), nil
+	return outboxsql.DDL(table)
 }
 
 // OutboxChannel is the channel the trigger of the outbox table named
 // table notifies, for a relay's LISTEN: the name with "." as "_".
-func OutboxChannel(table string) string { return strings.ReplaceAll(table, ".", "_") }
+func OutboxChannel(table string) string { return outboxsql.Channel(table) }
 
 // MigrateOutbox creates the outbox table named table (DefaultOutboxTable
 // if empty) in db, with its trigger, unless they exist. It is safe to run
@@ -85,34 +61,10 @@ func OutboxChannel(table string) string { return strings.ReplaceAll(table, ".", 
 // advisory lock while it runs.
 func MigrateOutbox(ctx context.Context, db *sql.DB, table string) error {
 	table = cmpOr(table, DefaultOutboxTable)
-	ddl, err := OutboxDDL(table)
-	if err != nil {
+	if err := checkOutboxTable(table); err != nil {
 		return err
 	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migrate outbox %s: %w", table, err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "jobgen.outbox."+table); err != nil {
-		return fmt.Errorf("migrate outbox %s: %w", table, err)
-	}
-	if _, err := tx.ExecContext(ctx, ddl); err != nil {
-		return fmt.Errorf("migrate outbox %s: %w", table, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate outbox %s: %w", table, err)
-	}
-	return nil
-}
-
-// outboxRow is one row DispatchTx writes.
-type outboxRow struct {
-	id, kind, connection, queue, name string
-	delay                             int64 // ms
-	uniqueKey                         string
-	uniqueFor                         int64 // ms
-	payload                           []byte
+	return outboxsql.Migrate(ctx, db, table)
 }
 
 // DispatchTx writes job, with its annotated options, into tx's outbox, and
@@ -292,15 +244,15 @@ func (e *Engine) DispatchBatchTx(ctx context.Context, tx Tx, b *PendingBatch) (s
 			if err != nil {
 				return err
 			}
-			rec.Push[i] = outboxBatchPush{ID: row.id, Queue: row.queue, Delay: row.delay, Payload: row.payload}
+			rec.Push[i] = outboxBatchPush{ID: row.ID, Queue: row.Queue, Delay: row.DelayMS, Payload: row.Payload}
 		}
 		payload, err := msgpack.Marshal(&rec)
 		if err != nil {
 			return err
 		}
-		return insertOutbox(ctx, tx, e.outboxTable(), []outboxRow{{
-			id: id, kind: outboxBatch, connection: b.opts.Connection, queue: b.opts.Queue,
-			name: cmpOr(b.opts.Name, "batch"), payload: payload,
+		return outboxsql.Insert(ctx, tx, e.outboxTable(), []outboxsql.Row{{
+			ID: id, Kind: outboxsql.KindBatch, Connection: b.opts.Connection, Queue: b.opts.Queue,
+			Name: cmpOr(b.opts.Name, "batch"), Payload: payload,
 		}})
 	})
 	if err != nil {
@@ -315,7 +267,7 @@ func (e *Engine) DispatchBatchTx(ctx context.Context, tx Tx, b *PendingBatch) (s
 func (e *Engine) insertThrough(ctx context.Context, tx Tx, kind DispatchKind, out []Outgoing, connection string, uniqueFor []time.Duration) error {
 	return e.dispatchThrough(ctx, kind, out, func(ctx context.Context) error {
 		now := time.Now().UnixMilli()
-		rows := make([]outboxRow, len(out))
+		rows := make([]outboxsql.Row, len(out))
 		for i, o := range out {
 			row, err := e.outboxRow(o, connection, uniqueFor[i].Milliseconds(), now)
 			if err != nil {
@@ -323,7 +275,7 @@ func (e *Engine) insertThrough(ctx context.Context, tx Tx, kind DispatchKind, ou
 			}
 			rows[i] = row
 		}
-		return insertOutbox(ctx, tx, e.outboxTable(), rows)
+		return outboxsql.Insert(ctx, tx, e.outboxTable(), rows)
 	})
 }
 
@@ -339,7 +291,7 @@ func (e *Engine) dispatchThrough(ctx context.Context, kind DispatchKind, out []O
 // outboxRow checks o as a push does (stored), and returns its row. A
 // partitioned queue's partition is chosen from the job's ID, so that
 // every relay that pushes the row pushes it to the same one.
-func (e *Engine) outboxRow(o Outgoing, connection string, uniqueFor, now int64) (outboxRow, error) {
+func (e *Engine) outboxRow(o Outgoing, connection string, uniqueFor, now int64) (outboxsql.Row, error) {
 	env := o.Envelope
 	if env.ID == "" {
 		env.ID = newIDAt(now)
@@ -348,52 +300,16 @@ func (e *Engine) outboxRow(o Outgoing, connection string, uniqueFor, now int64) 
 	// the row pushes it to the same one.
 	queue, payload, _, err := e.stored(env, o.Delay, now, env.ID)
 	if err != nil {
-		return outboxRow{}, err
+		return outboxsql.Row{}, err
 	}
-	row := outboxRow{
-		id: env.ID, kind: outboxJob, connection: connection, queue: queue, name: env.Name,
-		delay: delayMillis(o.Delay), payload: payload,
+	row := outboxsql.Row{
+		ID: env.ID, Kind: outboxsql.KindJob, Connection: connection, Queue: queue, Name: env.Name,
+		DelayMS: delayMillis(o.Delay), Payload: payload,
 	}
 	if env.UniqueKey != "" {
-		row.uniqueKey, row.uniqueFor = env.UniqueKey, max(uniqueFor, 1)
+		row.UniqueKey, row.UniqueForMS = env.UniqueKey, max(uniqueFor, 1)
 	}
 	return row, nil
 }
 
 func (e *Engine) outboxTable() string { return cmpOr(e.cfg.OutboxTable, DefaultOutboxTable) }
-
-// insertOutbox writes rows into table through tx, in one INSERT per
-// outboxInsertRows rows.
-func insertOutbox(ctx context.Context, tx Tx, table string, rows []outboxRow) error {
-	if tx == nil {
-		return errors.New("outbox: nil transaction")
-	}
-	for s := 0; s < len(rows); s += outboxInsertRows {
-		chunk := rows[s:min(s+outboxInsertRows, len(rows))]
-		var q strings.Builder
-		q.Grow(64 + len(chunk)*48)
-		q.WriteString("INSERT INTO ")
-		q.WriteString(table)
-		q.WriteString(" (" + outboxColumns + ") VALUES ")
-		args := make([]any, 0, len(chunk)*outboxArity)
-		for i, r := range chunk {
-			if i > 0 {
-				q.WriteByte(',')
-			}
-			q.WriteByte('(')
-			for c := range outboxArity {
-				if c > 0 {
-					q.WriteByte(',')
-				}
-				q.WriteByte('$')
-				q.WriteString(strconv.Itoa(i*outboxArity + c + 1))
-			}
-			q.WriteByte(')')
-			args = append(args, r.id, r.kind, r.connection, r.queue, r.name, r.delay, r.uniqueKey, r.uniqueFor, r.payload)
-		}
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
-			return fmt.Errorf("write to outbox %s: %w", table, err)
-		}
-	}
-	return nil
-}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/jobgen/jobgen/internal/outboxsql"
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
@@ -96,14 +97,14 @@ func (e *Engine) PushRelayed(ctx context.Context, deadline time.Time, rows []Rel
 	for i, row := range rows {
 		out := &res.Rows[i]
 		switch row.Kind {
-		case outboxJob:
+		case outboxsql.KindJob:
 			ok, err := e.relayUnique(ctx, row, out)
 			errs = errors.Join(errs, err)
 			if ok {
 				jobs = append(jobs, relayPush{row: out, name: row.Name, mark: row.ID, id: row.ID, queue: row.Queue,
 					delay: row.Delay.Milliseconds(), payload: row.Payload})
 			}
-		case outboxBatch:
+		case outboxsql.KindBatch:
 			js, err := e.relayBatch(ctx, row, out)
 			errs = errors.Join(errs, err)
 			jobs = append(jobs, js...)

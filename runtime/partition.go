@@ -5,30 +5,20 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/jobgen/jobgen/internal/qname"
+	"github.com/jobgen/jobgen/internal/partition"
 )
 
 // Partitioned queues.
 //
-// A queue's keys share one hash tag, so on a Redis Cluster a queue lives
-// on one master, however busy it is. EngineConfig.Partitions splits a
-// queue into N partitions with hash tags of their own, spread over the
-// slot space (and so over the masters of a cluster with evenly split
-// slots):
-//
-//	partition 0      the queue itself, keys jobgen:{emails}:...
-//	partition i > 0  the queue "emails#i", keys jobgen:{emails#i}:...
-//	                 (or "emails#i.k", the first k whose slot lies where
-//	                 partition i should be; see partitionNames)
-//
-// Every engine computes the same names, so producers and workers agree
-// as long as they are configured with the same number of partitions.
+// EngineConfig.Partitions splits a queue into N partitions with hash
+// tags of their own, spread over the slot space; internal/partition
+// names them (partition 0 is the queue itself, partition i "emails#i" or
+// "emails#i.k").
 //
 // Dispatch spreads the jobs of a partitioned queue over its partitions,
 // round robin per engine. A worker's Reserve of the queue takes jobs from
@@ -52,32 +42,14 @@ import (
 // Nothing spans partitions atomically: each partition is a queue of its
 // own, and a call on the whole queue is one call per partition.
 
-// maxPartitions bounds EngineConfig.Partitions values.
-const maxPartitions = 64
-
-// partitionSep joins a queue name and a partition number.
-// ValidateQueueName rejects it, so a queue name never passes for a
-// partition.
-const partitionSep = qname.PartitionSep
-
 // validateQueueOrPartition is ValidateQueueName for the Engine methods
 // that also take the name of a partition, "queue#i" or "queue#i.k" as
-// partitionNames makes them.
+// partition.Names makes them.
 func validateQueueOrPartition(name string) error {
-	queue, part, ok := strings.Cut(name, partitionSep)
-	if !ok || ValidateQueueName(queue) != nil || !isPartitionNumber(part) {
-		return ValidateQueueName(name)
+	if err := partition.ValidateName(name); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	return nil
-}
-
-// isPartitionNumber reports whether s is "i" or "i.k", decimal numbers.
-func isPartitionNumber(s string) bool {
-	i, k, dotted := strings.Cut(s, ".")
-	digits := func(s string) bool {
-		return s != "" && strings.Trim(s, "0123456789") == ""
-	}
-	return digits(i) && (!dotted || digits(k))
 }
 
 func validatePartitions(p map[string]int) error {
@@ -85,8 +57,8 @@ func validatePartitions(p map[string]int) error {
 		if err := ValidateQueueName(q); err != nil {
 			return fmt.Errorf("EngineConfig.Partitions: %w", err)
 		}
-		if n < 1 || n > maxPartitions {
-			return fmt.Errorf("%w: EngineConfig.Partitions[%q] (%d) must be between 1 and %d", ErrInvalid, q, n, maxPartitions)
+		if n < 1 || n > partition.Max {
+			return fmt.Errorf("%w: EngineConfig.Partitions[%q] (%d) must be between 1 and %d", ErrInvalid, q, n, partition.Max)
 		}
 	}
 	return nil
@@ -116,7 +88,7 @@ func (e *Engine) partitionsOf(queue string) *partitionSet {
 	if ps, ok := e.parts.sets.Load(queue); ok {
 		return ps.(*partitionSet)
 	}
-	ps := &partitionSet{names: partitionNames(queue, n)}
+	ps := &partitionSet{names: partition.Names(queue, n)}
 	for _, name := range ps.names[1:] {
 		e.parts.logical.Store(name, queue)
 	}
@@ -150,7 +122,7 @@ func (e *Engine) pushQueue(queue string) string { return e.partitionFor(queue, "
 // logicalQueue returns the queue a partition belongs to; other names are
 // returned as they are.
 func (e *Engine) logicalQueue(name string) string {
-	if !strings.Contains(name, partitionSep) {
+	if !strings.Contains(name, partition.Sep) {
 		return name
 	}
 	if q, ok := e.parts.logical.Load(name); ok {
@@ -163,53 +135,7 @@ func (e *Engine) logicalQueue(name string) string {
 // engine with EngineConfig.Partitions[queue] = n uses them: the first is
 // queue itself. Engine methods given the name of a partition past the
 // first act on that partition alone; the queue's own name means all.
-func PartitionNames(queue string, n int) []string { return partitionNames(queue, max(n, 1)) }
-
-// partitionNames names the n partitions of queue. The slot ring is cut
-// into n equal arcs; the queue's own slot falls in one, and partition i
-// goes in the middle half of the i-th arc after it. With the slots split
-// evenly over m masters in contiguous ranges (as redis-cli --cluster
-// create does) and n = m, every partition lands on a master of its own.
-func partitionNames(queue string, n int) []string {
-	names := make([]string, n)
-	names[0] = queue
-	first := int(keySlot(queue)) * n / slotCount
-	for i := 1; i < n; i++ {
-		arc := (first + i) % n
-		lo, hi := (arc*slotCount+n-1)/n, (arc+1)*slotCount/n-1
-		margin := (hi - lo) / 4
-		lo, hi = lo+margin, hi-margin
-		name := queue + partitionSep + strconv.Itoa(i)
-		for k := 1; k <= 10_000_000; k++ {
-			if s := int(keySlot(name)); s >= lo && s <= hi {
-				break
-			}
-			name = queue + partitionSep + strconv.Itoa(i) + "." + strconv.Itoa(k)
-		}
-		names[i] = name
-	}
-	return names
-}
-
-// slotCount is the number of Redis Cluster hash slots.
-const slotCount = 16384
-
-// keySlot is the cluster slot of a hash tag's content: CRC16 (XMODEM) mod
-// 16384, as Redis computes it.
-func keySlot(tag string) uint16 {
-	var crc uint16
-	for i := 0; i < len(tag); i++ {
-		crc ^= uint16(tag[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc % slotCount
-}
+func PartitionNames(queue string, n int) []string { return partition.Names(queue, max(n, 1)) }
 
 // overPartitions runs op on the partitions of queue in turn, from the
 // one at start, each on the engine's physical view with the partition's

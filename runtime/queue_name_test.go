@@ -66,7 +66,7 @@ func TestQueueNamesRejected(t *testing.T) {
 		sz := sizes(t, b.bundle, "default")
 		require.Equal(t, runtime.Sizes{}, sz, "nothing was pushed")
 
-		// The names partitionNames makes reach one partition.
+		// The names partition.Names makes reach one partition.
 		for _, p := range []string{"emails#2", "emails#2.17"} {
 			_, err := runtime.NewInspector(b.engine).Sizes(b.ctx, p)
 			require.NoError(t, err, p)

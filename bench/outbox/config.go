@@ -77,9 +77,9 @@ type Config struct {
 	RiverCooldowns []time.Duration
 	// ProbeFreshTable, if set, drains jobgen's backlog twice more, each
 	// time on a new outbox table that PostgreSQL has no statistics of
-	// yet, as after MigrateOutbox: as created by runtime/outbox.sql, then
+	// yet, as after MigrateOutbox: as created by internal/outboxsql/outbox.sql, then
 	// with an index that matches the relay's claim, (connection, seq)
-	// WHERE error IS NULL, which runtime/outbox.sql does not create.
+	// WHERE error IS NULL, which internal/outboxsql/outbox.sql does not create.
 	ProbeFreshTable bool
 	// RelayBatch is jobgen's RelayConfig.Batch, the most rows a claim
 	// takes. Default 0, the relay's default (500).

@@ -46,7 +46,7 @@ func run() error {
 	flag.StringVar(&cooldowns, "river-cooldowns", "100ms,1ms", "River FetchCooldown values, comma-separated: a River column each")
 	flag.DurationVar(&cfg.Timeout, "timeout", 2*time.Minute, "longest wait for a phase's handlers")
 	flag.IntVar(&cfg.Rounds, "rounds", 2, "times each phase runs, the order reversed each round: inserts and drains show each system's best round, latency pools the rounds' jobs")
-	flag.BoolVar(&cfg.ProbeFreshTable, "probe-fresh-table", true, "drain jobgen twice more on a new, never analyzed outbox table: as runtime/outbox.sql creates it, and with an index matching the relay's claim")
+	flag.BoolVar(&cfg.ProbeFreshTable, "probe-fresh-table", true, "drain jobgen twice more on a new, never analyzed outbox table: as internal/outboxsql/outbox.sql creates it, and with an index matching the relay's claim")
 	flag.StringVar(&tablePath, "table", "", "also write the table to this file")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (narrow it with -systems and -phases)")
 	flag.Parse()

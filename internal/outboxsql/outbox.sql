@@ -1,6 +1,6 @@
 -- The transactional outbox of jobgen (docs/outbox.md). DispatchTx writes
 -- one row per job, in the caller's transaction; a relay pushes the rows to
--- Redis and deletes them. {{table}} is EngineConfig.OutboxTable
+-- Redis and deletes them. {{table}} is runtime.EngineConfig.OutboxTable
 -- (jobgen_outbox by default) and {{channel}} the same name with "." as
 -- "_". Every statement is safe to run again.
 

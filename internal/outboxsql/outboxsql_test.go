@@ -1,0 +1,64 @@
+package outboxsql
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestCheckTable(t *testing.T) {
+	for _, bad := range []string{"Jobs", "jobs; DROP TABLE x", "a.b.c", "", "9jobs"} {
+		require.Error(t, CheckTable(bad), bad)
+		_, err := DDL(bad)
+		require.Error(t, err, bad)
+	}
+	for _, good := range []string{"jobgen_outbox", "app.jobs_outbox", "_x9"} {
+		require.NoError(t, CheckTable(good), good)
+	}
+}
+
+func TestDDL(t *testing.T) {
+	ddl, err := DDL("app.jobs_outbox")
+	require.NoError(t, err)
+	require.Contains(t, ddl, "CREATE TABLE IF NOT EXISTS app.jobs_outbox (")
+	require.Contains(t, ddl, "CREATE INDEX IF NOT EXISTS jobs_outbox_claim ON app.jobs_outbox")
+	require.Contains(t, ddl, "pg_notify('app_jobs_outbox'")
+	require.NotContains(t, ddl, "{{")
+}
+
+type execs struct {
+	queries []string
+	args    [][]any
+}
+
+func (e *execs) ExecContext(_ context.Context, q string, args ...any) (sql.Result, error) {
+	e.queries = append(e.queries, q)
+	e.args = append(e.args, args)
+	return nil, nil
+}
+
+func TestInsertChunks(t *testing.T) {
+	rows := make([]Row, InsertRows+2)
+	for i := range rows {
+		rows[i] = Row{ID: "j", Kind: KindJob, Queue: "q", Name: "n", DelayMS: 5, Payload: []byte("p")}
+	}
+	var e execs
+	require.NoError(t, Insert(context.Background(), &e, "t", rows))
+	require.Len(t, e.queries, 2)
+	require.Len(t, e.args[0], InsertRows*arity)
+	require.Equal(t, "INSERT INTO t ("+columns+") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9),($10,$11,$12,$13,$14,$15,$16,$17,$18)", e.queries[1])
+	require.Equal(t, []any{"j", KindJob, "", "q", "n", int64(5), "", int64(0), []byte("p")}, e.args[1][:arity])
+	require.Error(t, Insert(context.Background(), nil, "t", rows))
+}
+
+func TestStatementsQuoteNames(t *testing.T) {
+	q := Claim("t", []string{"", "o'k"}, 10, 3*time.Second)
+	require.Contains(t, q, "connection IN ('','o''k')")
+	require.Contains(t, q, "LIMIT 10 FOR UPDATE SKIP LOCKED")
+	require.Contains(t, q, "'3000', true")
+	require.True(t, strings.HasSuffix(Present("t", []string{"a'b"}), "WHERE id IN ('a''b')"))
+}
