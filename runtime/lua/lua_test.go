@@ -3,6 +3,7 @@ package lua
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -61,4 +62,38 @@ func TestHelpersAreNotCopied(t *testing.T) {
 func TestJoinRefusesAnUnknownHelper(t *testing.T) {
 	_, err := join("-- uses: nothing_such\nreturn 1\n")
 	require.ErrorContains(t, err, `uses "nothing_such"`)
+}
+
+// A new job enters a queue through lib/enqueue.lua alone: no script
+// writes to a ready list or a delayed set it names in its header but
+// those that move a job already in its queue (a release sends a reserved
+// job back, an unreserve gives held jobs back); lib/migrate_due.lua moves
+// due jobs to ready. The Laravel bridge's scripts write Laravel's own
+// layout.
+func TestOneEnqueueStep(t *testing.T) {
+	moves := map[string]bool{"release": true, "unreserve": true}
+	role := regexp.MustCompile(`(?m)^-- KEYS\[(\d+)\] -> (ready list|delayed zset)`)
+	files, err := filepath.Glob("*.lua")
+	require.NoError(t, err)
+	var writers []string
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".lua")
+		if strings.HasPrefix(name, "laravel_") {
+			continue
+		}
+		raw, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for _, m := range role.FindAllStringSubmatch(string(raw), -1) {
+			write := regexp.MustCompile(`'(RPUSH|LPUSH|ZADD)', KEYS\[` + m[1] + `\]`)
+			if write.Match(raw) {
+				writers = append(writers, name)
+				require.True(t, moves[name], "%s writes to its %s (KEYS[%s]): a new job goes through lib/enqueue.lua", name, m[2], m[1])
+			}
+		}
+	}
+	require.ElementsMatch(t, []string{"release", "release", "unreserve"}, writers, "the scripts that move a job back")
+	enqueue, err := os.ReadFile("lib/enqueue.lua")
+	require.NoError(t, err)
+	require.Regexp(t, `'RPUSH', KEYS\[b\]`, string(enqueue))
+	require.Regexp(t, `'ZADD', KEYS\[b \+ 1\]`, string(enqueue))
 }
