@@ -148,7 +148,9 @@ local function enqueueFresh(Q, foundOnly)
   end
   found = found or {}
   if foundOnly then return found end
-  local pick, k, seen, all = {}, 0, {}, true
+  -- pick is made at the first job skipped: a push of new jobs, the
+  -- common one, writes them all.
+  local pick, k, seen = nil, 0, {}
   for i = 1, Q.n do
     local j = a + (i - 1) * w
     local id = qids and qids[i] or ARGV[j]
@@ -157,14 +159,14 @@ local function enqueueFresh(Q, foundOnly)
     if not have then
       seen[id] = payload
       k = k + 1
-      pick[k] = i
+      if pick then pick[k] = i end
     elseif have ~= payload then
       return false, id
-    else
-      all = false
+    elseif not pick then
+      pick = {}
+      for x = 1, k do pick[x] = x end
     end
   end
-  if all then return nil end
   return pick
 end
 
@@ -204,8 +206,25 @@ local function enqueueWrite(Q, pick)
     return 1
   end
   local pairs_, ready, nr, grouped, gcgs, ng, delayed, nd, of, no = {}, {}, 0, {}, {}, 0, {}, 0, {}, 0
+  if Q.w == 2 and Q.delay == 0 and not Q.at and not pick and not Q.ids and not Q.pays then
+    -- Jobs ready now, of no group, every one new: the common bulk push.
+    -- Their pairs lie in ARGV as HSET takes them.
+    local a = Q.a
+    for s = 0, k - 1, 500 do
+      redis.call('HSET', KEYS[b + 2], unpack(ARGV, a + 2 * s, a + 2 * math.min(s + 500, k) - 1))
+    end
+    for x = 1, k do ready[x] = ARGV[a + 2 * (x - 1)] end
+    for s = 1, k, 1000 do
+      redis.call('RPUSH', KEYS[b], unpack(ready, s, math.min(s + 999, k)))
+    end
+    if Q.rung == 0 then
+      redis.call('RPUSH', KEYS[b + 3], '1')
+      Q.rung = 1
+    end
+    return k
+  end
   if Q.w == 2 and Q.delay == 0 and not Q.at then
-    -- Jobs ready now, of no group: the common bulk push.
+    -- Jobs ready now, of no group.
     local a, ids, pays = Q.a, Q.ids, Q.pays
     for x = 1, k do
       local i = pick and pick[x] or x
