@@ -2,8 +2,9 @@ package runtime
 
 import (
 	"context"
-	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"time"
+
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // ScriptSHA returns the SHA1 of the embedded script name, so that tests

@@ -5,8 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"time"
+
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // PendingChain is a chain of jobs to dispatch: each runs only after the
@@ -367,12 +368,9 @@ func (e *Engine) pushLink(ctx context.Context, next *Envelope, delay time.Durati
 	if err := e.remember(ctx, next.Queue); err != nil {
 		return err
 	}
-	step := jobrdb.Enqueue{Queue: e.keys.Queue(q), Width: jobrdb.WidthEach}
+	step := jobrdb.Enqueue{Width: jobrdb.WidthEach}
 	step.Add(next.ID, payload, delayMillis(delay), cg)
-	if cg != "" {
-		e.grouped.add(q)
-	}
-	c := call{Script: scriptChainPush, Keys: step.Keys(e.keys.Chained(q, next.ID)), Args: step.Args(e.cfg.StateRetention.Milliseconds())}
+	c := e.enqueueCall(scriptChainPush, q, &step, []string{e.keys.Chained(q, next.ID)}, e.cfg.StateRetention.Milliseconds())
 	n, err := e.store.RunOne(ctx, c).Int64()
 	if err != nil {
 		return fmt.Errorf("push next job %s (%s) of a chain: %w", next.ID, next.Name, err)

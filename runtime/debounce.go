@@ -3,8 +3,9 @@ package runtime
 import (
 	"context"
 	"fmt"
-	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"time"
+
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // Debounced jobs.
@@ -206,23 +207,19 @@ func (e *Engine) dispatchDebounced(ctx context.Context, p *PendingDispatch) (str
 // a sealed env is sealed again under the burst's ID, and the call made
 // again, until the ID it is sealed under is the one it is written under.
 func (e *Engine) pushDebounced(ctx context.Context, env *Envelope, queue string, s debounceSpec) (string, error) {
-	bound := env.Encrypted
+	bound := "0"
+	if env.Encrypted {
+		bound = "1"
+	}
 	for range 5 {
 		_, payload, cg, err := e.stored(env, s.window, time.Now().UnixMilli(), s.key)
 		if err != nil {
 			return "", err
 		}
-		step := jobrdb.Enqueue{Queue: e.keys.Queue(queue), Width: jobrdb.WidthEach}
+		step := jobrdb.Enqueue{Width: jobrdb.WidthEach}
 		step.Add(env.ID, payload, s.window.Milliseconds(), cg)
-		if cg != "" {
-			e.grouped.add(queue)
-		}
-		flag := "0"
-		if bound {
-			flag = "1"
-		}
-		c := call{Script: scriptDebounce, Keys: step.Keys(e.keys.Debounce(queue, s.key)),
-			Args: step.Args(s.window.Milliseconds(), s.maxWait.Milliseconds(), flag)}
+		c := e.enqueueCall(scriptDebounce, queue, &step, []string{e.keys.Debounce(queue, s.key)},
+			s.window.Milliseconds(), s.maxWait.Milliseconds(), bound)
 		reply, err := e.store.RunOne(ctx, c).Slice()
 		if err != nil {
 			return "", pushError(err)

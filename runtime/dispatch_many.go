@@ -3,8 +3,9 @@ package runtime
 import (
 	"context"
 	"fmt"
-	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"time"
+
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // ManyDispatcher dispatches many jobs at once: *Engine pushes them in
@@ -310,9 +311,6 @@ func (e *Engine) pushChunks(ctx context.Context, chunks []*bulkChunk, ids []stri
 				ids[i] = ""
 			}
 			continue
-		}
-		if c.W() == jobrdb.WidthGrouped {
-			e.grouped.add(c.Queue)
 		}
 		calls = append(calls, e.pushCall(&c.pushGroup))
 		sent = append(sent, c)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -294,18 +293,6 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	return e.closer()
-}
-
-// asInt reads an integer from a script reply.
-func asInt(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case string:
-		n, _ := strconv.ParseInt(x, 10, 64)
-		return n
-	}
-	return 0
 }
 
 // msTime converts unix ms to a time; -1 or 0 gives the zero time.

@@ -221,9 +221,6 @@ func (e *Engine) DispatchEvent(ctx context.Context, p *PendingEvent) ([]string, 
 		var g pushGroups
 		now := time.Now().UnixMilli()
 		for _, env := range envs {
-			if env.ID == "" {
-				env.ID = newIDAt(now)
-			}
 			payload, err := e.encodeStored(env, queue, now)
 			if err != nil {
 				return err

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // The middleware that keep state in Redis. They find their engine on
@@ -145,7 +147,7 @@ func (o *Overlap) Handle(ctx context.Context, next func(context.Context) error) 
 	if err != nil || len(reply) != 2 {
 		return fmt.Errorf("lock %q without overlapping: %v", key, err)
 	}
-	if asInt(reply[0]) != 1 {
+	if jobrdb.Int(reply[0]) != 1 {
 		if o.dontRelease {
 			return DeleteRequest()
 		}

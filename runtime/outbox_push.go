@@ -218,17 +218,14 @@ func (e *Engine) relaySend(ctx context.Context, res *RelayResult, jobs []relayPu
 		if err := e.remember(ctx, g.queue); err != nil {
 			return fmt.Errorf("outbox relay: %w", err)
 		}
-		step := jobrdb.Enqueue{Queue: e.keys.Queue(g.queue), Width: jobrdb.WidthEach}
+		step := jobrdb.Enqueue{Width: jobrdb.WidthEach}
 		marks := make([]any, 0, 2+len(g.jobs))
 		marks = append(marks, deadline, len(g.jobs))
 		for _, j := range g.jobs {
 			marks = append(marks, j.mark)
 			step.Add(j.id, j.payload, j.delay, storedGroup(g.queue, j.id, j.payload))
 		}
-		if step.Grouped() {
-			e.grouped.add(g.queue)
-		}
-		calls[i] = call{Script: scriptOutboxPush, Keys: step.Keys(e.keys.Relayed(g.queue)), Args: step.Args(marks...)}
+		calls[i] = e.enqueueCall(scriptOutboxPush, g.queue, &step, []string{e.keys.Relayed(g.queue)}, marks...)
 	}
 	// With Replication, a push counts only once WAIT has the replicas
 	// confirm it: a row is deleted only after its job survives a failover.
@@ -276,7 +273,7 @@ func (e *Engine) relayTally(res *RelayResult, jobs []relayPush, reply []any, fai
 			}
 		}
 	}
-	res.Pushed += asInt(reply[0])
+	res.Pushed += jobrdb.Int(reply[0])
 	res.Skipped += int64(len(skipped))
 	for _, j := range jobs {
 		if failed[j.row] {

@@ -32,12 +32,25 @@ const pushChunk = send.Chunk
 // one delay and width: one script call.
 type pushGroup = send.Group
 
-// pushCall is the script call that pushes g's jobs (push.lua, through
-// lib/enqueue.lua). Each call records a nonce of its own, so that a
-// retry of it by the Redis client is not pushed again.
+// enqueueCall is the one builder of a script call that puts new jobs
+// into a queue: s's own keys and arguments (lead), then step's, on the
+// keys of queue (physical). A step that holds grouped jobs marks the
+// queue grouped, so that this engine's settles of its jobs pass the
+// group keys (group.go).
+func (e *Engine) enqueueCall(s *script, queue string, step *jobrdb.Enqueue, keys []string, args ...any) call {
+	step.Queue = e.keys.Queue(queue)
+	if step.Grouped() {
+		e.grouped.add(queue)
+	}
+	return call{Script: s, Keys: step.Keys(keys...), Args: step.Args(args...)}
+}
+
+// pushCall is the script call that pushes g's jobs (push.lua). Each call
+// records a nonce of its own, so that a retry of it by the Redis client
+// is not pushed again.
 func (e *Engine) pushCall(g *pushGroup) call {
-	q := jobrdb.Enqueue{Queue: e.keys.Queue(g.Queue), Width: g.W(), Delay: g.Delay, Jobs: g.Args}
-	return call{Script: scriptPush, Keys: q.Keys(e.callsKey(g.Queue)), Args: q.Args(e.retryWindow(), newNonce())}
+	step := jobrdb.Enqueue{Width: g.W(), Delay: g.Delay, Jobs: g.Args}
+	return e.enqueueCall(scriptPush, g.Queue, &step, []string{e.callsKey(g.Queue)}, e.retryWindow(), newNonce())
 }
 
 // PushMany pushes many jobs, to any queues, in one pipeline of script
@@ -104,7 +117,7 @@ func (e *Engine) stored(env *Envelope, delay time.Duration, now int64, by string
 	if delay < 0 {
 		return "", nil, "", fmt.Errorf("push %s: %w: negative delay %v", env.Name, ErrInvalid, delay)
 	}
-	if env.ID == "" {
+	if env.ID == "" { // before the seal, which binds the body to it
 		env.ID = newIDAt(now)
 	}
 	if err := e.sealPending(env); err != nil { // crypt.go
@@ -118,9 +131,13 @@ func (e *Engine) stored(env *Envelope, delay time.Duration, now int64, by string
 	return queue, payload, env.groupArg(), nil
 }
 
-// encodeStored encodes env as stored in queue, giving it a dispatch time
-// of now if it has none, and checks its size against the payload cap.
+// encodeStored encodes env as stored in queue, giving it an ID and a
+// dispatch time of now if it has none, and checks its size against the
+// payload cap.
 func (e *Engine) encodeStored(env *Envelope, queue string, now int64) ([]byte, error) {
+	if env.ID == "" {
+		env.ID = newIDAt(now)
+	}
 	if env.DispatchedAt == 0 {
 		env.DispatchedAt = now
 	}
@@ -195,9 +212,6 @@ func (e *Engine) send(ctx context.Context, groups []*pushGroup) error {
 	for _, g := range groups {
 		if err := e.remember(ctx, g.Queue); err != nil {
 			return err
-		}
-		if g.W() == jobrdb.WidthGrouped { // its settles pass the group keys (group.go)
-			e.grouped.add(g.Queue)
 		}
 	}
 	if len(groups) == 1 {

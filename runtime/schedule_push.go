@@ -133,17 +133,13 @@ func (e *Engine) claimTick(ctx context.Context, t TickPush, env *Envelope, q str
 		keep += t.Next.Sub(t.At)
 	}
 	delay := t.Job.DelayDuration()
-	step := jobrdb.Enqueue{Queue: e.keys.Queue(q), Width: jobrdb.WidthEach}
-	cg := env.groupArg()
-	step.Add(env.ID, b, delayMillis(delay), cg)
-	if cg != "" {
-		e.grouped.add(q)
-	}
+	step := jobrdb.Enqueue{Width: jobrdb.WidthEach}
+	step.Add(env.ID, b, delayMillis(delay), env.groupArg())
 	locked := "0"
 	if len(keys) > 1 {
 		locked = "1"
 	}
-	c := call{Script: scriptScheduleTick, Keys: step.Keys(keys...), Args: step.Args(t.At.UnixMilli(), t.Since.UnixMilli(), keep.Milliseconds(), lockTTL, locked)}
+	c := e.enqueueCall(scriptScheduleTick, q, &step, keys, t.At.UnixMilli(), t.Since.UnixMilli(), keep.Milliseconds(), lockTTL, locked)
 	reply, err := e.store.RunOne(ctx, c).Slice()
 	if err == nil && len(reply) != 2 {
 		err = fmt.Errorf("unexpected reply %v", reply)
@@ -153,7 +149,7 @@ func (e *Engine) claimTick(ctx context.Context, t TickPush, env *Envelope, q str
 	}
 	res := TickResult{}
 	res.JobID, _ = reply[1].(string)
-	switch asInt(reply[0]) {
+	switch jobrdb.Int(reply[0]) {
 	case 1:
 		res.Claim = ClaimPushed
 		e.events.emit(Event{Kind: JobQueued, Queue: env.Queue, Name: env.Name, ID: env.ID, Delay: delay})

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // A job is unique when its options set UniqueFor (the `unique_for`
@@ -95,7 +97,7 @@ func (e *Engine) lockUnique(ctx context.Context, env *Envelope, ttl time.Duratio
 	case len(reply) != 2:
 		return nil, fmt.Errorf("dispatch %s: take unique lock %q: unexpected reply %v", env.Name, env.UniqueKey, reply)
 	}
-	if asInt(reply[0]) != 1 {
+	if jobrdb.Int(reply[0]) != 1 {
 		holder, _ := reply[1].(string)
 		return nil, &DuplicateError{Name: env.Name, Key: env.UniqueKey, HolderID: holder}
 	}

@@ -41,7 +41,7 @@ type Reply = *redis.Cmd
 
 // Run runs calls in one pipeline, by SHA with NOSCRIPT recovery
 // (send.All). It returns one reply per call, and the first call's error
-// if any; Nil is no error, except for a single call.
+// if any; a nil reply (redis.Nil) is no error, except for a single call.
 func (s *Store) Run(ctx context.Context, calls []Call) ([]Reply, error) {
 	return send.All(ctx, s.c, calls)
 }
@@ -57,10 +57,7 @@ func (s *Store) Time(ctx context.Context) (time.Time, error) {
 	return s.c.Time(ctx).Result()
 }
 
-// Nil is the reply of a read that found nothing.
-var Nil = redis.Nil
-
-// IsNil reports whether err is Nil.
+// IsNil reports whether err is the reply of a read that found nothing.
 func IsNil(err error) bool { return errors.Is(err, redis.Nil) }
 
 // HasErrorPrefix reports whether err is an error reply that starts with
