@@ -211,7 +211,7 @@ func (e *Engine) DispatchMany(ctx context.Context, b *PendingMany) ([]string, er
 			c = open[k]
 		}
 		if c == nil || len(c.envs) >= pushChunk { // its Args are filled inside the dispatch middleware
-			c = &bulkChunk{pushGroup: pushGroup{Queue: e.pushQueue(queue), Delay: k.delay, Width: w, Args: make([]any, 0, w*min(n-i, pushChunk))}}
+			c = &bulkChunk{pushGroup: pushGroup{Queue: e.partitionFor(queue, ""), Delay: k.delay, Width: w, Args: make([]any, 0, w*min(n-i, pushChunk))}}
 			chunks = append(chunks, c)
 			open[k] = c
 		}

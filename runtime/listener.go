@@ -197,7 +197,7 @@ func (e *Engine) DispatchEvent(ctx context.Context, p *PendingEvent) ([]string, 
 		return nil, nil
 	}
 	first := p.queued[0]
-	queue := e.pushQueue(first.Queue()) // one partition for all
+	queue := e.partitionFor(first.Queue(), "") // one partition for all
 	if err := ValidateQueueName(first.Queue()); err != nil {
 		return nil, fmt.Errorf("fire %T: %w", p.event, err)
 	}

@@ -116,9 +116,6 @@ func (e *Engine) partitionFor(queue, by string) string {
 	return ps.names[h.Sum32()%uint32(len(ps.names))]
 }
 
-// pushQueue picks the partition the next job pushed to queue goes to.
-func (e *Engine) pushQueue(queue string) string { return e.partitionFor(queue, "") }
-
 // logicalQueue returns the queue a partition belongs to; other names are
 // returned as they are.
 func (e *Engine) logicalQueue(name string) string {
