@@ -2,7 +2,6 @@ package laravel
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -23,12 +22,12 @@ type chain struct {
 // chainOf reads the chain of a queued object's command. Laravel's
 // Queueable keeps the jobs to run after this one in $chained, each as
 // serialize() of the job; when the job succeeds (or deletes itself) the
-// first is dispatched with the rest as its own $chained. The Go worker
-// continues a chain only if it knows every link's class (Mapper), and
-// refuses, with ErrUnmappable, one with catch callbacks (PHP closures it
-// cannot call when a link fails) or a connection of its own (it can push
-// only to its own).
-func (m *Mapper) chainOf(command string) (*chain, error) {
+// first is dispatched with the rest as its own $chained.
+//
+// It refuses, with an error matching ErrUnmappable, a job that only
+// Laravel's worker can finish (see finishable): the worker leaves such a
+// job on its queue for PHP's workers, or fails it under FailUnmapped.
+func (m *Mapper) chainOf(command string, batchID string) (*chain, error) {
 	v, err := phpserial.Unmarshal([]byte(command))
 	if err != nil {
 		return nil, nil // DecodeCommand reports it
@@ -37,40 +36,40 @@ func (m *Mapper) chainOf(command string) (*chain, error) {
 	if !ok {
 		return nil, nil
 	}
+	if err := finishable(o, batchID); err != nil {
+		return nil, err
+	}
 	raw, _ := o.Get("chained")
 	list, _ := raw.(*phpserial.Array)
 	if list == nil || len(list.Entries) == 0 {
 		return nil, nil
 	}
-	if cb, _ := o.Get("chainCatchCallbacks"); !isEmpty(cb) {
-		return nil, fmt.Errorf("%w: %s carries a chain with catch callbacks, PHP closures the Go worker cannot call", ErrUnmappable, o.Class)
-	}
 	if conn, _ := o.Get("chainConnection"); conn != nil {
-		return nil, fmt.Errorf("%w: %s carries a chain on connection %v, which the Go worker cannot push to", ErrUnmappable, o.Class, conn)
+		return nil, phpOnly(kindChain, o.Class, "heads a chain on connection %v, which the Go worker cannot push to", conn)
 	}
 	c := &chain{}
 	c.chainQueue, _ = o.Get("chainQueue")
 	for i, e := range list.Entries {
 		s, ok := e.Value.(string)
 		if !ok {
-			return nil, fmt.Errorf("%w: %s: link %d of its chain is not a serialized job", ErrUnmappable, o.Class, i+1)
+			return nil, phpOnly(kindChain, o.Class, "heads a chain whose link %d after it is not a serialized job", i+1)
 		}
 		link, err := phpserial.Unmarshal([]byte(s))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s: link %d of its chain: %w", ErrUnmappable, o.Class, i+1, err)
+			return nil, phpOnly(kindChain, o.Class, "heads a chain whose link %d after it does not unserialize in Go: %v", i+1, err)
 		}
 		lo, ok := link.(*phpserial.Object)
 		if !ok {
-			return nil, fmt.Errorf("%w: %s: link %d of its chain is not an object", ErrUnmappable, o.Class, i+1)
+			return nil, phpOnly(kindChain, o.Class, "heads a chain whose link %d after it is not an object", i+1)
 		}
 		m.mu.RLock()
 		mp := m.byClass[lo.Class]
 		m.mu.RUnlock()
 		if mp == nil || mp.str {
-			return nil, fmt.Errorf("%w: %s: link %d of its chain is %s, which no Go type is mapped to", ErrUnmappable, o.Class, i+1, lo.Class)
+			return nil, phpOnly(kindChain, o.Class, "heads a chain whose link %d after it is %s, which no Go type is mapped to", i+1, lo.Class)
 		}
 		if conn, _ := lo.Get("connection"); conn != nil {
-			return nil, fmt.Errorf("%w: %s: link %d of its chain goes to connection %v, which the Go worker cannot push to", ErrUnmappable, o.Class, i+1, conn)
+			return nil, phpOnly(kindChain, o.Class, "heads a chain whose link %d after it goes to connection %v, which the Go worker cannot push to", i+1, conn)
 		}
 		if i == 0 {
 			c.next = lo
@@ -78,6 +77,37 @@ func (m *Mapper) chainOf(command string) (*chain, error) {
 		c.links = append(c.links, s)
 	}
 	return c, nil
+}
+
+// finishable refuses a job whose end only Laravel's worker can handle:
+//
+//   - A link of a chain with catch callbacks (Bus::chain(...)->catch()).
+//     Laravel copies the callbacks to every link, and calls them in
+//     CallQueuedHandler::failed when a link fails for good, whichever
+//     link and however it fails (its tries or retryUntil used up,
+//     maxExceptions, fail(), a timeout with failOnTimeout). They are PHP
+//     closures, and any attempt may end in such a failure, so a Go worker
+//     runs no link of such a chain, the last one included.
+//   - A job of a batch (Bus::batch, $batchId). Laravel's worker records
+//     each outcome in the batch's job_batches row and fires its then,
+//     catch and finally callbacks, PHP closures, when the counts say so.
+//     12.x names the batch in the payload's data.batchId (batchID); every
+//     version in the job's public $batchId (Batchable).
+func finishable(o *phpserial.Object, batchID string) error {
+	if cb, _ := o.Get("chainCatchCallbacks"); !isEmpty(cb) {
+		n := 1
+		if a, ok := cb.(*phpserial.Array); ok {
+			n = len(a.Entries)
+		}
+		return phpOnly(kindCatch, o.Class, "is a link of a chain with %d catch callback(s), PHP closures that only Laravel's worker can call when a link fails", n)
+	}
+	if batchID == "" {
+		batchID = batchIDOf(o)
+	}
+	if batchID != "" {
+		return phpOnly(kindBatch, o.Class, "is a job of batch %s, whose job_batches row and then, catch and finally callbacks only Laravel's worker updates and calls", batchID)
+	}
+	return nil
 }
 
 func isEmpty(v any) bool {
@@ -178,4 +208,16 @@ func propBackoff(o *phpserial.Object) *string {
 		return &s
 	}
 	return nil
+}
+
+// batchIDOf is the job's Batchable $batchId: a public property holding a
+// string, as Laravel's Batchable trait declares it; "" if it has none.
+func batchIDOf(o *phpserial.Object) string {
+	for _, p := range o.Props {
+		if p.Name == "batchId" && p.Visibility == phpserial.Public {
+			s, _ := p.Value.(string)
+			return s
+		}
+	}
+	return ""
 }

@@ -28,6 +28,12 @@ func TestClassOf(t *testing.T) {
 		{`{"job":"App\\Jobs\\Other@handle","data":"text"}`, `App\Jobs\Other@handle`, true},
 		{`{"job":"Illuminate\\Queue\\CallQueuedHandler@call","data":[]}`, "", false}, // names no class: failed by the worker
 		{`not json`, "", false},
+		// Valid JSON, but no job: taken, and failed by the worker.
+		{`[1,2,3]`, "", false},
+		{`"hello"`, "", false},
+		{`{}`, "", false},
+		{`{"job":5,"data":{}}`, "", false},
+		{`null`, "", false},
 	} {
 		class, unmapped := m.classOf([]byte(tc.job))
 		require.Equal(t, tc.class, class, tc.job)

@@ -219,25 +219,12 @@ func (m *Mapper) Classes() []string {
 
 // classOf says which class a job's payload names, and whether no Go
 // type is mapped to it. A payload that does not decode, or names no
-// class, is not unmapped: the worker reserves it and fails it.
+// class, is not unmapped: it is no job, and the worker reserves it and
+// fails it.
 func (m *Mapper) classOf(job []byte) (class string, unmapped bool) {
-	// One pass: data.commandName of a queued object; a string job's data
-	// is anything, and reads as a type mismatch here, which is no error.
-	var p struct {
-		Job  string `json:"job"`
-		Data struct {
-			CommandName string `json:"commandName"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(job, &p); err != nil && !errors.As(err, new(*json.UnmarshalTypeError)) {
+	class = readHead(job).class
+	if class == "" {
 		return "", false
-	}
-	class = p.Job
-	if p.Job == CallQueuedHandler {
-		if p.Data.CommandName == "" {
-			return "", false
-		}
-		class = p.Data.CommandName
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()

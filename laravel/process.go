@@ -55,6 +55,12 @@ func (w *Worker) process(ctx context.Context, r *Reserved) {
 // its tries or its time. It reports whether the job is to run.
 func (w *Worker) prepare(settle context.Context, r *Reserved) (*job, bool) {
 	if r.DecodeErr != nil {
+		if why := notAJob(r.Raw); why != "" {
+			// No worker can run it, PHP's included: failed whatever
+			// FailUnmapped says, or it would block its queue.
+			w.fail(settle, r, nil, fmt.Errorf("%w: the payload is not a Laravel job: %s: %.200q", runtime.ErrDecode, why, r.Raw))
+			return nil, false
+		}
 		w.fail(settle, r, nil, fmt.Errorf("%w: %w", runtime.ErrDecode, r.DecodeErr))
 		return nil, false
 	}
@@ -77,8 +83,10 @@ func (w *Worker) prepare(settle context.Context, r *Reserved) (*job, bool) {
 		return nil, false
 	}
 	if cmd, ok, _ := w.m.command(p); ok {
-		if j.ch, err = w.m.chainOf(cmd.Command); err != nil {
-			w.fail(settle, r, mp, fmt.Errorf("%w: %w", runtime.ErrDecode, err))
+		if j.ch, err = w.m.chainOf(cmd.Command, cmd.BatchID); err != nil {
+			// Only Laravel's worker can finish it, and FailUnmapped
+			// had the worker take it (else it is left on its queue).
+			w.fail(settle, r, mp, fmt.Errorf("%w (WorkerConfig.FailUnmapped is set: a Go worker fails what only Laravel's worker can finish)", err))
 			return nil, false
 		}
 	}

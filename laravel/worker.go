@@ -53,7 +53,11 @@ type Worker struct {
 	// unmapped counts, per class, the pops that found a job of a class no
 	// Go type is mapped to first, and left it for a PHP worker.
 	unmapped map[string]int64
-	mu       sync.Mutex // failing, popErrors, unmapped
+	// left counts, per class and reason, the pops that found first a job
+	// of a mapped class that only Laravel's worker can finish, and left
+	// it for a PHP worker.
+	left map[string]int64
+	mu   sync.Mutex // failing, popErrors, unmapped, left
 	// reason is why the worker stops, set once.
 	reasonOnce sync.Once
 	reason     string
@@ -288,22 +292,41 @@ var errLeftForPHP = errors.New("laravel: the first job is left for a PHP worker"
 const UnmappedPoll = 250 * time.Millisecond
 
 // takes says whether the worker reserves job, first on queue: not a job
-// of a class no Go type is mapped to, which it leaves for a PHP worker,
-// logging the class the first time and counting each time.
+// that is PHP's to run (Mapper.phpOnly), of a class no Go type is mapped
+// to, or that only Laravel's worker can finish (a chain with catch
+// callbacks or a link Go cannot continue, a batch). Such a job is left
+// for a PHP worker; the worker logs each class and reason the first time
+// and counts each time. A payload that is not a job is taken, to be
+// failed.
 func (w *Worker) takes(queue string, job []byte) bool {
-	class, unmapped := w.m.classOf(job)
-	if !unmapped {
+	err := w.m.phpOnly(job)
+	if err == nil {
+		return true
+	}
+	var po *phpOnlyError
+	if !errors.As(err, &po) {
 		return true
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.unmapped == nil {
-		w.unmapped = map[string]int64{}
+	if po.kind == kindUnmapped {
+		if w.unmapped == nil {
+			w.unmapped = map[string]int64{}
+		}
+		if w.unmapped[po.class] == 0 {
+			w.log.Info("job of a class no Go type is mapped to; left on its queue for a PHP worker (WorkerConfig.FailUnmapped fails such jobs instead)", "queue", queue, "class", po.class)
+		}
+		w.unmapped[po.class]++
+		return false
 	}
-	if w.unmapped[class] == 0 {
-		w.log.Info("job of a class no Go type is mapped to; left on its queue for a PHP worker (WorkerConfig.FailUnmapped fails such jobs instead)", "queue", queue, "class", class)
+	if w.left == nil {
+		w.left = map[string]int64{}
 	}
-	w.unmapped[class]++
+	key := po.class + " (" + po.kind + ")"
+	if w.left[key] == 0 {
+		w.log.Info("job that only Laravel's worker can finish; left on its queue for a PHP worker (WorkerConfig.FailUnmapped fails such jobs instead)", "queue", queue, "class", po.class, "why", po.msg)
+	}
+	w.left[key]++
 	return false
 }
 
@@ -314,6 +337,16 @@ func (w *Worker) Unmapped() map[string]int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return maps.Clone(w.unmapped)
+}
+
+// LeftForPHP returns how many times a pop of this worker found first a
+// job of a mapped class that only Laravel's worker can finish, and left
+// it for a PHP worker, per class and reason: "App\Jobs\X (chain with
+// catch callbacks)", "(chain Go cannot continue)" or "(batch)".
+func (w *Worker) LeftForPHP() map[string]int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.left)
 }
 
 // PopErrors returns, per queue, how many of this worker's pops from it
