@@ -83,14 +83,35 @@ func BenchmarkPopParallel(b *testing.B) {
 	reportPopsPerSecond(b)
 }
 
+// BenchmarkPHPOnly is what a Go worker adds to each pop to tell whether
+// the first job is its to run (Worker.takes): its class mapped, and
+// neither a link of a chain Go cannot finish nor a job of a batch, which
+// reads the serialized command.
+func BenchmarkPHPOnly(b *testing.B) {
+	m := newMapper()
+	p, err := laravel.DecodePayload(benchJob)
+	require.NoError(b, err)
+	cmd, _ := p.Command()
+	_, err = laravel.DecodeCommand[SendWelcomeEmail](cmd.Command, cmd.CommandName)
+	require.NoError(b, err, "the command is PHP's serialize() of the job")
+	for b.Loop() {
+		if err := laravel.PHPOnly(m, benchJob); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkClassOf is what a Go worker adds to each pop to tell whether
 // the first job is of a class it has a Go type for (Worker.takes).
 func BenchmarkClassOf(b *testing.B) {
 	m := newMapper()
-	job := []byte(`{"uuid":"6f1c0a3e-2b7d-4c55-9a1e-5d2f8c3b7e10","displayName":"App\\Jobs\\SendWelcomeEmail","job":"Illuminate\\Queue\\CallQueuedHandler@call","maxTries":3,"maxExceptions":null,"failOnTimeout":false,"backoff":null,"timeout":null,"retryUntil":null,"data":{"commandName":"App\\Jobs\\SendWelcomeEmail","command":"O:29:\"App\\Jobs\\SendWelcomeEmail\":3:{s:6:\"userId\";i:7;s:8:\"\u0000*\u0000email\";s:17:\"ada@example.com\";s:34:\"\u0000App\\Jobs\\SendWelcomeEmail\u0000tags\";a:1:{i:0;s:7:\"welcome\";}}"},"id":"k3J9x0QwErTyUiOpAsDfGhJkLzXcVbNm","attempts":0}`)
+	job := benchJob
 	for b.Loop() {
 		if _, unmapped := laravel.ClassOf(m, job); unmapped {
 			b.Fatal("mapped class reported unmapped")
 		}
 	}
 }
+
+// benchJob is a payload of a mapped class, as Laravel 8 pushes it.
+var benchJob = []byte(`{"uuid":"6f1c0a3e-2b7d-4c55-9a1e-5d2f8c3b7e10","displayName":"App\\Jobs\\SendWelcomeEmail","job":"Illuminate\\Queue\\CallQueuedHandler@call","maxTries":3,"maxExceptions":null,"failOnTimeout":false,"backoff":null,"timeout":null,"retryUntil":null,"data":{"commandName":"App\\Jobs\\SendWelcomeEmail","command":"O:25:\"App\\Jobs\\SendWelcomeEmail\":3:{s:6:\"userId\";i:7;s:8:\"\u0000*\u0000email\";s:15:\"ada@example.com\";s:31:\"\u0000App\\Jobs\\SendWelcomeEmail\u0000tags\";a:1:{i:0;s:7:\"welcome\";}}"},"id":"k3J9x0QwErTyUiOpAsDfGhJkLzXcVbNm","attempts":0}`)
