@@ -40,7 +40,12 @@
 // error matching ErrUnmappable: closures, Eloquent models (stored as
 // ModelIdentifier, which only the app's database restores), and values
 // that do not fit their Go fields. A chain Laravel dispatched continues
-// on a Go worker when it knows every link's class.
+// on a Go worker when it knows every link's class. What only Laravel's
+// worker can finish, a chain with catch callbacks or a link of a class
+// no Go type is mapped to, or a job of a batch, a Go worker leaves on
+// its queue for PHP's workers, as it leaves unmapped classes
+// (WorkerConfig.FailUnmapped fails them instead); a payload that is no
+// job at all it fails.
 //
 // # Running Laravel's jobs in Go
 //
