@@ -43,11 +43,14 @@ type WorkerConfig struct {
 	// MaxJobs or StopWhenEmpty lets them finish whatever Grace is.
 	Grace time.Duration
 	// FailUnmapped fails at once a job whose class no Go type is mapped
-	// to, for queues that only Go workers serve. By default such a job is
-	// left on its queue, untouched and with its attempts unchanged, for a
-	// PHP worker to take: the worker logs each class once, counts the
-	// times it found one first (Worker.Unmapped), and looks again after
-	// at most UnmappedPoll.
+	// to, or that only Laravel's worker can finish (a link of a chain
+	// with catch callbacks, a chain with a link Go cannot continue, a job
+	// of a batch), for queues that only Go workers serve. By default such
+	// a job is left on its queue, untouched and with its attempts
+	// unchanged, for a PHP worker to take: the worker logs each class
+	// (and reason) once, counts the times it found one first
+	// (Worker.Unmapped, Worker.LeftForPHP), and looks again after at most
+	// UnmappedPoll. A payload that is no job at all is failed either way.
 	FailUnmapped bool
 	// FailedJobs, if set, is the application's failed_jobs table: jobs
 	// that fail for good on the Go side are written there, where php
