@@ -237,7 +237,7 @@ func (m *Mapper) forPayload(p Payload) (*mapping, error) {
 	if cmd, ok := p.Command(); ok {
 		key = cmd.CommandName
 	} else if p.Job == CallQueuedHandler {
-		return nil, fmt.Errorf("%w: payload of %s has no data.commandName and data.command", ErrUnmappable, p.DisplayName)
+		return nil, fmt.Errorf("%w: the payload is not a Laravel job: its job is %s, and its data has no commandName and command (displayName %q)", ErrUnmappable, CallQueuedHandler, p.DisplayName)
 	}
 	m.mu.RLock()
 	mp := m.byClass[key]

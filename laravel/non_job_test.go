@@ -13,12 +13,14 @@ import (
 )
 
 // nonJobs are payloads that are valid JSON but no Laravel job, each with
-// what the failure says of it.
+// what the failure says of it. Laravel's pop drops all but the last,
+// which it can reserve (its attempts is a number).
 var nonJobs = []struct{ payload, why string }{
 	{`[1,2,3]`, "it is a JSON array, not an object"},
 	{`"hello"`, "it is a JSON string, not an object"},
 	{`{}`, `it has no "job" naming the class (or Class@method) to run`},
 	{`{"job":"App\\Jobs\\Unknown","data":{}}`, `its "attempts" is missing or not a number`},
+	{`{"job":"Illuminate\\Queue\\CallQueuedHandler@call","data":[],"attempts":0}`, "its data has no commandName and command"},
 }
 
 // A payload that is valid JSON but no job blocks no queue: a Go worker
@@ -72,11 +74,12 @@ func TestNonJobPayloadIsFailed(t *testing.T) {
 
 	// Laravel's pop, on the same payloads: each pop drops one and
 	// returns no job; nothing is reserved, nothing recorded.
-	for _, nj := range nonJobs {
+	dropped := nonJobs[:len(nonJobs)-1]
+	for _, nj := range dropped {
 		require.NoError(t, b.q.Push(ctx, "php", []byte(nj.payload)))
 	}
 	require.NoError(t, b.q.Client().Set(ctx, b.prefix+"stop", "1", 0).Err())
-	for range nonJobs {
+	for range dropped {
 		b.run(t, ctx, "pop.php", "php", "0", "stop")
 	}
 	sizes, err = b.q.Sizes(ctx, "php")
