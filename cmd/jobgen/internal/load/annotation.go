@@ -212,6 +212,9 @@ func nonEmpty(o jobopt.Option, value string) (string, error) {
 		return "", fmt.Errorf("the %s name is empty", o.Key)
 	}
 	if o.Name == "Queue" {
+		if err := commaJoinedKeys(o, value); err != nil {
+			return "", err
+		}
 		if err := qname.Validate(value); err != nil {
 			return "", err
 		}

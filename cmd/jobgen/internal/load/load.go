@@ -225,6 +225,8 @@ func (l *loader) collect(file *ast.File, f *foundTypes) {
 		for _, c := range cg.List {
 			if _, kind := classify(c.Text); kind != notAnnotation {
 				l.pending[c] = true
+			} else if fix, ok := nearMiss(c.Text); ok {
+				l.errs.add(l.position(c.Slash), "%q is not a //job: annotation, so jobgen would ignore it; write it as %s (\"job\" in lower case, then a colon, with no space after // or after the colon)", c.Text, fix)
 			}
 		}
 	}
