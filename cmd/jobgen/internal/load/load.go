@@ -174,6 +174,9 @@ type loader struct {
 	// pending are the annotation lines not yet seen in a type's doc
 	// comment.
 	pending map[*ast.Comment]bool
+	// exts are the types the package registers with msgpack; nil until
+	// walk reads them (lost_in_transit.go).
+	exts *[]types.Type
 }
 
 func loadPackage(pkg *packages.Package) (*model.Package, List) {
@@ -409,7 +412,7 @@ func (l *loader) checkResult(spec *ast.TypeSpec, job *model.Job) {
 		l.errs.add(pos, "%s has result=%s, which is generic; name a concrete type", job.TypeName, job.Result)
 		return
 	}
-	if bad := checkEncodable(obj.Type(), job.Result, map[types.Type]bool{}); bad != nil {
+	if bad := checkEncodable(obj.Type(), job.Result, l.walk()); bad != nil {
 		l.errs.add(pos, "result=%s: %s", job.Result, bad.describe(l.qualifier()))
 	}
 }
@@ -465,7 +468,7 @@ func (l *loader) checkFields(pos token.Position, name string, st *types.Struct, 
 			continue
 		}
 		n++
-		if bad := checkEncodable(f.Type(), f.Name(), map[types.Type]bool{}); bad != nil {
+		if bad := checkEncodable(f.Type(), f.Name(), l.walk()); bad != nil {
 			l.errs.add(fpos, "%s", bad.describe(l.qualifier()))
 		}
 	}
