@@ -378,6 +378,7 @@ func (l *loader) job(spec *ast.TypeSpec, a annotation) (model.Job, bool) {
 	}
 	l.checkType(spec, &job, a.seen)
 	l.checkGroup(spec, &job)
+	l.checkLaravel(spec, job)
 	return job, len(l.errs) == before
 }
 
