@@ -45,7 +45,7 @@ func carried(st *types.Struct, i int) bool {
 // part msgpack cannot encode: channels, funcs, complex numbers, uintptr
 // and unsafe.Pointer, through struct fields, pointers, arrays, slices
 // and map keys and values; and for a part that does not survive the
-// round trip (lostInTransit): a struct with fields but none carried,
+// round trip (lost_in_transit.go): a struct with fields but none carried,
 // such as sql.DB or sync.Mutex, and an interface other than any and
 // error that no type of w.exts implements. It returns nil if there is
 // none.
@@ -55,8 +55,8 @@ func checkEncodable(t types.Type, path string, w *typeWalk) *unencodable {
 		return nil // a recursive type, already being checked
 	}
 	if named, ok := t.(*types.Named); ok {
-		if encodesItself(named) {
-			return nil
+		if encodesItself(named) && !types.IsInterface(named) {
+			return nil // an interface's values are decoded as lostInterface says
 		}
 		seen[t] = true
 		defer delete(seen, t)

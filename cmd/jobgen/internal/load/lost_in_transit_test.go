@@ -57,11 +57,12 @@ func TestLoadLostInTransit(t *testing.T) {
 		},
 		{
 			name: "interfaces",
-			src:  "import (\n\t\"fmt\"\n\t\"io\"\n)\n\n//job:\ntype T struct {\n\tName fmt.Stringer\n\tBody io.Reader\n\tAll  map[string]Shape\n}\n\ntype Shape interface{ Area() float64 }\n",
+			src:  "import (\n\t\"encoding\"\n\t\"fmt\"\n\t\"io\"\n)\n\n//job:\ntype T struct {\n\tName fmt.Stringer\n\tBody io.Reader\n\tAll  map[string]Shape\n\tText encoding.TextMarshaler\n}\n\ntype Shape interface{ Area() float64 }\n",
 			want: []string{
-				"jobs.go:10:2: " + iface("Name", "fmt.Stringer"),
-				"jobs.go:11:2: " + iface("Body", "io.Reader"),
-				"jobs.go:12:2: " + iface("All[]", "Shape"),
+				"jobs.go:11:2: " + iface("Name", "fmt.Stringer"),
+				"jobs.go:12:2: " + iface("Body", "io.Reader"),
+				"jobs.go:13:2: " + iface("All[]", "Shape"),
+				"jobs.go:14:2: " + iface("Text", "encoding.TextMarshaler"),
 			},
 		},
 		{
