@@ -81,10 +81,11 @@
 // pointers, arrays, slices and maps: those msgpack cannot encode
 // (channels, funcs, complex numbers, uintptr, unsafe.Pointer), structs
 // with fields but none exported, which would arrive empty (*sql.DB,
-// sync.Mutex, *time.Location), and interfaces other than any and error
-// that no type the package registers with msgpack.RegisterExt
-// implements, which the worker could not decode; carry an ID instead
-// and look the thing up in the handler. It rejects a job struct whose
+// sync.Mutex, *time.Location), and interfaces other than any and error,
+// which the worker could not decode, unless the package registers a
+// type that implements one with msgpack.RegisterExt or the interface's
+// own package registers types; carry an ID instead and look the thing
+// up in the handler. It rejects a job struct whose
 // fields are all unexported too. A
 // struct with no fields at all is a job with no data, and is fine.
 //

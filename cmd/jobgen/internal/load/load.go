@@ -174,9 +174,10 @@ type loader struct {
 	// pending are the annotation lines not yet seen in a type's doc
 	// comment.
 	pending map[*ast.Comment]bool
-	// exts are the types the package registers with msgpack; nil until
-	// walk reads them (lost_in_transit.go).
-	exts *[]types.Type
+	// exts is what the package and those it takes interfaces from
+	// register with msgpack; nil until walk reads it
+	// (lost_in_transit.go).
+	exts *extRegistry
 }
 
 func loadPackage(pkg *packages.Package) (*model.Package, List) {

@@ -3,8 +3,13 @@ package load
 import (
 	"fmt"
 	"go/ast"
+	"go/build"
+	"go/parser"
+	"go/token"
 	"go/types"
+	"path/filepath"
 	"slices"
+	"strconv"
 
 	"golang.org/x/tools/go/types/typeutil"
 )
@@ -27,18 +32,85 @@ type typeWalk struct {
 	seen map[types.Type]bool
 	// pkg is the name of the package whose jobs are checked.
 	pkg string
-	// exts are the types the package registers with msgpack
-	// (extRegistrars), which an interface field may hold.
-	exts []types.Type
+	// exts is what is registered with msgpack.
+	exts *extRegistry
+}
+
+// extRegistry is what a package, and the packages whose interfaces its
+// jobs carry, register with msgpack (extRegistrars).
+type extRegistry struct {
+	// types are the types the package registers, which an interface
+	// field may hold.
+	types []types.Type
+	// dir is the package's directory, where import paths resolve.
+	dir string
+	// others records whether another package, by import path, registers
+	// any type.
+	others map[string]bool
 }
 
 // walk returns a new walk over the types of l's package.
 func (l *loader) walk() *typeWalk {
 	if l.exts == nil {
-		exts := registeredExts(l.pkg.Syntax, l.pkg.TypesInfo)
-		l.exts = &exts
+		l.exts = &extRegistry{types: registeredExts(l.pkg.Syntax, l.pkg.TypesInfo), others: map[string]bool{}}
+		if len(l.pkg.GoFiles) > 0 {
+			l.exts.dir = filepath.Dir(l.pkg.GoFiles[0])
+		}
 	}
-	return &typeWalk{seen: map[types.Type]bool{}, pkg: l.pkg.Name, exts: *l.exts}
+	return &typeWalk{seen: map[types.Type]bool{}, pkg: l.pkg.Name, exts: l.exts}
+}
+
+// registers reports whether the package at path registers any type with
+// msgpack, reading its source (not its tests); a package of the standard
+// library never does. An interface of a package that registers types is
+// taken to be one of the interfaces they fill.
+func (r *extRegistry) registers(path string) bool {
+	if known, ok := r.others[path]; ok {
+		return known
+	}
+	found := false
+	ctxt := build.Default
+	ctxt.Dir = r.dir // in module mode, where the main module is found
+	bp, err := ctxt.Import(path, r.dir, 0)
+	if err == nil && !bp.Goroot {
+		fset := token.NewFileSet()
+		for _, name := range bp.GoFiles {
+			f, err := parser.ParseFile(fset, filepath.Join(bp.Dir, name), nil, parser.SkipObjectResolution)
+			if err == nil && callsRegistrar(f) {
+				found = true
+				break
+			}
+		}
+	}
+	r.others[path] = found
+	return found
+}
+
+// callsRegistrar reports whether f calls one of msgpack's extRegistrars,
+// by the name f imports msgpack under.
+func callsRegistrar(f *ast.File) bool {
+	local := ""
+	for _, imp := range f.Imports {
+		if p, _ := strconv.Unquote(imp.Path.Value); p == msgpackPath {
+			local = "msgpack"
+			if imp.Name != nil {
+				local = imp.Name.Name
+			}
+		}
+	}
+	if local == "" || local == "_" {
+		return false
+	}
+	found := false
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == local && slices.Contains(extRegistrars, sel.Sel.Name) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // registeredExts returns the types registered in files with msgpack's
@@ -87,17 +159,21 @@ func lostStruct(t types.Type, u *types.Struct, path string) *unencodable {
 // interface) that msgpack cannot fill on decoding: any other than the
 // empty interface, which takes maps, slices and plain values, and error,
 // which takes the message, unless the package registers a type that
-// implements it (typeWalk.exts).
+// implements it, or the interface's own package registers types
+// (extRegistry).
 func (w *typeWalk) lostInterface(t types.Type, u *types.Interface, path string) *unencodable {
 	if u.Empty() || isError(t) {
 		return nil
 	}
-	for _, e := range w.exts {
+	for _, e := range w.exts.types {
 		if types.Implements(e, u) || types.Implements(types.NewPointer(e), u) {
 			return nil
 		}
 	}
+	if named, ok := t.(*types.Named); ok && named.Obj().Pkg() != nil && w.exts.registers(named.Obj().Pkg().Path()) {
+		return nil
+	}
 	return &unencodable{path: path, typ: t, inner: t,
-		lost: fmt.Sprintf("%%s is an interface, and msgpack decodes into one only the types registered with msgpack.RegisterExt, of which package %s registers none that implements it", w.pkg),
-		fix:  fmt.Sprintf("carry a concrete type, or register the types it holds with msgpack.RegisterExt in package %s", w.pkg)}
+		lost: fmt.Sprintf("%%s is an interface, and msgpack decodes into one only the types registered with msgpack.RegisterExt, of which neither package %s nor the interface's own registers any that implements it", w.pkg),
+		fix:  fmt.Sprintf("carry a concrete type, or register the types it holds with msgpack.RegisterExt in package %s or the interface's", w.pkg)}
 }

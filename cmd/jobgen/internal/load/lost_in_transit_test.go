@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/cmd/jobgen/internal/model"
 )
 
 // crossFix ends the message of a field that cannot cross a queue.
@@ -19,8 +21,8 @@ func TestLoadLostInTransit(t *testing.T) {
 	t.Parallel()
 	iface := func(field, typ string) string {
 		return "field " + field + " has type " + typ + ": " + typ + " is an interface, and msgpack decodes into one only the types registered with msgpack.RegisterExt, " +
-			"of which package mail registers none that implements it, so it cannot cross a queue; " +
-			"carry a concrete type, or register the types it holds with msgpack.RegisterExt in package mail"
+			"of which neither package mail nor the interface's own registers any that implements it, so it cannot cross a queue; " +
+			"carry a concrete type, or register the types it holds with msgpack.RegisterExt in package mail or the interface's"
 	}
 	tests := []struct {
 		name string
@@ -88,14 +90,7 @@ func TestLoadLostInTransit(t *testing.T) {
 // implements.
 func TestLoadCrossesIntact(t *testing.T) {
 	t.Parallel()
-	root, err := filepath.Abs("../../../..")
-	require.NoError(t, err)
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	require.NoError(t, err)
-	dir := t.TempDir()
 	files := map[string]string{
-		"go.mod": "module example.com/jobs\n\ngo 1.26\n\nrequire github.com/vmihailenco/msgpack/v5 v5.4.1\n\nrequire github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect\n",
-		"go.sum": string(sum),
 		"jobs.go": `package mail
 
 import (
@@ -128,11 +123,68 @@ func (c *Circle) UnmarshalMsgpack(b []byte) error { return msgpack.Unmarshal(b, 
 func init() { msgpack.RegisterExt(1, (*Circle)(nil)) }
 `,
 	}
-	for name, src := range files {
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644))
-	}
-	pkgs, err := Load(Config{Dir: dir, Env: append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")})
+	pkgs, err := loadMsgpackModule(t, files)
 	require.NoError(t, err)
 	require.Len(t, pkgs, 1)
 	require.Len(t, pkgs[0].Jobs, 1)
+}
+
+// TestLoadInterfaceOfAnotherPackage: an interface of a package that
+// registers types with msgpack.RegisterExt, as a package whose
+// implementations register themselves does, may be carried; one of a
+// package that registers none may not.
+func TestLoadInterfaceOfAnotherPackage(t *testing.T) {
+	t.Parallel()
+	_, err := loadMsgpackModule(t, map[string]string{
+		"shapes/shapes.go": `package shapes
+
+import mp "github.com/vmihailenco/msgpack/v5"
+
+type Shape interface{ Area() int }
+
+type Circle struct{ R int }
+
+func (c *Circle) Area() int                       { return c.R }
+func (c *Circle) MarshalMsgpack() ([]byte, error) { return mp.Marshal(c.R) }
+func (c *Circle) UnmarshalMsgpack(b []byte) error { return mp.Unmarshal(b, &c.R) }
+
+func init() { mp.RegisterExt(1, (*Circle)(nil)) }
+`,
+		"plain/plain.go": "package plain\n\ntype Named interface{ Name() string }\n",
+		"jobs.go": `package mail
+
+import (
+	"example.com/jobs/plain"
+	"example.com/jobs/shapes"
+)
+
+//job:
+type T struct{ Shapes []shapes.Shape }
+
+//job:
+type U struct{ Who plain.Named }
+`,
+	})
+	require.Equal(t, []string{"jobs.go:12:16: field Who has type example.com/jobs/plain.Named: example.com/jobs/plain.Named is an interface, and msgpack decodes into one only the types registered with msgpack.RegisterExt, " +
+		"of which neither package mail nor the interface's own registers any that implements it, so it cannot cross a queue; " +
+		"carry a concrete type, or register the types it holds with msgpack.RegisterExt in package mail or the interface's"}, problems(t, err))
+}
+
+// loadMsgpackModule loads the root package of a module example.com/jobs
+// that requires msgpack, made of files (path -> content).
+func loadMsgpackModule(t *testing.T, files map[string]string) ([]*model.Package, error) {
+	t.Helper()
+	root, err := filepath.Abs("../../../..")
+	require.NoError(t, err)
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	files["go.mod"] = "module example.com/jobs\n\ngo 1.26\n\nrequire github.com/vmihailenco/msgpack/v5 v5.4.1\n\nrequire github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect\n"
+	files["go.sum"] = string(sum)
+	for name, src := range files {
+		path := filepath.Join(dir, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+	}
+	return Load(Config{Dir: dir, Env: append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")})
 }
