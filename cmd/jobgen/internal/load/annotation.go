@@ -188,6 +188,9 @@ func optionSetter(o jobopt.Option) setter {
 
 // parseKind reads value as o's kind says.
 func parseKind(o jobopt.Option, value string) (any, error) {
+	if err := commaJoinedKeys(o, value); err != nil {
+		return nil, err
+	}
 	switch o.Kind {
 	case jobopt.String:
 		return nonEmpty(o, value)
@@ -212,9 +215,6 @@ func nonEmpty(o jobopt.Option, value string) (string, error) {
 		return "", fmt.Errorf("the %s name is empty", o.Key)
 	}
 	if o.Name == "Queue" {
-		if err := commaJoinedKeys(o, value); err != nil {
-			return "", err
-		}
 		if err := qname.Validate(value); err != nil {
 			return "", err
 		}

@@ -8,13 +8,17 @@ import (
 	"github.com/jobgen/jobgen/internal/jobopt"
 )
 
-// commaJoinedKeys reports keys joined to a word value with commas, as in
+// commaJoinedKeys reports keys joined to o's value with commas, as in
 // queue=billing,tries=3, which would otherwise read as a queue named
-// "billing,tries=3".
+// "billing,tries=3": an item after a comma that is a key=value pair of
+// a known key, or, but in a list of words (tags=mail,encrypted), a bare
+// boolean key.
 func commaJoinedKeys(o jobopt.Option, value string) error {
 	items := strings.Split(value, ",")
 	for _, item := range items[1:] {
-		if looksLikeKey(item) {
+		key, _, hasValue := strings.Cut(item, "=")
+		known := slices.ContainsFunc(jobopt.Keys, func(k jobopt.Key) bool { return k.Key == key })
+		if known && (hasValue || o.Kind != jobopt.Strings && slices.Contains(boolKeys, key)) {
 			return fmt.Errorf("keys are separated by spaces, not commas: write %s=%s", o.Key, strings.Join(items, " "))
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/internal/jobopt"
 )
 
 func TestNearMiss(t *testing.T) {
@@ -94,6 +96,15 @@ func TestLoadNearMisses(t *testing.T) {
 			want: []string{"jobs.go:3:7: queue=billing,encrypted: keys are separated by spaces, not commas: write queue=billing encrypted"},
 		},
 		{
+			name: "keys joined with commas after other options",
+			src:  "//job:connection=secondary,tries=3 backoff=10s,timeout=30s tags=mail,queue=x\ntype T struct{ A int }\n",
+			want: []string{
+				"jobs.go:3:7: connection=secondary,tries=3: keys are separated by spaces, not commas: write connection=secondary tries=3",
+				"jobs.go:3:36: backoff=10s,timeout=30s: keys are separated by spaces, not commas: write backoff=10s timeout=30s",
+				"jobs.go:3:60: tags=mail,queue=x: keys are separated by spaces, not commas: write tags=mail queue=x",
+			},
+		},
+		{
 			name: "a comma in a queue name",
 			src:  "//job:queue=high,low\ntype T struct{ A int }\n",
 			want: []string{`jobs.go:3:7: queue=high,low: queue name "high,low" contains ",", which separates the queues of a list (queue:work --queue high,low), so no worker could be told to serve it`},
@@ -130,4 +141,15 @@ type U struct{ B int }
 `)
 	require.NoError(t, err)
 	require.Len(t, p.Jobs, 1)
+}
+
+// TestCommaJoinedKeys: a list of words may hold a word that is also a
+// bare key (a tag named encrypted); a word value may not.
+func TestCommaJoinedKeys(t *testing.T) {
+	tags, _ := jobopt.ByKey("tags")
+	queue, _ := jobopt.ByKey("queue")
+	require.NoError(t, commaJoinedKeys(tags, "mail,encrypted"))
+	require.NoError(t, commaJoinedKeys(tags, "a=b,c"))
+	require.EqualError(t, commaJoinedKeys(queue, "billing,encrypted"), "keys are separated by spaces, not commas: write queue=billing encrypted")
+	require.NoError(t, commaJoinedKeys(queue, "high,low"), "qname reports the comma")
 }
