@@ -11,8 +11,9 @@ const DefaultPrefix = "jobgen"
 
 // ValidateQueueName reports why name cannot be used as a queue name: it
 // must be 1 to 200 bytes with no { or }, which would break its cluster
-// hash tag, and no #, which joins a partitioned queue's name to the
-// number of a partition (see PartitionNames). The error names the queue
+// hash tag, no #, which joins a partitioned queue's name to the
+// number of a partition (see PartitionNames), and no comma, which
+// separates the queues of a worker's list. The error names the queue
 // and the character, and wraps ErrInvalid.
 func ValidateQueueName(name string) error {
 	if err := qname.Validate(name); err != nil {

@@ -12,7 +12,7 @@
 //
 // and can call these functions:
 //
-//	keys       the //job: keys of a job, comma-separated: name, then the options' keys
+//	keys       the //job: keys of a job, comma-separated, from the table jobopt.Keys
 //	comment    its text wrapped into // comment lines of at most 76 columns
 package templates
 

@@ -12,47 +12,81 @@
 //		Subject string
 //	}
 //
-// The line is space-separated key=value pairs; values hold no spaces. A
-// long annotation may go on several //job: lines. Write no space after
-// "//" or after the colon: "//job:queue=x" is a directive comment, which
-// gofmt keeps as it is, while "//job: queue=x" would become a plain
-// comment, so jobgen reports it. A bare "//job:", which gofmt rewrites to
-// "// job:", means all defaults; both forms are accepted. The keys, which
+// The line is key=value pairs separated by spaces (not commas); values
+// hold no spaces. A long annotation may go on several //job: lines.
+// Write no space after "//" or after the colon: "//job:queue=x" is a
+// directive comment, which gofmt keeps as it is, while "//job: queue=x"
+// would become a plain comment, so jobgen reports it. A bare "//job:",
+// which gofmt rewrites to "// job:", means all defaults; both forms are
+// accepted. A line that looks like a mistyped annotation, such as
+// "//jobs:", "//Job:queue=x", "// job:queue=x" or "//job queue=x", is an
+// error that shows the line as it should be, never a comment skipped
+// without a word. The keys, from the table in internal/jobopt, which
 // fill runtime.JobOptions:
 //
-//	name=emails.send          stable wire name; default <package name>.<TypeName>
-//	queue=emails              queue to push to; default runtime's "default"; no #, { or }
-//	connection=secondary      dispatcher to use (runtime.SetConnection)
-//	tries=5                   attempts allowed
-//	backoff=10s,1m            delays between attempts; the last one repeats
-//	timeout=30s               limit of one attempt
-//	retry_until=24h           no retries this long after dispatch
-//	max_exceptions=3          fail after this many exceptions
-//	fail_on_timeout           fail at the first timeout (or =true, =false)
-//	delay=90s                 make every dispatch ready only after this
-//	unique_for=1h             no second copy queued while one is pending
-//	debounce=30s              of a burst of dispatches with one debounce key, run
-//	                          only the last, 30s after it (runtime's debounce.go)
+//	name=emails.send          stable wire name the worker routes by; default
+//	                          <package>.<Type>. Set it before renaming a type with
+//	                          jobs in flight.
+//	queue=emails              queue to push to; default the queue named default.
+//	                          No # (kept for partitions in docs/cluster.md), {, }
+//	                          or comma (which separates the queues of a worker's
+//	                          --queue list)
+//	connection=secondary      dispatcher to use: the one registered with
+//	                          runtime.SetConnection("secondary", engine)
+//	tries=5                   attempts allowed; default the worker's --tries (1)
+//	backoff=10s,1m,5m         delays before each retry; the last repeats
+//	timeout=30s               limit of one attempt; default the worker's --timeout
+//	                          (60s)
+//	retry_until=24h           retry for this long after dispatch, however many
+//	                          tries that takes, then fail (Laravel's retryUntil)
+//	max_exceptions=3          fail after this many attempts that returned an error
+//	                          or panicked
+//	fail_on_timeout           fail at the first timeout instead of retrying (or
+//	                          =true, =false)
+//	delay=90s                 every dispatch becomes ready only after this
+//	unique_for=1h             while one is queued or running, another dispatch
+//	                          pushes nothing and returns a
+//	                          *runtime.DuplicateError; the lock goes when the job
+//	                          ends, or this long after dispatch if its worker died
+//	debounce=30s              of a burst of dispatches with one debounce key, only
+//	                          the last runs, with its payload, 30s after it
+//	                          (debounced jobs in docs/flow-control.md)
 //	debounce_key=UserID       the field whose value is the debounce key (a string,
-//	                          a number, a bool or a fmt.Stringer); debounce needs it
+//	                          a number, a bool or a fmt.Stringer); debounce needs
+//	                          it
 //	debounce_max_wait=5m      the longest a burst waits from its first dispatch;
 //	                          default 10 windows
-//	encrypted                 encrypt the body at rest (or =true, =false)
-//	tags=mail,billing         labels for monitoring
-//	group=TenantID            the field (a string or an integer) holding the
-//	                          job's fair group: the queue takes its groups'
-//	                          jobs in turn (generates JobGroup)
+//	group=TenantID            the field (a string or an integer) holding the job's
+//	                          fair group: the queue takes its groups' jobs in turn
+//	                          (generates JobGroup)
 //	group_limit=2             at most this many jobs of one group run at once,
-//	                          across all workers (docs/flow-control.md)
-//	laravel=App\Jobs\Mail     the PHP job class it stands for, or Class@method for
-//	                          a string job: RegisterLaravel maps it for the
-//	                          Laravel bridge (github.com/jobgen/jobgen/laravel)
+//	                          across all workers (fair groups in
+//	                          docs/flow-control.md)
+//	encrypted                 the body is sealed with AES-GCM under
+//	                          runtime.EngineConfig.Keys (a runtime.KeyRing; see
+//	                          encryption in docs/jobs.md); or =true, =false
+//	tags=mail,billing         labels carried with the job (Envelope.Tags) for
+//	                          monitoring
+//	result=Quote              the handler returns a Quote as well as an error,
+//	                          stored with the ack for the dispatcher to Await or
+//	                          read (results in docs/results.md)
+//	laravel=App\Jobs\Mail     the Laravel app's PHP job class the struct stands
+//	                          for (or Class@method, a string job); adds
+//	                          RegisterLaravel for the Laravel bridge in
+//	                          docs/laravel.md
 //
 // Durations are Go durations (time.ParseDuration). A job's exported
 // fields are its payload, encoded with msgpack; jobgen rejects fields
-// msgpack cannot encode (channels, funcs, complex numbers, uintptr,
-// unsafe.Pointer, looked for through nested structs, pointers, arrays,
-// slices and maps), and a struct whose fields are all unexported. A
+// that cannot cross a queue, looked for through nested structs,
+// pointers, arrays, slices and maps: those msgpack cannot encode
+// (channels, funcs, complex numbers, uintptr, unsafe.Pointer), structs
+// with fields but none exported, which would arrive empty (*sql.DB,
+// sync.Mutex, *time.Location), and interfaces other than any and error,
+// which the worker could not decode, unless the package registers a
+// type that implements one with msgpack.RegisterExt or the interface's
+// own package registers types; carry an ID instead and look the thing
+// up in the handler. It rejects a job struct whose
+// fields are all unexported too. A
 // struct with no fields at all is a job with no data, and is fine.
 //
 // # Events and listeners

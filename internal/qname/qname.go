@@ -18,10 +18,17 @@ const MaxLen = 200
 // name never passes for a partition's.
 const PartitionSep = "#"
 
+// ListSep separates the queues of a list, such as the one queue:work
+// --queue takes ("high,low"), as Laravel's worker does. Validate rejects
+// it in a queue name.
+const ListSep = ","
+
 // Validate reports why name cannot be used as a queue name, or returns
 // nil. A queue name is 1 to MaxLen bytes with no { or }, which would
-// break its cluster hash tag, and no PartitionSep. The error names the
-// queue and what is wrong with it, such as
+// break its cluster hash tag, no PartitionSep, and no comma, which
+// separates queues in a worker's list (queue:work --queue high,low, as
+// in Laravel) so that no worker could be told to serve it. The error
+// names the queue and what is wrong with it, such as
 //
 //	queue name "a{b" contains "{", which would break its cluster hash tag
 //
@@ -37,6 +44,9 @@ func Validate(name string) error {
 	}
 	if i := strings.IndexAny(name, "{}"); i >= 0 {
 		return fmt.Errorf("queue name %q contains %q, which would break its cluster hash tag", name, name[i:i+1])
+	}
+	if strings.Contains(name, ListSep) {
+		return fmt.Errorf("queue name %q contains %q, which separates the queues of a list (queue:work --queue high,low), so no worker could be told to serve it", name, ListSep)
 	}
 	if strings.Contains(name, PartitionSep) {
 		return fmt.Errorf("queue name %q contains %q, which is kept for the names of partitions (queue%s1)", name, PartitionSep, PartitionSep)

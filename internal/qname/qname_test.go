@@ -27,6 +27,7 @@ func TestValidate(t *testing.T) {
 		{"..", `queue name ".." is a path's dot segment, which no link can name`},
 		{".", `queue name "." is a path's dot segment`},
 		{"...", ""},
+		{"billing,tries=3", `queue name "billing,tries=3" contains ",", which separates the queues of a list (queue:work --queue high,low)`},
 	}
 	for _, c := range cases {
 		err := qname.Validate(c.name)

@@ -13,7 +13,8 @@ const laravelPkg = "github.com/jobgen/jobgen/laravel"
 
 // RegisterLaravel returns the RegisterLaravel function of a package with
 // jobs annotated laravel=: it maps each to its PHP class (or string
-// job) on a laravel.Mapper, under the job's wire name.
+// job) on a laravel.Mapper, under the job's wire name: laravel.MapEncrypted
+// for an encrypted job, whose class is ShouldBeEncrypted.
 func RegisterLaravel(p *model.Package) jen.Code {
 	return doc("RegisterLaravel maps the jobs of package %s that stand for PHP jobs\n"+
 		"(laravel=) to their classes in m, so that a laravel.Worker runs them with\n"+
@@ -26,8 +27,13 @@ func RegisterLaravel(p *model.Package) jen.Code {
 					continue
 				}
 				fn := "Map"
-				if strings.Contains(j.Laravel, "@") {
+				switch {
+				case strings.Contains(j.Laravel, "@"):
 					fn = "MapString"
+				case j.Options.Encrypted:
+					// A ShouldBeEncrypted class: a Go dispatch seals
+					// data.command as Laravel does.
+					fn = "MapEncrypted"
 				}
 				g.Qual(laravelPkg, fn).Types(jen.Id(j.TypeName)).Call(jen.Id("m"), jen.Lit(j.Laravel), jen.Lit(j.Name))
 			}

@@ -188,6 +188,9 @@ func optionSetter(o jobopt.Option) setter {
 
 // parseKind reads value as o's kind says.
 func parseKind(o jobopt.Option, value string) (any, error) {
+	if err := commaJoinedKeys(o, value); err != nil {
+		return nil, err
+	}
 	switch o.Kind {
 	case jobopt.String:
 		return nonEmpty(o, value)

@@ -174,6 +174,10 @@ type loader struct {
 	// pending are the annotation lines not yet seen in a type's doc
 	// comment.
 	pending map[*ast.Comment]bool
+	// exts is what the package and those it takes interfaces from
+	// register with msgpack; nil until walk reads it
+	// (lost_in_transit.go).
+	exts *extRegistry
 }
 
 func loadPackage(pkg *packages.Package) (*model.Package, List) {
@@ -225,6 +229,8 @@ func (l *loader) collect(file *ast.File, f *foundTypes) {
 		for _, c := range cg.List {
 			if _, kind := classify(c.Text); kind != notAnnotation {
 				l.pending[c] = true
+			} else if fix, ok := nearMiss(c.Text); ok {
+				l.errs.add(l.position(c.Slash), "%q is not a //job: annotation, so jobgen would ignore it; write it as %s (\"job\" in lower case, then a colon, with no space after // or after the colon)", c.Text, fix)
 			}
 		}
 	}
@@ -373,6 +379,7 @@ func (l *loader) job(spec *ast.TypeSpec, a annotation) (model.Job, bool) {
 	}
 	l.checkType(spec, &job, a.seen)
 	l.checkGroup(spec, &job)
+	l.checkLaravel(spec, job)
 	return job, len(l.errs) == before
 }
 
@@ -407,7 +414,7 @@ func (l *loader) checkResult(spec *ast.TypeSpec, job *model.Job) {
 		l.errs.add(pos, "%s has result=%s, which is generic; name a concrete type", job.TypeName, job.Result)
 		return
 	}
-	if bad := checkEncodable(obj.Type(), job.Result, map[types.Type]bool{}); bad != nil {
+	if bad := checkEncodable(obj.Type(), job.Result, l.walk()); bad != nil {
 		l.errs.add(pos, "result=%s: %s", job.Result, bad.describe(l.qualifier()))
 	}
 }
@@ -463,7 +470,7 @@ func (l *loader) checkFields(pos token.Position, name string, st *types.Struct, 
 			continue
 		}
 		n++
-		if bad := checkEncodable(f.Type(), f.Name(), map[types.Type]bool{}); bad != nil {
+		if bad := checkEncodable(f.Type(), f.Name(), l.walk()); bad != nil {
 			l.errs.add(fpos, "%s", bad.describe(l.qualifier()))
 		}
 	}

@@ -296,39 +296,39 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "channel field",
 			src:  "//job:\ntype T struct {\n\tA    int\n\tDone chan bool\n}\n",
-			want: []string{"jobs.go:6:2: field Done has type chan bool: msgpack cannot encode a channel"},
+			want: []string{"jobs.go:6:2: field Done has type chan bool: msgpack cannot encode a channel" + crossFix},
 		},
 		{
 			name: "func field",
 			src:  "//job:\ntype T struct {\n\tNotify func(string)\n}\n",
-			want: []string{"jobs.go:5:2: field Notify has type func(string): msgpack cannot encode a func"},
+			want: []string{"jobs.go:5:2: field Notify has type func(string): msgpack cannot encode a func" + crossFix},
 		},
 		{
 			name: "complex, uintptr and unsafe.Pointer",
 			src:  "import \"unsafe\"\n\n//job:\ntype T struct {\n\tC complex128\n\tU uintptr\n\tP unsafe.Pointer\n}\n",
 			want: []string{
-				"jobs.go:7:2: field C has type complex128: msgpack cannot encode a complex number",
-				"jobs.go:8:2: field U has type uintptr: msgpack cannot encode a uintptr",
-				"jobs.go:9:2: field P has type unsafe.Pointer: msgpack cannot encode an unsafe.Pointer",
+				"jobs.go:7:2: field C has type complex128: msgpack cannot encode a complex number" + crossFix,
+				"jobs.go:8:2: field U has type uintptr: msgpack cannot encode a uintptr" + crossFix,
+				"jobs.go:9:2: field P has type unsafe.Pointer: msgpack cannot encode an unsafe.Pointer" + crossFix,
 			},
 		},
 		{
 			name: "nested through slices, pointers and structs",
 			src:  "//job:\ntype T struct {\n\tItems []*Item\n}\n\ntype Item struct {\n\tName  string\n\tHooks [2]Hook\n}\n\ntype Hook struct{ Run func() }\n",
-			want: []string{"jobs.go:5:2: field Items[].Hooks[].Run has type func(): msgpack cannot encode a func"},
+			want: []string{"jobs.go:5:2: field Items[].Hooks[].Run has type func(): msgpack cannot encode a func" + crossFix},
 		},
 		{
 			name: "map keys and values",
 			src:  "//job:\ntype T struct {\n\tByChan map[chan int]string\n\tToFunc map[string]func()\n}\n",
 			want: []string{
-				"jobs.go:5:2: field ByChan[key] has type chan int: msgpack cannot encode a channel",
-				"jobs.go:6:2: field ToFunc[] has type func(): msgpack cannot encode a func",
+				"jobs.go:5:2: field ByChan[key] has type chan int: msgpack cannot encode a channel" + crossFix,
+				"jobs.go:6:2: field ToFunc[] has type func(): msgpack cannot encode a func" + crossFix,
 			},
 		},
 		{
 			name: "embedded struct",
 			src:  "//job:\ntype T struct {\n\tbase\n}\n\ntype base struct{ Cb func() }\n",
-			want: []string{"jobs.go:5:2: field base.Cb has type func(): msgpack cannot encode a func"},
+			want: []string{"jobs.go:5:2: field base.Cb has type func(): msgpack cannot encode a func" + crossFix},
 		},
 		{
 			name: "no exported field",

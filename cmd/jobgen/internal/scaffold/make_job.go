@@ -113,17 +113,10 @@ func render(data jobData) ([]byte, error) {
 // funcs are the functions the templates call; see package templates.
 var funcs = template.FuncMap{"comment": comment, "keys": keys}
 
-// keys lists the //job: keys of a job, from the option table: name, then
-// the options' keys.
+// keys lists the //job: keys of a job, from the table of keys
+// (jobopt.Keys), which the generator's tests hold to the keys it reads.
 func keys() string {
-	keys := []string{"name"}
-	for _, o := range jobopt.All {
-		keys = append(keys, o.Key)
-		if o.Key == "debounce" {
-			keys = append(keys, "debounce_key") // a field's name, not an option
-		}
-	}
-	return strings.Join(keys, ", ")
+	return strings.Join(jobopt.JobKeys(), ", ")
 }
 
 // commentWidth is the widest line comment writes, "// " included.

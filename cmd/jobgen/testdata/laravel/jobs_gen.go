@@ -15,6 +15,8 @@ import (
 type Handlers interface {
 	// HandleAudit handles Audit jobs (wire name "welcome.Audit").
 	HandleAudit(ctx context.Context, job Audit) error
+	// HandleChargeCard handles ChargeCard jobs (wire name "welcome.ChargeCard").
+	HandleChargeCard(ctx context.Context, job ChargeCard) error
 	// HandleImportRow handles ImportRow jobs (wire name "imports.row").
 	HandleImportRow(ctx context.Context, job ImportRow) error
 	// HandleSendWelcomeEmail handles SendWelcomeEmail jobs (wire name "welcome.SendWelcomeEmail").
@@ -27,6 +29,7 @@ type Handlers interface {
 // Registration problems (a name registered twice) are reported by r.Err.
 func Register(r *runtime.Router, h Handlers) {
 	runtime.Register[Audit](r, "welcome.Audit", h.HandleAudit)
+	runtime.Register[ChargeCard](r, "welcome.ChargeCard", h.HandleChargeCard)
 	runtime.Register[ImportRow](r, "imports.row", h.HandleImportRow)
 	runtime.Register[SendWelcomeEmail](r, "welcome.SendWelcomeEmail", h.HandleSendWelcomeEmail)
 }
@@ -36,6 +39,7 @@ func Register(r *runtime.Router, h Handlers) {
 // the handlers Register routes and a laravel.Dispatcher pushes them as
 // Laravel payloads. Mapping problems are reported by m.Err.
 func RegisterLaravel(m *laravel.Mapper) {
+	laravel.MapEncrypted[ChargeCard](m, "App\\Jobs\\ChargeCard", "welcome.ChargeCard")
 	laravel.MapString[ImportRow](m, "App\\Jobs\\ImportRow@handle", "imports.row")
 	laravel.Map[SendWelcomeEmail](m, "App\\Jobs\\SendWelcomeEmail", "welcome.SendWelcomeEmail")
 }
@@ -105,6 +109,77 @@ func (j Audit) DispatchUnless(ctx context.Context, cond bool) (string, error) {
 // DispatchSync runs the job's handler now, in this goroutine, through the
 // router of runtime.WithRouter or runtime.SetDefaultRouter.
 func (j Audit) DispatchSync(ctx context.Context) error {
+	return runtime.DispatchSync(ctx, j)
+}
+
+// JobName returns "welcome.ChargeCard", the wire name the router knows ChargeCard by.
+func (ChargeCard) JobName() string {
+	return "welcome.ChargeCard"
+}
+
+// JobOptions returns the defaults from the //job: annotation of ChargeCard.
+func (ChargeCard) JobOptions() runtime.JobOptions {
+	return runtime.JobOptions{
+		Queue:     "billing",
+		Encrypted: true,
+	}
+}
+
+// EncodeJob encodes the fields of the job with msgpack.
+func (j ChargeCard) EncodeJob() ([]byte, error) {
+	return runtime.Encode(j)
+}
+
+// Dispatch sends the job with its annotated options and returns its ID.
+// The dispatcher is the one runtime.WithDispatcher put on ctx, else the one
+// runtime.SetConnection named for the job's connection, else the one set
+// with runtime.SetDefaultDispatcher.
+func (j ChargeCard) Dispatch(ctx context.Context) (string, error) {
+	return runtime.Dispatch(ctx, j)
+}
+
+// DispatchTx writes the job, with its annotated options, into the outbox in
+// tx, and returns its ID: the job exists if and only if tx commits, and a
+// relay then pushes it (docs/outbox.md). tx is a *sql.Tx, or a pgx.Tx
+// through pgxoutbox.Tx.
+func (j ChargeCard) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error) {
+	return runtime.DispatchTx(ctx, tx, j)
+}
+
+// Delay starts a dispatch of the job that makes it ready only after d.
+func (j ChargeCard) Delay(d time.Duration) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).Delay(d)
+}
+
+// OnQueue starts a dispatch of the job to queue q.
+func (j ChargeCard) OnQueue(q string) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).OnQueue(q)
+}
+
+// OnConnection starts a dispatch of the job through the dispatcher named c.
+func (j ChargeCard) OnConnection(c string) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).OnConnection(c)
+}
+
+// WithChain starts a dispatch of the job after which jobs run in order,
+// each only if the one before it succeeded.
+func (j ChargeCard) WithChain(jobs ...runtime.Job) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).WithChain(jobs...)
+}
+
+// DispatchIf dispatches the job if cond holds; otherwise it returns "", nil.
+func (j ChargeCard) DispatchIf(ctx context.Context, cond bool) (string, error) {
+	return runtime.DispatchIf(ctx, cond, j)
+}
+
+// DispatchUnless dispatches the job unless cond holds.
+func (j ChargeCard) DispatchUnless(ctx context.Context, cond bool) (string, error) {
+	return runtime.DispatchUnless(ctx, cond, j)
+}
+
+// DispatchSync runs the job's handler now, in this goroutine, through the
+// router of runtime.WithRouter or runtime.SetDefaultRouter.
+func (j ChargeCard) DispatchSync(ctx context.Context) error {
 	return runtime.DispatchSync(ctx, j)
 }
 
