@@ -1,12 +1,21 @@
 package laravel_test
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"maps"
+	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobgen/jobgen/internal/redistest"
 	"github.com/jobgen/jobgen/laravel"
 )
 
@@ -32,4 +41,111 @@ QUOTED="a \"b\" ${REDIS_HOST}"
 	require.NoError(t, os.WriteFile(p, []byte("JUSTAWORD\n"), 0o600))
 	_, err = laravel.ReadEnv(p)
 	require.ErrorContains(t, err, ".env:1: not KEY=VALUE")
+}
+
+// appQueueConfig is a config/queue.php whose Redis connection has a name
+// of the app's own.
+const appQueueConfig = `<?php
+return [
+    'default' => env('QUEUE_CONNECTION', 'sync'),
+    'connections' => [
+        'sync' => [
+            'driver' => 'sync',
+        ],
+        'jobs' => [
+            'driver' => 'redis',
+            'connection' => 'default',
+            'queue' => env('REDIS_QUEUE', 'default'),
+            'retry_after' => 90,
+            'block_for' => null,
+        ],
+    ],
+    'failed' => [
+        'driver' => env('QUEUE_FAILED_DRIVER', 'database-uuids'),
+        'database' => env('DB_CONNECTION', 'mysql'),
+        'table' => 'failed_jobs',
+    ],
+];
+`
+
+// The doctor, on an app whose jobs Laravel's own code pushed (database
+// 13, the doctor's own in this package's tests, under the prefix its
+// APP_NAME gives), passes the right setup and names each of five wrong
+// ones with its fix.
+func TestDoctorFindsTheRealMisconfiguration(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b := setupPHP(t)
+	addr := redistest.Addr(t)
+	host, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	tag := strings.TrimSuffix(b.prefix, "_laravel_database_")
+	right := "shop_" + tag + "_database_"
+	b.env = append(b.env, "REDIS_DB=13", "REDIS_PREFIX="+right)
+	b.run(t, ctx, "push.php", "2", "emails")
+	rdb := redis.NewClient(&redis.Options{Addr: addr, DB: 13})
+	t.Cleanup(func() {
+		ctx := context.Background()
+		keys, _ := rdb.Keys(ctx, right+"*").Result()
+		if len(keys) > 0 {
+			rdb.Del(ctx, keys...)
+		}
+		_ = rdb.Close()
+	})
+	require.NotZero(t, rdb.LLen(ctx, right+"queues:emails").Val(), "Laravel pushed into database 13")
+
+	base := map[string]string{
+		"APP_NAME": "Shop " + tag, "APP_KEY": "base64:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8=",
+		"QUEUE_CONNECTION": "jobs", "REDIS_HOST": host, "REDIS_PORT": port, "REDIS_DB": "13",
+	}
+	doctor := func(failedConn string, set ...string) (bool, string) {
+		env := maps.Clone(base)
+		for _, kv := range set {
+			k, v, _ := strings.Cut(kv, "=")
+			if v == "" {
+				delete(env, k)
+			} else {
+				env[k] = v
+			}
+		}
+		var out bytes.Buffer
+		ok := laravel.Doctor(ctx, laravel.DoctorConfig{Env: env, QueueConfig: appQueueConfig, FailedConnection: failedConn}, &out)
+		return ok, out.String()
+	}
+
+	// The right setup, with a Redis connection of the app's own name.
+	ok, out := doctor("jobs")
+	require.True(t, ok, out)
+	require.Contains(t, out, `OK   QUEUE_CONNECTION "jobs" is a Redis connection (config/queue.php)`)
+	require.Contains(t, out, fmt.Sprintf("OK   queues in database 13 under the prefix %q: emails", right))
+	require.Contains(t, out, `OK   FailedJobs.Connection "jobs" is the app's Redis queue connection`)
+	require.Contains(t, out, "OK   the bridge's URL: laravel+redis://"+addr+"/13?prefix="+right+"&retry_after=90")
+	require.NotContains(t, out, "FAIL")
+
+	// REDIS_URL overrides REDIS_HOST, REDIS_PORT and REDIS_DB, as
+	// Laravel's ConfigurationUrlParser has it.
+	ok, out = doctor("jobs", "REDIS_URL=redis://"+addr+"/13", "REDIS_HOST=192.0.2.1", "REDIS_DB=0")
+	require.True(t, ok, out)
+	require.Contains(t, out, "OK   Redis at "+addr+" (from REDIS_URL) answers")
+
+	for _, tc := range []struct {
+		name, failedConn string
+		set              []string
+		want             string
+	}{
+		{"wrong prefix", "jobs", []string{"REDIS_PREFIX=wrong_" + tag + "_"}, "set REDIS_PREFIX=" + right},
+		{"wrong database", "jobs", []string{"REDIS_DB=3"}, "set REDIS_DB=13"},
+		{"wrong connection name", "jobs", []string{"QUEUE_CONNECTION=redis"},
+			`QUEUE_CONNECTION is "redis", which config/queue.php does not define: Laravel fails with "The [redis] queue connection has not been configured"; set QUEUE_CONNECTION=jobs`},
+		{"wrong REDIS_URL", "jobs", []string{"REDIS_URL=redis://" + addr + "/4"}, "set REDIS_URL=redis://" + addr + "/13"},
+		{"REDIS_URL at another server", "jobs", []string{"REDIS_URL=redis://127.0.0.1:1/13"}, "set REDIS_URL=redis://" + addr + "/13 (or remove REDIS_URL"},
+		{"wrong failed-jobs connection", "", nil,
+			`the Go workers record failed jobs with FailedJobs.Connection "redis", and the app's Redis queue connection is "jobs": php artisan queue:retry would fail with "The [redis] queue connection has not been configured"; set laravel.FailedJobs{Connection: "jobs"}`},
+	} {
+		ok, out := doctor(tc.failedConn, tc.set...)
+		require.False(t, ok, "%s:\n%s", tc.name, out)
+		require.Contains(t, out, "FAIL ", tc.name)
+		require.Contains(t, out, tc.want, "%s:\n%s", tc.name, out)
+	}
 }
