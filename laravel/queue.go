@@ -63,6 +63,11 @@ type Config struct {
 	// example "laravel_database_laravel_cache:". Set, workers stop at
 	// queue:restart (see RestartKey). Empty, they do not read it.
 	CachePrefix string
+	// Laravel is the app's Laravel major version, 8 to 13; 0 means 8.
+	// It picks the form of the unique-lock key (8 to 10, 11, 12 and
+	// later: see uniqueKey in versions.go), and from 13 the Worker
+	// deletes debounced jobs that a newer dispatch superseded.
+	Laravel int
 }
 
 func (c *Config) setDefaults() {
@@ -85,7 +90,7 @@ func (c Config) validate() error {
 	case strings.ContainsAny(c.Prefix, "{}"):
 		return fmt.Errorf("%w: laravel.Config.Prefix %q must not contain { or }", runtime.ErrInvalid, c.Prefix)
 	}
-	return nil
+	return checkLaravel(c.Laravel)
 }
 
 // Queue speaks Laravel's Redis queue layout: the operations of
