@@ -62,6 +62,11 @@ bridge's connection URL, and exits 1 when a check fails.`,
 			if cfg.FailedStore == "" {
 				cfg.FailedStore = s.c.getenv(runtime.URLEnv)
 			}
+			if lock, err := os.ReadFile(filepath.Join(filepath.Dir(envPath), "composer.lock")); err == nil {
+				if cfg.Laravel, err = laravel.LaravelVersion(lock); err != nil {
+					return err
+				}
+			}
 			if configPath == "" {
 				if p := filepath.Join(filepath.Dir(envPath), "config", "queue.php"); fileExists(p) {
 					configPath = p

@@ -3,11 +3,13 @@ package laravel
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -74,6 +76,36 @@ type DoctorConfig struct {
 	// FailedStore is the URL of jobgen's failed store (JOBGEN_REDIS_URL),
 	// or "".
 	FailedStore string
+	// Laravel is the app's Laravel major version (LaravelVersion reads
+	// it from composer.lock), or 0 if not known: the defaults of its
+	// config files (prefixes, CACHE_STORE from 11) are that version's.
+	Laravel int
+}
+
+// LaravelVersion returns the major version of laravel/framework that
+// an app's composer.lock pins, and 0 if it pins none.
+func LaravelVersion(composerLock []byte) (int, error) {
+	var lock struct {
+		Packages []struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"packages"`
+	}
+	if err := json.Unmarshal(composerLock, &lock); err != nil {
+		return 0, fmt.Errorf("composer.lock: %w", err)
+	}
+	for _, p := range lock.Packages {
+		if p.Name != "laravel/framework" {
+			continue
+		}
+		major, _, _ := strings.Cut(strings.TrimPrefix(p.Version, "v"), ".")
+		n, err := strconv.Atoi(major)
+		if err != nil {
+			return 0, fmt.Errorf("composer.lock: laravel/framework version %q is not vMAJOR.MINOR.PATCH", p.Version)
+		}
+		return n, nil
+	}
+	return 0, nil
 }
 
 // Doctor checks a Laravel app's setup for the bridge and writes what it
@@ -94,6 +126,11 @@ func Doctor(ctx context.Context, cfg DoctorConfig, out io.Writer) bool {
 	if err != nil {
 		say("FAIL", "%v", err)
 		return false
+	}
+	if cfg.Laravel == 0 {
+		say("INFO", "the app's Laravel version is not known (no composer.lock beside the .env): Laravel 8's defaults are assumed")
+	} else {
+		say("OK", "Laravel %d (composer.lock): its config files' defaults apply", cfg.Laravel)
 	}
 	conn := checkConnection(s, say)
 	checkFailedConnection(conn, cfg.FailedConnection, say)

@@ -126,15 +126,18 @@ func splitQueueKey(key string) (prefix, name string, ok bool) {
 
 // rankPlaces puts first the places likeliest to be the app's: its
 // server, then its prefix in another database, then its database under
-// another prefix.
+// another prefix that holds its APP_NAME, then any other.
 func rankPlaces(places []queuePlace, s appSetup) {
 	score := func(p queuePlace) int {
 		n := 0
 		if p.addr != s.addr() {
-			n += 4
+			n += 8
 		}
 		if p.prefix != s.prefix {
 			n += 2
+			if !slices.ContainsFunc(s.appSlugs, func(a string) bool { return strings.Contains(p.prefix, a) }) {
+				n += 4
+			}
 		}
 		if p.db != s.db {
 			n++
@@ -181,7 +184,11 @@ func splitAddr(addr string) (host, port string) {
 func checkCache(s appSetup, say func(level, format string, args ...any)) {
 	switch {
 	case s.cacheDriver != "redis":
-		say("WARN", "CACHE_DRIVER is %q: queue:restart and maxExceptions live in the cache store, which Go reads only on Redis; with %q, php artisan queue:restart does not stop Go workers, and maxExceptions is counted per side", s.cacheDriver, s.cacheDriver)
+		name := "CACHE_DRIVER"
+		if s.laravel >= 11 {
+			name = "CACHE_STORE"
+		}
+		say("WARN", "%s is %q: queue:restart and maxExceptions live in the cache store, which Go reads only on Redis; with %q, php artisan queue:restart does not stop Go workers, and maxExceptions is counted per side", name, s.cacheDriver, s.cacheDriver)
 	case s.cacheDB != s.db:
 		say("WARN", "the cache is in Redis database %d (REDIS_CACHE_DB), the queues in %d: the bridge reads the cache in the queues' database, so queue:restart and maxExceptions do not reach Go workers; set REDIS_CACHE_DB=%d", s.cacheDB, s.db, s.db)
 	default:

@@ -25,6 +25,8 @@ type appSetup struct {
 	queueConn, queue, cacheDriver string
 	retryAfter                    string
 	appKey                        string
+	laravel                       int      // the app's Laravel major version, 0 if not known
+	appSlugs                      []string // APP_NAME's slugs, with "_" and with "-"
 	// conns are config/queue.php's connections, name to driver; nil
 	// when the app has no config/queue.php to read (Laravel's defaults).
 	conns map[string]string
@@ -37,7 +39,10 @@ var laravelConnections = map[string]string{"sync": "sync", "database": "database
 // slug is Laravel's Str::slug($name, '_') for the names it builds
 // prefixes from: lower case, runs of anything else but letters and
 // digits as one "_".
-func slug(s string) string {
+func slug(s string) string { return slugWith(s, '_') }
+
+// slugWith is Str::slug($name, $sep).
+func slugWith(s string, sep byte) string {
 	var b strings.Builder
 	under := false
 	for _, r := range strings.ToLower(s) {
@@ -45,11 +50,27 @@ func slug(s string) string {
 			b.WriteRune(r)
 			under = false
 		} else if !under && b.Len() > 0 {
-			b.WriteByte('_')
+			b.WriteByte(sep)
 			under = true
 		}
 	}
-	return strings.TrimSuffix(b.String(), "_")
+	return strings.TrimSuffix(b.String(), string(sep))
+}
+
+// defaultPrefixes are the Redis connection's and the cache's prefixes
+// that config/database.php and config/cache.php of the app's Laravel
+// version build from APP_NAME: laravel/laravel 8.x (_database_, _cache),
+// 9.x to 12.x (_database_, _cache_), and 13.x's framework config
+// (-database-, -cache-, the slug with "-").
+func defaultPrefixes(major int, appName string) (redisPrefix, cachePrefix string) {
+	switch {
+	case major >= 13:
+		s := slugWith(appName, '-')
+		return s + "-database-", s + "-cache-"
+	case major >= 9:
+		return slug(appName) + "_database_", slug(appName) + "_cache_"
+	}
+	return slug(appName) + "_database_", slug(appName) + "_cache"
 }
 
 func readSetup(cfg DoctorConfig) (appSetup, error) {
@@ -60,19 +81,24 @@ func readSetup(cfg DoctorConfig) (appSetup, error) {
 		}
 		return def
 	}
-	app := slug(get("APP_NAME", "laravel"))
+	redisPrefix, cachePrefix := defaultPrefixes(cfg.Laravel, get("APP_NAME", "laravel"))
+	cacheDriver := get("CACHE_DRIVER", "file")
+	if cfg.Laravel >= 11 {
+		cacheDriver = get("CACHE_STORE", "database")
+	}
 	s := appSetup{
 		host: get("REDIS_HOST", "127.0.0.1"), port: get("REDIS_PORT", "6379"), password: get("REDIS_PASSWORD", ""),
 		username: get("REDIS_USERNAME", ""), from: "REDIS_HOST, REDIS_PORT, REDIS_DB",
-		prefix: get("REDIS_PREFIX", app+"_database_"), prefixFrom: "REDIS_PREFIX, else APP_NAME's slug + \"_database_\"",
+		prefix: get("REDIS_PREFIX", redisPrefix), prefixFrom: "REDIS_PREFIX, else from APP_NAME",
+		laravel: cfg.Laravel, appSlugs: []string{slug(get("APP_NAME", "laravel")), slugWith(get("APP_NAME", "laravel"), '-')},
 		queueConn: get("QUEUE_CONNECTION", "sync"), queue: get("REDIS_QUEUE", "default"),
-		cacheDriver: get("CACHE_STORE", get("CACHE_DRIVER", "file")), retryAfter: get("REDIS_QUEUE_RETRY_AFTER", "90"),
+		cacheDriver: cacheDriver, retryAfter: get("REDIS_QUEUE_RETRY_AFTER", "90"),
 		appKey: get("APP_KEY", ""), conns: cfg.connections(),
 	}
 	if cfg.Prefix != "" {
 		s.prefix, s.prefixFrom = cfg.Prefix, "--prefix"
 	}
-	s.cachePrefix = s.prefix + get("CACHE_PREFIX", app+"_cache") + ":"
+	s.cachePrefix = s.prefix + get("CACHE_PREFIX", cachePrefix) + ":"
 	var err error
 	if s.db, err = strconv.Atoi(get("REDIS_DB", "0")); err != nil {
 		return s, fmt.Errorf("REDIS_DB %q is not a number", get("REDIS_DB", ""))
@@ -167,6 +193,9 @@ func (s appSetup) URL() string {
 		u.User = url.UserPassword(s.username, s.password)
 	}
 	q := url.Values{"prefix": {s.prefix}, "retry_after": {s.retryAfter}}
+	if s.laravel > minLaravel {
+		q.Set("laravel", strconv.Itoa(s.laravel))
+	}
 	if s.cacheDriver == "redis" && s.cacheDB == s.db {
 		q.Set("cache_prefix", s.cachePrefix)
 	}

@@ -149,3 +149,43 @@ func TestDoctorFindsTheRealMisconfiguration(t *testing.T) {
 		require.Contains(t, out, tc.want, "%s:\n%s", tc.name, out)
 	}
 }
+
+// On a Laravel 13 app (composer.lock), the doctor takes 13's defaults:
+// the prefixes built with "-" (shop-front-database-), CACHE_STORE; and
+// the bridge's URL says laravel=13. The queues are the payloads Laravel
+// 13's own code builds (testdata/versions).
+func TestDoctorOnLaravel13(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	addr := redistest.Addr(t)
+	host, port, err := net.SplitHostPort(addr)
+	require.NoError(t, err)
+	tag := redistest.Prefix(t)
+	prefix := "shop-" + tag + "-database-"
+	q, closeQ, err := laravel.Open(ctx, laravel.Scheme+"redis://"+addr+"/13?prefix="+prefix)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = q.Client().Del(context.Background(), prefix+"queues:default", prefix+"queues:default:notify").Err()
+		_ = closeQ()
+	})
+	payload, err := os.ReadFile(filepath.Join("testdata", "versions", "13.x", "send_welcome_email.json"))
+	require.NoError(t, err)
+	require.NoError(t, q.Push(ctx, "default", bytes.TrimSpace(payload)))
+
+	major, err := laravel.LaravelVersion([]byte(`{"packages":[{"name":"laravel/prompts","version":"v0.3.5"},{"name":"laravel/framework","version":"v13.26.1"}]}`))
+	require.NoError(t, err)
+	require.Equal(t, 13, major)
+	env := map[string]string{"APP_NAME": "Shop " + tag, "QUEUE_CONNECTION": "redis", "REDIS_HOST": host, "REDIS_PORT": port, "REDIS_DB": "13", "CACHE_STORE": "redis", "REDIS_CACHE_DB": "13"}
+	var out bytes.Buffer
+	ok := laravel.Doctor(ctx, laravel.DoctorConfig{Env: env, Laravel: major}, &out)
+	require.True(t, ok, out.String())
+	require.Contains(t, out.String(), fmt.Sprintf("OK   queues in database 13 under the prefix %q: default", prefix))
+	require.Contains(t, out.String(), fmt.Sprintf("under %q", prefix+"shop-"+tag+"-cache-:"))
+	require.Contains(t, out.String(), "&laravel=13&prefix="+prefix)
+
+	// Taken for Laravel 8, the same app's prefix looks wrong.
+	out.Reset()
+	require.False(t, laravel.Doctor(ctx, laravel.DoctorConfig{Env: env}, &out))
+	require.Contains(t, out.String(), "Laravel 8's defaults are assumed")
+}
