@@ -98,7 +98,12 @@ func readSetup(cfg DoctorConfig) (appSetup, error) {
 	if cfg.Prefix != "" {
 		s.prefix, s.prefixFrom = cfg.Prefix, "--prefix"
 	}
-	s.cachePrefix = s.prefix + get("CACHE_PREFIX", cachePrefix) + ":"
+	// Through 10, RedisStore::setPrefix adds a ":" to the cache prefix;
+	// from 11 it takes it as it is.
+	s.cachePrefix = s.prefix + get("CACHE_PREFIX", cachePrefix)
+	if cfg.Laravel <= 10 {
+		s.cachePrefix += ":"
+	}
 	var err error
 	if s.db, err = strconv.Atoi(get("REDIS_DB", "0")); err != nil {
 		return s, fmt.Errorf("REDIS_DB %q is not a number", get("REDIS_DB", ""))

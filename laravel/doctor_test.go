@@ -181,7 +181,7 @@ func TestDoctorOnLaravel13(t *testing.T) {
 	ok := laravel.Doctor(ctx, laravel.DoctorConfig{Env: env, Laravel: major}, &out)
 	require.True(t, ok, out.String())
 	require.Contains(t, out.String(), fmt.Sprintf("OK   queues in database 13 under the prefix %q: default", prefix))
-	require.Contains(t, out.String(), fmt.Sprintf("under %q", prefix+"shop-"+tag+"-cache-:"))
+	require.Contains(t, out.String(), fmt.Sprintf("under %q", prefix+"shop-"+tag+"-cache-"))
 	require.Contains(t, out.String(), "&laravel=13&prefix="+prefix)
 
 	// Taken for Laravel 8, the same app's prefix looks wrong.

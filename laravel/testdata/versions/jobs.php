@@ -1,9 +1,14 @@
 <?php
-// The job classes of make.php: the same App\Jobs classes as
-// testdata/php/jobs.php (their properties and visibilities), with no
-// handle() to run: these payloads are only built, never run in PHP.
+// The job classes of make.php and work.php: the same App\Jobs classes
+// as testdata/php/jobs.php (their properties and visibilities). Each
+// reports what it did to the results list (RESULTS, default "results").
 
 namespace App\Jobs;
+
+function report(string ...$fields): void
+{
+    \Illuminate\Container\Container::getInstance()->make('redis')->connection()->rpush(getenv('RESULTS') ?: 'results', implode('|', $fields));
+}
 
 use Illuminate\Bus\Queueable;
 use Illuminate\Contracts\Queue\ShouldBeEncrypted;
@@ -20,6 +25,11 @@ class SendWelcomeEmail implements ShouldQueue
     public function __construct(public int $userId = 0, protected string $email = '', private array $tags = [])
     {
     }
+
+    public function handle()
+    {
+        report('ran', 'SendWelcomeEmail', (string) $this->userId, $this->email, implode(',', $this->tags), (string) $this->attempts());
+    }
 }
 
 class ResizeAvatar implements ShouldQueue
@@ -28,6 +38,11 @@ class ResizeAvatar implements ShouldQueue
 
     public function __construct(public int $userId = 0, public array $sizes = [], public ?float $quality = null)
     {
+    }
+
+    public function handle()
+    {
+        report('ran', 'ResizeAvatar', (string) $this->userId, implode(',', $this->sizes), var_export($this->quality, true));
     }
 }
 
@@ -53,6 +68,11 @@ class SendSecret implements ShouldQueue, ShouldBeEncrypted
     public function __construct(public int $userId = 0, public string $secret = '')
     {
     }
+
+    public function handle()
+    {
+        report('ran', 'SendSecret', (string) $this->userId, $this->secret);
+    }
 }
 
 // DebouncedSync (13.x): debounced for 5 seconds (DebounceFor); a newer
@@ -65,6 +85,11 @@ class DebouncedSync implements ShouldQueue
 
     public function __construct(public int $accountId = 0)
     {
+    }
+
+    public function handle()
+    {
+        report('ran', 'DebouncedSync', (string) $this->accountId);
     }
 }
 
@@ -81,5 +106,10 @@ class UniqueReport implements ShouldQueue, \Illuminate\Contracts\Queue\ShouldBeU
     public function uniqueId()
     {
         return (string) $this->reportId;
+    }
+
+    public function handle()
+    {
+        report('ran', 'UniqueReport', (string) $this->reportId);
     }
 }

@@ -11,45 +11,8 @@
 // Writes OUTDIR/<name>.json, one payload each, and prints what it wrote.
 [$_, $src, $version, $out] = $argv;
 
-require_once 'Carbon/autoload.php';
-require_once 'Doctrine/Inflector/autoload.php';
-require_once 'Psr/Container/autoload.php';
-require_once 'Psr/SimpleCache/autoload.php';
-require_once 'Ramsey/Uuid/autoload.php';
-require_once 'voku/helper/autoload.php';
-// The framework's classes by name, as its components' composer.json map
-// them (a class's file is not always under its namespace's directory:
-// Illuminate\Support\Traits\Macroable is in Macroable/Traits).
-$classes = [];
-$files = new RecursiveIteratorIterator(new RecursiveDirectoryIterator("$src/src/Illuminate", FilesystemIterator::SKIP_DOTS));
-foreach ($files as $file) {
-    if ($file->getExtension() !== 'php') {
-        continue;
-    }
-    $code = file_get_contents($file->getPathname());
-    if (preg_match('/^namespace\s+([^;]+);/m', $code, $ns) && preg_match('/^(?:(?:abstract|final|readonly)\s+)*(?:class|trait|interface|enum)\s+(\w+)/m', $code, $name)) {
-        $classes[$ns[1] . '\\' . $name[1]] = $file->getPathname();
-    }
-}
-spl_autoload_register(function ($class) use ($classes) {
-    if (isset($classes[$class])) {
-        require $classes[$class];
-    }
-}, true, true);
-foreach (['Support/helpers.php', 'Collections/helpers.php', 'Support/functions.php', 'Collections/functions.php', 'Events/functions.php'] as $f) {
-    if (is_file("$src/src/Illuminate/$f")) {
-        require_once "$src/src/Illuminate/$f";
-    }
-}
+require __DIR__ . '/autoload.php';
 
-// PHP 8.5's array_first and array_last, which 12.x and 13.x take from
-// symfony/polyfill-php85 (a composer dependency) on older PHP.
-if (! function_exists('array_first')) {
-    function array_first(array $array) { foreach ($array as $v) { return $v; } return null; }
-    function array_last(array $array) { return $array === [] ? null : $array[array_key_last($array)]; }
-}
-
-require __DIR__ . '/jobs.php';
 
 use Illuminate\Container\Container;
 use Illuminate\Queue\RedisQueue;
