@@ -29,6 +29,7 @@ const Scheme = "laravel+"
 //	cache_prefix  Config.CachePrefix, to read queue:restart
 //	hash_tag      1 for Config.HashTag (implied by redis+cluster)
 //	laravel       Config.Laravel, the app's major version (default 8)
+//	connection    Config.Connection, the connection's name (default redis)
 //
 // Close the returned function when done.
 func Open(ctx context.Context, rawURL string) (*Queue, func() error, error) {
@@ -65,9 +66,9 @@ func Open(ctx context.Context, rawURL string) (*Queue, func() error, error) {
 			return nil, nil, fmt.Errorf("%w: Laravel connection URL: laravel=%q: want a major version, such as 12", runtime.ErrInvalid, v)
 		}
 	}
-	cfg.Prefix, cfg.CachePrefix = q.Get("prefix"), q.Get("cache_prefix")
+	cfg.Prefix, cfg.CachePrefix, cfg.Connection = q.Get("prefix"), q.Get("cache_prefix"), q.Get("connection")
 	cfg.HashTag = q.Get("hash_tag") == "1" || strings.HasSuffix(u.Scheme, "+cluster")
-	for _, k := range []string{"prefix", "cache_prefix", "hash_tag", "laravel"} {
+	for _, k := range []string{"prefix", "cache_prefix", "hash_tag", "laravel", "connection"} {
 		q.Del(k)
 	}
 	u.RawQuery = q.Encode()

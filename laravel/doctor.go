@@ -133,6 +133,7 @@ func Doctor(ctx context.Context, cfg DoctorConfig, out io.Writer) bool {
 		say("OK", "Laravel %d (composer.lock): its config files' defaults apply", cfg.Laravel)
 	}
 	conn := checkConnection(s, say)
+	s.connName = conn
 	checkFailedConnection(conn, cfg.FailedConnection, say)
 	found := checkRedis(ctx, cfg, s, say)
 	if found {

@@ -27,6 +27,7 @@ type appSetup struct {
 	appKey                        string
 	laravel                       int      // the app's Laravel major version, 0 if not known
 	appSlugs                      []string // APP_NAME's slugs, with "_" and with "-"
+	connName                      string   // the app's Redis queue connection
 	// conns are config/queue.php's connections, name to driver; nil
 	// when the app has no config/queue.php to read (Laravel's defaults).
 	conns map[string]string
@@ -200,6 +201,9 @@ func (s appSetup) URL() string {
 	q := url.Values{"prefix": {s.prefix}, "retry_after": {s.retryAfter}}
 	if s.laravel > minLaravel {
 		q.Set("laravel", strconv.Itoa(s.laravel))
+	}
+	if s.connName != "" && s.connName != "redis" {
+		q.Set("connection", s.connName)
 	}
 	if s.cacheDriver == "redis" && s.cacheDB == s.db {
 		q.Set("cache_prefix", s.cachePrefix)

@@ -120,7 +120,7 @@ func TestDoctorFindsTheRealMisconfiguration(t *testing.T) {
 	require.Contains(t, out, `OK   QUEUE_CONNECTION "jobs" is a Redis connection (config/queue.php)`)
 	require.Contains(t, out, fmt.Sprintf("OK   queues in database 13 under the prefix %q: emails", right))
 	require.Contains(t, out, `OK   FailedJobs.Connection "jobs" is the app's Redis queue connection`)
-	require.Contains(t, out, "OK   the bridge's URL: laravel+redis://"+addr+"/13?prefix="+right+"&retry_after=90")
+	require.Contains(t, out, "OK   the bridge's URL: laravel+redis://"+addr+"/13?connection=jobs&prefix="+right+"&retry_after=90")
 	require.NotContains(t, out, "FAIL")
 
 	// REDIS_URL overrides REDIS_HOST, REDIS_PORT and REDIS_DB, as

@@ -63,10 +63,15 @@ type Config struct {
 	// example "laravel_database_laravel_cache:". Set, workers stop at
 	// queue:restart (see RestartKey). Empty, they do not read it.
 	CachePrefix string
+	// Connection is the queue connection's name in config/queue.php,
+	// which queue:pause names its keys by (Laravel 12 and later);
+	// default "redis".
+	Connection string
 	// Laravel is the app's Laravel major version, 8 to 13; 0 means 8.
 	// It picks the form of the unique-lock key (8 to 10, 11, 12 and
-	// later: see uniqueKey in versions.go), and from 13 the Worker
-	// deletes debounced jobs that a newer dispatch superseded.
+	// later: see uniqueKey in versions.go); from 12 the Worker skips
+	// queues that queue:pause paused, and from 13 it deletes debounced
+	// jobs that a newer dispatch superseded.
 	Laravel int
 }
 

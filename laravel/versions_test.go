@@ -276,3 +276,46 @@ func TestLaravel13DebouncedJobs(t *testing.T) {
 		require.Zero(t, n, "%s: not failed", tc.name)
 	}
 }
+
+// A queue that Laravel 12+'s queue:pause paused (the cache key
+// illuminate:queue:paused:CONNECTION:QUEUE, QueueManager::pause), or
+// 13's pause of every queue (illuminate:queues:paused), is skipped by a
+// Go worker, as by Laravel's; resumed, it runs.
+func TestLaravelPausedQueuesAreSkipped(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b := setupPHP(t)
+	q, closeQ, err := laravel.Open(ctx, b.url+"&laravel=13&connection=jobs")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = closeQ() })
+	rec := newRecorder(0)
+	run := func() {
+		w, err := laravel.NewWorker(q, newMapper(), rec.router(), laravel.WorkerConfig{Queues: []string{"paused", "open"}, Sleep: 10 * time.Millisecond, StopWhenEmpty: true, Failed: runtime.NewInspector(b.engine).Failed()})
+		require.NoError(t, err)
+		require.NoError(t, w.Run(ctx))
+	}
+	sizes := func(queue string) laravel.Sizes {
+		s, err := q.Sizes(ctx, queue)
+		require.NoError(t, err)
+		return s
+	}
+	for _, queue := range []string{"paused", "open"} {
+		require.NoError(t, q.Push(ctx, queue, fixture(t, "13.x", "resize_avatar_later")))
+	}
+	one := b.prefix + "laravel_cache:illuminate:queue:paused:jobs:paused"
+	require.NoError(t, q.Client().Set(ctx, one, "b:1;", 0).Err())
+	run()
+	require.Equal(t, laravel.Sizes{Ready: 1}, sizes("paused"), "a paused queue is left alone")
+	require.Equal(t, laravel.Sizes{}, sizes("open"), "the others run")
+
+	all := b.prefix + "laravel_cache:illuminate:queues:paused"
+	require.NoError(t, q.Client().Del(ctx, one).Err())
+	require.NoError(t, q.Client().Set(ctx, all, "b:1;", 0).Err())
+	run()
+	require.Equal(t, laravel.Sizes{Ready: 1}, sizes("paused"), "every queue is paused")
+
+	require.NoError(t, q.Client().Del(ctx, all).Err())
+	run()
+	require.Equal(t, laravel.Sizes{}, sizes("paused"), "resumed, it runs")
+}
