@@ -78,6 +78,11 @@ func TestLaravelDoctor(t *testing.T) {
 	require.Contains(t, out, "set REDIS_PREFIX="+right)
 	require.Contains(t, stderr, "the setup has a problem")
 
+	// A wrong database fails, and names the one that holds the queues.
+	code, out, _ = doctor(writeEnv(t, append(base[:len(base)-1:len(base)-1], "REDIS_DB=7")...))
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, "set REDIS_DB=12")
+
 	// --prefix is the prefix checked, over the .env's; a wrong one fails
 	// and names the flag to fix.
 	code, out, _ = doctor(writeEnv(t, append(base, "REDIS_PREFIX=wrong_"+tag+"_")...), "--prefix", right)
@@ -110,6 +115,13 @@ return ['connections' => ['sync' => ['driver' => 'sync'], 'jobs' => ['driver' =>
 	code, out, _ = doctor(env)
 	require.Equal(t, 1, code, out)
 	require.Contains(t, out, `set laravel.FailedJobs{Connection: "jobs"}`)
+
+	// A QUEUE_CONNECTION that config/queue.php does not define fails.
+	require.NoError(t, os.WriteFile(env, []byte(strings.Join(append(base[:2:2], append(base[3:], "QUEUE_CONNECTION=redis")...), "\n")+"\n"), 0o600))
+	code, out, _ = doctor(env, "--failed-connection", "jobs")
+	require.Equal(t, 1, code, out)
+	require.Contains(t, out, `QUEUE_CONNECTION is "redis", which config/queue.php does not define`)
+	require.Contains(t, out, "set QUEUE_CONNECTION=jobs")
 
 	// Redis that does not answer fails, and says where it looked.
 	code, out, stderr = doctor(writeEnv(t, "QUEUE_CONNECTION=redis", "REDIS_HOST=127.0.0.1", "REDIS_PORT=1"))

@@ -27,7 +27,10 @@ type FailedJobs struct {
 	// failed.table).
 	Table string
 	// Connection is the queue connection's name in config/queue.php, which
-	// queue:retry pushes the job back through; default "redis".
+	// queue:retry pushes the job back through; default "redis". It must
+	// be the app's name for its Redis connection: with another, Laravel's
+	// queue:retry fails with "The [redis] queue connection has not been
+	// configured" (jobgen laravel:doctor --failed-connection checks it).
 	Connection string
 	// Placeholders is how the driver numbers its parameters: "$" for
 	// PostgreSQL ($1, $2, ...), the default; "?" for MySQL and SQLite.
