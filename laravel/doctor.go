@@ -140,6 +140,9 @@ func Doctor(ctx context.Context, cfg DoctorConfig, out io.Writer) bool {
 		checkCache(s, say)
 	}
 	checkFailedStore(s, cfg.FailedStore, say)
+	if tz := cfg.Env["APP_TIMEZONE"]; tz != "" && tz != "UTC" && cfg.Laravel >= 11 {
+		say("INFO", "the app's timezone is %s (APP_TIMEZONE): Laravel writes failed_at in it; give the Go workers laravel.FailedJobs{Timezone: time.LoadLocation(%q)}", tz, tz)
+	}
 	if s.appKey == "" {
 		say("WARN", "APP_KEY is not set: encrypted (ShouldBeEncrypted) jobs cannot be opened without it (laravel.NewEncrypter)")
 	}

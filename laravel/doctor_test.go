@@ -176,13 +176,14 @@ func TestDoctorOnLaravel13(t *testing.T) {
 	major, err := laravel.LaravelVersion([]byte(`{"packages":[{"name":"laravel/prompts","version":"v0.3.5"},{"name":"laravel/framework","version":"v13.26.1"}]}`))
 	require.NoError(t, err)
 	require.Equal(t, 13, major)
-	env := map[string]string{"APP_NAME": "Shop " + tag, "QUEUE_CONNECTION": "redis", "REDIS_HOST": host, "REDIS_PORT": port, "REDIS_DB": "13", "CACHE_STORE": "redis", "REDIS_CACHE_DB": "13"}
+	env := map[string]string{"APP_TIMEZONE": "America/New_York", "APP_NAME": "Shop " + tag, "QUEUE_CONNECTION": "redis", "REDIS_HOST": host, "REDIS_PORT": port, "REDIS_DB": "13", "CACHE_STORE": "redis", "REDIS_CACHE_DB": "13"}
 	var out bytes.Buffer
 	ok := laravel.Doctor(ctx, laravel.DoctorConfig{Env: env, Laravel: major}, &out)
 	require.True(t, ok, out.String())
 	require.Contains(t, out.String(), fmt.Sprintf("OK   queues in database 13 under the prefix %q: default", prefix))
 	require.Contains(t, out.String(), fmt.Sprintf("under %q", prefix+"shop-"+tag+"-cache-"))
 	require.Contains(t, out.String(), "&laravel=13&prefix="+prefix)
+	require.Contains(t, out.String(), `laravel.FailedJobs{Timezone: time.LoadLocation("America/New_York")}`)
 
 	// Taken for Laravel 8, the same app's prefix looks wrong.
 	out.Reset()
