@@ -80,6 +80,13 @@
 // queue connection's name, the cache store, and the failed_jobs
 // connection; each problem comes with its fix.
 //
+// # Laravel versions
+//
+// The bridge speaks Laravel 8 to 13. Config.Laravel (laravel=N in the
+// URL) names the app's major version where the layout differs: the key
+// of unique locks (11, 12), queue:pause (12), debounced jobs and lock
+// owners (13). docs/laravel.md lists every difference, with its source.
+//
 // # Dispatching to Laravel's workers
 //
 //	d, err := laravel.NewDispatcher(q, m)
