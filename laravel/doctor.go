@@ -160,7 +160,7 @@ func checkConnection(s appSetup, say func(level, format string, args ...any)) st
 	redisConns := s.redisConnections()
 	conns, from := s.conns, "config/queue.php"
 	if conns == nil {
-		conns, from = laravelConnections, "Laravel's default config/queue.php (give the app's with --config)"
+		conns, from = laravelConnections, "Laravel's default config/queue.php; give the app's with --config"
 	}
 	driver, known := conns[s.queueConn]
 	switch {
