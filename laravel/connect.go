@@ -28,6 +28,8 @@ const Scheme = "laravel+"
 //	block_for     Config.BlockFor, in seconds (default 0)
 //	cache_prefix  Config.CachePrefix, to read queue:restart
 //	hash_tag      1 for Config.HashTag (implied by redis+cluster)
+//	laravel       Config.Laravel, the app's major version (default 8)
+//	connection    Config.Connection, the connection's name (default redis)
 //
 // Close the returned function when done.
 func Open(ctx context.Context, rawURL string) (*Queue, func() error, error) {
@@ -59,9 +61,14 @@ func Open(ctx context.Context, rawURL string) (*Queue, func() error, error) {
 	if cfg.BlockFor, err = secs("block_for"); err != nil {
 		return nil, nil, err
 	}
-	cfg.Prefix, cfg.CachePrefix = q.Get("prefix"), q.Get("cache_prefix")
+	if v := q.Get("laravel"); v != "" {
+		if cfg.Laravel, err = strconv.Atoi(v); err != nil {
+			return nil, nil, fmt.Errorf("%w: Laravel connection URL: laravel=%q: want a major version, such as 12", runtime.ErrInvalid, v)
+		}
+	}
+	cfg.Prefix, cfg.CachePrefix, cfg.Connection = q.Get("prefix"), q.Get("cache_prefix"), q.Get("connection")
 	cfg.HashTag = q.Get("hash_tag") == "1" || strings.HasSuffix(u.Scheme, "+cluster")
-	for _, k := range []string{"prefix", "cache_prefix", "hash_tag"} {
+	for _, k := range []string{"prefix", "cache_prefix", "hash_tag", "laravel", "connection"} {
 		q.Del(k)
 	}
 	u.RawQuery = q.Encode()

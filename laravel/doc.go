@@ -61,11 +61,36 @@
 // delete and fail from the handler (runtime.ReleaseRequest, DeleteRequest,
 // FailRequest), and Laravel's queue:restart signal when Config.CachePrefix
 // names the cache's keys. Subscribe receives its events, with Laravel's
-// names (runtime.JobProcessing, JobProcessed, JobFailed, ...). Jobs that fail for good go to jobgen's failed
-// store (WorkerConfig.Failed) with the payload Laravel pushed; Retry, or
-// queue:retry and a jobgen worker with RegisterRequeue, puts them back
-// on their Laravel queue. Laravel's failed_jobs table is in the app's
-// database, and the bridge leaves it alone.
+// names (runtime.JobProcessing, JobProcessed, JobFailed, ...).
+//
+// # Failed jobs
+//
+// A job that fails for good is recorded with the payload Laravel pushed,
+// in one of two places. Given WorkerConfig.FailedJobs, the worker writes
+// it into the app's own failed_jobs table, as Laravel's
+// DatabaseUuidFailedJobProvider does (uuid, connection, queue, payload,
+// exception, failed_at in the app's timezone), so php artisan
+// queue:failed lists it, queue:retry puts it back for either kind of
+// worker, and queue:prune-failed prunes it; FailedJobs.Connection must
+// be the app's name for the queue connection, or queue:retry cannot push
+// it back. Otherwise it goes to jobgen's failed store
+// (WorkerConfig.Failed), and Retry, or queue:retry and a jobgen worker
+// with RegisterRequeue, puts it back on its Laravel queue.
+//
+// # Checking a setup
+//
+// Doctor (jobgen laravel:doctor, run from the app's directory) reads the
+// app's .env as Laravel does and finds where its queues really are:
+// the Redis server (REDIS_URL or REDIS_HOST), database and prefix, the
+// queue connection's name, the cache store, and the failed_jobs
+// connection; each problem comes with its fix.
+//
+// # Laravel versions
+//
+// The bridge speaks Laravel 8 to 13. Config.Laravel (laravel=N in the
+// URL) names the app's major version where the layout differs: the key
+// of unique locks (11, 12), queue:pause (12), debounced jobs and lock
+// owners (13). docs/laravel.md lists every difference, with its source.
 //
 // # Dispatching to Laravel's workers
 //

@@ -2,20 +2,15 @@ package laravel
 
 import (
 	"bufio"
-	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
+	"maps"
 	"os"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // ReadEnv reads a Laravel app's .env file: KEY=VALUE lines, # comments,
@@ -60,80 +55,66 @@ func envValue(v string, env map[string]string) string {
 	return envRef.ReplaceAllStringFunc(v, func(m string) string { return env[m[2:len(m)-1]] })
 }
 
-// appSetup is what a Laravel 8 app's config/database.php, queue.php and
-// cache.php make of its .env, with their defaults.
-type appSetup struct {
-	host, port, password          string
-	db, cacheDB                   int
-	prefix, cachePrefix           string // the Redis connection's prefix; the cache store's
-	queueConn, queue, cacheDriver string
-	retryAfter                    string
-	appKey                        string
+// DoctorConfig is what Doctor checks.
+type DoctorConfig struct {
+	// Env is the app's environment: its .env (ReadEnv), with the
+	// process's variables over it, as Laravel's Dotenv leaves a variable
+	// already set alone.
+	Env map[string]string
+	// QueueConfig is the text of the app's config/queue.php, or "" to
+	// take Laravel's own (connections sync, database, beanstalkd, sqs and
+	// redis). The doctor reads its connections' names and drivers.
+	QueueConfig string
+	// Prefix, if set, is the Redis connection's prefix to check, in place
+	// of the one .env gives (REDIS_PREFIX, else APP_NAME's): for an app
+	// that sets it in config/database.php.
+	Prefix string
+	// FailedConnection is FailedJobs.Connection of the Go workers that
+	// write the app's failed_jobs table, "" for FailedJobs' default,
+	// "redis". It must name the app's Redis queue connection.
+	FailedConnection string
+	// FailedStore is the URL of jobgen's failed store (JOBGEN_REDIS_URL),
+	// or "".
+	FailedStore string
+	// Laravel is the app's Laravel major version (LaravelVersion reads
+	// it from composer.lock), or 0 if not known: the defaults of its
+	// config files (prefixes, CACHE_STORE from 11) are that version's.
+	Laravel int
 }
 
-// slug is Laravel's Str::slug($name, '_') for the names it builds
-// prefixes from: lower case, runs of anything else but letters and
-// digits as one "_".
-func slug(s string) string {
-	var b strings.Builder
-	under := false
-	for _, r := range strings.ToLower(s) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-			under = false
-		} else if !under && b.Len() > 0 {
-			b.WriteByte('_')
-			under = true
+// LaravelVersion returns the major version of laravel/framework that
+// an app's composer.lock pins, and 0 if it pins none.
+func LaravelVersion(composerLock []byte) (int, error) {
+	var lock struct {
+		Packages []struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"packages"`
+	}
+	if err := json.Unmarshal(composerLock, &lock); err != nil {
+		return 0, fmt.Errorf("composer.lock: %w", err)
+	}
+	for _, p := range lock.Packages {
+		if p.Name != "laravel/framework" {
+			continue
 		}
-	}
-	return strings.TrimSuffix(b.String(), "_")
-}
-
-func readSetup(env map[string]string) (appSetup, error) {
-	get := func(k, def string) string {
-		if v, ok := env[k]; ok && v != "null" {
-			return v
+		major, _, _ := strings.Cut(strings.TrimPrefix(p.Version, "v"), ".")
+		n, err := strconv.Atoi(major)
+		if err != nil {
+			return 0, fmt.Errorf("composer.lock: laravel/framework version %q is not vMAJOR.MINOR.PATCH", p.Version)
 		}
-		return def
+		return n, nil
 	}
-	app := slug(get("APP_NAME", "laravel"))
-	s := appSetup{
-		host: get("REDIS_HOST", "127.0.0.1"), port: get("REDIS_PORT", "6379"), password: get("REDIS_PASSWORD", ""),
-		prefix:    get("REDIS_PREFIX", app+"_database_"),
-		queueConn: get("QUEUE_CONNECTION", "sync"), queue: get("REDIS_QUEUE", "default"),
-		cacheDriver: get("CACHE_DRIVER", "file"), retryAfter: get("REDIS_QUEUE_RETRY_AFTER", "90"),
-		appKey: get("APP_KEY", ""),
-	}
-	s.cachePrefix = s.prefix + get("CACHE_PREFIX", app+"_cache") + ":"
-	var err error
-	if s.db, err = strconv.Atoi(get("REDIS_DB", "0")); err != nil {
-		return s, fmt.Errorf("REDIS_DB %q is not a number", get("REDIS_DB", ""))
-	}
-	if s.cacheDB, err = strconv.Atoi(get("REDIS_CACHE_DB", "1")); err != nil {
-		return s, fmt.Errorf("REDIS_CACHE_DB %q is not a number", get("REDIS_CACHE_DB", ""))
-	}
-	return s, nil
+	return 0, nil
 }
 
-// URL is the bridge's connection URL for the app's queue connection.
-func (s appSetup) URL() string {
-	u := url.URL{Scheme: strings.TrimSuffix(Scheme, "://") + "redis", Host: net.JoinHostPort(s.host, s.port), Path: "/" + strconv.Itoa(s.db)}
-	if s.password != "" {
-		u.User = url.UserPassword("", s.password)
-	}
-	q := url.Values{"prefix": {s.prefix}, "retry_after": {s.retryAfter}}
-	if s.cacheDriver == "redis" && s.cacheDB == s.db {
-		q.Set("cache_prefix", s.cachePrefix)
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
-// Doctor checks a Laravel app's setup for the bridge, from its .env
-// (ReadEnv), and writes what it finds to out, one line each: OK, WARN or
-// FAIL, in plain words. failedStore is the URL of jobgen's failed store
-// (JOBGEN_REDIS_URL), or "". It returns false if a check failed.
-func Doctor(ctx context.Context, env map[string]string, failedStore string, out io.Writer) bool {
+// Doctor checks a Laravel app's setup for the bridge and writes what it
+// finds to out, one line each: OK, WARN or FAIL, in plain words, each
+// problem with its fix. It finds the app's queues where they are, on
+// the Redis server REDIS_URL or REDIS_HOST names, in any of its
+// databases and under any prefix, and names the setting that points
+// elsewhere. It returns false if a check failed.
+func Doctor(ctx context.Context, cfg DoctorConfig, out io.Writer) bool {
 	ok := true
 	say := func(level, format string, args ...any) {
 		fmt.Fprintf(out, "%-4s %s\n", level, fmt.Sprintf(format, args...))
@@ -141,113 +122,143 @@ func Doctor(ctx context.Context, env map[string]string, failedStore string, out 
 			ok = false
 		}
 	}
-	s, err := readSetup(env)
+	s, err := readSetup(cfg)
 	if err != nil {
 		say("FAIL", "%v", err)
 		return false
 	}
-	if s.queueConn != "redis" {
-		say("WARN", "QUEUE_CONNECTION is %q: the app queues on Redis only with QUEUE_CONNECTION=redis", s.queueConn)
+	if cfg.Laravel == 0 {
+		say("INFO", "the app's Laravel version is not known (no composer.lock beside the .env): Laravel 8's defaults are assumed")
+	} else {
+		say("OK", "Laravel %d (composer.lock): its config files' defaults apply", cfg.Laravel)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: net.JoinHostPort(s.host, s.port), Password: s.password, DB: s.db, DialTimeout: 2 * time.Second, MaxRetries: -1})
-	defer rdb.Close()
-	if err := rdb.Ping(ctx).Err(); err != nil {
-		say("FAIL", "Redis at %s (database %d, from REDIS_HOST, REDIS_PORT, REDIS_DB) does not answer: %v", net.JoinHostPort(s.host, s.port), s.db, err)
-		return false
+	conn := checkConnection(s, say)
+	s.connName = conn
+	checkFailedConnection(conn, cfg.FailedConnection, say)
+	found := checkRedis(ctx, cfg, s, say)
+	if found {
+		checkCache(s, say)
 	}
-	say("OK", "Redis at %s answers; the queues are in database %d", net.JoinHostPort(s.host, s.port), s.db)
-	checkQueues(ctx, rdb, s, say)
-	checkCache(s, say)
-	checkFailedStore(s, failedStore, say)
+	checkFailedStore(s, cfg.FailedStore, say)
+	if tz := cfg.Env["APP_TIMEZONE"]; tz != "" && tz != "UTC" && cfg.Laravel >= 11 {
+		say("INFO", "the app's timezone is %s (APP_TIMEZONE): Laravel writes failed_at in it; give the Go workers laravel.FailedJobs{Timezone: time.LoadLocation(%q)}", tz, tz)
+	}
 	if s.appKey == "" {
 		say("WARN", "APP_KEY is not set: encrypted (ShouldBeEncrypted) jobs cannot be opened without it (laravel.NewEncrypter)")
 	}
-	say("OK", "the bridge's URL: %s", s.URL())
+	if ok {
+		say("OK", "the bridge's URL: %s", s.URL())
+	} else {
+		say("INFO", "the bridge's URL as the app is set up now (fix the FAIL lines first): %s", s.URL())
+	}
 	return ok
 }
 
-// checkQueues lists the queues under the prefix, and looks for them
-// under other prefixes when there are none.
-func checkQueues(ctx context.Context, rdb *redis.Client, s appSetup, say func(level, format string, args ...any)) {
-	mine := queuesUnder(ctx, rdb, s.prefix+"queues:*", s.prefix)
-	if len(mine) > 0 {
-		say("OK", "queues under the prefix %q: %s", s.prefix, strings.Join(mine, ", "))
-		return
+// checkConnection checks QUEUE_CONNECTION against config/queue.php, and
+// returns the name of the app's Redis queue connection ("" if none).
+func checkConnection(s appSetup, say func(level, format string, args ...any)) string {
+	redisConns := s.redisConnections()
+	conns, from := s.conns, "config/queue.php"
+	if conns == nil {
+		conns, from = laravelConnections, "Laravel's default config/queue.php; give the app's with --config"
 	}
-	others := map[string]bool{}
-	iter := rdb.Scan(ctx, 0, "*queues:*", 1000).Iterator()
-	for iter.Next(ctx) && len(others) < 10 {
-		if i := strings.Index(iter.Val(), "queues:"); i >= 0 && iter.Val()[:i] != s.prefix {
-			others[iter.Val()[:i]] = true
-		}
-	}
-	if len(others) == 0 {
-		say("WARN", "no queue under the prefix %q yet, and none under another: nothing has been queued, or the database is not the app's", s.prefix)
-		return
-	}
-	list := make([]string, 0, len(others))
-	for p := range others {
-		list = append(list, strconv.Quote(p))
-	}
-	slices.Sort(list)
-	say("WARN", "no queue under the prefix %q (REDIS_PREFIX, else APP_NAME's slug + \"_database_\"), while %s hold some: a worker on this prefix would wait forever", s.prefix, strings.Join(list, ", "))
-}
-
-func queuesUnder(ctx context.Context, rdb *redis.Client, match, prefix string) []string {
-	seen := map[string]bool{}
-	iter := rdb.Scan(ctx, 0, match, 1000).Iterator()
-	for iter.Next(ctx) {
-		name := strings.TrimPrefix(iter.Val(), prefix+"queues:")
-		for _, suffix := range []string{":delayed", ":reserved", ":notify"} {
-			name = strings.TrimSuffix(name, suffix)
-		}
-		seen[name] = true
-	}
-	out := make([]string, 0, len(seen))
-	for q := range seen {
-		out = append(out, q)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// checkCache says whether Go can see the cache store, which holds
-// queue:restart's signal and the shared maxExceptions counts.
-func checkCache(s appSetup, say func(level, format string, args ...any)) {
+	driver, known := conns[s.queueConn]
 	switch {
-	case s.cacheDriver != "redis":
-		say("WARN", "CACHE_DRIVER is %q: queue:restart and maxExceptions live in the cache store, which Go reads only on Redis; with %q, php artisan queue:restart does not stop Go workers, and maxExceptions is counted per side", s.cacheDriver, s.cacheDriver)
-	case s.cacheDB != s.db:
-		say("WARN", "the cache is in Redis database %d (REDIS_CACHE_DB), the queues in %d: the bridge reads the cache in the queues' database, so queue:restart and maxExceptions do not reach Go workers; set REDIS_CACHE_DB=%d", s.cacheDB, s.db, s.db)
+	case !known:
+		fix := "name one of its connections"
+		if len(redisConns) > 0 {
+			fix = "set QUEUE_CONNECTION=" + redisConns[0]
+		}
+		say("FAIL", "QUEUE_CONNECTION is %q, which %s does not define: Laravel fails with \"The [%s] queue connection has not been configured\"; %s", s.queueConn, from, s.queueConn, fix)
+	case driver == "redis":
+		say("OK", "QUEUE_CONNECTION %q is a Redis connection (%s)", s.queueConn, from)
+		return s.queueConn
+	case len(redisConns) == 0:
+		say("FAIL", "QUEUE_CONNECTION %q has driver %q, and %s has no connection with driver redis: the app queues nothing on Redis; add one", s.queueConn, driver, from)
 	default:
-		say("OK", "the cache store is Redis, in the queues' database, under %q: queue:restart and maxExceptions reach Go workers", s.cachePrefix)
+		say("WARN", "QUEUE_CONNECTION %q has driver %q: only jobs dispatched with onConnection(%q) reach Redis and the bridge; set QUEUE_CONNECTION=%s to send them all", s.queueConn, driver, redisConns[0], redisConns[0])
 	}
+	if len(redisConns) > 0 {
+		return redisConns[0]
+	}
+	return ""
 }
 
-// checkFailedStore warns when jobgen's failed store is in the database
-// that php artisan cache:clear flushes.
-func checkFailedStore(s appSetup, failedStore string, say func(level, format string, args ...any)) {
-	if failedStore == "" {
+// checkFailedConnection checks FailedJobs.Connection against the app's
+// Redis queue connection, which queue:retry pushes back through.
+func checkFailedConnection(conn, failed string, say func(level, format string, args ...any)) {
+	if conn == "" {
 		return
 	}
-	u, err := url.Parse(failedStore)
-	if err != nil {
-		say("WARN", "the failed store's URL does not parse: %v", err)
+	if failed == "" {
+		failed = "redis"
+	}
+	if failed != conn {
+		say("FAIL", "the Go workers record failed jobs with FailedJobs.Connection %q, and the app's Redis queue connection is %q: php artisan queue:retry would fail with \"The [%s] queue connection has not been configured\"; set laravel.FailedJobs{Connection: %q} (then run the doctor with --failed-connection %s)", failed, conn, failed, conn, conn)
 		return
 	}
-	db := 0
-	if p := strings.Trim(u.Path, "/"); p != "" {
-		db, _ = strconv.Atoi(p)
-	}
-	host, port := u.Hostname(), cmp.Or(u.Port(), "6379")
-	if sameHost(host, s.host) && port == s.port && s.cacheDriver == "redis" && db == s.cacheDB {
-		say("WARN", "jobgen's failed store (%s) is the cache's database %d: php artisan cache:clear flushes it, and its failed jobs with it; give it a database of its own", failedStore, db)
-		return
-	}
-	say("OK", "jobgen's failed store is apart from the cache that cache:clear flushes")
+	say("OK", "FailedJobs.Connection %q is the app's Redis queue connection: queue:retry puts Go's failed jobs back", failed)
 }
 
-func sameHost(a, b string) bool {
-	loop := func(h string) bool { return h == "localhost" || h == "127.0.0.1" || h == "::1" }
-	return a == b || (loop(a) && loop(b))
+// checkRedis finds the app's queues: where the setup says, else in
+// another database or under another prefix of its server, or on the
+// server of REDIS_HOST and REDIS_PORT when REDIS_URL points elsewhere.
+// It reports whether they are where the setup says (or nothing is
+// queued anywhere yet).
+func checkRedis(ctx context.Context, cfg DoctorConfig, s appSetup, say func(level, format string, args ...any)) bool {
+	servers := []redisServer{{addr: s.addr(), from: s.from}}
+	if s.urlSet {
+		env := maps.Clone(cfg.Env)
+		delete(env, "REDIS_URL")
+		if alt, err := readSetup(DoctorConfig{Env: env}); err == nil && alt.addr() != s.addr() {
+			servers = append(servers, redisServer{addr: alt.addr(), from: "REDIS_HOST, REDIS_PORT"})
+		}
+	}
+	var places []queuePlace
+	answered := false
+	for i, srv := range servers {
+		found, err := scanServer(ctx, s, srv.addr)
+		if err != nil {
+			if i == 0 {
+				say("FAIL", "Redis at %s (database %d, from %s) does not answer: %v", srv.addr, s.db, srv.from, err)
+			}
+			continue
+		}
+		if i == 0 {
+			answered = true
+			say("OK", "Redis at %s (from %s) answers", srv.addr, srv.from)
+		}
+		for _, p := range found {
+			p.addr, p.from = srv.addr, srv.from
+			places = append(places, p)
+		}
+	}
+	for _, p := range places {
+		if answered && p.addr == s.addr() && p.db == s.db && p.prefix == s.prefix {
+			say("OK", "queues in database %d under the prefix %q: %s", s.db, s.prefix, strings.Join(p.queues, ", "))
+			return true
+		}
+	}
+	if len(places) == 0 {
+		if answered {
+			say("WARN", "no queue in database %d under the prefix %q, nor anywhere else on %s: nothing has been queued yet, or the app's Redis is another server", s.db, s.prefix, s.addr())
+		}
+		return answered
+	}
+	rankPlaces(places, s)
+	best := places[0]
+	say("FAIL", "no queue where the app's setup points (%s, database %d, prefix %q); %s: set %s", s.addr(), s.db, s.prefix, best.describe(), best.fix(s))
+	var others []string
+	for _, p := range places[1:min(len(places), 4)] {
+		others = append(others, p.describe())
+	}
+	if len(places) > 4 {
+		others = append(others, fmt.Sprintf("and %d more", len(places)-4))
+	}
+	if len(others) > 0 {
+		say("INFO", "if those are another app's: %s", strings.Join(others, "; "))
+	}
+	return false
 }
+
+type redisServer struct{ addr, from string }

@@ -154,3 +154,33 @@ func (e *Encrypter) openCommand(command string) (string, error) {
 	}
 	return s, nil
 }
+
+// notAJob returns an error matching ErrUnmappable when command is PHP's
+// serialize() of something that is neither a job object ("O:...") nor
+// sealed: an array ("a:..."), a string, a number, a bool or null.
+// CallQueuedHandler would try to decrypt it and fail ("The payload is
+// invalid"); it is no sealed job, and saying so would send its reader
+// after the app's key. A sealed command is base64, which has no ':' or
+// ';'. It returns nil for anything else.
+func notAJob(class, command string) error {
+	kind := ""
+	switch {
+	case command == "N;":
+		kind = "null"
+	case len(command) < 2 || command[1] != ':':
+	case command[0] == 'a':
+		kind = "an array"
+	case command[0] == 's' || command[0] == 'S':
+		kind = "a string"
+	case command[0] == 'i' || command[0] == 'd':
+		kind = "a number"
+	case command[0] == 'b':
+		kind = "a bool"
+	case command[0] == 'C' || command[0] == 'E':
+		kind = "a custom-serialized object or enum"
+	}
+	if kind == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: data.command of %s is a serialized PHP value, %s, not a job object (O:...) and not sealed: Laravel's CallQueuedHandler cannot run it either", ErrUnmappable, class, kind)
+}

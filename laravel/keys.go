@@ -1,5 +1,7 @@
 package laravel
 
+import "strings"
+
 // queueKeys are the Redis keys of one Laravel queue, as
 // Illuminate\Queue\RedisQueue names them, with the connection's prefix:
 // "queues:" + the queue's name, then suffixes. Under Redis Cluster the
@@ -18,10 +20,19 @@ type queueKeys struct {
 	Notify string
 }
 
+// hasHashTag reports whether name holds a hash tag of its own, "{...}"
+// with something between the braces: Laravel 13's RedisQueue then does
+// not wrap it, and an app on Laravel 12 or before names its queues so
+// on a cluster ("{default}").
+func hasHashTag(name string) bool {
+	i := strings.IndexByte(name, '{')
+	return i >= 0 && strings.IndexByte(name[i+1:], '}') > 0
+}
+
 // keysFor returns the keys of queue under prefix.
 func keysFor(prefix, queue string, hashTag bool) queueKeys {
 	name := queue
-	if hashTag {
+	if hashTag && !hasHashTag(queue) {
 		name = "{" + queue + "}"
 	}
 	base := prefix + "queues:" + name

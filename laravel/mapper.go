@@ -49,6 +49,9 @@ func (m *Mapper) command(p Payload) (CommandData, bool, error) {
 	if !ok || strings.HasPrefix(cmd.Command, "O:") {
 		return cmd, ok, nil
 	}
+	if err := notAJob(cmd.CommandName, cmd.Command); err != nil {
+		return cmd, true, err
+	}
 	m.mu.RLock()
 	enc := m.enc
 	m.mu.RUnlock()

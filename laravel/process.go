@@ -93,6 +93,9 @@ func (w *Worker) prepare(settle context.Context, r *Reserved) (*job, bool) {
 	if p.Timeout != nil && *p.Timeout > 0 {
 		j.timeout = time.Duration(*p.Timeout) * time.Second
 	}
+	if w.superseded(settle, j) { // debounce.go
+		return nil, false
+	}
 	return j, true
 }
 

@@ -63,6 +63,16 @@ type Config struct {
 	// example "laravel_database_laravel_cache:". Set, workers stop at
 	// queue:restart (see RestartKey). Empty, they do not read it.
 	CachePrefix string
+	// Connection is the queue connection's name in config/queue.php,
+	// which queue:pause names its keys by (Laravel 12 and later);
+	// default "redis".
+	Connection string
+	// Laravel is the app's Laravel major version, 8 to 13; 0 means 8.
+	// It picks the form of the unique-lock key (8 to 10, 11, 12 and
+	// later: see uniqueKey in versions.go); from 12 the Worker skips
+	// queues that queue:pause paused, and from 13 it deletes debounced
+	// jobs that a newer dispatch superseded.
+	Laravel int
 }
 
 func (c *Config) setDefaults() {
@@ -85,7 +95,7 @@ func (c Config) validate() error {
 	case strings.ContainsAny(c.Prefix, "{}"):
 		return fmt.Errorf("%w: laravel.Config.Prefix %q must not contain { or }", runtime.ErrInvalid, c.Prefix)
 	}
-	return nil
+	return checkLaravel(c.Laravel)
 }
 
 // Queue speaks Laravel's Redis queue layout: the operations of

@@ -98,6 +98,7 @@ func (w *Worker) exception(ctx context.Context, r *Reserved, mp *mapping, maxTri
 	if cerr != nil {
 		w.log.Warn("count exception", "err", cerr)
 	}
+	w.forgetExceptions(ctx, p, reason)
 	if reason != nil {
 		w.fail(ctx, r, mp, reason)
 		return
@@ -116,10 +117,7 @@ func (w *Worker) release(ctx context.Context, r *Reserved, mp *mapping, err erro
 // countException adds one to the job's exceptions, where Laravel's worker
 // counts them: the cache key job-exceptions:UUID, for a day.
 func (w *Worker) countException(ctx context.Context, uuid string) (int64, error) {
-	key := w.q.cfg.CachePrefix + "job-exceptions:" + uuid
-	if w.q.cfg.CachePrefix == "" {
-		key = w.q.cfg.Prefix + "jobgen:job-exceptions:" + uuid
-	}
+	key := w.q.exceptionsKey(uuid)
 	var incr *redis.IntCmd
 	_, err := w.q.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		incr = p.Incr(ctx, key)

@@ -23,9 +23,10 @@ import (
 // the other side's lock. Both need Config.CachePrefix (cache_prefix=),
 // the Redis cache store's prefix.
 
-// uniqueLockKey is the cache key of the unique lock of job, of class, if
-// job is unique, and "" if it is not.
-func (q *Queue) uniqueLockKey(class string, job any) (key string, ttl time.Duration, err error) {
+// uniqueLockKey is the cache key of the unique lock of job, of class and
+// with the payload's displayName, if job is unique, and "" if it is not.
+// The key's form is the app's Laravel version's (uniqueKey).
+func (q *Queue) uniqueLockKey(class, displayName string, job any) (key string, ttl time.Duration, err error) {
 	u, ok := job.(runtime.UniqueJob)
 	if !ok {
 		return "", 0, nil
@@ -37,14 +38,18 @@ func (q *Queue) uniqueLockKey(class string, job any) (key string, ttl time.Durat
 	if q.cfg.CachePrefix == "" {
 		return "", 0, fmt.Errorf("%w: %s is unique, and the connection has no cache_prefix: Laravel keeps unique locks in its cache store (the Redis store's prefix, such as laravel_database_laravel_cache:)", runtime.ErrInvalid, class)
 	}
-	return q.cfg.CachePrefix + "laravel_unique_job:" + class + u.UniqueID(), j.JobOptions().UniqueFor, nil
+	key, err = uniqueKey(q.cfg.major(), class, displayName, u.UniqueID())
+	if err != nil {
+		return "", 0, err
+	}
+	return q.cfg.CachePrefix + key, j.JobOptions().UniqueFor, nil
 }
 
 // lockUnique takes job's unique lock for a dispatch, as Laravel's
 // UniqueLock::acquire does, and returns a function that gives it back
 // (for a push that failed); a *runtime.DuplicateError if it is held.
 func (q *Queue) lockUnique(ctx context.Context, class, name string, job any) (undo func(), err error) {
-	key, ttl, err := q.uniqueLockKey(class, job)
+	key, ttl, err := q.uniqueLockKey(class, class, job)
 	if err != nil || key == "" {
 		return func() {}, err
 	}
@@ -78,13 +83,24 @@ func (w *Worker) releaseUnique(ctx context.Context, j *job) {
 	if err != nil {
 		return
 	}
-	key, _, err := w.q.uniqueLockKey(j.mp.class, v)
+	key, _, err := w.q.uniqueLockKey(j.mp.class, j.r.Payload.DisplayName, v)
 	if err != nil {
 		w.log.Warn("cannot release the job's unique lock", "queue", j.r.Queue, "job", j.r.Payload.DisplayName, "err", err)
 		return
 	}
 	if key == "" {
 		return
+	}
+	if w.q.cfg.major() >= 13 {
+		// Laravel 13 records the lock's owner in the job
+		// (uniqueLockOwner) and releases only its own lock.
+		if cmd, ok, _ := w.m.command(j.r.Payload); ok {
+			if owner := commandString(cmd.Command, "uniqueLockOwner"); owner != "" {
+				if held, err := w.q.rdb.Get(ctx, key).Result(); err == nil && held != owner {
+					return
+				}
+			}
+		}
 	}
 	if err := w.q.rdb.Del(context.WithoutCancel(ctx), key).Err(); err != nil {
 		w.log.Warn("release the job's unique lock", "queue", j.r.Queue, "job", j.r.Payload.DisplayName, "key", key, "err", err)

@@ -257,7 +257,11 @@ func (w *Worker) loop(ctx, jobs context.Context, stop func()) {
 func (w *Worker) next(ctx context.Context) (*Reserved, error) {
 	var errs []error
 	left := false
+	paused := w.pausedQueues(ctx) // pause.go
 	for _, q := range w.cfg.Queues {
+		if paused[q] {
+			continue
+		}
 		var take func(job []byte) bool // every job, with FailUnmapped
 		if !w.cfg.FailUnmapped {
 			take = func(job []byte) bool { return w.takes(q, job) }

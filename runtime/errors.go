@@ -143,11 +143,15 @@ type DuplicateError struct {
 	// Name is the job's wire name and Key its unique key.
 	Name string
 	Key  string
-	// HolderID is the ID of the job that holds the key.
+	// HolderID is the ID of the job that holds the key, or "" when the
+	// lock does not name it (Laravel's unique locks hold a random owner).
 	HolderID string
 }
 
 func (e *DuplicateError) Error() string {
+	if e.HolderID == "" {
+		return fmt.Sprintf("jobgen: job %s not dispatched: unique key %q is held by another job, which the lock does not name", e.Name, e.Key)
+	}
 	return fmt.Sprintf("jobgen: job %s not dispatched: unique key %q is held by job %s", e.Name, e.Key, e.HolderID)
 }
 
