@@ -155,14 +155,14 @@ func (e *Encrypter) openCommand(command string) (string, error) {
 	return s, nil
 }
 
-// notAJob returns an error matching ErrUnmappable when command is PHP's
+// commandNotAJob returns an error matching ErrUnmappable when command is PHP's
 // serialize() of something that is neither a job object ("O:...") nor
 // sealed: an array ("a:..."), a string, a number, a bool or null.
 // CallQueuedHandler would try to decrypt it and fail ("The payload is
 // invalid"); it is no sealed job, and saying so would send its reader
 // after the app's key. A sealed command is base64, which has no ':' or
 // ';'. It returns nil for anything else.
-func notAJob(class, command string) error {
+func commandNotAJob(class, command string) error {
 	kind := ""
 	switch {
 	case command == "N;":

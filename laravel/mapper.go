@@ -49,7 +49,7 @@ func (m *Mapper) command(p Payload) (CommandData, bool, error) {
 	if !ok || strings.HasPrefix(cmd.Command, "O:") {
 		return cmd, ok, nil
 	}
-	if err := notAJob(cmd.CommandName, cmd.Command); err != nil {
+	if err := commandNotAJob(cmd.CommandName, cmd.Command); err != nil {
 		return cmd, true, err
 	}
 	m.mu.RLock()
