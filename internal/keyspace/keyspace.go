@@ -59,6 +59,11 @@ type QueueKeys struct {
 	// FailedErrors is a HASH failed job ID -> its entry of Errors when it
 	// failed, kept and trimmed with the failed store.
 	FailedErrors string
+	// FailedTrimmed is a HASH of what trimming the failed store dropped
+	// (runtime/lua/lib/failed_trim.lua): count, the failed jobs trimmed in
+	// all; at, the Redis ms of the last trim; last, how many it dropped.
+	// Flushing or pruning the store leaves it.
+	FailedTrimmed string
 	// Progress is a HASH job ID -> "<percent> <unix ms> <attempt> <note>":
 	// how far a running job has got (runtime.Progress), written at most
 	// once a second per job, under its reservation's token. A job's entry
@@ -142,6 +147,7 @@ func (k Keys) Build(name string) QueueKeys {
 		FailedInfo:     p + "failed:info",
 		Errors:         p + "errors",
 		FailedErrors:   p + "failed:errors",
+		FailedTrimmed:  p + "failed:trimmed",
 		Progress:       p + "progress",
 		Hooks:          p + "hooks",
 		Settings:       p + "settings",
