@@ -31,15 +31,22 @@ func (d failedTrimmedDescs) describe(ch chan<- *prometheus.Desc) {
 	ch <- d.last
 }
 
-// collect reports, for every queue, how many failed jobs were trimmed,
-// 0 included, so that a rate or increase sees the first trim.
+// collect reports how many failed jobs were trimmed from each queue's
+// store: for every queue, 0 included, when e's failed store is bounded,
+// so that a rate or an increase sees the first trim; otherwise (nothing
+// is trimmed by default) only for queues trimmed before.
 func (d failedTrimmedDescs) collect(ctx context.Context, e *runtime.Engine, ch chan<- prometheus.Metric, queues []string) {
 	trims, err := runtime.NewInspector(e).Failed().Trimmed(ctx, queues...)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(d.total, err)
 		return
 	}
+	cfg := e.Config()
+	bounded := cfg.FailedMaxCount > 0 || cfg.FailedMaxAge > 0
 	for _, t := range trims {
+		if t.Count == 0 && !bounded {
+			continue
+		}
 		ch <- prometheus.MustNewConstMetric(d.total, prometheus.CounterValue, float64(t.Count), t.Queue)
 		if !t.Last.IsZero() {
 			ch <- prometheus.MustNewConstMetric(d.last, prometheus.GaugeValue, float64(t.Last.UnixMilli())/1000, t.Queue)
