@@ -247,6 +247,11 @@ func (br *Broker) Fail(ctx context.Context, failures ...Failure) error {
 	for i, n := range trimmed {
 		e.logTrimmed(fails[i].Queue, n)
 	}
+	if e.cfg.FailedStore != nil {
+		for _, q := range order {
+			e.moveFailedLogged(ctx, q)
+		}
+	}
 	return lostError(missed(groups, miss))
 }
 

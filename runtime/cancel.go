@@ -132,6 +132,9 @@ func (e *Engine) cancel(ctx context.Context, queue, id string, seen int) (Cancel
 		return Cancelled{}, fmt.Errorf("cancel job %s of %q: %w", id, queue, err)
 	}
 	e.logTrimmed(queue, c.Trimmed)
+	if c.Found > 0 {
+		e.moveFailedLogged(ctx, queue)
+	}
 	switch c.Found {
 	case jobrdb.CancelledReady:
 		return Cancelled{Was: StateReady, Attempts: c.Attempts}, nil

@@ -35,6 +35,14 @@ type EngineConfig struct {
 	// ones are trimmed as jobs fail, counted as for FailedMaxCount.
 	// Default 0 (or negative): no limit.
 	FailedMaxAge time.Duration
+	// FailedStore, if set, keeps failed jobs outside Redis, such as in a
+	// PostgreSQL table (package failedsql; docs/failures.md): jobs that
+	// fail move there, and Inspector.Failed reads and changes it. Workers
+	// and the processes that inspect failed jobs (the console, the
+	// dashboard) must all set it. It keeps every job until one is retried,
+	// forgotten or pruned, so FailedMaxCount and FailedMaxAge must not be
+	// set with it. Default nil: failed jobs stay in Redis.
+	FailedStore FailedBackend
 	// MigrateLimit is the most delayed jobs, and the most expired
 	// reservations, moved to ready by one migrate call, so a large backlog
 	// never blocks Redis for long. Default 1,000.
@@ -156,6 +164,9 @@ func (c *EngineConfig) validate() error {
 		return fmt.Errorf("%w: EngineConfig.StateRetention (%v) must be at least 1s", ErrInvalid, c.StateRetention)
 	case c.RetryWindow > 0 && (c.RetryWindow < time.Second || c.RetryWindow > time.Hour):
 		return fmt.Errorf("%w: EngineConfig.RetryWindow (%v) must be between 1s and 1h, or negative to turn it off", ErrInvalid, c.RetryWindow)
+	}
+	if err := c.validateFailedStore(); err != nil {
+		return err
 	}
 	if err := validatePartitions(c.Partitions); err != nil {
 		return err

@@ -40,5 +40,6 @@ func (s *FailedStore) Record(ctx context.Context, env *Envelope, cause error, at
 		return false, fmt.Errorf("record failed job %s: %w", env.ID, err)
 	}
 	s.e.logTrimmed(env.Queue, trimmed)
+	s.e.moveFailedLogged(ctx, env.Queue)
 	return added, nil
 }
