@@ -88,6 +88,17 @@ func TestFailedStoreInPostgres(t *testing.T) {
 		code, _, stderr := b.run(t, "queue:forget", more[0])
 		require.Equal(t, 1, code)
 		require.Contains(t, stderr, "no failed job with ID "+more[0])
+
+		// queue:prune-failed bounds the table.
+		b.push(t, "billing", charge{Invoice: 9})
+		runs.Store(0)
+		b.ok(t, "queue:work", "--queue", "billing", "--stop-when-empty")
+		require.Equal(t, 1, rows())
+		require.Equal(t, "Deleted 0 failed jobs older than 1 hour.\n", b.ok(t, "queue:prune-failed", "--hours", "1"))
+		_, err = db.Exec("UPDATE " + table + " SET failed_at = failed_at - interval '2 hours'")
+		require.NoError(t, err)
+		require.Equal(t, "Deleted 1 failed job older than 1 hour.\n", b.ok(t, "queue:prune-failed", "--hours", "1"))
+		require.Zero(t, rows())
 	})
 }
 
