@@ -160,8 +160,10 @@ func (e *Engine) moveFailedLogged(ctx context.Context, queue string) {
 }
 
 // retryBackend pushes the failed jobs ids of queue, kept in b, back onto
-// queue, each under a mark of its own in the queue's relayed set, and
-// deletes their rows once pushed (FailedBackend.Retry).
+// queue, each under a mark of its own in the queue's retried set
+// (keyspace's Retried: apart from the relay's marks, which a relay's
+// Reconcile lets expire once no outbox row has their ID), and deletes
+// their rows once pushed (FailedBackend.Retry).
 func (s *FailedStore) retryBackend(ctx context.Context, b FailedBackend, queue string, ids []string) ([]string, error) {
 	if err := s.e.remember(ctx, queue); err != nil {
 		return nil, err
@@ -179,7 +181,7 @@ func (s *FailedStore) retryBackend(ctx context.Context, b FailedBackend, queue s
 		for i, j := range jobs {
 			pushes[i] = relayPush{row: &res.Rows[i], name: j.Name, mark: failedMark(j), id: j.ID, queue: queue, payload: j.Payload}
 		}
-		err := s.e.relaySend(ctx, &res, pushes, deadline)
+		err := s.e.markedSend(ctx, &res, pushes, deadline, s.e.keys.Retried)
 		done := make([]bool, len(jobs))
 		for i, out := range res.Rows {
 			done[i] = out.Done
@@ -195,8 +197,8 @@ func (s *FailedStore) retryBackend(ctx context.Context, b FailedBackend, queue s
 	if len(done) > 0 {
 		// The rows are gone: the marks may expire, past the deadline of
 		// any Retry that locked the rows before.
-		if _, rerr := s.e.store.ReleaseMarks(context.WithoutCancel(ctx), failedMarkGrace, map[string][]string{queue: marks}); rerr != nil {
-			slog.Default().Warn("jobgen: releasing the marks of retried failed jobs failed; they stay until the outbox relay's Reconcile", "queue", queue, "err", rerr)
+		if _, rerr := s.e.store.ReleaseMarksIn(context.WithoutCancel(ctx), s.e.keys.Retried, failedMarkGrace, map[string][]string{queue: marks}); rerr != nil {
+			slog.Default().Warn("jobgen: releasing the marks of retried failed jobs failed; they stay, pending, while Redis keeps them", "queue", queue, "err", rerr)
 		}
 	}
 	if err != nil {

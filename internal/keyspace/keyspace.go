@@ -333,6 +333,14 @@ func (k Keys) Debounce(queue, key string) string {
 // A mark is an outbox row ID, or row ID/job ID for a job of a batch row.
 func (k Keys) Relayed(queue string) string { return k.prefix + ":{" + queue + "}:relayed" }
 
+// Retried is a ZSET of the failed jobs retried onto queue from a failed
+// store outside Redis (runtime's EngineConfig.FailedStore), as Relayed
+// holds a relay's: mark -> 1e15 + unix ms of the push while the job's
+// failed row may still exist, then the unix ms it expires at. A mark is
+// "failed:<job ID>:<failed at ms>". It is apart from Relayed, whose
+// marks a relay's Reconcile releases once no outbox row has their ID.
+func (k Keys) Retried(queue string) string { return k.prefix + ":{" + queue + "}:retried" }
+
 // Outbox is a HASH of what the outbox relays last saw of their table:
 // table, backlog, parked, oldest (unix ms of the oldest row's
 // created_at, 0 if none), at (Redis unix ms of the reading). It lives outside any queue's slot and is
