@@ -47,27 +47,37 @@ func (e *Engine) logTrimmed(queue string, n int64) {
 
 // Trimmed returns what trimming dropped from the failed stores of
 // queues (each a queue, or one of its partitions), one entry per queue
-// in the order given. A partitioned queue's entry sums its partitions'.
+// in the order given, read in one round trip. A partitioned queue's entry
+// sums its partitions'.
 func (s *FailedStore) Trimmed(ctx context.Context, queues ...string) ([]FailedTrim, error) {
 	out := make([]FailedTrim, len(queues))
+	var names []string
+	var of []int // the entry of out each name adds to
 	for i, q := range queues {
 		if err := validateQueueOrPartition(q); err != nil {
 			return nil, err
 		}
 		out[i].Queue = q
-		names := []string{q}
+		parts := []string{q}
 		if ps := s.e.partitionsOf(q); ps != nil {
-			names = ps.names
+			parts = ps.names
 		}
-		got, err := s.e.store.FailedTrimmed(ctx, names)
-		if err != nil {
-			return nil, fmt.Errorf("read failed trims of %q: %w", q, err)
+		for _, p := range parts {
+			names, of = append(names, p), append(of, i)
 		}
-		for _, t := range got {
-			out[i].Count += t.Count
-			if t.At > 0 && time.UnixMilli(t.At).After(out[i].Last) {
-				out[i].Last, out[i].LastCount = time.UnixMilli(t.At), t.Last
-			}
+	}
+	if len(names) == 0 {
+		return out, nil
+	}
+	got, err := s.e.store.FailedTrimmed(ctx, names)
+	if err != nil {
+		return nil, fmt.Errorf("read failed trims: %w", err)
+	}
+	for j, t := range got {
+		o := &out[of[j]]
+		o.Count += t.Count
+		if t.At > 0 && time.UnixMilli(t.At).After(o.Last) {
+			o.Last, o.LastCount = time.UnixMilli(t.At), t.Last
 		}
 	}
 	return out, nil
