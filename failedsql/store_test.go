@@ -34,7 +34,9 @@ type testBundle struct {
 	cfg   runtime.EngineConfig
 	e     *runtime.Engine
 	runs  atomic.Int64
-	r     *runtime.Router
+	// failAll makes every run fail, not only the first.
+	failAll atomic.Bool
+	r       *runtime.Router
 }
 
 func setup(t *testing.T, be redistest.Backend) *testBundle {
@@ -53,7 +55,7 @@ func setup(t *testing.T, be redistest.Backend) *testBundle {
 	b.e = b.engine(t, b.cfg)
 	// The first run fails; the others succeed.
 	runtime.Register(b.r, "test.Charge", func(ctx context.Context, j charge) error {
-		if b.runs.Add(1) == 1 {
+		if n := b.runs.Add(1); n == 1 || b.failAll.Load() {
 			return errors.New("card declined")
 		}
 		return nil
@@ -186,5 +188,41 @@ func TestSaveTwiceKeepsOneRow(t *testing.T) {
 		j.FailedAt = at.Add(time.Minute)
 		require.NoError(t, b.store.Save(b.ctx, []runtime.FailedJob{j}))
 		require.Equal(t, 2, b.rows(t))
+	})
+}
+
+// A partitioned queue's failed jobs move from each partition into the
+// table; the queue's name lists, counts and retries them all.
+func TestPartitionedQueue(t *testing.T) {
+	eachBackend(t, func(t *testing.T, b *testBundle) {
+		cfg := b.cfg
+		cfg.Partitions = map[string]int{"billing": 3}
+		b.e = b.engine(t, cfg)
+		b.failAll.Store(true)
+		ctx := runtime.WithDispatcher(b.ctx, b.e)
+		for i := range 12 {
+			_, err := runtime.Dispatch(ctx, charge{Invoice: i})
+			require.NoError(t, err)
+		}
+		b.work(t)
+		require.Equal(t, 12, b.rows(t))
+		var parts int
+		require.NoError(t, b.db.QueryRow("SELECT count(DISTINCT queue) FROM "+b.table).Scan(&parts))
+		require.Greater(t, parts, 1, "the rows name the partitions")
+
+		failed := runtime.NewInspector(b.e).Failed()
+		n, err := failed.Count(b.ctx, "billing")
+		require.NoError(t, err)
+		require.Equal(t, int64(12), n)
+		page, err := failed.List(b.ctx, "billing", 0, 5)
+		require.NoError(t, err)
+		require.Len(t, page, 5)
+		b.failAll.Store(false)
+		retried, err := failed.RetryAll(b.ctx, "billing")
+		require.NoError(t, err)
+		require.Equal(t, 12, retried)
+		require.Zero(t, b.rows(t))
+		b.work(t)
+		require.Equal(t, int64(24), b.runs.Load(), "every retried job ran once")
 	})
 }
