@@ -72,6 +72,9 @@ func TestFailedStoreInPostgres(t *testing.T) {
 		require.Contains(t, out, ids[0]+"  billing  test.Charge  1 ")
 		require.Contains(t, out, "card declined")
 		require.Contains(t, b.ok(t, "queue:monitor", "billing"), "billing  0     1       OK")
+		job := b.ok(t, "queue:job", ids[0])
+		require.Regexp(t, `\nState +failed`, job)
+		require.Contains(t, job, "card declined")
 
 		require.Equal(t, "Retried "+ids[0]+" on queue billing.\n", b.ok(t, "queue:retry", ids[0]))
 		require.Zero(t, rows(), "the row goes once the job is pushed")
