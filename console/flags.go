@@ -42,7 +42,7 @@ var verbs = []*verb{
 	scheduleWorkVerb, scheduleRunVerb, scheduleListVerb, scheduleTestVerb,
 	schedulePauseVerb, scheduleResumeVerb,
 	dashboardVerb,
-	outboxMigrateVerb, relayVerb,
+	outboxMigrateVerb, relayVerb, failedMigrateVerb,
 	laravelDoctorVerb,
 }
 

@@ -47,6 +47,8 @@ type testBundle struct {
 	// (console.WithOutbox, EngineConfig.OutboxTable).
 	outbox      *console.Outbox
 	outboxTable string
+	// failedStore, if set, is the commands' EngineConfig.FailedStore.
+	failedStore runtime.FailedBackend
 }
 
 // forEachBackend runs fn, in parallel, on a real Redis and an embedded
@@ -107,6 +109,7 @@ func (b *testBundle) runRaw(t *testing.T, args ...string) (code int, stdout, std
 		console.WithOutbox(*b.outbox)(c)
 		c.Engine.OutboxTable = b.outboxTable
 	}
+	c.Engine.FailedStore = b.failedStore
 	code = c.Run(b.ctx, args)
 	return code, out.String(), errOut.String()
 }

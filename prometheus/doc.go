@@ -56,5 +56,13 @@
 //	jobgen_queue_group_turns{queue}           groups on the ring of turns
 //	jobgen_queue_group_running{queue}         jobs holding a slot of their group's limit
 //
+// What trimming dropped from each queue's failed store
+// (EngineConfig.FailedMaxCount, FailedMaxAge; docs/failures.md), one
+// more round trip: for every queue, 0 included, when the engine's
+// failed store is bounded, else for the queues trimmed before:
+//
+//	jobgen_failed_trimmed_total{queue}                     failed jobs dropped by trimming; alert on any increase
+//	jobgen_failed_trimmed_last_timestamp_seconds{queue}    when the last trim was
+//
 // dashboard.json is a Grafana dashboard of these metrics.
 package jobprom

@@ -23,6 +23,8 @@ type QueueCollector struct {
 	groupWaiting, groupTurns, groupRunning *prometheus.Desc
 	// The outbox, as its relays last read it (Inspector.Outbox).
 	outboxRows, outboxOldest, outboxReadAge *prometheus.Desc
+	// Failed jobs trimmed from the failed store (FailedStore.Trimmed).
+	failedTrimmed failedTrimmedDescs
 }
 
 // NewQueueCollector returns a collector of queues on e; nil queues means
@@ -56,6 +58,7 @@ func NewQueueCollector(e *runtime.Engine, queues []string) *QueueCollector {
 			[]string{"table"}, nil),
 		outboxReadAge: prometheus.NewDesc("jobgen_outbox_read_age_seconds", "Time since a relay last read the outbox table: a relay reads it every 5 seconds.",
 			[]string{"table"}, nil),
+		failedTrimmed: newFailedTrimmedDescs(),
 	}
 }
 
@@ -74,6 +77,7 @@ func (c *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.outboxRows
 	ch <- c.outboxOldest
 	ch <- c.outboxReadAge
+	c.failedTrimmed.describe(ch)
 }
 
 // Collect implements prometheus.Collector. A read that fails reports an
@@ -111,6 +115,7 @@ func (c *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.collectLimits(ctx, ch, queues)
 	c.collectGroups(ctx, ch, queues)
+	c.failedTrimmed.collect(ctx, c.e, ch, queues)
 }
 
 // collectGroups reports the fair groups of the queues that hold grouped

@@ -204,7 +204,8 @@ func (br *Broker) Wait(ctx context.Context, queues []string, timeout time.Durati
 }
 
 // Fail moves reserved jobs into the failed store, then trims the store to
-// FailedMaxCount and FailedMaxAge. Stale refs are reported as in Ack.
+// FailedMaxCount and FailedMaxAge, if set (counted and logged; see
+// FailedStore.Trimmed). Stale refs are reported as in Ack.
 func (br *Broker) Fail(ctx context.Context, failures ...Failure) error {
 	e := br.e
 	byQueue := map[string][]Failure{}
@@ -238,9 +239,18 @@ func (br *Broker) Fail(ctx context.Context, failures ...Failure) error {
 			fs = fs[n:]
 		}
 	}
-	miss, err := e.store.Fail(ctx, fails, int64(max(e.cfg.FailedMaxCount, 0)), max(e.cfg.FailedMaxAge.Milliseconds(), 0), e.settleBells(groups))
+	maxCount, maxAge := e.failedBounds()
+	miss, trimmed, err := e.store.Fail(ctx, fails, maxCount, maxAge, e.settleBells(groups))
 	if err != nil {
 		return fmt.Errorf("fail: %w", err)
+	}
+	for i, n := range trimmed {
+		e.logTrimmed(fails[i].Queue, n)
+	}
+	if e.cfg.FailedStore != nil {
+		for _, q := range order {
+			e.moveFailedLogged(ctx, q)
+		}
 	}
 	return lostError(missed(groups, miss))
 }

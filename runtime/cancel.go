@@ -124,11 +124,16 @@ func (i *Inspector) Cancel(ctx context.Context, queue, id string, seen int) (Can
 
 func (e *Engine) cancel(ctx context.Context, queue, id string, seen int) (Cancelled, error) {
 	token := "c" + newToken()
+	maxCount, maxAge := e.failedBounds()
 	c, err := e.store.Cancel(ctx, jobrdb.Cancel{Queue: queue, ID: id, Seen: seen, Token: token,
 		Info:     jobrdb.FailedInfo{Error: ErrCancelled.Error(), Attempts: seen, Token: token, Cancelled: true},
-		MaxCount: int64(max(e.cfg.FailedMaxCount, 0)), MaxAge: max(e.cfg.FailedMaxAge.Milliseconds(), 0)})
+		MaxCount: maxCount, MaxAge: maxAge})
 	if err != nil {
 		return Cancelled{}, fmt.Errorf("cancel job %s of %q: %w", id, queue, err)
+	}
+	e.logTrimmed(queue, c.Trimmed)
+	if c.Found > 0 {
+		e.moveFailedLogged(ctx, queue)
 	}
 	switch c.Found {
 	case jobrdb.CancelledReady:

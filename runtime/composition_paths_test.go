@@ -132,6 +132,11 @@ var compDrivers = map[string]func(c *compCell, jobs []compJob) ([]string, error)
 	"FailedRetry": func(c *compCell, jobs []compJob) ([]string, error) {
 		return each(jobs, func(j compJob) (string, error) { return runtime.Dispatch(c.ctx, j) })
 	},
+	// As FailedRetry, with the failed store in PostgreSQL: the cell's
+	// engines have EngineConfig.FailedStore (compBackend.mainSQL).
+	"FailedRetrySQL": func(c *compCell, jobs []compJob) ([]string, error) {
+		return each(jobs, func(j compJob) (string, error) { return runtime.Dispatch(c.ctx, j) })
+	},
 }
 
 // each dispatches the jobs one at a time, and returns their IDs.

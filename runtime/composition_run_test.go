@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobgen/jobgen/failedsql"
 	"github.com/jobgen/jobgen/internal/jobopt"
 	"github.com/jobgen/jobgen/internal/pgtest"
 	"github.com/jobgen/jobgen/internal/redistest"
@@ -87,6 +88,9 @@ type compBackend struct {
 	keys     *runtime.KeyRing
 	table    string // the outbox table; "" without PostgreSQL
 	db       *sql.DB
+	// mainSQL and connSQL are main and conn with a failed store in
+	// PostgreSQL (FailedRetrySQL); nil without PostgreSQL.
+	mainSQL, connSQL *runtime.Engine
 }
 
 func newCompBackend(t *testing.T, be redistest.Backend) *compBackend {
@@ -101,8 +105,15 @@ func newCompBackend(t *testing.T, be redistest.Backend) *compBackend {
 		b.db, b.table = db, pgtest.Table(t, db)
 		require.NoError(t, runtime.MigrateOutbox(context.Background(), db, b.table))
 	}
-	b.main = b.open(t, redistest.Prefix(t))
-	b.conn = b.open(t, redistest.Prefix(t))
+	b.main = b.open(t, redistest.Prefix(t), nil)
+	b.conn = b.open(t, redistest.Prefix(t), nil)
+	if b.db != nil {
+		store, err := failedsql.New(failedsql.Config{DB: b.db, Table: pgtest.Table(t, b.db)})
+		require.NoError(t, err)
+		require.NoError(t, store.Migrate(context.Background()))
+		b.mainSQL = b.open(t, b.main.Config().Prefix, store)
+		b.connSQL = b.open(t, b.conn.Config().Prefix, store)
+	}
 	b.connName = "comp-" + b.main.Config().Prefix
 	runtime.SetConnection(b.connName, b.conn)
 	if b.db != nil {
@@ -121,7 +132,7 @@ func newCompBackend(t *testing.T, be redistest.Backend) *compBackend {
 // test ends. Its client's pool has room for the idle workers of every
 // cell running at once, each of which holds a connection in a blocking
 // wait.
-func (b *compBackend) open(t *testing.T, prefix string) *runtime.Engine {
+func (b *compBackend) open(t *testing.T, prefix string, failed runtime.FailedBackend) *runtime.Engine {
 	t.Helper()
 	rdb, closeClient, err := runtime.OpenClient(b.be.URL)
 	require.NoError(t, err)
@@ -140,7 +151,7 @@ func (b *compBackend) open(t *testing.T, prefix string) *runtime.Engine {
 		t.Fatalf("a client of type %T", rdb)
 	}
 	t.Cleanup(func() { _ = rdb.Close() })
-	e, err := runtime.NewEngine(context.Background(), rdb, runtime.EngineConfig{Prefix: prefix, Keys: b.keys, OutboxTable: b.table})
+	e, err := runtime.NewEngine(context.Background(), rdb, runtime.EngineConfig{Prefix: prefix, Keys: b.keys, OutboxTable: b.table, FailedStore: failed})
 	require.NoError(t, err)
 	return e
 }
@@ -239,7 +250,7 @@ type compRun struct {
 func newCompCell(b *compBackend, p jobopt.Path, row compRow) *compCell {
 	c := &compCell{b: b, path: p, row: row, outcome: jobopt.ExpectAll(row.options, p.Name),
 		queue: "comp-" + p.Name + "-" + row.name, slots: 1, rounds: 1, done: make(chan struct{}), linkEnd: map[int]time.Time{}}
-	c.retry = p.Name == "FailedRetry"
+	c.retry = p.Name == "FailedRetry" || p.Name == "FailedRetrySQL"
 	if row.has("GroupLimit") {
 		c.group, c.slots = c.queue+"-group", 2
 	}
@@ -252,6 +263,9 @@ func newCompCell(b *compBackend, p jobopt.Path, row compRow) *compCell {
 	c.main = b.main
 	if c.conn {
 		c.connEngine = b.conn
+	}
+	if p.Name == "FailedRetrySQL" {
+		c.main, c.connEngine = b.mainSQL, b.connSQL
 	}
 	c.opts.Queue = c.queue
 	for _, name := range row.options {
@@ -300,7 +314,7 @@ func (c *compCell) home() *runtime.Engine {
 // Redis.
 func (c *compCell) returnsIDs() bool {
 	switch c.path.Name {
-	case "Dispatch", "DispatchMany", "PendingMany", "Debounced", "FailedRetry", "PushMany":
+	case "Dispatch", "DispatchMany", "PendingMany", "Debounced", "FailedRetry", "FailedRetrySQL", "PushMany":
 		return true
 	}
 	return false
@@ -313,7 +327,7 @@ func (c *compCell) run() error {
 	if c.outcome.Effect == jobopt.NoWay {
 		return nil
 	}
-	if (c.path.Name == "DispatchTx" || c.path.Name == "DispatchManyTx") && c.b.db == nil {
+	if (c.path.Name == "DispatchTx" || c.path.Name == "DispatchManyTx" || c.path.Name == "FailedRetrySQL") && c.b.db == nil {
 		return nil // check skips it
 	}
 	c.router = runtime.NewRouter()

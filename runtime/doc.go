@@ -185,8 +185,10 @@
 // DeleteRequest().
 //
 // A job that fails for good goes to the FailedStore (Inspector.Failed), kept
-// per queue in Redis and bounded by EngineConfig.FailedMaxCount and
-// FailedMaxAge, whose List, Get, Retry, RetryAll, Forget, Flush and Prune
+// per queue in Redis (every job, unless EngineConfig.FailedMaxCount or
+// FailedMaxAge bounds it; trimming is counted, FailedStore.Trimmed) or in
+// EngineConfig.FailedStore (a PostgreSQL table, package failedsql),
+// whose List, Get, Retry, RetryAll, Forget, Flush and Prune
 // back Laravel's queue:failed, queue:retry, queue:forget, queue:flush
 // and queue:prune-failed; then its failed hook (OnFailed, or a generated
 // job's Failed method) runs once. Poison payloads fail at once, without

@@ -24,12 +24,25 @@ type EngineConfig struct {
 	// MaxPayload is the largest encoded job accepted by a push, in bytes.
 	// Default 1 MiB.
 	MaxPayload int
-	// FailedMaxCount is the most failed jobs kept per queue; the oldest go
-	// first. Default 10,000; negative means no limit.
+	// FailedMaxCount, if positive, is the most failed jobs kept per
+	// queue: past it the oldest are trimmed as jobs fail. Default 0 (or
+	// negative): no limit, every failed job is kept until an operator
+	// retries, forgets, flushes or prunes it (queue:prune-failed), as
+	// Laravel's failed_jobs table keeps it. Trimming is counted per queue
+	// (FailedStore.Trimmed), logged at WARN and shown by queue:monitor.
 	FailedMaxCount int
-	// FailedMaxAge is how long a failed job is kept. Default 7 days;
-	// negative means no limit.
+	// FailedMaxAge, if positive, is how long a failed job is kept: older
+	// ones are trimmed as jobs fail, counted as for FailedMaxCount.
+	// Default 0 (or negative): no limit.
 	FailedMaxAge time.Duration
+	// FailedStore, if set, keeps failed jobs outside Redis, such as in a
+	// PostgreSQL table (package failedsql; docs/failures.md): jobs that
+	// fail move there, and Inspector.Failed reads and changes it. Workers
+	// and the processes that inspect failed jobs (the console, the
+	// dashboard) must all set it. It keeps every job until one is retried,
+	// forgotten or pruned, so FailedMaxCount and FailedMaxAge must not be
+	// set with it. Default nil: failed jobs stay in Redis.
+	FailedStore FailedBackend
 	// MigrateLimit is the most delayed jobs, and the most expired
 	// reservations, moved to ready by one migrate call, so a large backlog
 	// never blocks Redis for long. Default 1,000.
@@ -108,12 +121,6 @@ func (c *EngineConfig) setDefaults() {
 	if c.MaxPayload == 0 {
 		c.MaxPayload = 1 << 20
 	}
-	if c.FailedMaxCount == 0 {
-		c.FailedMaxCount = 10_000
-	}
-	if c.FailedMaxAge == 0 {
-		c.FailedMaxAge = 7 * 24 * time.Hour
-	}
 	if c.MigrateLimit == 0 {
 		c.MigrateLimit = 1000
 	}
@@ -157,6 +164,9 @@ func (c *EngineConfig) validate() error {
 		return fmt.Errorf("%w: EngineConfig.StateRetention (%v) must be at least 1s", ErrInvalid, c.StateRetention)
 	case c.RetryWindow > 0 && (c.RetryWindow < time.Second || c.RetryWindow > time.Hour):
 		return fmt.Errorf("%w: EngineConfig.RetryWindow (%v) must be between 1s and 1h, or negative to turn it off", ErrInvalid, c.RetryWindow)
+	}
+	if err := c.validateFailedStore(); err != nil {
+		return err
 	}
 	if err := validatePartitions(c.Partitions); err != nil {
 		return err

@@ -57,6 +57,12 @@ func (s *FailedStore) Count(ctx context.Context, queue string) (int64, error) {
 	if n, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.inspector().Failed().Count(ctx, p) }); ok {
 		return n, err
 	}
+	if b, err := s.moved(ctx, queue); b != nil || err != nil {
+		if err != nil {
+			return 0, err
+		}
+		return b.Count(ctx, queue)
+	}
 	k, err := s.keysFor(queue)
 	if err != nil {
 		return 0, err
@@ -69,6 +75,15 @@ func (s *FailedStore) Count(ctx context.Context, queue string) (int64, error) {
 func (s *FailedStore) List(ctx context.Context, queue string, offset, limit int) ([]FailedJob, error) {
 	if jobs, ok, err := s.listPartitioned(ctx, queue, offset, limit); ok {
 		return jobs, err
+	}
+	if b, err := s.moved(ctx, queue); b != nil || err != nil {
+		if err == nil && (offset < 0 || limit < 1) {
+			err = fmt.Errorf("%w: list failed jobs: offset (%d) must be >= 0 and limit (%d) >= 1", ErrInvalid, offset, limit)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return b.List(ctx, queue, offset, limit)
 	}
 	k, err := s.keysFor(queue)
 	if err != nil {
@@ -92,6 +107,12 @@ func (s *FailedStore) List(ctx context.Context, queue string, offset, limit int)
 func (s *FailedStore) Get(ctx context.Context, queue, id string) (job FailedJob, ok bool, err error) {
 	if job, ok, partitioned, err := s.getPartitioned(ctx, queue, id); partitioned {
 		return job, ok, err
+	}
+	if b, err := s.moved(ctx, queue); b != nil || err != nil {
+		if err != nil {
+			return FailedJob{}, false, err
+		}
+		return b.Get(ctx, queue, id)
 	}
 	k, err := s.keysFor(queue)
 	if err != nil {
@@ -151,6 +172,12 @@ func (s *FailedStore) Retry(ctx context.Context, queue string, ids ...string) ([
 	if done, ok, err := s.retryPartitioned(ctx, queue, ids); ok {
 		return done, err
 	}
+	if b, err := s.moved(ctx, queue); b != nil || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return s.retryBackend(ctx, b, queue, ids)
+	}
 	if err := validateQueueOrPartition(queue); err != nil {
 		return nil, err
 	}
@@ -172,6 +199,12 @@ func (s *FailedStore) RetryAll(ctx context.Context, queue string) (int, error) {
 		return int64(n), err
 	}); ok {
 		return int(n), err
+	}
+	if b, err := s.moved(ctx, queue); b != nil || err != nil {
+		if err != nil {
+			return 0, err
+		}
+		return s.retryAllBackend(ctx, b, queue)
 	}
 	k, err := s.keysFor(queue)
 	if err != nil {
@@ -209,6 +242,12 @@ func (s *FailedStore) Forget(ctx context.Context, queue string, ids ...string) (
 	if n, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.inspector().Failed().Forget(ctx, p, ids...) }); ok {
 		return n, err
 	}
+	if b, err := s.moved(ctx, queue); b != nil || err != nil {
+		if err != nil {
+			return 0, err
+		}
+		return b.Forget(ctx, queue, ids)
+	}
 	if err := validateQueueOrPartition(queue); err != nil {
 		return 0, err
 	}
@@ -223,6 +262,12 @@ func (s *FailedStore) Forget(ctx context.Context, queue string, ids ...string) (
 func (s *FailedStore) Flush(ctx context.Context, queue string) error {
 	if _, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return 0, pe.inspector().Failed().Flush(ctx, p) }); ok {
 		return err
+	}
+	if b, err := s.moved(ctx, queue); b != nil || err != nil {
+		if err != nil {
+			return err
+		}
+		return b.Flush(ctx, queue)
 	}
 	k, err := s.keysFor(queue)
 	if err != nil {
@@ -239,6 +284,12 @@ func (s *FailedStore) Flush(ctx context.Context, queue string) error {
 func (s *FailedStore) Prune(ctx context.Context, queue string, age time.Duration) (int64, error) {
 	if n, ok, err := s.e.eachPartition(queue, func(pe *Engine, p string) (int64, error) { return pe.inspector().Failed().Prune(ctx, p, age) }); ok {
 		return n, err
+	}
+	if b, err := s.moved(ctx, queue); b != nil || err != nil {
+		if err != nil {
+			return 0, err
+		}
+		return b.Prune(ctx, queue, age)
 	}
 	if err := validateQueueOrPartition(queue); err != nil {
 		return 0, err

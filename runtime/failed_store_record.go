@@ -11,7 +11,7 @@ import (
 // Record adds env, a job that failed for good somewhere other than this
 // engine's queues (the Laravel bridge's worker records Laravel jobs so),
 // to the failed store of env.Queue, with cause and the attempts it
-// made, trimming the store as Fail does. Retry then pushes env onto
+// made, trimming the store as Fail does, if it is bounded. Retry then pushes env onto
 // env.Queue of this engine, for the worker that has a handler for
 // env.Name. Recording an ID the store holds already changes nothing and
 // returns false.
@@ -34,9 +34,12 @@ func (s *FailedStore) Record(ctx context.Context, env *Envelope, cause error, at
 		msg = cause.Error()
 	}
 	info := jobrdb.FailedInfo{Name: env.Name, Error: msg, Attempts: attempts}
-	added, err := s.e.store.RecordFailed(ctx, env.Queue, env.ID, payload, info, int64(max(s.e.cfg.FailedMaxCount, 0)), max(s.e.cfg.FailedMaxAge.Milliseconds(), 0))
+	maxCount, maxAge := s.e.failedBounds()
+	added, trimmed, err := s.e.store.RecordFailed(ctx, env.Queue, env.ID, payload, info, maxCount, maxAge)
 	if err != nil {
 		return false, fmt.Errorf("record failed job %s: %w", env.ID, err)
 	}
+	s.e.logTrimmed(env.Queue, trimmed)
+	s.e.moveFailedLogged(ctx, env.Queue)
 	return added, nil
 }

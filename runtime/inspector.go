@@ -89,7 +89,8 @@ func (i *Inspector) Sizes(ctx context.Context, queue string) (Sizes, error) {
 	if err != nil {
 		return Sizes{}, fmt.Errorf("sizes of %q: %w", queue, err)
 	}
-	return Sizes{Ready: v.Ready, Delayed: v.Delayed, Reserved: v.Reserved, Failed: v.Failed}, nil
+	err = e.movedFailedCounts(ctx, []string{queue}, func(_ int, n int64) { v.Failed = n })
+	return Sizes{Ready: v.Ready, Delayed: v.Delayed, Reserved: v.Reserved, Failed: v.Failed}, err
 }
 
 // ClearQueue deletes every ready, delayed and reserved job of queue and returns
@@ -153,6 +154,9 @@ func (i *Inspector) States(ctx context.Context, queues []string) (map[string]Que
 	case err != nil:
 		return nil, fmt.Errorf("queue states of %q: %w", names[at], err)
 	}
+	if err := e.movedFailedCounts(ctx, names, func(i int, n int64) { sizes[i].Failed = n }); err != nil {
+		return nil, err
+	}
 	for i, v := range sizes {
 		s := out[logical[i]]
 		s.Ready += v.Ready
@@ -168,12 +172,16 @@ func (i *Inspector) States(ctx context.Context, queues []string) (map[string]Que
 // Failed returns the failed-job store of this engine.
 func (i *Inspector) Failed() *FailedStore { return &FailedStore{e: i.e} }
 
-// FailedStore keeps failed jobs per queue, in Redis, bounded by count and
-// age (EngineConfig.FailedMaxCount and FailedMaxAge). It lists, retries,
-// forgets and prunes them: Laravel's queue:failed, queue:retry,
+// FailedStore keeps failed jobs per queue: in Redis, every one unless
+// EngineConfig.FailedMaxCount or FailedMaxAge bounds it, or in the
+// engine's EngineConfig.FailedStore (a PostgreSQL table). It lists,
+// retries, forgets and prunes them: Laravel's queue:failed, queue:retry,
 // queue:forget, queue:flush and queue:prune-failed.
 type FailedStore struct {
 	e *Engine
+	// redis is true for the store in Redis, whatever the engine's
+	// FailedStore (failed_backend.go).
+	redis bool
 }
 
 // Batches returns the engine's batch store.

@@ -180,7 +180,7 @@ func (i *Inspector) FindJob(ctx context.Context, queue, id string) (job QueuedJo
 		j.State, j.Payload = StateFailed, []byte(r.FailedPayload.Value)
 		j.Errors = parseAttemptErrors(r.FailedErrors.Value)
 	default:
-		return QueuedJob{}, false, nil
+		return e.findMovedFailed(ctx, queue, id) // failed_backend.go
 	}
 	return j, true, nil
 }

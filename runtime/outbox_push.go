@@ -194,6 +194,13 @@ const relayChunk = jobrdb.MaxEnqueue
 // queue and 500 jobs, in one pipeline, and records what each row's jobs
 // came to.
 func (e *Engine) relaySend(ctx context.Context, res *RelayResult, jobs []relayPush, deadline int64) error {
+	return e.markedSend(ctx, res, jobs, deadline, e.keys.Relayed)
+}
+
+// markedSend is relaySend with the marks in the sets set names, by
+// queue: keyspace's Relayed, or Retried for a retry from a failed store
+// outside Redis (failed_backend.go).
+func (e *Engine) markedSend(ctx context.Context, res *RelayResult, jobs []relayPush, deadline int64, set func(queue string) string) error {
 	type group struct {
 		queue string
 		jobs  []relayPush
@@ -225,7 +232,7 @@ func (e *Engine) relaySend(ctx context.Context, res *RelayResult, jobs []relayPu
 			marks = append(marks, j.mark)
 			step.Add(j.id, j.payload, j.delay, storedGroup(g.queue, j.id, j.payload))
 		}
-		calls[i] = e.enqueueCall(scriptOutboxPush, g.queue, &step, []string{e.keys.Relayed(g.queue)}, marks...)
+		calls[i] = e.enqueueCall(scriptOutboxPush, g.queue, &step, []string{set(g.queue)}, marks...)
 	}
 	// With Replication, a push counts only once WAIT has the replicas
 	// confirm it: a row is deleted only after its job survives a failover.

@@ -67,7 +67,7 @@ func (w *Worker) sweepQueue(ctx context.Context, queue string) {
 		return
 	}
 	for _, ref := range refs {
-		job, ok, err := w.e.inspector().Failed().Get(ctx, queue, ref.ID)
+		job, ok, err := w.e.redisFailed().Get(ctx, queue, ref.ID)
 		if err != nil {
 			w.log.Warn("reading a failed job for its hooks failed; trying again later", "queue", queue, "id", ref.ID, "err", err)
 			continue
@@ -91,4 +91,7 @@ func (w *Worker) sweepQueue(ctx context.Context, queue string) {
 		done()
 		w.hooksDone(ctx, ref)
 	}
+	// With EngineConfig.FailedStore, jobs whose hooks have run since
+	// their fail move there now (failed_backend.go).
+	w.e.moveFailedLogged(ctx, queue)
 }

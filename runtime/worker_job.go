@@ -337,6 +337,7 @@ func (w *Worker) fail(ctx context.Context, res Reservation, env *Envelope, cause
 	}
 	if due {
 		w.hooksDone(ctx, res.Ref)
+		w.e.moveFailedLogged(ctx, res.Queue) // failed_backend.go: with EngineConfig.FailedStore
 	}
 	w.emit(Event{Worker: w.cfg.Name, Queue: res.Queue, Name: name, ID: res.ID, Attempt: res.Attempts, Err: cause}, JobFailed)
 }

@@ -28,6 +28,7 @@ var Paths = []Path{
 	{Name: "Listener", Call: "a queued listener of an event (`Fire`)"},
 	{Name: "Debounced", Call: "a debounced dispatch (`PendingDispatch.Debounce`)"},
 	{Name: "FailedRetry", Call: "a retry from the failed store (`FailedStore.Retry`)"},
+	{Name: "FailedRetrySQL", Call: "a retry from a failed store in PostgreSQL (`EngineConfig.FailedStore`, `failedsql`)"},
 }
 
 // Pairs are the options that meet on one job, beyond each alone, as
@@ -139,6 +140,9 @@ var outcomes = map[string]map[string]Outcome{
 			Why: "the debounce window is the job's delay"},
 	},
 	"FailedRetry": {
+		"Delay": atDispatch, "UniqueFor": atDispatch, "Debounce": atDispatch, "DebounceMaxWait": atDispatch,
+	},
+	"FailedRetrySQL": {
 		"Delay": atDispatch, "UniqueFor": atDispatch, "Debounce": atDispatch, "DebounceMaxWait": atDispatch,
 	},
 }

@@ -59,6 +59,11 @@ type QueueKeys struct {
 	// FailedErrors is a HASH failed job ID -> its entry of Errors when it
 	// failed, kept and trimmed with the failed store.
 	FailedErrors string
+	// FailedTrimmed is a HASH of what trimming the failed store dropped
+	// (runtime/lua/lib/failed_trim.lua): count, the failed jobs trimmed in
+	// all; at, the Redis ms of the last trim; last, how many it dropped.
+	// Flushing or pruning the store leaves it.
+	FailedTrimmed string
 	// Progress is a HASH job ID -> "<percent> <unix ms> <attempt> <note>":
 	// how far a running job has got (runtime.Progress), written at most
 	// once a second per job, under its reservation's token. A job's entry
@@ -142,6 +147,7 @@ func (k Keys) Build(name string) QueueKeys {
 		FailedInfo:     p + "failed:info",
 		Errors:         p + "errors",
 		FailedErrors:   p + "failed:errors",
+		FailedTrimmed:  p + "failed:trimmed",
 		Progress:       p + "progress",
 		Hooks:          p + "hooks",
 		Settings:       p + "settings",
@@ -326,6 +332,14 @@ func (k Keys) Debounce(queue, key string) string {
 // exist, then the unix ms it expires at (runtime/lua/outbox_push.lua).
 // A mark is an outbox row ID, or row ID/job ID for a job of a batch row.
 func (k Keys) Relayed(queue string) string { return k.prefix + ":{" + queue + "}:relayed" }
+
+// Retried is a ZSET of the failed jobs retried onto queue from a failed
+// store outside Redis (runtime's EngineConfig.FailedStore), as Relayed
+// holds a relay's: mark -> 1e15 + unix ms of the push while the job's
+// failed row may still exist, then the unix ms it expires at. A mark is
+// "failed:<job ID>:<failed at ms>". It is apart from Relayed, whose
+// marks a relay's Reconcile releases once no outbox row has their ID.
+func (k Keys) Retried(queue string) string { return k.prefix + ":{" + queue + "}:retried" }
 
 // Outbox is a HASH of what the outbox relays last saw of their table:
 // table, backlog, parked, oldest (unix ms of the oldest row's

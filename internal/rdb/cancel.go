@@ -40,6 +40,9 @@ const (
 type CancelResult struct {
 	Found    int
 	Attempts int
+	// Trimmed is how many old entries trimming dropped from the failed
+	// store.
+	Trimmed int64
 }
 
 // Cancel runs c.
@@ -50,16 +53,19 @@ func (s *Store) Cancel(ctx context.Context, c Cancel) (CancelResult, error) {
 	}
 	qk := s.keys.Queue(c.Queue)
 	keys := append([]string{qk.Ready, qk.Delayed, qk.Reserved, qk.State, qk.Payloads, qk.Failed, qk.FailedPayloads, qk.FailedInfo, qk.Hooks, qk.Errors, qk.FailedErrors, qk.Progress},
-		append(qk.Groups(), qk.Notify)...) // a running grouped job frees its group's slot
+		append(qk.Groups(), qk.Notify, qk.FailedTrimmed)...) // a running grouped job frees its group's slot
 	args := []any{c.MaxCount, c.MaxAge, c.ID, c.Seen, info, c.Token}
 	v, err := Call{Script: scriptCancel, Keys: keys, Args: args}.Run(ctx, s.c).Int64Slice()
 	if err != nil {
 		return CancelResult{}, err
 	}
-	if len(v) != 2 {
+	if len(v) != 2 && len(v) != 3 {
 		return CancelResult{}, fmt.Errorf("unexpected reply %v", v)
 	}
 	r := CancelResult{Found: int(v[0]), Attempts: int(v[1])}
+	if len(v) == 3 {
+		r.Trimmed = v[2]
+	}
 	if r.Found < CancelStale || r.Found > CancelledDelayed {
 		r.Found = CancelNoJob
 	}

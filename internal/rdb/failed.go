@@ -2,7 +2,10 @@ package rdb
 
 import (
 	"context"
+	"fmt"
+	"strconv"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/jobgen/jobgen/runtime/lua"
@@ -116,12 +119,61 @@ func (s *Store) Prune(ctx context.Context, queue string, age int64) (int64, erro
 
 // RecordFailed adds job id of queue, its payload and info, to the failed
 // store, then trims it to maxCount jobs and maxAge ms (0: no bound). It
-// returns false, and changes nothing, if the store holds id already.
-func (s *Store) RecordFailed(ctx context.Context, queue, id string, payload []byte, info FailedInfo, maxCount, maxAge int64) (bool, error) {
+// returns false, and changes nothing, if the store holds id already, and
+// how many old entries trimming dropped.
+func (s *Store) RecordFailed(ctx context.Context, queue, id string, payload []byte, info FailedInfo, maxCount, maxAge int64) (added bool, trimmed int64, err error) {
 	b, err := info.Encode()
 	if err != nil {
-		return false, err
+		return false, 0, err
 	}
-	n, err := Call{Script: scriptRecord, Keys: s.failedKeys(queue), Args: []any{maxCount, maxAge, id, payload, b}}.Run(ctx, s.c).Int64()
-	return n == 1, err
+	keys := append(s.failedKeys(queue), s.keys.Queue(queue).FailedTrimmed)
+	v, err := Call{Script: scriptRecord, Keys: keys, Args: []any{maxCount, maxAge, id, payload, b}}.Run(ctx, s.c).Int64Slice()
+	if err != nil {
+		return false, 0, err
+	}
+	if len(v) != 2 {
+		return false, 0, fmt.Errorf("unexpected reply %v", v)
+	}
+	return v[0] == 1, v[1], nil
+}
+
+// FailedTrim is what trimming dropped from a queue's failed store
+// (keyspace's FailedTrimmed).
+type FailedTrim struct {
+	// Count is how many failed jobs were trimmed in all.
+	Count int64
+	// At is the Redis ms of the last trim (0: never); Last is how many
+	// it dropped.
+	At, Last int64
+}
+
+// FailedTrimmed reads what trimming dropped from the failed stores of
+// queues, one entry per queue, in one round trip.
+func (s *Store) FailedTrimmed(ctx context.Context, queues []string) ([]FailedTrim, error) {
+	cmds := make([]*redis.SliceCmd, len(queues))
+	if _, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, q := range queues {
+			cmds[i] = p.HMGet(ctx, s.keys.Queue(q).FailedTrimmed, "count", "at", "last")
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	out := make([]FailedTrim, len(queues))
+	for i, cmd := range cmds {
+		v := cmd.Val()
+		if len(v) != 3 {
+			continue
+		}
+		out[i] = FailedTrim{Count: intField(v[0]), At: intField(v[1]), Last: intField(v[2])}
+	}
+	return out, nil
+}
+
+// intField reads an integer hash field as HMGET returns it (0 if absent
+// or not an integer).
+func intField(v any) int64 {
+	s, _ := v.(string)
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
 }

@@ -55,6 +55,12 @@ func (s *Store) PendingMarks(ctx context.Context, queue string, before int64, n 
 // in one pipeline, 500 marks a call. It returns how many marks it
 // released, and the first call's error if any.
 func (s *Store) ReleaseMarks(ctx context.Context, grace int64, byQueue map[string][]string) (int64, error) {
+	return s.ReleaseMarksIn(ctx, s.keys.Relayed, grace, byQueue)
+}
+
+// ReleaseMarksIn is ReleaseMarks on the mark sets set names, by queue
+// (keyspace's Relayed or Retried).
+func (s *Store) ReleaseMarksIn(ctx context.Context, set func(queue string) string, grace int64, byQueue map[string][]string) (int64, error) {
 	var calls []Call
 	for q, marks := range byQueue {
 		for from := 0; from < len(marks); from += marksPerCall {
@@ -64,7 +70,7 @@ func (s *Store) ReleaseMarks(ctx context.Context, grace int64, byQueue map[strin
 			for _, m := range chunk {
 				args = append(args, m)
 			}
-			calls = append(calls, Call{Script: scriptOutboxRelease, Keys: []string{s.keys.Relayed(q)}, Args: args})
+			calls = append(calls, Call{Script: scriptOutboxRelease, Keys: []string{set(q)}, Args: args})
 		}
 	}
 	if len(calls) == 0 {

@@ -312,9 +312,11 @@ func (f *FailJobs) Len() int { return f.n }
 
 // Fail moves reserved jobs into the failed store, then trims it to
 // maxCount jobs and maxAge ms (0: no bound), with bells rung as in Ack.
-func (s *Store) Fail(ctx context.Context, fails []FailJobs, maxCount, maxAge int64, bells []string) ([]Miss, error) {
+// trimmed holds, per call of fails, how many old entries trimming
+// dropped.
+func (s *Store) Fail(ctx context.Context, fails []FailJobs, maxCount, maxAge int64, bells []string) (miss []Miss, trimmed []int64, err error) {
 	if len(fails) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	calls := make([]Call, len(fails))
 	for i := range fails {
@@ -324,11 +326,22 @@ func (s *Store) Fail(ctx context.Context, fails []FailJobs, maxCount, maxAge int
 		if f.Grouped {
 			keys = append(append(keys, qk.Groups()...), qk.Notify)
 		}
+		keys = append(keys, qk.FailedTrimmed)
 		calls[i] = Call{Script: scriptFail, Keys: keys, Args: append([]any{maxCount, maxAge}, f.args...)}
 	}
 	cmds, err := s.RunRinging(ctx, calls, bells)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return misses(cmds, 0, func(i int) int { return fails[i].Len() })
+	miss, err = misses(cmds, 0, func(i int) int { return fails[i].Len() })
+	if err != nil {
+		return nil, nil, err
+	}
+	trimmed = make([]int64, len(cmds))
+	for i, cmd := range cmds {
+		if st, err := cmd.Int64Slice(); err == nil && len(st) > fails[i].Len() {
+			trimmed[i] = st[fails[i].Len()]
+		}
+	}
+	return miss, trimmed, nil
 }

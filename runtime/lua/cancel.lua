@@ -22,6 +22,8 @@
 --            its slot; a waiting one is dropped from its group when
 --            reserve comes to it (its payload is gone).
 -- KEYS[19] -> notify list (doorbell), with the group keys
+-- KEYS[#KEYS] -> failed trimmed hash (the last key, after KEYS[12] or
+--            KEYS[19]): what trimming dropped (lib/failed_trim.lua)
 -- ARGV[1] -> most failed jobs to keep (0: no limit)
 -- ARGV[2] -> oldest failed job to keep, in ms of age (0: no limit)
 -- ARGV[3] -> job ID
@@ -30,12 +32,13 @@
 -- ARGV[5] -> encoded failure info, marked cancelled
 -- ARGV[6] -> the token the failure info names, for the hooks entry
 --
--- Returns: {outcome, attempts}: outcome 1 if a ready job was cancelled,
+-- Returns: {outcome, attempts, trimmed}: outcome 1 if a ready job was cancelled,
 -- 3 if a delayed one was, 2 if a reserved (running) one was, 0 if the queue holds no such job
 -- (it finished, was cleared, or never was there), -1 if it is in the
 -- failed store already, -2 if its attempt count is not the one seen
 -- (it was reserved again since): nothing changes then. attempts is the
--- job's count as found (0 when not found).
+-- job's count as found (0 when not found); trimmed is how many old
+-- failed entries trimming dropped.
 --
 -- A running job's worker finds its state gone and the job in the failed
 -- store at its next heartbeat (extend.lua), and cancels the job's
@@ -52,10 +55,11 @@
 
 -- uses: wrong_type, now_ms, failed_trim
 
-local bad = wrongType({1, 'list', 2, 'zset', 3, 'zset', 4, 'hash', 5, 'hash', 6, 'zset', 7, 'hash', 8, 'hash', 9, 'zset', 10, 'hash', 11, 'hash', 12, 'hash'})
+local T = #KEYS
+local bad = wrongType({1, 'list', 2, 'zset', 3, 'zset', 4, 'hash', 5, 'hash', 6, 'zset', 7, 'hash', 8, 'hash', 9, 'zset', 10, 'hash', 11, 'hash', 12, 'hash', T, 'hash'})
 if bad then return bad end
 -- uses: groups
-local G = KEYS[18] and {of = 13, wait = 14, ring = 15, active = 16, seq = 17, running = 18, reserved = 3}
+local G = KEYS[19] and {of = 13, wait = 14, ring = 15, active = 16, seq = 17, running = 18, reserved = 3}
 bad = G and (groupsLoad().bad(G) or wrongType({19, 'list'}))
 if bad then return bad end
 
@@ -92,8 +96,8 @@ if errs then
 end
 -- Due at once: the canceller runs no hooks, a worker's sweep does.
 redis.call('ZADD', KEYS[9], 0, id .. ' ' .. ARGV[6])
-trimFailed(KEYS[6], KEYS[7], KEYS[8], now, tonumber(ARGV[1]), tonumber(ARGV[2]), KEYS[11])
+local trimmed = trimFailed(KEYS[6], KEYS[7], KEYS[8], now, tonumber(ARGV[1]), tonumber(ARGV[2]), KEYS[11], KEYS[T])
 if G and outcome == 2 and groupsLoad().free(G, {id}, false) > 0 and redis.call('LLEN', KEYS[19]) == 0 then
   redis.call('RPUSH', KEYS[19], '1')
 end
-return {outcome, a}
+return {outcome, a, trimmed}

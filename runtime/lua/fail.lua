@@ -7,24 +7,26 @@
 -- KEYS[4] -> failed zset
 -- KEYS[5] -> failed payloads hash
 -- KEYS[6] -> failed info hash
--- KEYS[7] -> errors hash (optional, with KEYS[8]: job ID -> its last
---            attempts' errors, lib/attempt_errors.lua)
+-- KEYS[7] -> errors hash (job ID -> its last attempts' errors,
+--            lib/attempt_errors.lua)
 -- KEYS[8] -> failed errors hash: a failed job's entry moves here
--- KEYS[9] -> progress hash (optional, with KEYS[7] and KEYS[8]): a
---            failed job's entry is deleted
--- KEYS[10..15] -> the group keys (optional, with KEYS[9]; lib/groups.lua):
+-- KEYS[9] -> progress hash: a failed job's entry is deleted
+-- KEYS[10..15] -> the group keys (optional; lib/groups.lua):
 --            of, wait, ring, active, seq, running; given for a queue that
 --            holds grouped jobs. A failed job frees its group's slot and
 --            keeps its group, for a retry.
 -- KEYS[16] -> notify list (doorbell), with the group keys: rung when a
 --            group waiting for a slot gets its turn back
+-- KEYS[#KEYS] -> failed trimmed hash (the last key, after KEYS[9] or
+--            KEYS[16]): what trimming dropped (lib/failed_trim.lua)
 -- ARGV[1] -> most failed jobs to keep (0: no limit)
 -- ARGV[2] -> oldest failed job to keep, in ms of age (0: no limit)
 -- ARGV[3..] -> triples: job ID, reservation token, encoded failure info
 --              (at most 300 triples)
 --
--- Returns: per triple, 1 if failed or 0 if the token is stale. A stale
--- triple changes nothing. At most 1000 old entries are trimmed per call.
+-- Returns: per triple, 1 if failed or 0 if the token is stale, then how
+-- many old entries trimming dropped. A stale triple changes nothing. At
+-- most 1000 old entries are trimmed per call.
 --
 -- Not allow-oom: the failure info it stores is new memory, of any size.
 -- With no flags Redis judges a script command by command: past maxmemory
@@ -37,11 +39,11 @@
 
 -- uses: wrong_type
 
-local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash', 4, 'zset', 5, 'hash', 6, 'hash'})
-  or (KEYS[8] and wrongType({7, 'hash', 8, 'hash'})) or (KEYS[9] and wrongType({9, 'hash'}))
+local T = #KEYS
+local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash', 4, 'zset', 5, 'hash', 6, 'hash', 7, 'hash', 8, 'hash', 9, 'hash', T, 'hash'})
 if bad then return bad end
 -- uses: groups
-local G = KEYS[15] and {of = 10, wait = 11, ring = 12, active = 13, seq = 14, running = 15, reserved = 1}
+local G = KEYS[16] and {of = 10, wait = 11, ring = 12, active = 13, seq = 14, running = 15, reserved = 1}
 bad = G and (groupsLoad().bad(G) or wrongType({16, 'list'}))
 if bad then return bad end
 
@@ -65,13 +67,11 @@ for j = 1, #ids do
     redis.call('ZADD', KEYS[4], nows, id)
     redis.call('HSET', KEYS[5], id, p or '')
     redis.call('HSET', KEYS[6], id, ARGV[3 * j + 2])
-    if KEYS[9] then redis.call('HDEL', KEYS[9], id) end
-    if KEYS[8] then
-      local errs = redis.call('HGET', KEYS[7], id)
-      if errs then
-        redis.call('HDEL', KEYS[7], id)
-        redis.call('HSET', KEYS[8], id, errs)
-      end
+    redis.call('HDEL', KEYS[9], id)
+    local errs = redis.call('HGET', KEYS[7], id)
+    if errs then
+      redis.call('HDEL', KEYS[7], id)
+      redis.call('HSET', KEYS[8], id, errs)
     end
     out[j] = 1
   else
@@ -89,5 +89,5 @@ if G then
 end
 
 -- uses: failed_trim
-trimFailed(KEYS[4], KEYS[5], KEYS[6], now, tonumber(ARGV[1]), tonumber(ARGV[2]), KEYS[8])
+out[#ids + 1] = trimFailed(KEYS[4], KEYS[5], KEYS[6], now, tonumber(ARGV[1]), tonumber(ARGV[2]), KEYS[8], KEYS[T])
 return out
