@@ -182,7 +182,10 @@ an outbox relay runs, a line shows the outbox's backlog and the age of
 its oldest row, as the relay last saw them; --max-outbox-age alerts on
 it. A queue with a concurrency limit or a rate (queue:limit) has a line
 with them, its running jobs, and how often each held workers back. A line per Redis server shows its memory used against maxmemory and
-its maxmemory-policy; a policy that may evict jobs is an ALERT.`,
+its maxmemory-policy; a policy that may evict jobs is an ALERT. A queue
+that a handler holds (runtime.HoldQueue) has a line with what is left
+of the hold. --max-wait alerts when a queue's oldest ready job has
+waited longer, for every queue or per queue (emails=5m).`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
 		var queues []string
 		maxSize, maxFailed := int64(1000), int64(0)
@@ -193,6 +196,7 @@ its maxmemory-policy; a policy that may evict jobs is an ALERT.`,
 		fs.add("max-failed", "no limit")
 		var maxOutboxAge time.Duration
 		fs.durationVar(&maxOutboxAge, "max-outbox-age", "alert when the outbox's oldest row has waited longer, or no relay has reported for a minute while rows wait", "no limit")
+		maxWait := waitFlag(fs)
 		return func(ctx context.Context, s *session) error {
 			qs, err := s.queues(ctx, slices.Concat(s.args, queues))
 			if err != nil {
@@ -246,6 +250,14 @@ its maxmemory-policy; a policy that may evict jobs is an ALERT.`,
 			if err := s.monitorGroups(ctx, qs); err != nil {
 				return err
 			}
+			if err := s.monitorHolds(ctx, qs); err != nil {
+				return err
+			}
+			waits, err := s.monitorWaits(ctx, qs, maxWait)
+			if err != nil {
+				return err
+			}
+			alerts = append(alerts, waits...)
 			alerts = append(alerts, s.monitorMemory(ctx)...)
 			alert, err := s.monitorOutbox(ctx, maxOutboxAge)
 			if err != nil {
