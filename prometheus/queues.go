@@ -74,6 +74,7 @@ func (c *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.outboxRows
 	ch <- c.outboxOldest
 	ch <- c.outboxReadAge
+	ch <- holdDesc
 }
 
 // Collect implements prometheus.Collector. A read that fails reports an
@@ -111,6 +112,7 @@ func (c *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	c.collectLimits(ctx, ch, queues)
 	c.collectGroups(ctx, ch, queues)
+	c.collectHolds(ctx, ch, queues)
 }
 
 // collectGroups reports the fair groups of the queues that hold grouped
