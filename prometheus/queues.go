@@ -2,6 +2,7 @@ package jobprom
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,8 +22,11 @@ type QueueCollector struct {
 	limit, running, rate, rateWindow, throttled *prometheus.Desc
 	// Fair groups (Inspector.GroupCountsOf), of queues that hold grouped jobs.
 	groupWaiting, groupTurns, groupRunning *prometheus.Desc
-	// The outbox, as its relays last read it (Inspector.Outbox).
+	// The outbox, as its relays last read it (Inspector.Outbox), or from
+	// its database (WithOutboxDB; outbox.go).
 	outboxRows, outboxOldest, outboxReadAge *prometheus.Desc
+	outboxDB                                *sql.DB
+	outboxTable                             string
 }
 
 // NewQueueCollector returns a collector of queues on e; nil queues means
@@ -54,7 +58,7 @@ func NewQueueCollector(e *runtime.Engine, queues []string) *QueueCollector {
 			[]string{"table", "state"}, nil),
 		outboxOldest: prometheus.NewDesc("jobgen_outbox_oldest_age_seconds", "How long the outbox's oldest row had waited when a relay last read the table; 0 without rows.",
 			[]string{"table"}, nil),
-		outboxReadAge: prometheus.NewDesc("jobgen_outbox_read_age_seconds", "Time since a relay last read the outbox table: a relay reads it every 5 seconds.",
+		outboxReadAge: prometheus.NewDesc("jobgen_outbox_read_age_seconds", "Time since a relay last read the outbox table: a relay reads it every 5 seconds, or, with the outbox database (WithOutboxDB), completes a pass every second or so; +Inf if none has.",
 			[]string{"table"}, nil),
 	}
 }
@@ -74,6 +78,7 @@ func (c *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.outboxRows
 	ch <- c.outboxOldest
 	ch <- c.outboxReadAge
+	ch <- outboxMissingDesc
 	ch <- holdDesc
 }
 
@@ -82,6 +87,8 @@ func (c *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
+	// First, so that the outbox's database is read while Redis is down.
+	c.collectOutbox(ctx, ch)
 	queues := c.queues
 	if queues == nil {
 		var err error
@@ -90,7 +97,6 @@ func (c *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 			return
 		}
 	}
-	c.collectOutbox(ctx, ch)
 	states, err := runtime.NewInspector(c.e).States(ctx, queues)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.jobs, err)
@@ -154,20 +160,4 @@ func (c *QueueCollector) collectLimits(ctx context.Context, ch chan<- prometheus
 		ch <- prometheus.MustNewConstMetric(c.throttled, prometheus.CounterValue, float64(l.HeldByLimit), q, "limit")
 		ch <- prometheus.MustNewConstMetric(c.throttled, prometheus.CounterValue, float64(l.HeldByRate), q, "rate")
 	}
-}
-
-// collectOutbox reports the outbox, if a relay has read it.
-func (c *QueueCollector) collectOutbox(ctx context.Context, ch chan<- prometheus.Metric) {
-	b, ok, err := runtime.NewInspector(c.e).Outbox(ctx)
-	switch {
-	case err != nil:
-		ch <- prometheus.NewInvalidMetric(c.outboxRows, err)
-		return
-	case !ok:
-		return
-	}
-	ch <- prometheus.MustNewConstMetric(c.outboxRows, prometheus.GaugeValue, float64(b.Rows-b.Parked), b.Table, "waiting")
-	ch <- prometheus.MustNewConstMetric(c.outboxRows, prometheus.GaugeValue, float64(b.Parked), b.Table, "parked")
-	ch <- prometheus.MustNewConstMetric(c.outboxOldest, prometheus.GaugeValue, b.Age().Seconds(), b.Table)
-	ch <- prometheus.MustNewConstMetric(c.outboxReadAge, prometheus.GaugeValue, max(time.Since(b.At), 0).Seconds(), b.Table)
 }
