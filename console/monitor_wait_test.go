@@ -39,6 +39,11 @@ func TestMonitorMaxWait(t *testing.T) {
 		require.Equal(t, 1, code, out)
 		require.Contains(t, stderr, "slwo (named in --max-wait, but no such queue: check its name)")
 
+		// Under a prefix nothing was dispatched to, too.
+		code, _, stderr = b.runRaw(t, "queue:monitor", "--max-wait", "slwo=1m", "--redis", b.url, "--prefix", b.prefix+"-empty")
+		require.Equal(t, 1, code)
+		require.Contains(t, stderr, "slwo (named in --max-wait, but no such queue: check its name)")
+
 		code, _, stderr = b.run(t, "queue:monitor", "--max-wait", "slow=-1m")
 		require.Equal(t, 2, code)
 		require.Contains(t, stderr, `"slow=-1m": the wait must be positive`)

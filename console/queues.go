@@ -219,6 +219,11 @@ waited longer, for every queue or per queue (emails=5m).`,
 			if len(qs) == 0 {
 				fmt.Fprintln(s.out, "No queues yet: nothing has been dispatched under this prefix.")
 				alerts := s.monitorMemory(ctx)
+				waits, err := s.monitorWaits(ctx, nil, maxWait)
+				if err != nil {
+					return err
+				}
+				alerts = append(alerts, waits...)
 				outboxAlerts, err := s.monitorOutbox(ctx, maxOutboxAge, maxRelayIdle)
 				alerts = append(alerts, outboxAlerts...)
 				if err == nil && len(alerts) > 0 {
