@@ -126,9 +126,15 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
+	health, err := h.outboxHealth(ctx)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
 	h.render(w, r, "overview", "Overview", map[string]any{
 		"Outbox":    outbox,
 		"HasOutbox": hasOutbox,
+		"Health":    health,
 		"OutboxAt":  max(now.Sub(outbox.At), 0),
 		"Queues":    rows,
 		"Total":     total,
