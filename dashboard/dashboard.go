@@ -1,11 +1,11 @@
 package dashboard
 
 import (
-	"database/sql"
 	"bytes"
 	"cmp"
 	"context"
 	"crypto/subtle"
+	"database/sql"
 	"embed"
 	"fmt"
 	"html/template"
