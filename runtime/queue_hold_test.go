@@ -164,3 +164,26 @@ func TestHoldQueueNeedsAPositiveHold(t *testing.T) {
 	require.True(t, runtime.IsDeferral(err))
 	require.Equal(t, "queue held for 30s: 429 Too Many Requests", err.Error())
 }
+
+// A hold that has ended leaves nothing in the queue's settings once a
+// reserve has seen it end.
+func TestEndedHoldIsDeleted(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		require.NoError(t, b.engine.PushMany(b.ctx, []runtime.Outgoing{{Envelope: env("api", "app.Job", "x")}}))
+		_, err := runtime.NewInspector(b.engine).HoldQueue(b.ctx, "api", 50*time.Millisecond)
+		require.NoError(t, err)
+		settings := b.prefix + ":{api}:settings"
+		n, err := b.rdb.HLen(b.ctx, settings).Result()
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n, "the hold is the field of %s", settings)
+		require.Eventually(t, func() bool {
+			res, err := runtime.NewBroker(b.engine).Reserve(b.ctx, "api", 1, time.Minute)
+			require.NoError(t, err)
+			return len(res.Jobs) == 1
+		}, 10*time.Second, 10*time.Millisecond)
+		n, err = b.rdb.Exists(b.ctx, settings).Result()
+		require.NoError(t, err)
+		require.Zero(t, n, "the ended hold was deleted")
+	})
+}

@@ -16,7 +16,7 @@
 -- flowRoom(f, reserved, asked, now) returns how many of asked jobs the
 -- call may take, and the limit that cut it below asked ('limit',
 -- 'rate' or 'hold'), or nil. reserved is the reserved set's key. A hold
--- that has not ended takes nothing.
+-- that has not ended takes nothing; one that has ended is deleted.
 -- flowTaken(f, taken, by, ready) records the jobs taken in the rate's
 -- window and, if by held the call back while ready (the ready list's
 -- key) still holds jobs, counts it in held_<by>. It returns when the
@@ -46,7 +46,12 @@ end
 local function flowRoom(f, reserved, asked, now)
   local room, by = asked, nil
   if not f then return room, by end
-  if f.hold > now then return 0, 'hold' end
+  if f.hold > 0 then
+    if f.hold > now then return 0, 'hold' end
+    -- An ended hold's field goes, so that a queue without limits pays
+    -- only its HMGET again.
+    redis.call('HDEL', f.key, 'hold')
+  end
   if f.limit > 0 then
     local free = f.limit - redis.call('ZCARD', reserved)
     if free < room then room, by = math.max(free, 0), 'limit' end
