@@ -165,11 +165,16 @@ func (c *Command) Run(ctx context.Context, args []string) int {
 	s := &session{c: c, verb: v, args: rest, out: c.stdout(), errOut: c.stderr()}
 	if !v.noRedis {
 		var err error
-		if s, err = c.open(ctx, v, fs, rest); err != nil {
+		switch s, err = c.open(ctx, v, fs, rest); {
+		case err == nil:
+			defer s.engine.Close()
+		case v.redisOptional:
+			// The command runs without an engine, and reports err itself.
+			s = &session{c: c, verb: v, args: rest, out: c.stdout(), errOut: c.stderr(), redisErr: err}
+		default:
 			c.fail(v, err)
 			return 1
 		}
-		defer s.engine.Close()
 	}
 	if err := run(ctx, s); err != nil {
 		var u usageError
@@ -246,8 +251,11 @@ type session struct {
 	engine *runtime.Engine
 	ins    *runtime.Inspector // engine's
 	args   []string           // positional arguments
-	out    io.Writer
-	errOut io.Writer
+	// redisErr is why Redis could not be opened, for a command that runs
+	// without it (verb.redisOptional); engine and ins are nil then.
+	redisErr error
+	out      io.Writer
+	errOut   io.Writer
 }
 
 // open connects to the Redis of --redis, JOBGEN_REDIS_URL or REDIS_URL.

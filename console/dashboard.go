@@ -55,6 +55,9 @@ Ctrl-C or SIGTERM stops it.`,
 				return usagef("--tls-cert and --tls-key go together")
 			}
 			opts := dashboard.Options{ReadOnly: readOnly, Router: c.Router, Schedule: c.Schedule, Logger: c.logger(), Hosts: hosts}
+			if c.Outbox != nil && c.Outbox.DB != nil {
+				opts.OutboxDB, opts.OutboxTable = c.Outbox.DB, c.outboxTable()
+			}
 			pw := c.getenv(DashboardPasswordEnv)
 			if pw != "" {
 				opts.Authorize = dashboard.BasicAuth("admin", pw)

@@ -73,9 +73,10 @@
 //	queue:limit Q [N]   show or set a queue's concurrency limit (N, off)
 //	                    and rate (--rate 100/1s, off)
 //	queue:size          jobs per queue: ready, delayed, reserved, failed
-//	queue:monitor       sizes against --max and --max-failed; exits 1 over;
-//	                    --failed-trimmed-within D alerts on failed jobs
-//	                    trimmed (EngineConfig.FailedMaxCount, FailedMaxAge)
+//	queue:monitor       sizes against --max and --max-failed, waits against
+//	                    --max-wait, the outbox against --max-outbox-age and
+//	                    --max-relay-idle, failed jobs trimmed against
+//	                    --failed-trimmed-within; exits 1 over
 //	queue:metrics       each job class's runtime p50/p95 and throughput over
 //	                    the last hour and day (EngineConfig.KeepFinished)
 //	schedule:work       dispatch the schedule's jobs as they fall due, until

@@ -28,6 +28,9 @@ type verb struct {
 	needsSchedule bool
 	// noRedis: the command needs no Redis; its session has no engine.
 	noRedis bool
+	// redisOptional: the command runs even when Redis cannot be opened,
+	// with no engine in its session and the error in session.redisErr.
+	redisOptional bool
 	// setup declares the command's flags and returns what runs it once
 	// they are parsed.
 	setup func(c *Command, fs *flags) func(ctx context.Context, s *session) error

@@ -174,18 +174,27 @@ var monitorVerb = &verb{
 	args:    "[queue...]",
 	summary: "Check queue sizes against thresholds; fail if one is crossed",
 	maxArgs: -1,
+	// With Redis down it still reads the outbox from PostgreSQL.
+	redisOptional: true,
 	about: `Show the size of every queue, or of the queues named (ready, delayed and
 reserved jobs), and its failed jobs. A queue with more than --max jobs,
 or more than --max-failed failed jobs, is marked ALERT, and the command
 says so on stderr and exits 1: run it from cron or a health check. Where
-an outbox relay runs, a line shows the outbox's backlog and the age of
-its oldest row, as the relay last saw them; --max-outbox-age alerts on
-it. A queue with a concurrency limit or a rate (queue:limit) has a line
+the application gives its outbox database (console.WithOutbox), a line
+shows the outbox's backlog, the age of its oldest row and when a relay
+last completed a pass, read from PostgreSQL, even with Redis down; a
+missing outbox table is an ALERT, --max-outbox-age alerts on the oldest
+row's age and on relays that stopped while rows wait, and
+--max-relay-idle on relays that stopped. Without the database, the line
+is what a relay last published to Redis. A queue with a concurrency limit or a rate (queue:limit) has a line
 with them, its running jobs, and how often each held workers back. A line per Redis server shows its memory used against maxmemory and
 its maxmemory-policy; a policy that may evict jobs is an ALERT. A queue
 whose failed store was trimmed (EngineConfig.FailedMaxCount,
 FailedMaxAge) has a line with how many failed jobs were dropped and
-when; --failed-trimmed-within alerts on a recent trim.`,
+when; --failed-trimmed-within alerts on a recent trim. A queue
+that a handler holds (runtime.HoldQueue) has a line with what is left
+of the hold. --max-wait alerts when a queue's oldest ready job has
+waited longer, for every queue or per queue (emails=5m).`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
 		var queues []string
 		maxSize, maxFailed := int64(1000), int64(0)
@@ -195,9 +204,15 @@ when; --failed-trimmed-within alerts on a recent trim.`,
 		fs.Int64Var(&maxFailed, "max-failed", maxFailed, "alert when a queue holds more than N failed jobs")
 		fs.add("max-failed", "no limit")
 		var maxOutboxAge time.Duration
-		fs.durationVar(&maxOutboxAge, "max-outbox-age", "alert when the outbox's oldest row has waited longer, or no relay has reported for a minute while rows wait", "no limit")
+		fs.durationVar(&maxOutboxAge, "max-outbox-age", "alert when the outbox's oldest row has waited longer, or no relay has completed a pass for a minute (or this, if longer) while rows wait", "no limit")
+		var maxRelayIdle time.Duration
+		fs.durationVar(&maxRelayIdle, "max-relay-idle", "alert when no outbox relay has completed a pass for longer, rows or not (needs the outbox database)", "no limit")
+		maxWait := waitFlag(fs)
 		trimmedWithin := failedTrimmedFlag(fs)
 		return func(ctx context.Context, s *session) error {
+			if s.engine == nil {
+				return s.monitorWithoutRedis(ctx, maxOutboxAge, maxRelayIdle)
+			}
 			qs, err := s.queues(ctx, slices.Concat(s.args, queues))
 			if err != nil {
 				return err
@@ -208,10 +223,13 @@ when; --failed-trimmed-within alerts on a recent trim.`,
 			if len(qs) == 0 {
 				fmt.Fprintln(s.out, "No queues yet: nothing has been dispatched under this prefix.")
 				alerts := s.monitorMemory(ctx)
-				alert, err := s.monitorOutbox(ctx, maxOutboxAge)
-				if alert != "" {
-					alerts = append(alerts, alert)
+				waits, err := s.monitorWaits(ctx, nil, maxWait)
+				if err != nil {
+					return err
 				}
+				alerts = append(alerts, waits...)
+				outboxAlerts, err := s.monitorOutbox(ctx, maxOutboxAge, maxRelayIdle)
+				alerts = append(alerts, outboxAlerts...)
 				if err == nil && len(alerts) > 0 {
 					err = fmt.Errorf("over threshold: %s", strings.Join(alerts, ", "))
 				}
@@ -255,14 +273,20 @@ when; --failed-trimmed-within alerts on a recent trim.`,
 				return err
 			}
 			alerts = append(alerts, trimmed...)
-			alerts = append(alerts, s.monitorMemory(ctx)...)
-			alert, err := s.monitorOutbox(ctx, maxOutboxAge)
+			if err := s.monitorHolds(ctx, qs); err != nil {
+				return err
+			}
+			waits, err := s.monitorWaits(ctx, qs, maxWait)
 			if err != nil {
 				return err
 			}
-			if alert != "" {
-				alerts = append(alerts, alert)
+			alerts = append(alerts, waits...)
+			alerts = append(alerts, s.monitorMemory(ctx)...)
+			outboxAlerts, err := s.monitorOutbox(ctx, maxOutboxAge, maxRelayIdle)
+			if err != nil {
+				return err
 			}
+			alerts = append(alerts, outboxAlerts...)
 			if len(alerts) > 0 {
 				return fmt.Errorf("%d %s over threshold: %s", len(alerts), plural(int64(len(alerts)), "queue"), strings.Join(alerts, ", "))
 			}
@@ -313,31 +337,4 @@ func bytesText(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %cB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-// monitorOutbox prints the outbox's backlog, if a relay has reported
-// one, and returns an alert if it crosses maxAge (0: no check).
-func (s *session) monitorOutbox(ctx context.Context, maxAge time.Duration) (string, error) {
-	b, ok, err := s.ins.Outbox(ctx)
-	if err != nil || !ok {
-		return "", err
-	}
-	now := time.Now()
-	fmt.Fprintf(s.out, "Outbox %s: %d %s waiting", b.Table, b.Rows, plural(b.Rows, "row"))
-	if b.Parked > 0 {
-		fmt.Fprintf(s.out, " (%d parked: see its error column)", b.Parked)
-	}
-	if b.Rows > 0 {
-		fmt.Fprintf(s.out, ", oldest %s", b.Age().Round(time.Millisecond))
-	}
-	fmt.Fprintf(s.out, "; read by a relay %s ago.\n", now.Sub(b.At).Round(time.Second))
-	switch {
-	case maxAge <= 0:
-		return "", nil
-	case b.Rows > b.Parked && now.Sub(b.At) > time.Minute:
-		return fmt.Sprintf("outbox %s (%d rows, and no relay has reported for %s)", b.Table, b.Rows, now.Sub(b.At).Round(time.Second)), nil
-	case b.Age() > maxAge:
-		return fmt.Sprintf("outbox %s (oldest row waited %s, more than %s)", b.Table, b.Age().Round(time.Millisecond), maxAge), nil
-	}
-	return "", nil
 }

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/subtle"
+	"database/sql"
 	"embed"
 	"fmt"
 	"html/template"
@@ -71,6 +72,13 @@ type Options struct {
 	// Logger receives errors of actions that run in the background.
 	// Default slog.Default().
 	Logger *slog.Logger
+	// OutboxDB, if set, is the database holding the outbox table named
+	// OutboxTable (runtime.DefaultOutboxTable if empty): the overview's
+	// Outbox card then reads the backlog and the relays' last pass from
+	// it (outbox.ReadHealth), so that a dead relay or a Redis outage
+	// shows, rather than what a relay last published to Redis.
+	OutboxDB    *sql.DB
+	OutboxTable string
 }
 
 func (o *Options) setDefaults() {

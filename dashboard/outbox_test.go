@@ -51,3 +51,26 @@ func TestOverviewShowsTheOutbox(t *testing.T) {
 	require.Contains(t, body, `<span class="label">Outbox `+table+`</span><span class="value bad" id="outbox-rows">2</span>`)
 	require.Regexp(t, `oldest 1m 3\ds; 2 parked; read \d+(ms|s|µs) ago`, body)
 }
+
+// Given the outbox database, the overview's Outbox card reads it: a
+// missing table says so, and rows no relay has passed over show with
+// the relay's silence, where Redis has no report of them.
+func TestOverviewReadsTheOutboxDatabase(t *testing.T) {
+	t.Parallel()
+	db, err := sql.Open("postgres", pgtest.URL(t))
+	require.NoError(t, err)
+	defer db.Close()
+	table := pgtest.Table(t, db)
+	b := setup(t, dashboard.Options{OutboxDB: db, OutboxTable: table})
+	_, body, _ := b.get(t, "")
+	require.Contains(t, body, `<span class="value bad" id="outbox-rows">missing</span><span class="sub">the table does not exist: run outbox:migrate</span>`)
+
+	require.NoError(t, runtime.MigrateOutbox(b.ctx, db, table))
+	_, err = db.Exec("INSERT INTO " + table + " (id, kind, queue, name, payload, created_at) VALUES " +
+		"('a', 'job', 'notes', 'x', '\\x00', now() - interval '90 seconds')")
+	require.NoError(t, err)
+	status, body, _ := b.get(t, "")
+	require.Equal(t, http.StatusOK, status)
+	require.Contains(t, body, `<span class="label">Outbox `+table+`</span><span class="value" id="outbox-rows">1</span>`)
+	require.Regexp(t, `oldest 1m 3\ds; <span id="outbox-pass" class="bad">no relay has passed</span>`, body)
+}

@@ -26,6 +26,9 @@ type queueRow struct {
 	HasWait bool
 	// Processed and Failed in the last hour.
 	Processed, Failed int64
+	// Hold is what is left of the queue's hold (runtime.HoldQueue); 0
+	// if none is on.
+	Hold time.Duration
 }
 
 // queueRows reads the state of every queue, a few queues at a time.
@@ -69,6 +72,9 @@ func (h *handler) queueRow(ctx context.Context, q string) (queueRow, error) {
 		return row, err
 	}
 	if row.Paused, err = h.ins.QueuePaused(ctx, q); err != nil {
+		return row, err
+	}
+	if row.Hold, err = h.queueHold(ctx, q); err != nil {
 		return row, err
 	}
 	at, ok, err := h.ins.OldestReady(ctx, q)
@@ -120,9 +126,15 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
+	health, err := h.outboxHealth(ctx)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
 	h.render(w, r, "overview", "Overview", map[string]any{
 		"Outbox":    outbox,
 		"HasOutbox": hasOutbox,
+		"Health":    health,
 		"OutboxAt":  max(now.Sub(outbox.At), 0),
 		"Queues":    rows,
 		"Total":     total,
@@ -185,6 +197,11 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
+	hold, err := h.queueHold(ctx, q)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
 	groups, err := h.ins.Groups(ctx, q, 10)
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
@@ -205,7 +222,7 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 		h.markWorkers(ctx, views)
 	}
 	h.render(w, r, "queue", "Queue "+q, map[string]any{
-		"Queue": q, "State": string(state), "States": listStates, "Sizes": sizes, "Paused": paused, "Limits": limits, "Groups": groups,
+		"Queue": q, "State": string(state), "States": listStates, "Sizes": sizes, "Paused": paused, "Hold": hold, "Limits": limits, "Groups": groups,
 		"Jobs": views, "Pager": newPager(r, size, total), "Hour": newSeries(counts, q, 60, 1, now, "last hour"),
 	}, false)
 }

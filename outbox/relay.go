@@ -29,6 +29,7 @@ type Relay struct {
 	del   string           // the delete statement
 	clock offsetClock
 	stats relayStats
+	live  liveness // the record of its passes (liveness.go)
 
 	// Crash points, for tests: an error from one ends RelayOnce there, as
 	// a relay killed at that point would stop.
@@ -60,7 +61,7 @@ func NewRelay(e *runtime.Engine, cfg RelayConfig) (*Relay, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	r := &Relay{cfg: cfg, table: tableOf(e), main: newConn(e)}
+	r := &Relay{cfg: cfg, table: tableOf(e), main: newConn(e), live: newLiveness()}
 	r.conns = map[string]*conn{"": r.main}
 	for name, ce := range cfg.Connections {
 		if ce == nil {
@@ -119,7 +120,8 @@ func (r *Relay) Counts() RelayCounts {
 // minute, and first at start, it looks for marks a dead relay left
 // (Reconcile); every 5s it writes the table's backlog to Redis for
 // queue:monitor, the dashboard and the Prometheus module
-// (runtime.Inspector.Outbox).
+// (runtime.Inspector.Outbox); and at most once a second it records a
+// completed pass in the relays table in PostgreSQL (ReadHealth).
 func (r *Relay) Run(ctx context.Context) error {
 	var lastErr string
 	var nextReconcile, nextPublish time.Time
@@ -133,6 +135,9 @@ func (r *Relay) Run(ctx context.Context) error {
 		} else if err == nil && lastErr != "" {
 			r.cfg.Logger.Info("outbox relay recovered", "table", r.table)
 			lastErr = ""
+		}
+		if err == nil {
+			r.passed(ctx)
 		}
 		now := time.Now()
 		if !now.Before(nextReconcile) {

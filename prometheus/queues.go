@@ -2,6 +2,7 @@ package jobprom
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,10 +22,13 @@ type QueueCollector struct {
 	limit, running, rate, rateWindow, throttled *prometheus.Desc
 	// Fair groups (Inspector.GroupCountsOf), of queues that hold grouped jobs.
 	groupWaiting, groupTurns, groupRunning *prometheus.Desc
-	// The outbox, as its relays last read it (Inspector.Outbox).
+	// The outbox, as its relays last read it (Inspector.Outbox), or from
+	// its database (WithOutboxDB; outbox.go).
 	outboxRows, outboxOldest, outboxReadAge *prometheus.Desc
 	// Failed jobs trimmed from the failed store (FailedStore.Trimmed).
 	failedTrimmed failedTrimmedDescs
+	outboxDB      *sql.DB
+	outboxTable   string
 }
 
 // NewQueueCollector returns a collector of queues on e; nil queues means
@@ -56,7 +60,7 @@ func NewQueueCollector(e *runtime.Engine, queues []string) *QueueCollector {
 			[]string{"table", "state"}, nil),
 		outboxOldest: prometheus.NewDesc("jobgen_outbox_oldest_age_seconds", "How long the outbox's oldest row had waited when a relay last read the table; 0 without rows.",
 			[]string{"table"}, nil),
-		outboxReadAge: prometheus.NewDesc("jobgen_outbox_read_age_seconds", "Time since a relay last read the outbox table: a relay reads it every 5 seconds.",
+		outboxReadAge: prometheus.NewDesc("jobgen_outbox_read_age_seconds", "Time since a relay last read the outbox table: a relay reads it every 5 seconds, or, with the outbox database (WithOutboxDB), completes a pass every second or so; +Inf if none has.",
 			[]string{"table"}, nil),
 		failedTrimmed: newFailedTrimmedDescs(),
 	}
@@ -78,6 +82,8 @@ func (c *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- c.outboxOldest
 	ch <- c.outboxReadAge
 	c.failedTrimmed.describe(ch)
+	ch <- outboxMissingDesc
+	ch <- holdDesc
 }
 
 // Collect implements prometheus.Collector. A read that fails reports an
@@ -85,6 +91,8 @@ func (c *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
 func (c *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
+	// First, so that the outbox's database is read while Redis is down.
+	c.collectOutbox(ctx, ch)
 	queues := c.queues
 	if queues == nil {
 		var err error
@@ -93,7 +101,6 @@ func (c *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 			return
 		}
 	}
-	c.collectOutbox(ctx, ch)
 	states, err := runtime.NewInspector(c.e).States(ctx, queues)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(c.jobs, err)
@@ -116,6 +123,7 @@ func (c *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 	c.collectLimits(ctx, ch, queues)
 	c.collectGroups(ctx, ch, queues)
 	c.failedTrimmed.collect(ctx, c.e, ch, queues)
+	c.collectHolds(ctx, ch, queues)
 }
 
 // collectGroups reports the fair groups of the queues that hold grouped
@@ -157,20 +165,4 @@ func (c *QueueCollector) collectLimits(ctx context.Context, ch chan<- prometheus
 		ch <- prometheus.MustNewConstMetric(c.throttled, prometheus.CounterValue, float64(l.HeldByLimit), q, "limit")
 		ch <- prometheus.MustNewConstMetric(c.throttled, prometheus.CounterValue, float64(l.HeldByRate), q, "rate")
 	}
-}
-
-// collectOutbox reports the outbox, if a relay has read it.
-func (c *QueueCollector) collectOutbox(ctx context.Context, ch chan<- prometheus.Metric) {
-	b, ok, err := runtime.NewInspector(c.e).Outbox(ctx)
-	switch {
-	case err != nil:
-		ch <- prometheus.NewInvalidMetric(c.outboxRows, err)
-		return
-	case !ok:
-		return
-	}
-	ch <- prometheus.MustNewConstMetric(c.outboxRows, prometheus.GaugeValue, float64(b.Rows-b.Parked), b.Table, "waiting")
-	ch <- prometheus.MustNewConstMetric(c.outboxRows, prometheus.GaugeValue, float64(b.Parked), b.Table, "parked")
-	ch <- prometheus.MustNewConstMetric(c.outboxOldest, prometheus.GaugeValue, b.Age().Seconds(), b.Table)
-	ch <- prometheus.MustNewConstMetric(c.outboxReadAge, prometheus.GaugeValue, max(time.Since(b.At), 0).Seconds(), b.Table)
 }

@@ -182,7 +182,9 @@
 // timeout is cancelled with ErrTimeout and retried without counting as
 // an exception, or failed at once if FailOnTimeout is set. A handler
 // steers its job by returning ReleaseRequest(delay), FailRequest(err) or
-// DeleteRequest().
+// DeleteRequest(), and its whole queue by returning HoldQueue(d, err): no
+// worker takes a job of the queue for d, and the job goes back without
+// using an attempt.
 //
 // A job that fails for good goes to the FailedStore (Inspector.Failed), kept
 // per queue in Redis (every job, unless EngineConfig.FailedMaxCount or

@@ -38,14 +38,24 @@ func DeleteRequest() error { return deleteRequest{} }
 type releaseRequest struct {
 	delay    time.Duration
 	deferral bool // DeferRequest: the attempt is given back
+	// hold, for HoldQueue, is how long the job's whole queue is held;
+	// cause is the error that made the handler hold it.
+	hold  time.Duration
+	cause error
 }
 
 func (r *releaseRequest) Error() string {
+	if r.hold > 0 {
+		return fmt.Sprintf("queue held for %v: %v", r.hold, r.cause)
+	}
 	if r.deferral {
 		return fmt.Sprintf("deferral requested (delay %v)", r.delay)
 	}
 	return fmt.Sprintf("release requested (delay %v)", r.delay)
 }
+
+// Unwrap returns the cause a HoldQueue request carries.
+func (r *releaseRequest) Unwrap() error { return r.cause }
 
 type failRequest struct{ err error }
 

@@ -129,6 +129,11 @@ func exerciseScripts(t *testing.T, b bundle) {
 	// queue's settings, and the settles ring the doorbell for
 	require.NoError(t, runtime.NewInspector(e).SetQueueLimit(ctx, "audit", 10))
 	require.NoError(t, runtime.NewInspector(e).SetQueueRate(ctx, "audit", 100, time.Minute))
+	// a hold (queue_hold.lua), in the same settings, ended at once
+	_, err = runtime.NewInspector(e).HoldQueue(ctx, "audit", time.Hour)
+	require.NoError(t, err)
+	_, err = runtime.NewInspector(e).HoldQueue(ctx, "audit", 0)
+	require.NoError(t, err)
 	_, batch, ok, err := e.WaitReserve(ctx, []string{"audit"}, 100*time.Millisecond, 10, time.Minute)
 	require.NoError(t, err)
 	require.True(t, ok)

@@ -154,7 +154,11 @@ func (w *Worker) settle(base context.Context, o outcome) {
 			w.fail(base, res, env, reason)
 			return
 		}
-		w.releaseWith(base, res, ev, ReleaseOpts{Delay: rel.delay, Deferral: true}, nil)
+		delay := rel.delay
+		if rel.hold > 0 { // HoldQueue: the queue is held before the job goes back
+			delay = w.holdFor(base, res, rel.hold, rel.cause)
+		}
+		w.releaseWith(base, res, ev, ReleaseOpts{Delay: delay, Deferral: true}, nil)
 	case errors.As(herr, &rel):
 		if reason := limitsOf(env, o.maxTries).AfterRelease(res.Attempts, w.cfg.Clock()); reason != nil {
 			w.fail(base, res, env, reason)

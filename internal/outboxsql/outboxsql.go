@@ -45,13 +45,17 @@ func CheckTable(table string) error {
 }
 
 // DDL returns the statements that create the outbox table named table,
-// its index, trigger and notify function (outbox.sql).
+// its index, trigger and notify function (outbox.sql), and its relays
+// table (relays.sql).
 func DDL(table string) (string, error) {
 	if err := CheckTable(table); err != nil {
 		return "", err
 	}
+	if err := CheckRelays(table); err != nil {
+		return "", err
+	}
 	name := table[strings.LastIndexByte(table, '.')+1:]
-	return strings.NewReplacer("{{table}}", table, "{{channel}}", Channel(table), "{{name}}", name).Replace(ddl), nil
+	return strings.NewReplacer("{{table}}", table, "{{channel}}", Channel(table), "{{name}}", name).Replace(ddl) + "\n" + RelaysDDL(table), nil
 }
 
 // Channel is the channel the trigger of the outbox table named table

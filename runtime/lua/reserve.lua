@@ -49,7 +49,8 @@
 -- before a command of it failed, so the keys are checked before the
 -- first write: it writes nothing then.
 --
--- A queue's concurrency limit and rate cap how many jobs a call takes
+-- A queue's concurrency limit and rate cap how many jobs a call takes,
+-- and while its hold lasts (queue_hold.lua) a call takes none
 -- (lib/flow_limit.lua); a queue without them pays one HMGET.
 --
 -- IDs in the ready list with no payload (removed jobs) are dropped. The

@@ -46,6 +46,8 @@ const (
 	KindExit  = "exit"  // exit the worker process with status 3
 	KindError = "error" // return an error (an exception: retried)
 	KindFail  = "fail"  // return runtime.FailRequest: fail now
+	// KindHold returns runtime.HoldQueue until HoldUntil, then succeeds.
+	KindHold = "hold"
 )
 
 // Task is the job every fault test dispatches.
@@ -66,6 +68,9 @@ type Task struct {
 	// FirstMillis, if positive, is how long the first attempt sleeps in
 	// place of Millis.
 	FirstMillis int `msgpack:",omitempty"`
+	// HoldUntil is, for KindHold, the Unix ms until which a run holds
+	// the queue (runtime.HoldQueue for the time left).
+	HoldUntil int64 `msgpack:",omitempty"`
 	// Trace writes B and E lines, to the nanosecond, as the run begins
 	// and just before it returns, for tests that measure how many runs
 	// overlap.
@@ -252,6 +257,10 @@ func handle(ctx context.Context, l *Ledger, t Task) error {
 		return fmt.Errorf("faults: failing job %d", t.Seq)
 	case KindFail:
 		return runtime.FailRequest(fmt.Errorf("faults: job %d fails itself", t.Seq))
+	case KindHold:
+		if left := time.Until(time.UnixMilli(t.HoldUntil)); left > 0 {
+			return runtime.HoldQueue(left, fmt.Errorf("faults: job %d meets a 429", t.Seq))
+		}
 	}
 	l.Finish(info.ID, t.Seq, info.Attempt)
 	return nil
