@@ -2,11 +2,14 @@ package runtime_test
 
 import (
 	"context"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobgen/jobgen/internal/redistest"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -64,4 +67,36 @@ func TestCancelNoteFencedByState(t *testing.T) {
 		require.True(t, ok)
 		require.Equal(t, runtime.StateReserved, found.State)
 	})
+}
+
+// A subscription that breaks is made again, and the worker then runs a
+// heartbeat at once: a cancel whose note was lost meanwhile still ends
+// the job long before the heartbeat's period. On a server of the test's
+// own, whose pub/sub clients it kills.
+func TestCancelAfterSubscriptionBroke(t *testing.T) {
+	t.Parallel()
+	srv := redistest.StartServer(t)
+	ctx := context.Background()
+	e, err := runtime.Open(ctx, "redis://"+srv.Addr+"/0", runtime.EngineConfig{Prefix: redistest.Prefix(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = e.Close() })
+	b := wbundle{bundle: bundle{ctx: runtime.WithDispatcher(ctx, e), backend: "redis", engine: e, rdb: e.Client()}, router: runtime.NewRouter(), log: &eventLog{}}
+	bl := newBlocker()
+	runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error { return bl.run(ctx) })
+	ids := b.dispatch(t, job(1, runtime.JobOptions{}))
+	var logs syncBuffer
+	cfg := hourLease
+	cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	b.start(t, cfg)
+	eventually(t, func() bool { return bl.runs(ids[0]) == 1 }, "the job runs")
+
+	killed, err := b.rdb.ClientKillByFilter(ctx, "TYPE", "pubsub").Result()
+	require.NoError(t, err)
+	require.Positive(t, killed, "the worker's subscription was killed")
+	eventually(t, func() bool { return strings.Contains(logs.String(), "subscription to notes to workers failed") }, "the worker sees its subscription broken")
+	_, err = runtime.NewInspector(e).Cancel(ctx, "default", ids[0], 1)
+	require.NoError(t, err)
+	eventually(t, func() bool { return bl.cause(ids[0]) != nil }, "the handler's context ends long before the heartbeat")
+	require.ErrorIs(t, bl.cause(ids[0]), runtime.ErrCancelled)
+	eventually(t, func() bool { return strings.Contains(logs.String(), "notes to workers work again") }, "the worker says its subscription works again")
 }
