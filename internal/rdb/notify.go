@@ -62,6 +62,11 @@ func (s *Store) Listen(ctx context.Context, channel string) (*Notes, error) {
 	}
 	if err != nil {
 		_ = ps.Close()
+		if cc, ok := s.c.(*redis.ClusterClient); ok {
+			// The channel's slot may have a new master (a failover): look
+			// again before the next try.
+			cc.ReloadState(ctx)
+		}
 		return nil, fmt.Errorf("subscribe to %q: %w", channel, err)
 	}
 	return &Notes{ps: ps, channel: channel}, nil
