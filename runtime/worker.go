@@ -242,7 +242,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	base, hardStop := context.WithCancelCause(context.WithoutCancel(HandlerContext(ctx, w.e, w.r)))
 	defer hardStop(ErrWorkerStopping)
 	side, stopSide := context.WithCancel(base)
-	w.e.notifier.join(w)
+	select { // the notes' subscription is up, or failed (worker_notify.go)
+	case <-w.e.notifier.join(w):
+	case <-ctx.Done():
+	}
 	defer w.e.notifier.leave(w) // before Run returns: no call of it in flight then
 	var sideWG sync.WaitGroup
 	sideWG.Add(6)

@@ -59,6 +59,7 @@ type notifier struct {
 	workers map[*Worker]struct{}
 	stop    context.CancelFunc // ends the running loop; nil if none runs
 	done    chan struct{}      // closed when that loop has ended
+	first   chan struct{}      // closed when that loop's first subscribe was confirmed or failed
 }
 
 func newNotifier(store *jobrdb.Store, channel string) *notifier {
@@ -66,17 +67,21 @@ func newNotifier(store *jobrdb.Store, channel string) *notifier {
 }
 
 // join hands w the notes from now on, and subscribes if w is the first.
-func (n *notifier) join(w *Worker) {
+// The channel it returns is closed once the first subscribe has been
+// confirmed, or has failed: a worker takes jobs after that, so that a
+// cancel of a job it runs finds it listening, unless Redis refused.
+func (n *notifier) join(w *Worker) <-chan struct{} {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.workers[w] = struct{}{}
 	if n.stop != nil {
 		w.notes.put(note{catchUp: true}) // the subscription may be confirmed already
-		return
+		return n.first
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	n.stop, n.done = stop, make(chan struct{})
-	go n.run(ctx, n.done, w.log)
+	n.stop, n.done, n.first = stop, make(chan struct{}), make(chan struct{})
+	go n.run(ctx, n.done, n.first, w.log)
+	return n.first
 }
 
 // leave stops handing w notes, and when w was the last, closes the
@@ -89,7 +94,7 @@ func (n *notifier) leave(w *Worker) {
 		return
 	}
 	stop, done := n.stop, n.done
-	n.stop, n.done = nil, nil
+	n.stop, n.done, n.first = nil, nil, nil
 	n.mu.Unlock()
 	stop()
 	<-done
@@ -97,8 +102,11 @@ func (n *notifier) leave(w *Worker) {
 
 // run keeps the subscription up until ctx ends, making it again after
 // an error: 100 ms later at first, then up to 5 s apart.
-func (n *notifier) run(ctx context.Context, done chan struct{}, log *slog.Logger) {
+func (n *notifier) run(ctx context.Context, done, first chan struct{}, log *slog.Logger) {
 	defer close(done)
+	var once sync.Once
+	answered := func() { once.Do(func() { close(first) }) }
+	defer answered()
 	delay := 100 * time.Millisecond
 	var down time.Time
 	for {
@@ -106,6 +114,7 @@ func (n *notifier) run(ctx context.Context, done chan struct{}, log *slog.Logger
 		if err == nil {
 			closeOnStop := context.AfterFunc(ctx, func() { _ = sub.Close() })
 			err = n.read(ctx, sub, func() {
+				answered()
 				if !down.IsZero() {
 					log.Info("notes to workers work again; cancels and restarts reach them at once", "after", time.Since(down).Round(time.Millisecond))
 					down = time.Time{}
@@ -118,6 +127,7 @@ func (n *notifier) run(ctx context.Context, done chan struct{}, log *slog.Logger
 		if ctx.Err() != nil {
 			return
 		}
+		answered()
 		if down.IsZero() {
 			down = time.Now()
 			log.Warn("the subscription to notes to workers failed; making it again. Meanwhile cancels reach running jobs at the heartbeat, within RetryAfter/3", "err", err)
