@@ -80,7 +80,7 @@ func stopReasonOf(ctx context.Context) string {
 // it within restartPoll.
 func (e *Engine) tellRestart(ctx context.Context) error {
 	if _, err := e.store.Publish(ctx, e.keys.Notes(), noteRestart); err != nil {
-		return fmt.Errorf("restart broadcast made, but its note to the workers failed (they find it within %v): %w", restartPoll, err)
+		return fmt.Errorf("the restart broadcast is made, but its note to the workers failed: they find the broadcast within %v, so do not make it again (%w)", restartPoll, err)
 	}
 	return nil
 }
