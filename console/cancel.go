@@ -14,10 +14,11 @@ var cancelVerb = &verb{
 	summary: "Cancel a waiting, delayed or running job",
 	maxArgs: 1,
 	about: `Cancel the job with the ID given. A waiting or delayed job leaves its
-queue; a running job's worker cancels its context at its next heartbeat
-(within a third of its RetryAfter). Either way the job goes to the failed
-store, marked cancelled, and is not tried again; its batch counts it as
-failed and its chain goes no further. The cancel acts only on the attempt
+queue; a running job's worker is told at once and cancels its context
+(or, if the note misses it, at its next heartbeat, within a third of its
+RetryAfter). Either way the job goes to the failed store, marked
+cancelled, and is not tried again; its batch counts it as failed and its
+chain goes no further. The cancel acts only on the attempt
 it sees (or the one named with --attempt): a job reserved again meanwhile
 is left alone, and the command says so.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
@@ -63,7 +64,11 @@ func (s *session) cancel(ctx context.Context, queue, id string, seen int) error 
 	}
 	switch c.Was {
 	case runtime.StateReserved:
-		fmt.Fprintf(s.out, "Cancelled running job %s of queue %s (attempt %d); its worker stops it at its next heartbeat.\n", id, queue, c.Attempts)
+		if c.Told {
+			fmt.Fprintf(s.out, "Cancelled running job %s of queue %s (attempt %d); its worker was told to stop it now.\n", id, queue, c.Attempts)
+		} else {
+			fmt.Fprintf(s.out, "Cancelled running job %s of queue %s (attempt %d); its worker stops it at its next heartbeat.\n", id, queue, c.Attempts)
+		}
 	default:
 		fmt.Fprintf(s.out, "Cancelled %s job %s of queue %s.\n", c.Was, id, queue)
 	}

@@ -286,7 +286,7 @@ func (h *handler) confirmCancel(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, "confirm", "Cancel job "+id, map[string]any{
 		"Question": "Cancel job " + id + " of queue " + q + "?",
 		"Detail": "If it is still at attempt " + attempt + ", it leaves its queue and goes to the failed store, marked cancelled, and is not tried again; " +
-			"if it is running, its worker stops it at its next heartbeat. Its batch counts it as failed and its chain goes no further.",
+			"if it is running, its worker is told to stop it at once. Its batch counts it as failed and its chain goes no further.",
 		"Action": "jobs/" + url.PathEscape(id) + "/cancel", "Button": "Cancel job",
 		"Queue": q, "Hidden": map[string]string{"attempt": attempt}, "Back": back,
 	}, true)

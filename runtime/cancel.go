@@ -11,9 +11,10 @@ import (
 // Cancelling a job (asynq's CancelProcessing, River's JobCancel): an
 // operator's call, fenced by the attempt the operator saw, like every
 // other settle. A waiting or delayed job leaves its queue at once; a
-// running job leaves it at once too, and its worker cancels the job's
-// context at its next heartbeat (extend.lua finds it gone and in the
-// failed store). Either way the job goes to the failed store, marked
+// running job leaves it at once too, and a note on the notes channel
+// (worker_notify.go) has its worker end the job's context at once; a
+// worker that missed the note does at its next heartbeat (extend.lua
+// finds the job gone and in the failed store). Either way the job goes to the failed store, marked
 // cancelled, and is not tried again; what follows a failure (its batch
 // counts it as failed, its chain's catch runs and the chain goes no
 // further, its failed hook runs, its unique lock is released) is run by
@@ -73,10 +74,16 @@ type Cancelled struct {
 	// Was is the state the job was cancelled in: StateReady or
 	// StateDelayed (it left its queue), or StateReserved (it was running,
 	// or held by a worker about to run it: its worker cancels its context
-	// at its next heartbeat, within a third of RetryAfter).
+	// when told, or at its next heartbeat, within a third of RetryAfter).
 	Was JobState
 	// Attempts is the job's attempt count when it was cancelled.
 	Attempts int
+	// Told is set for a running job when the note of its cancel reached
+	// at least one worker process: its worker ends the job's context at
+	// once. Unset, the note was not sent (Redis refused it) or no worker
+	// listens (workers of a version without notes), and the job's worker
+	// ends it at its next heartbeat.
+	Told bool
 }
 
 // Cancel cancels job id of queue if it is still at attempt seen (its
@@ -84,8 +91,10 @@ type Cancelled struct {
 // never reserved). The job leaves its queue and goes to the failed
 // store, marked cancelled (FailedJob.Cancelled), and is never tried
 // again unless retried from there. A running job's context is cancelled
-// with cause ErrCancelled by its worker's next heartbeat; what the
-// handler then returns is discarded (its ack, release or fail is refused).
+// with cause ErrCancelled by its worker, at once when a note on the
+// engine's notes channel reaches it (Cancelled.Told), else at its next
+// heartbeat; what the handler then returns is discarded (its ack,
+// release or fail is refused).
 //
 // The cancel and the job's own settle are compare-and-set on the same
 // state: whichever comes first wins, and the other changes nothing, so a
@@ -139,7 +148,10 @@ func (e *Engine) cancel(ctx context.Context, queue, id string, seen int) (Cancel
 	case jobrdb.CancelledReady:
 		return Cancelled{Was: StateReady, Attempts: c.Attempts}, nil
 	case jobrdb.CancelledReserved:
-		return Cancelled{Was: StateReserved, Attempts: c.Attempts}, nil
+		// The cancel is done; the note only tells the worker now what its
+		// heartbeat would find (worker_notify.go).
+		n, err := e.store.Publish(ctx, e.keys.Notes(), noteCancel+"\n"+queue+"\n"+id)
+		return Cancelled{Was: StateReserved, Attempts: c.Attempts, Told: err == nil && n > 0}, nil
 	case jobrdb.CancelledDelayed:
 		return Cancelled{Was: StateDelayed, Attempts: c.Attempts}, nil
 	case jobrdb.CancelFailed:

@@ -116,7 +116,7 @@ func TestCancelRunning(t *testing.T) {
 		require.Equal(t, runtime.StateReserved, found.State)
 		c, err := in.Cancel(b.ctx, "default", ids[0], found.Attempts)
 		require.NoError(t, err)
-		require.Equal(t, runtime.Cancelled{Was: runtime.StateReserved, Attempts: 1}, c)
+		require.Equal(t, runtime.Cancelled{Was: runtime.StateReserved, Attempts: 1, Told: true}, c)
 
 		eventually(t, func() bool { return bl.cause(ids[0]) != nil }, "the handler's context ends")
 		var ce *runtime.CancelledError

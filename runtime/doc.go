@@ -143,8 +143,9 @@
 // released), pauses on SIGUSR2 and resumes on SIGCONT. Run stops so when
 // its context is done, and returns nil for every stop once none of the
 // worker's Redis calls is in flight. Inspector.RestartWorkers
-// (queue:restart) stops every worker under the prefix within a second
-// (they look every half second), running jobs finishing within Grace.
+// (queue:restart) stops every worker under the prefix at once, through
+// a note on the prefix's notes channel (a worker that missed the note
+// looks every 5 s), running jobs finishing within Grace.
 // Subscribe receives the worker's events, named after Laravel's:
 // JobProcessing, JobProcessed, JobExceptionOccurred, JobReleased,
 // JobFailed, JobTimedOut and WorkerStopping. JobInfoFrom tells a handler

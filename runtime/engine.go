@@ -227,6 +227,9 @@ type Engine struct {
 	// grouped are the queues seen holding grouped jobs (group.go),
 	// shared with phys.
 	grouped *groupedQueues
+	// notifier is the subscription to notes to the engine's running
+	// workers (worker_notify.go), shared with phys.
+	notifier *notifier
 }
 
 // Subscribe calls fn with a JobQueued event after every job this engine
@@ -253,12 +256,13 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 	if err := checkEviction(ctx, store, cfg.AllowEviction, warn); err != nil {
 		return nil, err
 	}
-	e := &Engine{rdb: rdb, store: store, cfg: cfg, keys: keys, flow: &flowState{}, grouped: &groupedQueues{}}
+	e := &Engine{rdb: rdb, store: store, cfg: cfg, keys: keys, flow: &flowState{}, grouped: &groupedQueues{},
+		notifier: newNotifier(store, keys.Notes())}
 	// The physical view: the same Redis and keys, with no partitions, for
 	// the partition loop to run each partition's call on (partition.go).
 	physCfg := cfg
 	physCfg.Partitions = nil
-	e.phys = &Engine{rdb: rdb, store: e.store, cfg: physCfg, keys: e.keys, flow: e.flow, grouped: e.grouped}
+	e.phys = &Engine{rdb: rdb, store: e.store, cfg: physCfg, keys: e.keys, flow: e.flow, grouped: e.grouped, notifier: e.notifier}
 	e.phys.phys = e.phys
 	e.phys.flights = send.Flights{Call: e.phys.pushCall, Run: e.phys.runPush, Err: pushError}
 	e.flights = send.Flights{Call: e.pushCall, Run: e.runPush, Err: pushError}

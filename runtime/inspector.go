@@ -53,16 +53,20 @@ func (i *Inspector) ResumeQueue(ctx context.Context, queue string) error {
 
 // RestartWorkers asks every worker under this prefix to finish its running jobs
 // and exit, so that a supervisor starts it again on new code (Laravel's
-// queue:restart). Workers look for it every half second, so each stops
-// taking jobs within a second, then lets its running jobs finish within
-// its Grace.
+// queue:restart). A note on the notes channel tells the workers at
+// once (worker_notify.go), so each stops taking jobs within a round trip,
+// then lets its running jobs finish within its Grace; a worker that
+// missed the note finds the broadcast within restartPoll (5 s).
 //
 // The broadcast is the Redis time, in unix ms, stored under one key, and
 // a worker stops for a value later than the one it read at its start: a
 // key that vanishes (a Redis restarted without persistence, a flush) or
 // goes back in time (a restore) stops no worker.
 func (i *Inspector) RestartWorkers(ctx context.Context) error {
-	return i.e.store.Advance(ctx, i.e.keys.Restart())
+	if err := i.e.store.Advance(ctx, i.e.keys.Restart()); err != nil {
+		return err
+	}
+	return i.e.tellRestart(ctx)
 }
 
 // QueuePaused reports whether queue is paused.

@@ -52,6 +52,7 @@ type Worker struct {
 	steps     []jobStep     // batches, chains and unique locks, at fixed points of a job's run (worker_steps.go)
 	sick      quarantine    // queues whose keys Redis refuses, skipped for a while (worker_quarantine.go)
 	runners   runners       // the goroutines jobs and handlers run on (worker_runners.go)
+	notes     noteBox       // cancels and restarts told at once (worker_notify.go)
 }
 
 // WorkerStats counts what a worker has done with its jobs.
@@ -125,6 +126,7 @@ func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
 		busy:     make(chan struct{}, 1),
 		runners:  runners{max: 2 * cfg.Concurrency}, // a process and a handler per running job
 		wakeID:   NewID(),
+		notes:    noteBox{ready: make(chan struct{}, 1)},
 	}
 	w.steps = newSteps(busEnv{e: e, r: r, log: w.log, retryAfter: cfg.RetryAfter})
 	if w.holds() {
@@ -240,9 +242,15 @@ func (w *Worker) Run(ctx context.Context) error {
 	base, hardStop := context.WithCancelCause(context.WithoutCancel(HandlerContext(ctx, w.e, w.r)))
 	defer hardStop(ErrWorkerStopping)
 	side, stopSide := context.WithCancel(base)
+	select { // the notes' subscription is up, or failed (worker_notify.go)
+	case <-w.e.notifier.join(w):
+	case <-ctx.Done():
+	}
+	defer w.e.notifier.leave(w) // before Run returns: no call of it in flight then
 	var sideWG sync.WaitGroup
-	sideWG.Add(5)
+	sideWG.Add(6)
 	go func() { defer sideWG.Done(); w.heartbeat(side) }()
+	go func() { defer sideWG.Done(); w.noteLoop(side, restarted) }()
 	go func() { defer sideWG.Done(); w.monitorLoop(side, base, start) }()
 	go func() { defer sideWG.Done(); w.sweeper(side) }()
 	go func() { defer sideWG.Done(); w.watch(ctx, side, restarted) }()
@@ -312,10 +320,9 @@ func (w *Worker) watch(ctx, side context.Context, restarted int64) {
 }
 
 // restartPoll is how often workers look for a restart broadcast: one
-// GET each time. An idle worker stops within a few milliseconds of seeing
-// one, so it stops within restartPoll and a round trip of the broadcast,
-// well within the second the docs promise.
-const restartPoll = 500 * time.Millisecond
+// GET each time. The broadcast's note tells them at once
+// (worker_notify.go); the poll is for a worker that missed it.
+const restartPoll = 5 * time.Second
 
 // fetch is the main loop: it reserves jobs while there is free capacity
 // and starts a goroutine for each, and waits for jobs when there are

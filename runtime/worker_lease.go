@@ -21,28 +21,36 @@ func (w *Worker) heartbeat(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		w.mu.Lock()
-		refs := make([]Ref, 0, len(w.active))
-		for r := range w.active {
-			refs = append(refs, r)
-		}
-		hooking := make([]Ref, 0, len(w.hooking))
-		for r := range w.hooking {
-			hooking = append(hooking, r)
-		}
-		w.mu.Unlock()
-		if len(hooking) > 0 {
-			if err := w.e.renewHooks(ctx, hooking); err != nil && ctx.Err() == nil {
-				w.log.Warn("renewing the records of hooks being run failed", "jobs", len(hooking), "err", err)
-			}
-		}
-		if len(refs) == 0 {
-			continue
-		}
-		sent := time.Now()
-		lost, cancelled, err := w.e.extend(ctx, w.cfg.RetryAfter, refs...)
-		w.extended(ctx, refs, lost, cancelled, sent, err)
+		w.beat(ctx)
 	}
+}
+
+// beat is one heartbeat: it renews the leases of running jobs and the
+// records of the hooks being run, and ends the contexts of jobs found
+// cancelled or lost. A worker's notes (worker_notify.go) run one at once
+// when their subscription is made or made again, for what a note missed.
+func (w *Worker) beat(ctx context.Context) {
+	w.mu.Lock()
+	refs := make([]Ref, 0, len(w.active))
+	for r := range w.active {
+		refs = append(refs, r)
+	}
+	hooking := make([]Ref, 0, len(w.hooking))
+	for r := range w.hooking {
+		hooking = append(hooking, r)
+	}
+	w.mu.Unlock()
+	if len(hooking) > 0 {
+		if err := w.e.renewHooks(ctx, hooking); err != nil && ctx.Err() == nil {
+			w.log.Warn("renewing the records of hooks being run failed", "jobs", len(hooking), "err", err)
+		}
+	}
+	if len(refs) == 0 {
+		return
+	}
+	sent := time.Now()
+	lost, cancelled, err := w.e.extend(ctx, w.cfg.RetryAfter, refs...)
+	w.extended(ctx, refs, lost, cancelled, sent, err)
 }
 
 // extended applies a heartbeat's extend of refs, sent at sent: the

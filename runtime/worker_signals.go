@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -71,4 +72,15 @@ func stopReasonOf(ctx context.Context) string {
 		return signalName(s.sig)
 	}
 	return "context done"
+}
+
+// tellRestart sends the note of a restart broadcast, after its mark is
+// set: workers read the mark at once (worker_notify.go). A note that
+// cannot be sent is an error, though the broadcast is made: workers find
+// it within restartPoll.
+func (e *Engine) tellRestart(ctx context.Context) error {
+	if _, err := e.store.Publish(ctx, e.keys.Notes(), noteRestart); err != nil {
+		return fmt.Errorf("the restart broadcast is made, but its note to the workers failed: they find the broadcast within %v, so do not make it again (%w)", restartPoll, err)
+	}
+	return nil
 }

@@ -175,6 +175,11 @@ func (k Keys) Queues() string { return k.prefix + ":queues" }
 // Restart is a STRING holding the unix ms of the last restart broadcast.
 func (k Keys) Restart() string { return k.prefix + ":restart" }
 
+// Notes is no key but a pub/sub channel: the notes that reach running
+// workers at once (a running job cancelled, a restart broadcast). On a
+// Cluster it is a shard channel (SPUBLISH, SSUBSCRIBE), in its own slot.
+func (k Keys) Notes() string { return k.prefix + ":notes" }
+
 // Chained is a STRING "1", with a lifetime of StateRetention, set when
 // link id of a chain was pushed onto queue. It is in the queue's slot, so
 // the push and the marker are one script call (chain.go).
