@@ -181,7 +181,9 @@ says so on stderr and exits 1: run it from cron or a health check. Where
 an outbox relay runs, a line shows the outbox's backlog and the age of
 its oldest row, as the relay last saw them; --max-outbox-age alerts on
 it. A queue with a concurrency limit or a rate (queue:limit) has a line
-with them, its running jobs, and how often each held workers back. A line per Redis server shows its memory used against maxmemory and
+with them, its running jobs, and how often each held workers back. A
+line shows jobs that workers gave back because their schema version is
+newer than they know (docs/changing-jobs.md); --alert-newer alerts on it. A line per Redis server shows its memory used against maxmemory and
 its maxmemory-policy; a policy that may evict jobs is an ALERT.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
 		var queues []string
@@ -191,6 +193,8 @@ its maxmemory-policy; a policy that may evict jobs is an ALERT.`,
 		fs.add("max", "")
 		fs.Int64Var(&maxFailed, "max-failed", maxFailed, "alert when a queue holds more than N failed jobs")
 		fs.add("max-failed", "no limit")
+		alertNewer := new(bool)
+		fs.boolVar(alertNewer, "alert-newer", false, "alert when workers gave back jobs of a schema version newer than they know in the last minute (monitor_versions.go)")
 		var maxOutboxAge time.Duration
 		fs.durationVar(&maxOutboxAge, "max-outbox-age", "alert when the outbox's oldest row has waited longer, or no relay has reported for a minute while rows wait", "no limit")
 		return func(ctx context.Context, s *session) error {
@@ -246,6 +250,11 @@ its maxmemory-policy; a policy that may evict jobs is an ALERT.`,
 			if err := s.monitorGroups(ctx, qs); err != nil {
 				return err
 			}
+			newer, err := s.monitorNewer(ctx, qs, *alertNewer)
+			if err != nil {
+				return err
+			}
+			alerts = append(alerts, newer...)
 			alerts = append(alerts, s.monitorMemory(ctx)...)
 			alert, err := s.monitorOutbox(ctx, maxOutboxAge)
 			if err != nil {
