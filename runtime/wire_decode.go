@@ -139,13 +139,26 @@ func (s *wireShape) checkPresent(body []byte) error {
 // mapKeys reads the length of the map body holds and, when it is below
 // full, its keys. ok is false if body is not a map with string keys.
 func mapKeys(body []byte, full int) (n int, keys []string, ok bool) {
-	dec := msgpack.NewDecoder(bytes.NewReader(body))
-	n, err := dec.DecodeMapLen()
-	if err != nil || n < 0 {
+	// The length is read from the map's header by hand, so that a full
+	// map, the common case, costs no decoder.
+	switch {
+	case len(body) == 0:
+		return 0, nil, false
+	case msgpcode.IsFixedMap(body[0]):
+		n = int(body[0] & 0x0f)
+	case body[0] == msgpcode.Map16 && len(body) >= 3:
+		n = int(body[1])<<8 | int(body[2])
+	case body[0] == msgpcode.Map32 && len(body) >= 5:
+		n = int(body[1])<<24 | int(body[2])<<16 | int(body[3])<<8 | int(body[4])
+	default:
 		return 0, nil, false
 	}
 	if n >= full {
 		return n, nil, true
+	}
+	dec := msgpack.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.DecodeMapLen(); err != nil {
+		return 0, nil, false
 	}
 	keys = make([]string, 0, n)
 	for range n {
