@@ -203,3 +203,47 @@ func TestVersionNewerGivenBackUnused(t *testing.T) {
 		_ = ids
 	})
 }
+
+// Every typed dispatch path writes the job's schema version into its
+// envelope (newEnvelope): a version 1 worker gives back each version 2
+// job, whatever path queued it, and runs none.
+func TestVersionOnEveryDispatchPath(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		ran := 0
+		var mu sync.Mutex
+		runtime.Register(b.router, "test.Mail", func(ctx context.Context, j mailV1) error {
+			mu.Lock()
+			ran++
+			mu.Unlock()
+			return nil
+		})
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error { return nil })
+		v2 := func(s string) mailV2 { return mailV2{Recipient: s, Subject: "s"} }
+		b.dispatch(t, v2("Dispatch"))
+		_, err := runtime.DispatchMany(b.ctx, []mailV2{v2("DispatchMany")})
+		require.NoError(t, err)
+		env, err := runtime.NewPendingDispatch(v2("PushMany")).Envelope()
+		require.NoError(t, err)
+		require.Equal(t, 2, env.SchemaVersion)
+		require.NoError(t, b.engine.PushMany(b.ctx, []runtime.Outgoing{{Envelope: env}}))
+		_, err = runtime.Chain(onQueue(1, "mail"), v2("ChainLink")).Dispatch(b.ctx)
+		require.NoError(t, err)
+		_, err = runtime.NewBatch(v2("Batch")).Dispatch(b.ctx)
+		require.NoError(t, err)
+		w, stop := b.start(t, runtime.WorkerConfig{Queues: []string{"mail"}})
+		newer := func() map[string]bool {
+			ids := map[string]bool{}
+			for _, ev := range b.log.of(runtime.JobReleased) {
+				if errors.Is(ev.Err, runtime.ErrNewerVersion) {
+					ids[ev.ID] = true
+				}
+			}
+			return ids
+		}
+		eventually(t, func() bool { return len(newer()) == 5 }, "each version 2 job is given back")
+		stop()
+		require.GreaterOrEqual(t, w.Stats().GivenBackNewer, int64(5))
+		require.Zero(t, ran, "no version 2 job ran on the version 1 worker")
+		require.Empty(t, b.failed(t, "mail"))
+	})
+}
