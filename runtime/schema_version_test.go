@@ -247,3 +247,30 @@ func TestVersionOnEveryDispatchPath(t *testing.T) {
 		require.Empty(t, b.failed(t, "mail"))
 	})
 }
+
+// Embedded holds fields msgpack inlines into the struct that embeds it.
+type Embedded struct{ A, B string }
+
+// withEmbedded embeds a struct msgpack inlines.
+type withEmbedded struct {
+	Embedded
+	At time.Time
+	C  string `msgpack:"c,omitempty"`
+}
+
+// The strict decode knows the keys msgpack writes for embedded structs:
+// a body that the struct's own encoding wrote decodes, and one that
+// lacks an inlined field is named.
+func TestDecodeEmbeddedFields(t *testing.T) {
+	r := runtime.NewRouter()
+	var got withEmbedded
+	runtime.Register(r, "test.Embedded", func(ctx context.Context, j withEmbedded) error { got = j; return nil })
+	want := withEmbedded{Embedded: Embedded{A: "a", B: "b"}, At: time.UnixMilli(1_700_000_000_000).UTC()}
+	body, err := runtime.Encode(want)
+	require.NoError(t, err)
+	require.NoError(t, runBody(r, "test.Embedded", 0, body))
+	require.True(t, want.At.Equal(got.At))
+	require.Equal(t, want.Embedded, got.Embedded)
+	err = runBody(r, "test.Embedded", 0, bodyOf(t, map[string]any{"A": "a", "At": time.Now()}))
+	require.ErrorContains(t, err, `field Embedded.B (wire key "B", string) is missing`)
+}

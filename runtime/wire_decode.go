@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"encoding"
 	"fmt"
 	"reflect"
 	"slices"
@@ -74,11 +75,11 @@ func (s *wireShape) addFields(t reflect.Type, prefix string) {
 			continue
 		}
 		ft := f.Type
-		if f.Anonymous && name == "" && !strings.Contains(opts, "noinline") {
+		if f.Anonymous && !slices.Contains(strings.Split(opts, ","), "noinline") {
 			if ft.Kind() == reflect.Pointer {
 				ft = ft.Elem()
 			}
-			if ft.Kind() == reflect.Struct {
+			if ft.Kind() == reflect.Struct && !encodesItself(ft) {
 				s.addFields(ft, prefix+f.Name+".")
 				continue
 			}
@@ -91,6 +92,24 @@ func (s *wireShape) addFields(t reflect.Type, prefix string) {
 			omitEmpty: slices.Contains(strings.Split(opts, ","), "omitempty"),
 		})
 	}
+}
+
+// selfEncoders are the interfaces through which msgpack encodes a type
+// itself rather than as a struct of fields; it does not inline an
+// embedded struct that has one.
+var selfEncoders = []reflect.Type{
+	reflect.TypeFor[msgpack.CustomEncoder](), reflect.TypeFor[msgpack.Marshaler](),
+	reflect.TypeFor[encoding.BinaryMarshaler](), reflect.TypeFor[encoding.TextMarshaler](),
+}
+
+func encodesItself(t reflect.Type) bool {
+	p := reflect.PointerTo(t)
+	for _, i := range selfEncoders {
+		if t.Implements(i) || p.Implements(i) {
+			return true
+		}
+	}
+	return false
 }
 
 // optional drops keys from the required ones.

@@ -173,7 +173,7 @@ func (l *loader) structFields(st *types.Struct, prefix string, out *[]model.Wire
 		if name == "-" || !f.Exported() && !f.Embedded() {
 			continue
 		}
-		if f.Embedded() && name == "" && !strings.Contains(opts, "noinline") {
+		if f.Embedded() && !slices.Contains(strings.Split(opts, ","), "noinline") {
 			ft := f.Type()
 			if p, ok := ft.(*types.Pointer); ok {
 				ft = p.Elem()
