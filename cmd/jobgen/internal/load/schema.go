@@ -67,6 +67,12 @@ func isIdent(s string) bool {
 // Upgrade() returning the job.
 func (l *loader) checkUpgrade(spec *ast.TypeSpec, job model.Job) {
 	pos := l.position(spec.Name.Pos())
+	if job.Laravel != "" && job.Wire.Version > 1 {
+		// The bridge builds the job from its PHP class's properties, as
+		// the struct is now; it has no older body to upgrade.
+		l.errs.add(pos, "%s has laravel=%s and version=%d: a Laravel job's shape is its PHP class's, which the bridge maps as the struct is now, so it has no versions; drop version= and upgrade=, and keep the Go fields' php tags on the property names queued jobs carry (docs/changing-jobs.md)", job.TypeName, job.Laravel, job.Wire.Version)
+		return
+	}
 	up := job.Wire.Upgrade
 	if up == "" {
 		return
