@@ -88,6 +88,9 @@ func (c *checker) wireType(wt model.WireType) {
 	}
 	entry.Previous, entry.Accepted = prev.Previous, prev.Accepted
 	changes := diff(*prev, wt)
+	if version == prev.Version {
+		c.checkUpgradeKept(wt, *prev)
+	}
 	switch {
 	case version < prev.Version:
 		c.refuse(wt.Pos, "%s: version=%d is below version %d in %s; versions only go up: set version=%d", wt.TypeName, version, prev.Version, model.LockFile, prev.Version)
@@ -133,6 +136,22 @@ func (c *checker) newVersion(wt model.WireType, prev Type, entry *Type, changes 
 		return
 	}
 	entry.Previous = append(slices.Clone(prev.Previous), Version{Version: prev.Version, Fields: prev.Fields})
+}
+
+// checkUpgradeKept checks that a job's upgrade type still carries the
+// previous version's fields as the lock records them, once the version
+// is locked: it decodes the jobs of that version still queued.
+func (c *checker) checkUpgradeKept(wt model.WireType, prev Type) {
+	if wt.Wire.Upgrade == "" || len(prev.Previous) == 0 {
+		return
+	}
+	last := prev.Previous[len(prev.Previous)-1]
+	if last.Version != prev.Version-1 {
+		return
+	}
+	if d := fieldsDiff(last.Fields, lockFields(wt.Upgrade), last.Version); d != "" {
+		c.refuse(wt.Pos, "%s: upgrade=%s must keep version %d's fields as %s records them, to decode jobs queued as version %d, but %s", wt.TypeName, wt.Wire.Upgrade, last.Version, model.LockFile, last.Version, d)
+	}
 }
 
 // removed refuses the types of the lock that the package no longer has,
