@@ -155,7 +155,57 @@ func (l *loader) wireTypes(p *model.Package) []model.WireType {
 			add(model.KindResult, j.Result, j.Result, model.WireOptions{})
 		}
 	}
+	// The package's struct types that those carry, at any depth.
+	for i := 0; i < len(out); i++ {
+		obj, ok := l.pkg.Types.Scope().Lookup(out[i].TypeName).(*types.TypeName)
+		if !ok {
+			continue
+		}
+		for _, name := range l.carriedStructs(obj.Type()) {
+			add(model.KindStruct, name, name, model.WireOptions{})
+		}
+	}
 	slices.SortFunc(out, func(a, b model.WireType) int { return cmp.Compare(a.TypeName, b.TypeName) })
+	return out
+}
+
+// carriedStructs returns the names of the package's struct types that
+// the carried fields of t hold, through pointers, slices, arrays and
+// maps, that msgpack encodes as structs of fields.
+func (l *loader) carriedStructs(t types.Type) []string {
+	var out []string
+	var walk func(t types.Type, top bool)
+	seen := map[types.Type]bool{}
+	walk = func(t types.Type, top bool) {
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		if n, ok := t.(*types.Named); ok && !top {
+			if n.Obj().Pkg() == l.pkg.Types && isStruct(n) && !encodesItself(n) && n.TypeParams().Len() == 0 {
+				out = append(out, n.Obj().Name())
+			}
+			return // its own fields are walked as its own wire type
+		}
+		switch u := t.Underlying().(type) {
+		case *types.Pointer:
+			walk(u.Elem(), false)
+		case *types.Slice:
+			walk(u.Elem(), false)
+		case *types.Array:
+			walk(u.Elem(), false)
+		case *types.Map:
+			walk(u.Key(), false)
+			walk(u.Elem(), false)
+		case *types.Struct:
+			for i := range u.NumFields() {
+				if carried(u, i) {
+					walk(u.Field(i).Type(), false)
+				}
+			}
+		}
+	}
+	walk(t, true)
 	return out
 }
 

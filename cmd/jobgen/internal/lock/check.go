@@ -206,6 +206,8 @@ func kindNoun(kind string) string {
 		return "listener jobs queued before"
 	case model.KindResult:
 		return "results stored before"
+	case model.KindStruct:
+		return "jobs, events and results queued or stored before that carry it"
 	}
 	return "jobs queued before"
 }

@@ -34,6 +34,10 @@ const (
 	KindJob    = "job"
 	KindEvent  = "event"
 	KindResult = "result"
+	// KindStruct is a struct type of the package that a wire type's
+	// field holds (directly, or through pointers, slices, arrays and
+	// maps): its fields are on the wire too.
+	KindStruct = "struct"
 )
 
 // WireType is one type whose values travel through Redis (a job, a
