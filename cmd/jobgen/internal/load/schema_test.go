@@ -47,6 +47,11 @@ func TestVersionKeyErrors(t *testing.T) {
 			want: []string{`jobs.go:3:7: decode=loose: want strict (the default: a body with a key the struct does not know, or without a field, fails the job) or lenient (skip such keys, leave such fields zero)`},
 		},
 		{
+			name: "version on a listener",
+			src:  "//job:event\ntype Shipped struct{ ID string }\n\n//job:listen=Shipped version=2\ntype Notify struct{}\n",
+			want: []string{`jobs.go:7:6: listener Notify may not set version: a listener's job carries its event, whose schema the lock covers as the event's; events have no versions`},
+		},
+		{
 			name: "version zero",
 			src:  "//job:version=0\ntype SendEmail struct{ To string }\n",
 			want: []string{`jobs.go:3:7: version=0: want a whole number of at least 1`},
