@@ -193,7 +193,9 @@ whose failed store was trimmed (EngineConfig.FailedMaxCount,
 FailedMaxAge) has a line with how many failed jobs were dropped and
 when; --failed-trimmed-within alerts on a recent trim. A queue
 that a handler holds (runtime.HoldQueue) has a line with what is left
-of the hold. --max-wait alerts when a queue's oldest ready job has
+of the hold. A line shows jobs that workers gave back because their
+schema version is newer than they know (docs/changing-jobs.md);
+--alert-newer alerts on it. --max-wait alerts when a queue's oldest ready job has
 waited longer, for every queue or per queue (emails=5m).`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
 		var queues []string
@@ -203,6 +205,8 @@ waited longer, for every queue or per queue (emails=5m).`,
 		fs.add("max", "")
 		fs.Int64Var(&maxFailed, "max-failed", maxFailed, "alert when a queue holds more than N failed jobs")
 		fs.add("max-failed", "no limit")
+		alertNewer := new(bool)
+		fs.boolVar(alertNewer, "alert-newer", false, "alert when workers gave back jobs of a schema version newer than they know in the last minute (monitor_versions.go)")
 		var maxOutboxAge time.Duration
 		fs.durationVar(&maxOutboxAge, "max-outbox-age", "alert when the outbox's oldest row has waited longer, or no relay has completed a pass for a minute (or this, if longer) while rows wait", "no limit")
 		var maxRelayIdle time.Duration
@@ -268,6 +272,11 @@ waited longer, for every queue or per queue (emails=5m).`,
 			if err := s.monitorGroups(ctx, qs); err != nil {
 				return err
 			}
+			newer, err := s.monitorNewer(ctx, qs, *alertNewer)
+			if err != nil {
+				return err
+			}
+			alerts = append(alerts, newer...)
 			trimmed, err := s.monitorFailedTrimmed(ctx, qs, *trimmedWithin)
 			if err != nil {
 				return err

@@ -35,8 +35,11 @@ type Config struct {
 // of them. It is safe for concurrent use.
 type Metrics struct {
 	dispatched, processed, failed, released, retried, timedOut, cancelled *prometheus.CounterVec
-	duration, pickup, resultSize                                          *prometheus.HistogramVec
-	busyDesc                                                              *prometheus.Desc
+	// givenBackNewer counts jobs given back for a newer worker
+	// (runtime.ErrNewerVersion).
+	givenBackNewer               *prometheus.CounterVec
+	duration, pickup, resultSize *prometheus.HistogramVec
+	busyDesc                     *prometheus.Desc
 
 	mu   sync.Mutex
 	busy map[string]int       // worker -> handlers running
@@ -63,13 +66,14 @@ func New(cfg Config) *Metrics {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: ns, Name: name, Help: help}, labels)
 	}
 	return &Metrics{
-		dispatched: counter("jobs_dispatched_total", "Jobs pushed to a queue."),
-		processed:  counter("jobs_processed_total", "Attempts whose handler succeeded."),
-		failed:     counter("jobs_failed_total", "Jobs that failed for good and went to the failed store."),
-		released:   counter("jobs_released_total", "Jobs released by their handler or middleware, or given back at a stop."),
-		retried:    counter("jobs_retried_total", "Jobs released for another attempt after an error or a timeout."),
-		timedOut:   counter("jobs_timed_out_total", "Attempts that ran past their timeout."),
-		cancelled:  counter("jobs_cancelled_total", "Running jobs cancelled by an operator (runtime.JobCancelled); they went to the failed store."),
+		dispatched:     counter("jobs_dispatched_total", "Jobs pushed to a queue."),
+		processed:      counter("jobs_processed_total", "Attempts whose handler succeeded."),
+		failed:         counter("jobs_failed_total", "Jobs that failed for good and went to the failed store."),
+		released:       counter("jobs_released_total", "Jobs released by their handler or middleware, or given back at a stop."),
+		retried:        counter("jobs_retried_total", "Jobs released for another attempt after an error or a timeout."),
+		timedOut:       counter("jobs_timed_out_total", "Attempts that ran past their timeout."),
+		cancelled:      counter("jobs_cancelled_total", "Running jobs cancelled by an operator (runtime.JobCancelled); they went to the failed store."),
+		givenBackNewer: counter("jobs_given_back_newer_total", "Jobs a worker gave back, their attempt unused, because their schema version is newer than it knows: they wait for a newer worker (docs/changing-jobs.md)."),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "job_duration_seconds",
 			Help: "How long handlers ran, their job middleware included.", Buckets: cfg.DurationBuckets}, labels),
 		pickup: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: ns, Name: "job_pickup_latency_seconds",
@@ -83,7 +87,7 @@ func New(cfg Config) *Metrics {
 }
 
 func (m *Metrics) vecs() []prometheus.Collector {
-	return []prometheus.Collector{m.dispatched, m.processed, m.failed, m.released, m.retried, m.timedOut, m.cancelled, m.duration, m.pickup, m.resultSize}
+	return []prometheus.Collector{m.dispatched, m.processed, m.failed, m.released, m.retried, m.timedOut, m.cancelled, m.givenBackNewer, m.duration, m.pickup, m.resultSize}
 }
 
 // Describe implements prometheus.Collector.
@@ -200,6 +204,10 @@ func (m *Metrics) Observe(ev runtime.Event) {
 	case runtime.JobCancelled:
 		m.cancelled.WithLabelValues(l...).Inc()
 	case runtime.JobReleased:
+		if errors.Is(ev.Err, runtime.ErrNewerVersion) {
+			m.givenBackNewer.WithLabelValues(l...).Inc()
+			return
+		}
 		if ev.Err != nil && !errors.Is(ev.Err, runtime.ErrWorkerStopping) {
 			m.retried.WithLabelValues(l...).Inc()
 		} else {

@@ -293,6 +293,7 @@ func newEnvelope(job Job, queue, connection string, now time.Time) (*Envelope, e
 	if o.RetryUntil > 0 {
 		env.RetryUntil = now.Add(o.RetryUntil).UnixMilli()
 	}
+	env.SchemaVersion = schemaVersionOf(job) // schema_version.go
 	if g, limit := groupOfJob(job); g != "" {
 		if err := ValidateGroup(g); err != nil {
 			return nil, fmt.Errorf("job %s: %w", env.Name, err)

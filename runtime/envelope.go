@@ -91,6 +91,12 @@ type Envelope struct {
 	// kept through releases, retries and the failed store. Empty is left
 	// out of the encoding, so payloads without headers are as before.
 	Headers map[string]string `msgpack:"hd,omitempty"`
+	// SchemaVersion is the version of the job's wire schema its body was
+	// encoded with (the `version=` key of its //job: annotation); 0, left
+	// out of the encoding, means 1. A worker upgrades a body of an older
+	// version before the handler runs, and gives one of a newer version
+	// back, unused, for a newer worker (docs/changing-jobs.md).
+	SchemaVersion int `msgpack:"sv,omitempty"`
 	// DispatchedAt is when the job was dispatched (unix ms, dispatcher's
 	// clock). It is left out of the encoding when the ID tells it: an ID
 	// from NewID begins with its time.

@@ -63,7 +63,7 @@ func (e *Envelope) encodeStoredForm(enc *msgpack.Encoder, withQueue bool) error 
 
 // optionals says which of the fields that an encoding may leave out
 // e writes.
-type optionals [17]bool
+type optionals [18]bool
 
 // The fields of optionals, in the order they are written.
 const (
@@ -84,6 +84,7 @@ const (
 	optCatch
 	optAt
 	optHeaders
+	optSchemaVersion
 )
 
 func (e *Envelope) optional(withQueue bool) optionals {
@@ -92,7 +93,7 @@ func (e *Envelope) optional(withQueue bool) optionals {
 		withQueue, e.Connection != "", e.Tries != 0, len(e.Backoff) > 0, e.Timeout != 0, e.RetryUntil != 0,
 		e.MaxExceptions != 0, e.FailOnTimeout, len(e.Chain) > 0, e.BatchID != "", e.UniqueKey != "", len(e.Tags) > 0,
 		e.UniqueUntilProcessing, e.Encrypted, len(e.Catch) > 0,
-		!ok || at != e.DispatchedAt, len(e.Headers) > 0,
+		!ok || at != e.DispatchedAt, len(e.Headers) > 0, e.SchemaVersion > 1,
 	}
 }
 
@@ -181,6 +182,9 @@ func (e *Envelope) encodeTail(w *mpack.Writer, o optionals) {
 	}
 	if o[optHeaders] {
 		e.encodeHeaders(w)
+	}
+	if o[optSchemaVersion] {
+		w.Int("sv", int64(e.SchemaVersion))
 	}
 }
 
@@ -356,6 +360,9 @@ func (e *Envelope) decodeOptionField(d mpack.Decoder, k string) error {
 		e.Encrypted, err = dec.DecodeBool()
 	case "cc":
 		e.Catch, err = d.Bytes()
+	case "sv":
+		i, err = dec.DecodeInt64()
+		e.SchemaVersion = int(i)
 	default:
 		err = d.Skip()
 	}

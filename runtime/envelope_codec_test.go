@@ -34,6 +34,7 @@ type mirror struct {
 	Tags          []string          `msgpack:"tg,omitempty"`
 	DispatchedAt  int64             `msgpack:"at"`
 	Headers       map[string]string `msgpack:"hd,omitempty"`
+	SchemaVersion int               `msgpack:"sv,omitempty"`
 	Future        string            `msgpack:"zz,omitempty"` // a field a newer writer might add
 }
 
@@ -44,8 +45,8 @@ func TestEnvelopeCodec(t *testing.T) {
 		RetryUntil: 1_800_000_000_000, MaxExceptions: 3, FailOnTimeout: true,
 		Chain: [][]byte{{9}, {8, 7}}, BatchID: "b1", UniqueKey: "u1", Tags: []string{"a", "b"},
 		UniqueUntilProcessing: true, Encrypted: true, Catch: []byte{5, 6},
-		DispatchedAt: 1_700_000_000_000,
-		Headers:      map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "baggage": "k=v"},
+		DispatchedAt: 1_700_000_000_000, SchemaVersion: 3,
+		Headers: map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "baggage": "k=v"},
 	}
 	minimal := runtime.Envelope{Version: 2, ID: "01K", Name: "app.Job", Queue: "q", DispatchedAt: 1}
 	for name, env := range map[string]runtime.Envelope{"full": full, "minimal": minimal} {
@@ -72,6 +73,7 @@ func TestEnvelopeCodec(t *testing.T) {
 			require.Equal(t, env.Encrypted, m.Encrypted)
 			require.Equal(t, env.Catch, m.Catch)
 			require.Equal(t, env.Headers, m.Headers)
+			require.Equal(t, env.SchemaVersion, m.SchemaVersion)
 
 			// ...and reads what reflection writes, skipping unknown keys.
 			m.Future = "ignored"

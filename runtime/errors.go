@@ -6,6 +6,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jobgen/jobgen/internal/attempt"
 	"github.com/jobgen/jobgen/internal/send"
@@ -192,3 +193,64 @@ var ErrUnknownJob = errors.New("jobgen: no handler registered for job")
 // ErrUnknownCallback is returned when a chain or batch names a callback
 // that the worker's router has no registration for.
 var ErrUnknownCallback = errors.New("jobgen: no callback registered")
+
+// FieldError says which field of a job's body is wrong, and how: a value
+// of another wire type than the field's (ProblemType), a key the job's
+// struct does not know (ProblemUnknown), or a field the body lacks
+// (ProblemMissing). errors.Is(err, ErrDecode) matches it: the worker
+// fails the job at once, into the failed store with this message.
+type FieldError struct {
+	// Job is the job's wire name.
+	Job string
+	// Field is the Go field, dotted through inlined structs; "" for an
+	// unknown key.
+	Field string
+	// Key is the field's wire key: its msgpack tag's name, or its name.
+	Key string
+	// Found is the msgpack type the body holds under Key ("string",
+	// "int", "map", ...); "" for a missing field.
+	Found string
+	// Want is the field's Go type; "" for an unknown key.
+	Want string
+	// Problem says what is wrong.
+	Problem FieldProblem
+	// Known lists the struct's wire keys, for an unknown key.
+	Known []string
+	// Err is msgpack's own error for a wrong type.
+	Err error
+}
+
+// FieldProblem is what a FieldError is about.
+type FieldProblem int
+
+// The problems a FieldError reports.
+const (
+	// ProblemType: the value under the key is of another type.
+	ProblemType FieldProblem = iota + 1
+	// ProblemUnknown: the struct has no field with the key.
+	ProblemUnknown
+	// ProblemMissing: the body lacks a field the struct requires.
+	ProblemMissing
+)
+
+func (e *FieldError) Error() string {
+	switch e.Problem {
+	case ProblemUnknown:
+		return fmt.Sprintf("jobgen: job %s: its body has key %q (a %s), which its struct has no field for (its keys: %s): was a field renamed or removed under queued jobs? Keep the old key with a msgpack tag, declare a version with an upgrade, or set decode=lenient (docs/changing-jobs.md)",
+			e.Job, e.Key, e.Found, strings.Join(e.Known, ", "))
+	case ProblemMissing:
+		return fmt.Sprintf("jobgen: job %s: field %s (wire key %q, %s) is missing from its body: the job was queued by a struct without it; tag the field omitempty, or let the generator record it as added (go generate), or set decode=lenient (docs/changing-jobs.md)",
+			e.Job, e.Field, e.Key, e.Want)
+	}
+	return fmt.Sprintf("jobgen: job %s: field %s (wire key %q): the body holds a msgpack %s, want %s", e.Job, e.Field, e.Key, e.Found, e.Want)
+}
+
+// Unwrap lets errors.Is(err, ErrDecode) match.
+func (e *FieldError) Unwrap() error { return ErrDecode }
+
+// ErrNewerVersion is the error of a job whose schema version is newer
+// than any its worker knows. A worker does not return it from a handler:
+// it gives such a job back, its attempt unused, for a newer worker
+// (docs/changing-jobs.md). DispatchSync, which has nobody to give it to,
+// returns it.
+var ErrNewerVersion = errors.New("jobgen: job's schema version is newer than this worker knows")

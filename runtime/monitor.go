@@ -41,6 +41,10 @@ type WorkerInfo struct {
 	// Running are the jobs whose handlers run now, oldest first; their
 	// number is the worker's busy slots.
 	Running []RunningJob `json:"running,omitempty"`
+	// Newer are the jobs the worker has given back because their schema
+	// version is newer than it knows, by queue, name and version: they
+	// wait for a newer worker (newer_monitor.go).
+	Newer []NewerJobs `json:"newer,omitempty"`
 }
 
 // RunningJob is a job a worker's handler runs now.

@@ -22,9 +22,14 @@ type Router struct {
 
 // route is one registered job: everything typed is closed over.
 type route struct {
-	name   string
-	run    func(ctx context.Context, body []byte) error
-	failed func(ctx context.Context, body []byte, cause error)
+	name string
+	run  func(ctx context.Context, body []byte) error
+	// runAt runs a body of another schema version than the type's own
+	// (version), upgrading it first (schema_version.go); nil for a route
+	// of no job type.
+	runAt   func(ctx context.Context, version int, body []byte) error
+	version int
+	failed  func(ctx context.Context, env *Envelope, cause error)
 	// encrypted: the job type's options say Encrypted, so a worker
 	// refuses a plaintext payload for it.
 	encrypted bool
@@ -48,6 +53,7 @@ type RouteOption[T any] func(*routeConfig[T])
 
 type routeConfig[T any] struct {
 	failed func(ctx context.Context, job T, err error)
+	schema schemaConfig[T] // schema_version.go
 }
 
 // OnFailed sets the job's failed hook (Laravel's failed()): it runs once,
@@ -64,14 +70,23 @@ func Register[T any](r *Router, name string, handle func(ctx context.Context, jo
 	for _, o := range opts {
 		o(&cfg)
 	}
+	dec := newJobDecoder(name, cfg.schema) // schema_version.go, wire_decode.go
 	rt := &route{
-		name: name,
+		name:    name,
+		version: dec.version,
 		run: func(ctx context.Context, body []byte) error {
-			job, err := Decode[T](body)
+			job, err := dec.decode(body)
 			if err != nil {
-				return fmt.Errorf("%w: body of %s does not decode into %T: %v", ErrDecode, name, job, err)
+				return err
 			}
 			return runJob(ctx, job, handle) // middleware.go: the job type's middleware
+		},
+		runAt: func(ctx context.Context, version int, body []byte) error {
+			job, err := dec.decodeAt(version, body)
+			if err != nil {
+				return err
+			}
+			return runJob(ctx, job, handle)
 		},
 	}
 	rt.typ = reflect.TypeFor[T]()
@@ -81,8 +96,8 @@ func Register[T any](r *Router, name string, handle func(ctx context.Context, jo
 		rt.opts = j.JobOptions()
 	}
 	if cfg.failed != nil {
-		rt.failed = func(ctx context.Context, body []byte, cause error) {
-			job, err := Decode[T](body)
+		rt.failed = func(ctx context.Context, env *Envelope, cause error) {
+			job, err := dec.decodeAt(env.SchemaVersion, env.Body)
 			if err == nil {
 				cfg.failed(ctx, job, cause)
 			}
@@ -141,13 +156,16 @@ func (r *Router) Run(ctx context.Context, env *Envelope) error {
 	if rt == nil {
 		return fmt.Errorf("%w %q (job %s); registered: %v", ErrUnknownJob, env.Name, env.ID, r.Names())
 	}
+	if v := max(env.SchemaVersion, 1); v != rt.schemaVersion() && rt.runAt != nil {
+		return rt.runAt(ctx, v, env.Body) // schema_version.go: upgraded, or ErrNewerVersion
+	}
 	return rt.run(ctx, env.Body)
 }
 
 // RunFailed runs the failed hook of the job in env, if it has one.
 func (r *Router) RunFailed(ctx context.Context, env *Envelope, cause error) {
 	if rt := r.lookup(env.Name); rt != nil && rt.failed != nil {
-		rt.failed(ctx, env.Body, cause)
+		rt.failed(ctx, env, cause)
 	}
 }
 
@@ -159,5 +177,5 @@ func (r *Router) RunSync(ctx context.Context, job Job) error {
 		return err
 	}
 	id := NewID()
-	return r.Run(WithJobInfo(ctx, JobInfo{ID: id, Name: job.JobName(), Queue: "sync", Attempt: 1}), &Envelope{ID: id, Name: job.JobName(), Body: body})
+	return r.Run(WithJobInfo(ctx, JobInfo{ID: id, Name: job.JobName(), Queue: "sync", Attempt: 1}), &Envelope{ID: id, Name: job.JobName(), Body: body, SchemaVersion: schemaVersionOf(job)})
 }

@@ -48,11 +48,17 @@ type Worker struct {
 	emptied   *upcoming     // set when the reserve behind a wait emptied the queue; fetch loop only
 	processed atomic.Int64  // jobs finished, whatever the outcome
 	returned  atomic.Int64  // jobs given back to their queues at a stop (WorkerStats.Returned)
-	mon       monitor       // counts and running jobs for the worker's record (worker_monitor.go)
-	steps     []jobStep     // batches, chains and unique locks, at fixed points of a job's run (worker_steps.go)
-	sick      quarantine    // queues whose keys Redis refuses, skipped for a while (worker_quarantine.go)
-	runners   runners       // the goroutines jobs and handlers run on (worker_runners.go)
-	notes     noteBox       // cancels and restarts told at once (worker_notify.go)
+	// givenBackNewer counts jobs given back for a newer worker, newer logs
+	// the first of each name and version, and waitingNewer keeps them for
+	// the worker's record (schema_version.go, newer_monitor.go).
+	givenBackNewer atomic.Int64
+	newer          newerLog
+	waitingNewer   newerWaiting
+	mon            monitor    // counts and running jobs for the worker's record (worker_monitor.go)
+	steps          []jobStep  // batches, chains and unique locks, at fixed points of a job's run (worker_steps.go)
+	sick           quarantine // queues whose keys Redis refuses, skipped for a while (worker_quarantine.go)
+	runners        runners    // the goroutines jobs and handlers run on (worker_runners.go)
+	notes          noteBox    // cancels and restarts told at once (worker_notify.go)
 }
 
 // WorkerStats counts what a worker has done with its jobs.
@@ -64,12 +70,16 @@ type WorkerStats struct {
 	// failed to reach Redis for, is not counted: it returns when its
 	// lease runs out.
 	Returned int64
+	// GivenBackNewer is the jobs the worker gave back, their attempts
+	// unused, because their schema version is newer than it knows: they
+	// wait for a newer worker (docs/changing-jobs.md).
+	GivenBackNewer int64
 }
 
 // Stats returns the worker's counts so far; once Run has returned, its
 // final counts.
 func (w *Worker) Stats() WorkerStats {
-	return WorkerStats{Returned: w.returned.Load()}
+	return WorkerStats{Returned: w.returned.Load(), GivenBackNewer: w.givenBackNewer.Load()}
 }
 
 // gaveBack counts the jobs of refs that a give-back at a stop returned

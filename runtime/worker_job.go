@@ -79,6 +79,12 @@ func (w *Worker) admit(base context.Context, res Reservation) (*Envelope, int) {
 		w.succeed(base, res, env, Event{Worker: w.cfg.Name, Queue: res.Queue, Name: env.Name, ID: res.ID, Attempt: res.Attempts}, false, nil)
 		return nil, 0
 	}
+	// A job of a newer schema version than this worker knows waits for a
+	// newer worker, its attempt unused (schema_version.go).
+	if rt := w.r.lookup(env.Name); rt != nil && rt.newerThanKnown(env) {
+		w.giveBackNewer(base, res, env, rt.schemaVersion())
+		return nil, 0
+	}
 	maxTries := env.Tries
 	if maxTries == 0 {
 		maxTries = w.cfg.Tries

@@ -13,7 +13,8 @@ import (
 // so that a healthy worker is quiet at Info:
 //
 //	Debug  job started; job done (outcome ok); job released by its
-//	       handler or middleware (released), or given back at a stop
+//	       handler or middleware (released), or given back at a stop,
+//	       or for a worker that knows its newer schema version
 //	Warn   job will retry after an error (error) or a timeout (timed_out)
 //	Error  job failed for good (failed)
 //	Warn   running job cancelled by an operator (cancelled)
@@ -44,6 +45,8 @@ func (w *Worker) logJob(ev Event) {
 		switch {
 		case ev.Err == nil || errors.Is(ev.Err, ErrWorkerStopping):
 			level, msg, outcome = slog.LevelDebug, "job released", OutcomeReleased
+		case errors.Is(ev.Err, ErrNewerVersion): // logged at Warn once per name and version (schema_version.go)
+			level, msg, outcome = slog.LevelDebug, "job given back for a newer worker", OutcomeReleased
 		case errors.Is(ev.Err, ErrTimeout):
 			level, msg, outcome = slog.LevelWarn, "job timed out; will retry", OutcomeTimedOut
 		default:

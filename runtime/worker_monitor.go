@@ -62,6 +62,7 @@ func (w *Worker) writeMonitor(ctx context.Context, info *WorkerInfo, last bool) 
 	counts := w.mon.take()
 	now := time.Now()
 	info.SeenAt, info.Running = now, running
+	info.Newer = w.waitingNewer.list() // newer_monitor.go
 	rec, err := json.Marshal(info)
 	if err != nil {
 		return

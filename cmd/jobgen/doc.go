@@ -74,6 +74,27 @@
 //	                          for (or Class@method, a string job); adds
 //	                          RegisterLaravel for the Laravel bridge in
 //	                          docs/laravel.md
+//	version=2                 the version of the job's wire schema, one more than
+//	                          jobgen.lock's; needs upgrade (changing jobs in
+//	                          docs/changing-jobs.md)
+//	upgrade=SendEmailV1       the struct holding the previous version's fields,
+//	                          whose Upgrade() method returns the job: workers
+//	                          upgrade queued jobs of that version with it
+//	decode=lenient            skip keys the struct does not know and leave missing
+//	                          fields zero; the default, strict, fails such a job
+//	                          naming the field (decoding in docs/changing-jobs.md)
+//
+// # The schema lock
+//
+// Beside jobs_gen.go jobgen writes jobgen.lock, the wire schema of every
+// job, event and result type: wire name, schema version, and each
+// field's wire key and type. Commit it. A change that would break jobs
+// already queued (a wire key renamed, a field removed, a type changed
+// other than widened, a wire name changed) is refused at its file:line
+// with the ways forward: keep the old key with a tag, declare the next
+// version with an upgrade, or accept the break with
+// jobgen -accept-break=Type, which the lock records. A new field or a
+// widened integer updates the lock. See docs/changing-jobs.md.
 //
 // Durations are Go durations (time.ParseDuration). A job's exported
 // fields are its payload, encoded with msgpack; jobgen rejects fields

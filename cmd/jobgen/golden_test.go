@@ -32,15 +32,18 @@ func TestGolden(t *testing.T) {
 		t.Run(e.Name(), func(t *testing.T) {
 			res, err := generate.Run(load.Config{Dir: dir})
 			require.NoError(t, err)
-			require.Len(t, res.Files, 1)
-			got := res.Files[0].Src
-			path := filepath.Join(dir, model.OutputFile)
-			if *update {
-				require.NoError(t, os.WriteFile(path, got, 0o644))
+			// The generated file, and the schema lock (schema_lock_test.go
+			// has the lock's own cases).
+			require.Len(t, res.Files, 2)
+			for _, f := range res.Files {
+				require.Contains(t, []string{model.OutputFile, model.LockFile}, filepath.Base(f.Path))
+				if *update {
+					require.NoError(t, os.WriteFile(f.Path, f.Src, 0o644))
+				}
+				want, err := os.ReadFile(f.Path)
+				require.NoError(t, err, "no golden file: run go test ./cmd/jobgen -run TestGolden -update")
+				require.Equal(t, string(want), string(f.Src), "%s is out of date: run go test ./cmd/jobgen -run TestGolden -update", f.Path)
 			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "no golden file: run go test ./cmd/jobgen -run TestGolden -update")
-			require.Equal(t, string(want), string(got), "%s is out of date: run go test ./cmd/jobgen -run TestGolden -update", path)
 		})
 	}
 	require.NotEmpty(t, pkgs)

@@ -23,10 +23,13 @@ import (
 )
 
 const usage = `usage:
-  jobgen [-check] [packages]
+  jobgen [-check] [-accept-break Type,...] [packages]
       Generate ` + model.OutputFile + ` for each package with //job: types. With
       no packages, the package in the current directory (as under
       //go:generate). -check writes nothing and fails if a file is stale.
+      ` + model.LockFile + ` records the wire schema of every job, event and
+      result; a change that breaks queued jobs is refused unless the job
+      declares a new version, or -accept-break names its type.
   jobgen make:job Name [--queue q] [--dir d]
       Write a starter job file, name_in_snake_case.go, in d (default ".").
   jobgen queue:<command> [arguments] [flags]
@@ -93,10 +96,15 @@ func (c *Command) flags(name string) *flag.FlagSet {
 func (c *Command) generate(args []string) int {
 	fs := c.flags("jobgen")
 	check := fs.Bool("check", false, "write nothing; fail if a generated file is stale")
+	accept := fs.String("accept-break", "", "accept breaking changes to these types (comma-separated Go type or wire names) against "+model.LockFile+", which records them")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	res, err := generate.Run(load.Config{Dir: c.Dir, Patterns: fs.Args()})
+	var opts generate.Options
+	if *accept != "" {
+		opts.AcceptBreak = strings.Split(*accept, ",")
+	}
+	res, err := generate.RunWith(load.Config{Dir: c.Dir, Patterns: fs.Args()}, opts)
 	if err != nil {
 		c.report(err)
 		return 1

@@ -84,12 +84,18 @@ func TestGenerate(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, b.read(t, "mail/"+model.OutputFile), `Queue: "mail"`)
 
-	// With no job left, the output goes.
+	// With no job left, the schema lock refuses, as jobs may be queued;
+	// accepted, the output and the lock go.
 	b.write(t, "mail/jobs.go", "package mail\n\ntype SendEmail struct{ To string }\n")
 	code, _, stderr = b.run(t, "mail")
+	require.Equal(t, 1, code, stderr)
+	require.Contains(t, stderr, "job SendEmail (wire name \"mail.SendEmail\") is in jobgen.lock but no longer in package example.com/app/mail")
+	require.True(t, b.exists("mail/"+model.OutputFile))
+	code, _, stderr = b.run(t, "mail", "-accept-break=SendEmail")
 	require.Equal(t, 0, code, stderr)
-	require.Equal(t, "jobgen: removed jobs_gen.go: package example.com/app/mail has no //job: types left\n", stderr)
+	require.Equal(t, "jobgen: removed jobgen.lock: package example.com/app/mail has no //job: types left\njobgen: removed jobs_gen.go: package example.com/app/mail has no //job: types left\n", stderr)
 	require.False(t, b.exists("mail/"+model.OutputFile))
+	require.False(t, b.exists("mail/"+model.LockFile))
 
 	code, _, stderr = b.run(t, "mail")
 	require.Equal(t, 0, code, stderr)

@@ -46,6 +46,10 @@ func File(p *model.Package) ([]byte, error) {
 			f.Add(c)
 			f.Line()
 		}
+		for _, c := range SchemaMethods(j) { // schema.go
+			f.Add(c)
+			f.Line()
+		}
 		for _, c := range DispatchMethods(j) {
 			f.Add(c)
 			f.Line()

@@ -80,6 +80,7 @@ func RegisterCall(j model.Job) jen.Code {
 			),
 		))
 	}
+	args = append(args, SchemaOptions(j)...) // schema.go
 	if j.Result != "" {
 		return jen.Qual(runtimePkg, "RegisterResult").Types(jen.Id(j.TypeName), jen.Id(j.Result)).Call(args...)
 	}

@@ -34,16 +34,38 @@ type Result struct {
 	Empty []string
 }
 
+// Options are the choices of one run beyond which packages to load.
+type Options struct {
+	// AcceptBreak names the types (by Go type or wire name) whose
+	// breaking changes against the schema lock are accepted on purpose;
+	// the lock records them (package lock).
+	AcceptBreak []string
+}
+
 // Run loads the packages cfg names and returns their generated files. It
 // writes nothing. It refuses to replace a model.OutputFile that jobgen
 // did not write.
-func Run(cfg load.Config) (*Result, error) {
+func Run(cfg load.Config) (*Result, error) { return RunWith(cfg, Options{}) }
+
+// RunWith is Run with opts. Besides each package's model.OutputFile it
+// returns its schema lock (model.LockFile), checked against the one on
+// disk: a breaking change is returned as a load.List.
+func RunWith(cfg load.Config, opts Options) (*Result, error) {
 	pkgs, err := load.Load(cfg)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{}
+	var refused load.List
 	for _, p := range pkgs {
+		lf, errs := checkLock(p, opts) // schema_lock.go
+		if len(errs) > 0 {
+			refused = append(refused, errs...)
+			continue
+		}
+		if lf != nil {
+			res.Files = append(res.Files, *lf)
+		}
 		path := filepath.Join(p.Dir, model.OutputFile)
 		ours, err := load.IsOutput(path)
 		if err != nil {
@@ -65,6 +87,9 @@ func Run(cfg load.Config) (*Result, error) {
 			return nil, err
 		}
 		res.Files = append(res.Files, File{Package: p.Path, Path: path, Src: src})
+	}
+	if len(refused) > 0 {
+		return nil, refused
 	}
 	return res, nil
 }

@@ -58,6 +58,8 @@ type annotation struct {
 	debounceKey string
 	// group names the field that holds the job's fair group (`group=`).
 	group string
+	// wire holds the `version=`, `upgrade=` and `decode=` keys (schema.go).
+	wire model.WireOptions
 }
 
 // tokenError is a problem with one token of an annotation line; offset is
@@ -152,7 +154,7 @@ type setter func(a *annotation, value string) error
 // setters hold, for each key, how its value is read and where it goes:
 // a job option's (jobopt.All) into the model's Options by its kind, the
 // others into the annotation.
-var setters = optionSetters(map[string]setter{
+var setters = optionSetters(schemaSetters(map[string]setter{
 	"name":    setName,
 	"laravel": setLaravel,
 	"result":  setResult,
@@ -163,7 +165,7 @@ var setters = optionSetters(map[string]setter{
 	// job's DebounceKey method.
 	"debounce_key": setDebounceKey,
 	"group":        setGroup,
-})
+}))
 
 // optionSetters adds to m a setter for the key of every job option.
 func optionSetters(m map[string]setter) map[string]setter {

@@ -154,7 +154,7 @@ func TestLaravelKey(t *testing.T) {
 // wantKeys are the //job: keys an error lists: every job option's
 // (jobopt.All) and the annotation's own, sorted.
 func wantKeys() []string {
-	out := []string{"debounce_key", "event", "group", "laravel", "listen", "name", "result", "sync"}
+	out := []string{"debounce_key", "decode", "event", "group", "laravel", "listen", "name", "result", "sync", "upgrade", "version"}
 	for _, o := range jobopt.All {
 		out = append(out, o.Key)
 	}

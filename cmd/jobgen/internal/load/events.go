@@ -65,7 +65,7 @@ func (l *loader) listener(spec *ast.TypeSpec, a annotation) (model.Listener, boo
 			l.errs.add(pos, "listener %s is sync: it runs inside Fire, not as a queued job, so %s does not apply; drop it, or drop sync", name, strings.Join(extra, ", "))
 		}
 	default:
-		for _, k := range []string{"laravel", "result", "unique_for", "debounce", "debounce_key", "debounce_max_wait"} {
+		for _, k := range []string{"laravel", "result", "unique_for", "debounce", "debounce_key", "debounce_max_wait", "version", "upgrade", "decode"} {
 			if a.seen[k] {
 				l.errs.add(pos, "listener %s may not set %s: %s", name, k, map[string]string{
 					"laravel":           "a listener's job is no PHP job class",
@@ -74,6 +74,9 @@ func (l *loader) listener(spec *ast.TypeSpec, a annotation) (model.Listener, boo
 					"debounce":          "an event's listener jobs are pushed in one atomic call, and a burst is kept per dispatch",
 					"debounce_key":      "an event's listener jobs are not debounced",
 					"debounce_max_wait": "an event's listener jobs are not debounced",
+					"version":           "a listener's job carries its event, whose schema the lock covers as the event's; events have no versions",
+					"upgrade":           "a listener's job carries its event, whose schema the lock covers as the event's; events have no versions",
+					"decode":            "a listener's job carries its event, decoded strictly",
 				}[k])
 			}
 		}

@@ -81,8 +81,11 @@ func TestEveryJobOptionHasAKey(t *testing.T) {
 		// event, listen and sync make the type an event or a listener;
 		// result names the type its handler returns; debounce_key names
 		// the field that generates DebounceKey; group names the field that
-		// holds the job's group (a JobGroup method).
-		if key != "name" && key != "laravel" && key != "event" && key != "listen" && key != "sync" && key != "result" && key != "debounce_key" && key != "group" {
+		// holds the job's group (a JobGroup method); version, upgrade and
+		// decode describe the job's wire schema (schema.go), not how it
+		// is dispatched.
+		if key != "name" && key != "laravel" && key != "event" && key != "listen" && key != "sync" && key != "result" && key != "debounce_key" && key != "group" &&
+			key != "version" && key != "upgrade" && key != "decode" {
 			require.True(t, optionKeys[key], "//job: key %s sets no field of runtime.JobOptions", key)
 		}
 	}

@@ -205,6 +205,7 @@ func loadPackage(pkg *packages.Package) (*model.Package, List) {
 	if !p.Empty() {
 		l.checkPackageNames(p.HasLaravel())
 	}
+	p.Wire = l.wireTypes(p) // schema.go
 	l.errs.sort()
 	return p, l.errs
 }
@@ -373,13 +374,14 @@ func (l *loader) parse(doc []*ast.Comment) (a annotation, ok bool) {
 // which are recorded.
 func (l *loader) job(spec *ast.TypeSpec, a annotation) (model.Job, bool) {
 	before := len(l.errs)
-	job := model.Job{TypeName: spec.Name.Name, Name: a.name, Options: a.opts, Laravel: strings.TrimPrefix(a.laravel, `\`), Result: a.result, DebounceKey: a.debounceKey, GroupField: a.group}
+	job := model.Job{TypeName: spec.Name.Name, Name: a.name, Options: a.opts, Laravel: strings.TrimPrefix(a.laravel, `\`), Result: a.result, DebounceKey: a.debounceKey, GroupField: a.group, Wire: a.wire}
 	if job.Name == "" {
 		job.Name = l.pkg.Name + "." + job.TypeName
 	}
 	l.checkType(spec, &job, a.seen)
 	l.checkGroup(spec, &job)
 	l.checkLaravel(spec, job)
+	l.checkUpgrade(spec, job) // schema.go
 	return job, len(l.errs) == before
 }
 

@@ -26,6 +26,9 @@ type Package struct {
 	Jobs []Job
 	// Events are the package's `//job:event` types, sorted by TypeName.
 	Events []Event
+	// Wire are the package's wire types (jobs, events, results) with
+	// their schemas, for the lock (schema.go), sorted by TypeName.
+	Wire []WireType
 	// Listeners are the package's `//job:listen=` types, sorted by
 	// TypeName.
 	Listeners []Listener
@@ -95,6 +98,10 @@ type Job struct {
 	// such as App\Jobs\SendWelcomeEmail, or "Class@method" for a string
 	// job; empty for none.
 	Laravel string
+	// Wire is what the annotation says about the job's wire schema
+	// (`version=`, `upgrade=`, `decode=`), and the keys the lock found
+	// added (schema.go).
+	Wire WireOptions
 }
 
 // HasLaravel reports whether any job of p maps to a PHP class.
