@@ -217,6 +217,8 @@ type Engine struct {
 	// grouped are the queues seen holding grouped jobs (group.go),
 	// shared with phys.
 	grouped *groupedQueues
+	// awaitStep, if set, replaces the package's awaitStep (the tests).
+	awaitStep time.Duration
 }
 
 // Subscribe calls fn with a JobQueued event after every job this engine
