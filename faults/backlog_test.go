@@ -11,7 +11,6 @@ import (
 
 	"github.com/jobgen/jobgen/faults/internal/faultworker"
 	"github.com/jobgen/jobgen/faults/internal/harness"
-	"github.com/jobgen/jobgen/internal/keyspace"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -30,7 +29,7 @@ func TestBacklog(t *testing.T) {
 	n := harness.Scale(20_000, 200_000)
 	b := setup(t, "--slowlog-log-slower-than", "5000", "--slowlog-max-len", "10000")
 	rdb := b.redis.Client()
-	qk := keyspace.New("faults").Queue(queue)
+	qk := harness.Keys("faults", queue)
 
 	task := func(int) faultworker.Task { return faultworker.Task{} }
 	for start := 0; start < n; start += 500 {
