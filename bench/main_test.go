@@ -2,11 +2,14 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +49,22 @@ func startRedis() (stop func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("redis-server is not installed and %s is not set: run scripts/test, or point %s at a Redis 7 server", redisAddrEnv, redisAddrEnv)
 	}
+	// A port picked free may be taken before the server binds it: the
+	// start is made again on another.
+	for try := 1; ; try++ {
+		stop, err = startOn(bin)
+		if err == nil || !errors.Is(err, errPortTaken) || try == 5 {
+			return stop, err
+		}
+	}
+}
+
+// errPortTaken is what startOn returns when its port was taken.
+var errPortTaken = errors.New("the port was taken before redis-server could bind it")
+
+// startOn starts redis-server on a port picked free, and waits until it
+// answers.
+func startOn(bin string) (stop func(), err error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -56,8 +75,9 @@ func startRedis() (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
+	logFile := filepath.Join(dir, "redis.log")
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir, "--loglevel", "warning")
+		"--save", "", "--appendonly", "no", "--dir", dir, "--loglevel", "warning", "--logfile", logFile)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start redis-server: %w", err)
 	}
@@ -70,6 +90,10 @@ func startRedis() (stop func(), err error) {
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if err = ping(redisAddr); err == nil {
 			return stop, nil
+		}
+		if log, _ := os.ReadFile(logFile); strings.Contains(string(log), "Address already in use") {
+			stop()
+			return nil, errPortTaken
 		}
 		if time.Now().After(deadline) {
 			stop()

@@ -24,8 +24,9 @@ if [ -z "$have_redis" ]; then
     echo "bench/run.sh: redis-server is not installed; install it (Debian/Ubuntu: apt-get install redis-server) or pass -redis redis://host:port/N" >&2
     exit 1
   fi
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
-    || shuf -i 20000-60000 -n 1)
+  # shellcheck source=../scripts/lib/ports.sh
+  . ../scripts/lib/ports.sh
+  port=$(free_port)
   dir=$(mktemp -d)
   mkdir "$dir/server"
   redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir/server" \

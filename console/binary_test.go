@@ -218,12 +218,14 @@ func TestBinary(t *testing.T) {
 		}
 	}
 	require.NoError(t, cmd.Wait(), "stderr:\n%s", stderr.String())
-	require.Len(t, got, 5, "stdout:\n%s", strings.Join(got, "\n"))
+	require.Len(t, got, 6, "stdout:\n%s", strings.Join(got, "\n"))
 	require.Equal(t, "Worker processing queues default. Stop it with Ctrl-C or SIGTERM.", got[0])
 	require.Equal(t, "handling report", got[1])
-	require.Contains(t, got[2], " DONE     default test.Slow ")
-	require.Contains(t, got[3], " INFO     worker stopped worker=worker reason=")
-	require.Equal(t, "Worker stopped (SIGTERM): 1 done, 0 released for retry, 0 failed.", got[4])
+	require.Contains(t, got[2], " INFO     stop signal received: taking no new jobs; ")
+	require.Contains(t, got[2], "signal=SIGTERM running=1 prefetched=0 grace=20s")
+	require.Contains(t, got[3], " DONE     default test.Slow ")
+	require.Contains(t, got[4], " INFO     worker stopped worker=worker reason=")
+	require.Equal(t, "Worker stopped (SIGTERM): 1 done, 0 released for retry, 0 failed.", got[5])
 	require.Zero(t, b.sizes(t, "default").Total())
 
 	// The other commands run from the same binary, and errors exit non-zero.

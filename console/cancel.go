@@ -23,9 +23,9 @@ it sees (or the one named with --attempt): a job reserved again meanwhile
 is left alone, and the command says so.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
 		var queues []string
-		attempt := -1
+		var attempt int
 		fs.queuesVar(&queues, "look only in these queues", "every queue")
-		fs.intVar(&attempt, "attempt", -1, "cancel only if the job is still at this attempt count (as the dashboard shows it)", "the attempt found")
+		fs.intVar(&attempt, "attempt", 0, "cancel only if the job is still at this attempt count (as the dashboard shows it)", "the attempt found")
 		return func(ctx context.Context, s *session) error {
 			if len(s.args) != 1 {
 				return usagef("name the job to cancel by ID")
@@ -41,7 +41,10 @@ is left alone, and the command says so.`,
 				return fmt.Errorf("job %s of queue %s is in the failed store already; nothing to cancel", id, q)
 			}
 			seen := job.Attempts
-			if attempt >= 0 {
+			if flagSet(fs, "attempt") {
+				if attempt < 0 {
+					return usagef("--attempt (%d) must not be negative: give the job's attempt count as queue:job or the dashboard shows it (%d now), or leave --attempt out to cancel the attempt found", attempt, job.Attempts)
+				}
 				seen = attempt
 			}
 			return s.cancel(ctx, q, id, seen)
@@ -53,6 +56,8 @@ func (s *session) cancel(ctx context.Context, queue, id string, seen int) error 
 	c, err := s.ins.Cancel(ctx, queue, id, seen)
 	var stale *runtime.StaleCancelError
 	switch {
+	case errors.As(err, &stale) && stale.Seen > stale.Now:
+		return fmt.Errorf("job %s of queue %s is at attempt %d, and has not reached attempt %d: give the attempt count queue:job or the dashboard shows, or leave --attempt out; nothing changed", id, queue, stale.Now, stale.Seen)
 	case errors.As(err, &stale):
 		return fmt.Errorf("job %s of queue %s is at attempt %d now, not %d: it was reserved again; nothing changed", id, queue, stale.Now, stale.Seen)
 	case errors.Is(err, runtime.ErrNoJob):

@@ -145,7 +145,7 @@ func TestRedisErrorsAreOneLine(t *testing.T) {
 		url, want string
 	}{
 		{"bogus://x", `app queue:size: invalid input: Redis URL scheme "bogus"`},
-		{"redis://127.0.0.1:1/0", "app queue:size: start engine:"},
+		{"redis://127.0.0.1:1/0", "cannot reach Redis at 127.0.0.1:1: "},
 		{"redis://:secret@127.0.0.1:1/0", "redis://:xxxxx@127.0.0.1:1/0"},
 	}
 	for _, tt := range tests {

@@ -143,6 +143,15 @@ func (fs *flags) parse(args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, errHelp
 			}
+			// A negative number where a flag could start ("queue:limit q
+			// -1") is an argument, for the command to judge, not a flag
+			// named 1.
+			left := fs.Args()
+			if consumed := len(args) - len(left); consumed > 0 && isNegativeNumber(args[consumed-1]) {
+				rest = append(rest, args[consumed-1])
+				args = left
+				continue
+			}
 			return nil, errors.New(strings.Replace(err.Error(), " -", " --", 1))
 		}
 		left := fs.Args()
@@ -155,6 +164,20 @@ func (fs *flags) parse(args []string) ([]string, error) {
 		rest = append(rest, left[0])
 		args = left[1:]
 	}
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flags, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// isNegativeNumber reports whether s is a minus sign and a plain number,
+// such as -1 or -0.5.
+func isNegativeNumber(s string) bool {
+	n, ok := strings.CutPrefix(s, "-")
+	return ok && isSeconds(n)
 }
 
 // writeHelp writes the command's usage, description and flags.

@@ -3,6 +3,7 @@ package console
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,8 +24,10 @@ applies from the workers' next reserve, and lasts until a worker starts
 again with EngineConfig.QueueLimits. See docs/flow-control.md.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
 		var rate string
+		var force bool
 		fs.stringVar(&rate, "rate", "", "the most jobs started per period, N/PERIOD (100/1s, 5/1m), or off", "")
 		fs.meta["rate"] = "N/PERIOD"
+		fs.boolVar(&force, "force", false, "set limits on a queue nothing has been dispatched to yet")
 		return func(ctx context.Context, s *session) error {
 			if len(s.args) == 0 {
 				return usagef("name the queue")
@@ -35,6 +38,11 @@ again with EngineConfig.QueueLimits. See docs/flow-control.md.`,
 			}
 			if len(s.args) == 1 && rate == "" {
 				return showLimits(ctx, s, q)
+			}
+			if !force {
+				if err := knownQueue(ctx, s, q); err != nil {
+					return err
+				}
 			}
 			if len(s.args) == 2 {
 				n, err := parseLimit(s.args[1])
@@ -69,13 +77,34 @@ again with EngineConfig.QueueLimits. See docs/flow-control.md.`,
 	},
 }
 
+// knownQueue refuses a queue that nothing has been dispatched to under
+// the prefix: most often a misspelt name, whose limit would hold no job
+// back.
+func knownQueue(ctx context.Context, s *session, q string) error {
+	known, err := s.ins.Queues(ctx)
+	if err != nil {
+		return err
+	}
+	if slices.Contains(known, q) {
+		return nil
+	}
+	list := "none yet"
+	if len(known) > 0 {
+		list = strings.Join(known, ", ")
+	}
+	return usagef("nothing has been dispatched to queue %q under prefix %q (known queues: %s): check the name and --prefix, or pass --force to set its limits before its first job", q, s.engine.Config().Prefix, list)
+}
+
 // parseLimit reads a concurrency limit: N, or off.
 func parseLimit(s string) (int, error) {
 	if s == "off" {
 		return 0, nil
 	}
 	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
+	if err == nil && n < 0 {
+		return 0, usagef("the limit (%d) must not be negative: give the most jobs to run at once (1 or more), or off to remove the limit", n)
+	}
+	if err != nil {
 		return 0, usagef("the limit must be a whole number of jobs, or off; got %q", s)
 	}
 	return n, nil

@@ -29,8 +29,13 @@ func TestQueueLimitAcrossProcesses(t *testing.T) {
 		c.RetryAfter, c.Timeout = retryAfter, time.Second
 	}
 
-	// Three processes drain the queue under the limit.
-	f := b.fleet(t, cfg)
+	// Three processes drain the queue under the limit. Their leases and
+	// timeouts are long: a busy machine that stalls a worker for a second
+	// or two must not make a job of 1 ms run twice.
+	f := b.fleet(t, func(c *faultworker.Config) {
+		cfg(c)
+		c.RetryAfter, c.Timeout = 30*time.Second, 20*time.Second
+	})
 	b.disp.PushN(b.ctx, jobs, func(int) faultworker.Task { return faultworker.Task{Millis: 1, Trace: true} })
 	start := time.Now()
 	f.Start(3)
@@ -45,15 +50,21 @@ func TestQueueLimitAcrossProcesses(t *testing.T) {
 	require.Equal(t, limit, peak, "the limit was used in full")
 
 	// One worker takes all 5 slots with long jobs; two more wait; the
-	// first is killed.
+	// first is killed. The long jobs' first attempts run until the kill,
+	// however long starting the other two takes on a busy machine: with
+	// the workers' Timeout of 1 s, an attempt cut short before the kill
+	// would end, go back to the queue and run again, one run more than
+	// the count below.
 	k := b.fleet(t, cfg)
 	b.disp.PushN(b.ctx, limit, func(int) faultworker.Task {
-		return faultworker.Task{FirstMillis: 60_000, Millis: 1, Trace: true}
+		return faultworker.Task{FirstMillis: 60_000, Millis: 1, Trace: true, Opts: runtime.JobOptions{Timeout: 2 * time.Minute}}
 	})
 	k.Start(1)
 	waitRecords(t, k.Proc(0).Ledger, 'B', limit)
 	const after = 500
-	b.disp.PushN(b.ctx, after, func(int) faultworker.Task { return faultworker.Task{Millis: 1, Trace: true} })
+	b.disp.PushN(b.ctx, after, func(int) faultworker.Task {
+		return faultworker.Task{Millis: 1, Trace: true, Opts: runtime.JobOptions{Timeout: time.Minute}}
+	})
 	k.Replace(1)
 	k.Replace(2)
 	killed := k.Kill(0)

@@ -229,9 +229,6 @@ func (p *PendingDispatch) encodeChain(env *Envelope, seal func(*Envelope) error)
 			return fmt.Errorf("chain of %s: link %d (%s): %w", p.job.JobName(), i+1, lp.JobName(), err)
 		}
 		delay := lp.DelayDuration()
-		if delay < 0 {
-			return fmt.Errorf("%w: chain of %s: link %d (%s): negative delay %v", ErrInvalid, p.job.JobName(), i+1, lp.JobName(), delay)
-		}
 		// Made at the chain's dispatch, whenever the link is pushed.
 		link, err := newEnvelope(lp.job, queue, conn, time.UnixMilli(env.DispatchedAt))
 		if err != nil {

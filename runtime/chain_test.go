@@ -178,9 +178,9 @@ func TestChainLinkDelay(t *testing.T) {
 		}
 		require.Equal(t, []time.Duration{0, delay, 0, delay}, delays, "JobQueued carries each link's delay")
 
+		// A link's delay already past makes it ready at once (delay_test.go).
 		_, err = stepJob{Step: "x"}.withChain(runtime.NewPendingDispatch(stepJob{Step: "y"}).Delay(-time.Second)).Dispatch(b.ctx)
-		require.ErrorIs(t, err, runtime.ErrInvalid)
-		require.ErrorContains(t, err, "link 1 (test.Step): negative delay -1s")
+		require.NoError(t, err)
 	})
 }
 

@@ -36,15 +36,27 @@ const URLEnv = "JOBGEN_REDIS_URL"
 // it only if it imports runtime/embedded (jobtest does), so production
 // binaries do not link it, and it is only used when asked for by name:
 // an empty URL is an error, never a fallback.
+//
+// A rediss:// URL is checked first with a TLS handshake of its own: a
+// server that speaks plain Redis fails at once with ErrTLSMismatch, not
+// at the end of the client's retries. A Redis that cannot be reached
+// fails with ErrUnreachable, naming its address.
 func Open(ctx context.Context, rawURL string, cfg EngineConfig) (*Engine, error) {
 	rdb, closer, err := openClient(rawURL)
 	if err != nil {
 		return nil, err
 	}
+	if c, ok := rdb.(*redis.Client); ok && c.Options().TLSConfig != nil {
+		opt := c.Options()
+		if err := probeTLS(ctx, opt.Addr, opt.TLSConfig, opt.DialTimeout); err != nil {
+			_ = closer()
+			return nil, fmt.Errorf("%w (URL %s)", err, redactURL(rawURL))
+		}
+	}
 	e, err := NewEngine(ctx, rdb, cfg)
 	if err != nil {
 		_ = closer()
-		return nil, fmt.Errorf("%w (URL %s)", err, redactURL(rawURL))
+		return nil, fmt.Errorf("%w (URL %s)", startError(err), redactURL(rawURL))
 	}
 	e.closer = closer
 	return e, nil

@@ -36,6 +36,6 @@ func TestOpenRedisDownSaysOneLine(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run())
 	require.Contains(t, stdout.String(), "connection refused")
-	require.Contains(t, stdout.String(), "jobgen: start engine")
+	require.Contains(t, stdout.String(), "jobgen: cannot reach Redis at 127.0.0.1:")
 	require.Empty(t, stderr.String(), "nothing from go-redis on stderr")
 }

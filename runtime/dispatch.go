@@ -161,7 +161,9 @@ type PendingDispatch struct {
 // NewPendingDispatch starts a dispatch of job.
 func NewPendingDispatch(job Job) *PendingDispatch { return &PendingDispatch{job: job} }
 
-// Delay makes the job ready only after d, overriding its annotation.
+// Delay makes the job ready only after d, overriding its annotation. A
+// d of zero or less makes it ready at once, as Laravel runs a job whose
+// delay is already past (a delay computed from the clock, say).
 func (p *PendingDispatch) Delay(d time.Duration) *PendingDispatch {
 	p.delay, p.delaySet = d, true
 	return p
@@ -214,12 +216,13 @@ func (p *PendingDispatch) Connection() string {
 	return p.job.JobOptions().Connection
 }
 
-// DelayDuration returns the delay before the job is ready.
+// DelayDuration returns the delay before the job is ready: 0 for a delay
+// already past (Delay).
 func (p *PendingDispatch) DelayDuration() time.Duration {
 	if p.delaySet {
-		return p.delay
+		return max(p.delay, 0)
 	}
-	return p.job.JobOptions().Delay
+	return max(p.job.JobOptions().Delay, 0)
 }
 
 // Chain returns the jobs chained after this one.

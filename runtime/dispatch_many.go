@@ -40,7 +40,8 @@ func DispatchMany[T Job](ctx context.Context, jobs []T) ([]string, error) {
 	return NewPendingMany(jobs).Dispatch(ctx)
 }
 
-// Delay makes every job ready only after d, overriding its annotation.
+// Delay makes every job ready only after d, overriding its annotation;
+// a d of zero or less makes them ready at once (PendingDispatch.Delay).
 func (b *PendingMany) Delay(d time.Duration) *PendingMany {
 	b.delay, b.delaySet = d, true
 	return b
@@ -192,6 +193,7 @@ func (e *Engine) DispatchMany(ctx context.Context, b *PendingMany) ([]string, er
 		if b.delaySet {
 			delay = b.delay
 		}
+		delay = max(delay, 0) // a delay already past: ready at once
 		if err := ValidateQueueName(queue); err != nil {
 			be = be.add(n, i, fmt.Errorf("dispatch %s: %w", job.JobName(), err))
 			continue
@@ -238,9 +240,6 @@ func (e *Engine) DispatchMany(ctx context.Context, b *PendingMany) ([]string, er
 // bulkEnvelope builds and seals the envelope of one job of a
 // DispatchMany.
 func (e *Engine) bulkEnvelope(job Job, queue, connection string, delay time.Duration, now time.Time) (*Envelope, error) {
-	if delay < 0 {
-		return nil, fmt.Errorf("dispatch %s: %w: negative delay %v", job.JobName(), ErrInvalid, delay)
-	}
 	env, err := newEnvelope(job, queue, connection, now)
 	if err != nil {
 		return nil, err

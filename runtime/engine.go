@@ -230,6 +230,8 @@ type Engine struct {
 	// notifier is the subscription to notes to the engine's running
 	// workers (worker_notify.go), shared with phys.
 	notifier *notifier
+	// awaitStep, if set, replaces the package's awaitStep (the tests).
+	awaitStep time.Duration
 }
 
 // Subscribe calls fn with a JobQueued event after every job this engine

@@ -156,6 +156,9 @@ func (s *FailedStore) load(ctx context.Context, queue string, k, ids []string, a
 				j.Name, j.Error, j.Attempts, j.token, j.Cancelled = info.Name, info.Error, info.Attempts, info.Token, info.Cancelled
 			}
 		}
+		if j.Name == "" {
+			j.Name = nameOf(queue, id, j.Payload)
+		}
 		j.Errors = parseAttemptErrors(errs[i].Value)
 		if !j.Cancelled && j.Attempts > 0 && (len(j.Errors) == 0 || j.Errors[len(j.Errors)-1].Attempt < j.Attempts) {
 			// The attempt that failed, with why.

@@ -64,12 +64,21 @@ func (i *Inspector) FinishedJobs(ctx context.Context, queue string, q FinishedQu
 // Offset+Limit.
 func (i *Inspector) finishedOf(ctx context.Context, queue string, q FinishedQuery) ([]FinishedJob, int64, error) {
 	z := i.e.keys.Finished(queue)
-	total, err := i.e.store.Count(ctx, z)
+	from, err := i.finishedFrom(ctx, queue)
+	if err != nil {
+		return nil, 0, err
+	}
+	// The records past MaxAge have the lowest scores: the first total
+	// ranks, newest first, are the ones listed.
+	total, err := i.e.store.CountFrom(ctx, z, from)
 	if err != nil {
 		return nil, 0, err
 	}
 	if q.ID != "" {
 		jobs, err := i.loadFinished(ctx, queue, []string{q.ID}, nil)
+		if len(jobs) == 1 && jobs[0].FinishedAt.UnixMilli() < from {
+			jobs = nil
+		}
 		return jobs, total, err
 	}
 	offset, want := q.Offset, q.Limit
@@ -82,6 +91,10 @@ func (i *Inspector) finishedOf(ctx context.Context, queue string, q FinishedQuer
 		stop := start + finishedScan - 1
 		if q.Tag == "" {
 			start, stop = int64(offset), int64(offset+want-1)
+		}
+		stop = min(stop, total-1)
+		if stop < start {
+			return out, total, nil
 		}
 		ids, at, err := i.e.store.NewestPage(ctx, z, start, stop)
 		if err != nil {
@@ -108,6 +121,22 @@ func (i *Inspector) finishedOf(ctx context.Context, queue string, q FinishedQuer
 		}
 	}
 	return out, total, nil
+}
+
+// finishedFrom is the finish time (unix ms, by Redis's clock) of the
+// oldest record of queue's finished jobs that is listed: those older
+// than its MaxAge, which the ack that trims them has not come to yet,
+// are left out. 0 lists them all.
+func (i *Inspector) finishedFrom(ctx context.Context, queue string) (int64, error) {
+	keep, ok := i.e.keepFinished(queue)
+	if !ok || keep.MaxAge <= 0 {
+		return 0, nil
+	}
+	now, err := i.e.store.Time(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("read Redis's clock: %w", err)
+	}
+	return now.UnixMilli() - keep.MaxAge.Milliseconds(), nil
 }
 
 // loadFinished reads the records of the entries ids of queue's finished

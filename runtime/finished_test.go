@@ -163,3 +163,27 @@ func TestFinishFreesAGroupSlot(t *testing.T) {
 		require.Equal(t, []string{"K1"}, got, "the finish freed K's slot")
 	})
 }
+
+// Records older than MaxAge are not listed once they are that old,
+// whether or not an ack came to trim them, and the record's keys expire
+// MaxAge after the last ack that wrote to them.
+func TestFinishedJobsPastTheirAgeLeaveWithoutAnotherAck(t *testing.T) {
+	cfg := runtime.EngineConfig{KeepFinished: map[string]runtime.FinishedConfig{"*": {MaxAge: 3 * time.Second}}}
+	forEachFinishedBackend(t, cfg, func(t *testing.T, b wbundle) {
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error { return nil })
+		ids := b.dispatch(t, onQueue(1, "aged"), onQueue(2, "aged"))
+		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"aged"}, StopWhenEmpty: true})
+		for _, k := range []string{b.prefix + ":{aged}:finished", b.prefix + ":{aged}:finished:info"} {
+			ttl, err := b.rdb.PTTL(b.ctx, k).Result()
+			require.NoError(t, err)
+			require.True(t, ttl > 0 && ttl <= 3*time.Second, "%s expires within MaxAge: PTTL %v", k, ttl)
+		}
+		// No ack comes after these two; past MaxAge they are not listed.
+		eventually(t, func() bool {
+			jobs, total := finished(t, b, "aged", runtime.FinishedQuery{})
+			one, _ := finished(t, b, "aged", runtime.FinishedQuery{ID: ids[0]})
+			tagged, _ := finished(t, b, "aged", runtime.FinishedQuery{Tag: "x"})
+			return total == 0 && len(jobs) == 0 && len(one) == 0 && len(tagged) == 0
+		}, "records past MaxAge are not listed")
+	})
+}

@@ -145,6 +145,14 @@ func (e *Engine) setFlow(ctx context.Context, queue string, l QueueLimit, limit,
 	if err := l.validate(queue, len(names)); err != nil {
 		return err
 	}
+	// A queue with a limit is listed (Inspector.Queues, queue:monitor)
+	// before its first dispatch, so that a limit set on a misspelt name
+	// shows.
+	if (limit && l.Concurrency != 0) || (rate && l.Rate != 0) {
+		if err := e.remember(ctx, queue); err != nil {
+			return err
+		}
+	}
 	for i, name := range names {
 		qk := e.keys.Queue(name)
 		f := jobrdb.QueueFlow{SetLimit: limit, SetRate: rate}

@@ -202,9 +202,6 @@ func (e *Engine) DispatchEvent(ctx context.Context, p *PendingEvent) ([]string, 
 		return nil, fmt.Errorf("fire %T: %w", p.event, err)
 	}
 	delay := first.DelayDuration()
-	if delay < 0 {
-		return nil, fmt.Errorf("fire %T: %w: negative delay %v", p.event, ErrInvalid, delay)
-	}
 	envs := make([]*Envelope, len(p.queued))
 	out := &DispatchCall{Kind: DispatchKindEvent, Jobs: make([]Outgoing, len(p.queued))}
 	for i, pd := range p.queued {

@@ -304,7 +304,7 @@ func (e *Engine) outboxRow(o Outgoing, connection string, uniqueFor, now int64) 
 	}
 	row := outboxsql.Row{
 		ID: env.ID, Kind: outboxsql.KindJob, Connection: connection, Queue: queue, Name: env.Name,
-		DelayMS: delayMillis(o.Delay), Payload: payload,
+		DelayMS: delayMillis(max(o.Delay, 0)), Payload: payload,
 	}
 	if env.UniqueKey != "" {
 		row.UniqueKey, row.UniqueForMS = env.UniqueKey, max(uniqueFor, 1)

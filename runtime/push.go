@@ -9,7 +9,8 @@ import (
 	"github.com/jobgen/jobgen/internal/send"
 )
 
-// Outgoing is one job to push: its envelope and, optionally, a delay.
+// Outgoing is one job to push: its envelope and, optionally, a delay (one
+// of zero or less makes it ready at once).
 type Outgoing struct {
 	Envelope *Envelope
 	Delay    time.Duration
@@ -89,14 +90,14 @@ func (e *Engine) pushMany(ctx context.Context, jobs []Outgoing) error {
 		if err != nil {
 			return err
 		}
-		g.add(q, delayMillis(j.Delay), j.Envelope.ID, payload, cg, len(jobs))
+		g.add(q, delayMillis(max(j.Delay, 0)), j.Envelope.ID, payload, cg, len(jobs))
 	}
 	if err := e.send(ctx, g.groups); err != nil {
 		return err
 	}
 	if !e.events.empty() {
 		for _, j := range jobs {
-			e.events.emit(Event{Kind: JobQueued, Queue: j.Envelope.Queue, Name: j.Envelope.Name, ID: j.Envelope.ID, Delay: j.Delay})
+			e.events.emit(Event{Kind: JobQueued, Queue: j.Envelope.Queue, Name: j.Envelope.Name, ID: j.Envelope.ID, Delay: max(j.Delay, 0)})
 		}
 	}
 	return nil
@@ -113,9 +114,6 @@ func (e *Engine) pushMany(ctx context.Context, jobs []Outgoing) error {
 func (e *Engine) stored(env *Envelope, delay time.Duration, now int64, by string) (queue string, payload []byte, group string, err error) {
 	if err := ValidateQueueName(env.Queue); err != nil {
 		return "", nil, "", fmt.Errorf("push %s: %w", env.Name, err)
-	}
-	if delay < 0 {
-		return "", nil, "", fmt.Errorf("push %s: %w: negative delay %v", env.Name, ErrInvalid, delay)
 	}
 	if env.ID == "" { // before the seal, which binds the body to it
 		env.ID = newIDAt(now)

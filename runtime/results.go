@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // Results: what a handler hands back to whoever dispatched its job.
@@ -108,38 +110,49 @@ func (e *Engine) ReadResult(ctx context.Context, queue, id string) ([]byte, bool
 	if err := e.resultQueue(queue); err != nil {
 		return nil, false, err
 	}
-	b, ok, failed, err := e.peekResult(ctx, queue, id)
-	if err != nil || ok || !failed {
-		return b, ok, err
+	if id == "" {
+		return nil, false, fmt.Errorf("%w: read a result on queue %q: empty job ID: pass the ID that dispatching the job returned", ErrInvalid, queue)
+	}
+	p, err := e.peekResult(ctx, queue, id)
+	if err != nil || p.Found || !p.Failed {
+		return p.Result, p.Found, err
 	}
 	return nil, false, e.failedError(ctx, queue, id)
 }
 
 // AwaitResult waits until job id of queue has a result and returns it
 // encoded, or until ctx ends: at its deadline it returns an
-// *AwaitTimeoutError. A job that fails for good returns a
-// *JobFailedError. It waits with BLPOPs of at most 300 ms on the job's
-// done list, which the ack of a job with a result pushes to, checking
-// the result and the failed store between them.
+// *AwaitTimeoutError, and on a cancel at once ctx's error. A job that
+// fails for good returns a *JobFailedError; an ID the queue does not
+// hold, with no result and no failure, an *UnknownJobError at once
+// (Dispatch writes the job before it returns its ID, so an Await right
+// after it finds the job). It waits with BLPOPs of at most 300 ms on
+// the job's done list, which the ack of a job with a result pushes to,
+// checking the result, the failed store and the queue between them.
 func (e *Engine) AwaitResult(ctx context.Context, queue, id string) ([]byte, error) {
 	if err := e.resultQueue(queue); err != nil {
 		return nil, err
+	}
+	if id == "" {
+		return nil, fmt.Errorf("%w: await a job on queue %q: empty job ID: pass the ID that dispatching the job returned", ErrInvalid, queue)
 	}
 	began := time.Now()
 	done := e.keys.Done(queue, id)
 	for {
 		// A look that a deadline cut short would hide a result already
 		// there: it runs to its end, as the BLPOP does.
-		b, ok, failed, err := e.peekResult(context.WithoutCancel(ctx), queue, id)
+		p, err := e.peekResult(context.WithoutCancel(ctx), queue, id)
 		switch {
 		case err != nil:
 			return nil, err
-		case ok:
-			return b, nil
-		case failed:
+		case p.Found:
+			return p.Result, nil
+		case p.Failed:
 			return nil, e.failedError(ctx, queue, id)
+		case !p.Pending:
+			return nil, &UnknownJobError{Queue: queue, ID: id}
 		}
-		step := awaitStep
+		step := cmp.Or(e.awaitStep, awaitStep)
 		if d, has := ctx.Deadline(); has {
 			step = min(step, time.Until(d))
 		}
@@ -149,14 +162,28 @@ func (e *Engine) AwaitResult(ctx context.Context, queue, id string) ([]byte, err
 			}
 			return nil, fmt.Errorf("await job %s on queue %q: %w", id, queue, ctx.Err())
 		}
-		// The BLPOP runs on a context of its own: ending it early would
-		// drop the connection rather than let Redis answer in step.
-		if err := e.store.Pop(context.WithoutCancel(ctx), done, step); err != nil {
+		if err := e.awaitPop(ctx, done, step); err != nil {
 			return nil, fmt.Errorf("await job %s on queue %q: %w", id, queue, err)
 		}
 		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return nil, fmt.Errorf("await job %s on queue %q: %w", id, queue, ctx.Err())
 		}
+	}
+}
+
+// awaitPop waits up to d on the done list, and returns when it has
+// waited or at once when ctx ends. The BLPOP runs on a context of its
+// own, which ending ctx leaves alone: ending it early would drop the
+// connection rather than let Redis answer; it finishes in the
+// background, within d, and goes back to the pool.
+func (e *Engine) awaitPop(ctx context.Context, done string, d time.Duration) error {
+	popped := make(chan error, 1)
+	go func() { popped <- e.store.Pop(context.WithoutCancel(ctx), done, d) }()
+	select {
+	case err := <-popped:
+		return err
+	case <-ctx.Done():
+		return nil // the caller reads ctx's end
 	}
 }
 
@@ -171,14 +198,15 @@ func (e *Engine) resultQueue(queue string) error {
 	return nil
 }
 
-// peekResult reads job id's result and whether the failed store has it,
-// in one round trip.
-func (e *Engine) peekResult(ctx context.Context, queue, id string) (b []byte, ok, failed bool, err error) {
-	b, ok, failed, err = e.store.PeekResult(ctx, e.keys.Result(queue, id), e.keys.Queue(queue).FailedInfo, id)
+// peekResult reads job id's result, whether the failed store has it and
+// whether the queue has it, in one round trip.
+func (e *Engine) peekResult(ctx context.Context, queue, id string) (jobrdb.Peek, error) {
+	qk := e.keys.Queue(queue)
+	p, err := e.store.PeekResult(ctx, e.keys.Result(queue, id), qk.FailedInfo, qk.Payloads, id)
 	if err != nil {
-		return nil, false, false, fmt.Errorf("read result of job %s on queue %q: %w", id, queue, err)
+		return jobrdb.Peek{}, fmt.Errorf("read result of job %s on queue %q: %w", id, queue, err)
 	}
-	return b, ok, failed, nil
+	return p, nil
 }
 
 // failedError is the *JobFailedError of job id, in the failed store.
@@ -190,7 +218,7 @@ func (e *Engine) failedError(ctx context.Context, queue, id string) error {
 	if !ok { // retried or forgotten since
 		return &JobFailedError{Queue: queue, ID: id, Message: "(no longer in the failed store)"}
 	}
-	return &JobFailedError{Queue: queue, ID: id, Name: f.Name, Message: f.Error, Attempts: f.Attempts}
+	return &JobFailedError{Queue: queue, ID: id, Name: f.Name, Message: f.Error, Attempts: f.Attempts, Cause: failureCause(f.Error)}
 }
 
 // resultReader finds the reader of job's results as Dispatch finds its

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"time"
 )
 
@@ -53,14 +55,69 @@ func (e *AwaitTimeoutError) Is(target error) bool {
 // JobFailedError is what Await and ReadResult return for a job that is
 // in the failed store: it failed for good (or was cancelled), and has no
 // result. It matches ErrJobFailed, as Inspector.Cancel's error for such
-// a job does.
+// a job does, and, through Cause, the error the job failed with where
+// jobgen knows it: a job that failed because its result was over
+// EngineConfig.MaxResultSize matches ErrResultTooLarge, and errors.As
+// finds its *ResultTooLargeError.
 type JobFailedError struct {
 	Queue    string
 	ID       string
 	Name     string // the job's wire name
 	Message  string // the failure, as the failed store keeps it
 	Attempts int
+	// Cause is the failure as an error, where jobgen recognises it in
+	// Message (a *ResultTooLargeError); nil otherwise.
+	Cause error
 }
+
+// Is lets errors.Is match the error of Cause.
+func (e *JobFailedError) Is(target error) bool {
+	return e.Cause != nil && errors.Is(e.Cause, target)
+}
+
+// As lets errors.As find the error of Cause.
+func (e *JobFailedError) As(target any) bool {
+	return e.Cause != nil && errors.As(e.Cause, target)
+}
+
+// tooLargeText finds a *ResultTooLargeError's message in a failure.
+var tooLargeText = regexp.MustCompile(`jobgen: result of (\d+) bytes is over the limit of (\d+) bytes \(EngineConfig\.MaxResultSize\)`)
+
+// failureCause returns the error a failure's message was made from,
+// where jobgen made it: a *ResultTooLargeError; or nil.
+func failureCause(msg string) error {
+	m := tooLargeText.FindStringSubmatch(msg)
+	if m == nil {
+		return nil
+	}
+	size, err1 := strconv.Atoi(m[1])
+	limit, err2 := strconv.Atoi(m[2])
+	if err1 != nil || err2 != nil {
+		return nil
+	}
+	return &ResultTooLargeError{Size: size, Limit: limit}
+}
+
+// UnknownJobError is what Await returns for a job ID
+// that the queue does not hold, that has no result and that is not in
+// the failed store: it was never dispatched to this queue, or it is
+// gone (a job of a type that records no result leaves nothing once it
+// is done, and a result expires after EngineConfig.ResultRetention).
+// Await returns it at once rather than wait for a job that will not
+// come. It matches ErrNoJob.
+type UnknownJobError struct {
+	Queue string
+	ID    string
+}
+
+func (e *UnknownJobError) Error() string {
+	return fmt.Sprintf("jobgen: job %s on queue %q: the queue holds no such job, and it has no result and no failure: "+
+		"check the ID and the queue (AwaitOn for a job sent to another queue); a job whose type records no result leaves nothing once done, "+
+		"a result expires after EngineConfig.ResultRetention, and a job dispatched through the outbox (DispatchTx) is there once the relay has pushed it", e.ID, e.Queue)
+}
+
+// Unwrap lets errors.Is(err, ErrNoJob) match.
+func (e *UnknownJobError) Unwrap() error { return ErrNoJob }
 
 func (e *JobFailedError) Error() string {
 	return fmt.Sprintf("jobgen: job %s (%s) on queue %q failed after %d attempts: %s", e.ID, e.Name, e.Queue, e.Attempts, e.Message)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -364,7 +365,7 @@ func runChildWorker() int {
 	grace, _ := time.ParseDuration(os.Getenv("CHILD_GRACE"))
 	w, err := runtime.NewWorker(e, r, runtime.WorkerConfig{
 		Grace: grace, RetryAfter: time.Second, Timeout: 900 * time.Millisecond,
-		Sleep: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		Sleep: 50 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.MultiWriter(os.Stderr, childLogWriter(ctx, e, prefix)), nil)),
 		MonitorEvery: 100 * time.Millisecond,
 	})
 	if err != nil {

@@ -23,6 +23,7 @@ func (w *Worker) RunWithSignals(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 		case s := <-stops:
+			w.logStopSignal(s)
 			cancel(stopSignal{s})
 		}
 	}()

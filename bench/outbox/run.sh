@@ -35,10 +35,9 @@ trap cleanup EXIT
 
 go build -o "$work/outboxbench" ./cmd/outboxbench
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null \
-    || shuf -i 20000-60000 -n 1
-}
+# free_port
+# shellcheck source=../../scripts/lib/ports.sh
+. ../../scripts/lib/ports.sh
 
 if [ -z "$have_pg" ]; then
   url=$(../../scripts/postgres start "$pgdir")

@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -32,4 +33,10 @@ func (s *Store) FinishedRecords(ctx context.Context, info, z string, ids []strin
 		}
 	}
 	return fields(raw.Val(), len(ids)), at, nil
+}
+
+// CountFrom counts the members of the sorted set key scored min or
+// more (ZCOUNT key min +inf).
+func (s *Store) CountFrom(ctx context.Context, key string, min int64) (int64, error) {
+	return s.c.ZCount(ctx, key, strconv.FormatInt(min, 10), "+inf").Result()
 }

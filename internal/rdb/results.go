@@ -9,24 +9,37 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// PeekResult reads the string result and whether the hash failedInfo
-// has field id, in one round trip: found is false if result does not
-// exist.
-func (s *Store) PeekResult(ctx context.Context, result, failedInfo, id string) (b []byte, found, failed bool, err error) {
+// Peek is what PeekResult found of one job.
+type Peek struct {
+	Result []byte
+	Found  bool // Result is the job's result
+	Failed bool // the failed store holds the job
+	// Pending is true while the queue holds the job (waiting, delayed
+	// or running): its payloads hash has it.
+	Pending bool
+}
+
+// PeekResult reads the string result, whether the hash failedInfo has
+// field id and whether the hash payloads has it, in one round trip and
+// one transaction (the keys share the queue's slot): an ack or a fail
+// that moves the job between them cannot fall between the reads, so a
+// job the queue knows is always seen in one of them.
+func (s *Store) PeekResult(ctx context.Context, result, failedInfo, payloads, id string) (Peek, error) {
 	var get *redis.StringCmd
-	var has *redis.BoolCmd
-	_, err = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+	var failed, pending *redis.BoolCmd
+	_, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		get = p.Get(ctx, result)
-		has = p.HExists(ctx, failedInfo, id)
+		failed = p.HExists(ctx, failedInfo, id)
+		pending = p.HExists(ctx, payloads, id)
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, false, false, err
+		return Peek{}, err
 	}
 	if b, gerr := get.Bytes(); gerr == nil {
-		return b, true, false, nil
+		return Peek{Result: b, Found: true}, nil
 	}
-	return nil, false, has.Val(), nil
+	return Peek{Failed: failed.Val(), Pending: pending.Val()}, nil
 }
 
 // Pop waits up to d, to the millisecond, for an element of the list key

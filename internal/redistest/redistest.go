@@ -16,9 +16,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -67,36 +67,25 @@ func start() (func(), error) {
 	if err != nil {
 		return nil, fmt.Errorf("redis-server is not installed and %s is not set: run the README's test command, which installs it, or point %s at a Redis 7 server", AddrEnv, AddrEnv)
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
 	dir, err := os.MkdirTemp("", "jobgen-redis-*")
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir, "--loglevel", "warning")
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start redis-server: %w", err)
+	cmd, a, err := launch(bin, dir, 1, func(ports []int) []string {
+		return []string{"--port", strconv.Itoa(ports[0]), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", dir, "--loglevel", "warning",
+			"--logfile", filepath.Join(dir, "redis.log")}
+	})
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
 	}
-	addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	stop := func() {
+	addr = a
+	return func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		_ = os.RemoveAll(dir)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if err = ping(addr); err == nil {
-			return stop, nil
-		}
-		if time.Now().After(deadline) {
-			stop()
-			return nil, fmt.Errorf("redis-server on %s did not answer: %w", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	}, nil
 }
 
 func ping(a string) error {
@@ -105,15 +94,6 @@ func ping(a string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	return c.Ping(ctx).Err()
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Addr returns the address of the real Redis server.

@@ -60,41 +60,40 @@ func start1(t testing.TB, sentinelConf *string, args ...string) *Server {
 	if err != nil {
 		t.Skip("redistest: redis-server is not installed")
 	}
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
-	}
 	dir := t.TempDir()
-	argv := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", dir,
-		"--loglevel", "warning", "--logfile", filepath.Join(dir, "redis.log")}
-	if sentinelConf == nil {
-		argv = append(argv, "--save", "", "--appendonly", "no")
-	} else {
+	// A cluster node binds its bus port too: it gets a free one of its
+	// own, rather than port + 10000, which may be taken.
+	n := 1
+	if clusterNode(args) {
+		n = 2
+	}
+	var conf string
+	if sentinelConf != nil {
 		// A sentinel rewrites its config file, so it needs one of its own.
-		conf := filepath.Join(dir, "sentinel.conf")
+		conf = filepath.Join(dir, "sentinel.conf")
 		if err := os.WriteFile(conf, []byte(*sentinelConf), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		argv = append([]string{conf, "--sentinel"}, argv...)
 	}
-	argv = append(argv, args...)
-	cmd := exec.Command(bin, argv...)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("redistest: start redis-server: %v", err)
+	cmd, addr, err := launch(bin, dir, n, func(ports []int) []string {
+		argv := []string{"--port", strconv.Itoa(ports[0]), "--bind", "127.0.0.1", "--dir", dir,
+			"--loglevel", "warning", "--logfile", filepath.Join(dir, "redis.log")}
+		if sentinelConf == nil {
+			argv = append(argv, "--save", "", "--appendonly", "no")
+		} else {
+			argv = append([]string{conf, "--sentinel"}, argv...)
+		}
+		if n == 2 {
+			argv = append(argv, "--cluster-port", strconv.Itoa(ports[1]))
+		}
+		return append(argv, args...)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Dir: dir, cmd: cmd}
+	s := &Server{Addr: addr, Dir: dir, cmd: cmd}
 	t.Cleanup(s.Stop)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if err = ping(s.Addr); err == nil {
-			return s
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
-			t.Fatalf("redistest: redis-server on %s did not answer: %v\n%s", s.Addr, err, log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return s
 }
 
 // Stop kills the server and waits for it to exit. It may be called more

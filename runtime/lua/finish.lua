@@ -29,7 +29,11 @@
 --
 -- Returns: per quintuple, 1 if acked or 0 if the token is stale. A stale
 -- quintuple changes nothing: no result, record or count is written for a
--- job this call did not ack. At most 1000 old records are trimmed a call.
+-- job this call did not ack. At most 1000 old records are trimmed a call;
+-- a call that records one sets the finished zset and hash to expire
+-- ARGV[4] ms later, when its newest record is that old, so a queue that
+-- stops acking does not keep its record for ever (readers leave out the
+-- records past ARGV[4] that no ack trimmed: Inspector.FinishedJobs).
 --
 -- Not allow-oom: results and records are new memory. With no flags Redis
 -- judges a script command by command: past maxmemory it refuses a
@@ -125,6 +129,8 @@ if recorded then
   end
   if maxAge > 0 then
     drop(redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', '(' .. string.format('%d', now - maxAge), 'LIMIT', 0, 1000))
+    redis.call('PEXPIRE', KEYS[6], maxAge)
+    redis.call('PEXPIRE', KEYS[7], maxAge)
   end
   if maxCount > 0 then
     local over = redis.call('ZCARD', KEYS[6]) - maxCount

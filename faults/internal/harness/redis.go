@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -44,14 +45,25 @@ func StartRedis(t testing.TB, args ...string) *Server {
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		t.Fatal("redis-server is not installed: run ./scripts/test, which installs it")
 	}
-	port, err := freePort()
-	if err != nil {
-		t.Fatal(err)
+	dir := t.TempDir()
+	// A port picked free may be taken before the server binds it: the
+	// start is made again on another.
+	for try := 1; ; try++ {
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &Server{t: t, port: port, dir: dir, args: args}
+		err = s.start()
+		if err == nil {
+			t.Cleanup(func() { s.Kill() })
+			return s
+		}
+		s.Kill()
+		if !errors.Is(err, errPortTaken) || try == 5 {
+			t.Fatal(err)
+		}
 	}
-	s := &Server{t: t, port: port, dir: t.TempDir(), args: args}
-	t.Cleanup(func() { s.Kill() })
-	s.Start()
-	return s
 }
 
 func freePort() (int, error) {
@@ -73,15 +85,26 @@ func freePort() (int, error) {
 // loaded its data.
 func (s *Server) Start() {
 	s.t.Helper()
+	if err := s.start(); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// errPortTaken is what start returns when the server's port was taken.
+var errPortTaken = errors.New("harness: the port was taken before redis-server could bind it")
+
+func (s *Server) start() error {
+	logFile := filepath.Join(s.dir, "redis.log")
+	_ = os.Remove(logFile)
 	args := []string{
 		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1", "--dir", s.dir,
 		"--save", "", "--appendonly", "no", "--loglevel", "warning",
-		"--logfile", filepath.Join(s.dir, "redis.log"),
+		"--logfile", logFile,
 	}
 	args = append(args, s.args...)
 	cmd := exec.Command("redis-server", args...)
 	if err := cmd.Start(); err != nil {
-		s.t.Fatalf("start redis-server: %v", err)
+		return fmt.Errorf("start redis-server: %w", err)
 	}
 	s.mu.Lock()
 	s.cmd = cmd
@@ -90,11 +113,14 @@ func (s *Server) Start() {
 	for {
 		err := s.ping()
 		if err == nil {
-			return
+			return nil
+		}
+		log, _ := os.ReadFile(logFile)
+		if strings.Contains(string(log), "Address already in use") {
+			return fmt.Errorf("%w: %s", errPortTaken, s.Addr())
 		}
 		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
-			s.t.Fatalf("redis-server on %s did not answer: %v\n%s", s.Addr(), err, log)
+			return fmt.Errorf("redis-server on %s did not answer: %v\n%s", s.Addr(), err, log)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
