@@ -274,3 +274,56 @@ func TestDecodeEmbeddedFields(t *testing.T) {
 	err = runBody(r, "test.Embedded", 0, bodyOf(t, map[string]any{"A": "a", "At": time.Now()}))
 	require.ErrorContains(t, err, `field Embedded.B (wire key "B", string) is missing`)
 }
+
+// mailCC is test.Mail of a newer build that added a field, CC: a
+// compatible change, so its version is still 1.
+type mailCC struct {
+	To      string
+	Subject string
+	CC      string
+}
+
+// A worker of the build before a field was added gives back a body that
+// carries the new field, its attempt unused, rather than fail it or run
+// its handler without the field; a worker that knows the field runs it
+// at attempt 1. A body with an unknown key dispatched longer ago than
+// UnknownKeysWait, which no deploy explains, fails naming the key.
+func TestDecodeUnknownKeyGivenBackForANewerBuild(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		runtime.Register(b.router, "test.Mail", func(ctx context.Context, j mailV1) error {
+			return errors.New("the older build ran a job without its CC")
+		})
+		body := bodyOf(t, map[string]any{"To": "a", "Subject": "s", "CC": "boss"})
+		require.NoError(t, b.engine.Push(b.ctx, &runtime.Envelope{ID: runtime.NewID(), Name: "test.Mail", Queue: "mail", Tries: 1, Body: body}))
+		old, stop := b.start(t, runtime.WorkerConfig{Queues: []string{"mail"}})
+		eventually(t, func() bool { return old.Stats().GivenBackNewer >= 1 }, "the older worker gives the job back")
+		stop()
+		require.Empty(t, b.failed(t, "mail"), "a body of a newer build is not failed")
+
+		r2 := runtime.NewRouter()
+		var mu sync.Mutex
+		var seen []mailCC
+		var attempts []int
+		runtime.Register(r2, "test.Mail", func(ctx context.Context, j mailCC) error {
+			info, _ := runtime.JobInfoFrom(ctx)
+			mu.Lock()
+			defer mu.Unlock()
+			seen, attempts = append(seen, j), append(attempts, info.Attempt)
+			return nil
+		})
+		b2 := b
+		b2.router = r2
+		_, stop2 := b2.start(t, runtime.WorkerConfig{Queues: []string{"mail"}})
+		eventually(t, func() bool { mu.Lock(); defer mu.Unlock(); return len(seen) == 1 }, "the newer worker runs the job")
+		stop2()
+		require.Equal(t, []mailCC{{To: "a", Subject: "s", CC: "boss"}}, seen)
+		require.Equal(t, []int{1}, attempts, "the give-back used no attempt")
+
+		long := time.Now().Add(-runtime.UnknownKeysWait - time.Minute).UnixMilli()
+		require.NoError(t, b.engine.Push(b.ctx, &runtime.Envelope{ID: runtime.NewID(), Name: "test.Mail", Queue: "mail", Tries: 5, Body: body, DispatchedAt: long}))
+		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"mail"}, StopWhenEmpty: true})
+		fs := b.failed(t, "mail")
+		require.Len(t, fs, 1)
+		require.Contains(t, fs[0].Error, `its body has key "CC" (a string), which its struct has no field for`)
+	})
+}

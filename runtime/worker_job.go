@@ -182,6 +182,10 @@ func (w *Worker) settle(base context.Context, o outcome) {
 		}
 		w.release(base, res, ev, w.cfg.backoff(env, res.Attempts), false, ev.Err)
 	case errors.Is(herr, ErrDecode):
+		if fe, newer := unknownKeyOf(herr, env, w.cfg.Clock()); newer {
+			w.giveBackUnknownKey(base, res, env, ev, fe) // unknown_keys.go
+			return
+		}
 		ev.Err = herr
 		w.emit(ev, JobExceptionOccurred)
 		w.fail(base, res, env, herr) // decoding will not get better
