@@ -123,7 +123,7 @@ var compDrivers = map[string]func(c *compCell, jobs []compJob) ([]string, error)
 	},
 	"Debounced": func(c *compCell, jobs []compJob) ([]string, error) {
 		return each(jobs, func(j compJob) (string, error) {
-			return runtime.NewPendingDispatch(j).Debounce(j.Key, compWindow).Dispatch(c.ctx)
+			return runtime.NewPendingDispatch(j).Debounce(j.Key, c.window).Dispatch(c.ctx)
 		})
 	},
 	// The jobs are dispatched, fail their first run, and are retried

@@ -161,7 +161,7 @@ func (b *compBackend) cells() []*compCell {
 	var cells []*compCell
 	for _, p := range jobopt.Paths {
 		for _, row := range compRows() {
-			cells = append(cells, newCompCell(b, p, row))
+			cells = append(cells, newCompCell(b, p, row, compWindow))
 		}
 	}
 	return cells
@@ -177,9 +177,22 @@ func (b *compBackend) runAll(cells []*compCell) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			c.obs.harness = c.run()
+			// A loaded machine may take longer than a debounce window to
+			// send a burst: the cell runs again, on a queue of its own,
+			// with a window twice as long, up to twice.
+			for window := 2 * compWindow; errors.Is(c.obs.harness, errCompTooSlow) && window <= 4*compWindow; window *= 2 {
+				done := c.done
+				*c = *newCompCell(b, c.path, c.row, window)
+				c.done = done
+				c.obs.harness = c.run()
+			}
 		}()
 	}
 }
+
+// errCompTooSlow says a cell's burst took longer to send than its
+// debounce window.
+var errCompTooSlow = errors.New("this machine is too slow for the cell")
 
 // compCell is one cell of the table: a path and a row.
 type compCell struct {
@@ -194,6 +207,9 @@ type compCell struct {
 	rounds  int                // dispatches of each: 3 in a burst, else 1
 	// debounced: of a burst, only the last dispatch runs.
 	debounced bool
+	// window is the cell's debounce window: compWindow, or longer when
+	// the machine was too slow to send a burst within it.
+	window time.Duration
 	// fails is the error the jobs end with in the failed store, nil
 	// for a success.
 	fails error
@@ -247,9 +263,13 @@ type compRun struct {
 	err        error // what the handler returned
 }
 
-func newCompCell(b *compBackend, p jobopt.Path, row compRow) *compCell {
+func newCompCell(b *compBackend, p jobopt.Path, row compRow, window time.Duration) *compCell {
 	c := &compCell{b: b, path: p, row: row, outcome: jobopt.ExpectAll(row.options, p.Name),
-		queue: "comp-" + p.Name + "-" + row.name, slots: 1, rounds: 1, done: make(chan struct{}), linkEnd: map[int]time.Time{}}
+		queue: "comp-" + p.Name + "-" + row.name, slots: 1, rounds: 1, done: make(chan struct{}), linkEnd: map[int]time.Time{},
+		window: window}
+	if window != compWindow {
+		c.queue += "-" + window.String()
+	}
 	c.retry = p.Name == "FailedRetry" || p.Name == "FailedRetrySQL"
 	if row.has("GroupLimit") {
 		c.group, c.slots = c.queue+"-group", 2
@@ -389,10 +409,10 @@ func (c *compCell) send() error {
 			return nil
 		}
 		c.obs.rounds = append(c.obs.rounds, ids)
-		if c.debounced && round > 1 && time.Since(c.obs.t0) >= compWindow {
+		if c.debounced && round > 1 && time.Since(c.obs.t0) >= c.window {
 			// Its first job may have run: what follows would say the
 			// burst was not debounced, which is not what happened.
-			return fmt.Errorf("dispatch %d of a burst came %v after the first, past the debounce window (%v): this machine is too slow for the cell", round, time.Since(c.obs.t0), compWindow)
+			return fmt.Errorf("%w: dispatch %d of a burst came %v after the first, past the debounce window (%v)", errCompTooSlow, round, time.Since(c.obs.t0), c.window)
 		}
 		if c.rounds > 1 && round < 3 {
 			if c.debounced && c.returnsIDs() {

@@ -263,12 +263,12 @@ var compAspects = map[string]compAspect{
 		},
 	},
 	"Debounce": {
-		set:   func(_ *compCell, o *runtime.JobOptions) { o.Debounce = compWindow },
+		set:   func(c *compCell, o *runtime.JobOptions) { o.Debounce = c.window },
 		check: checkDebounce,
 	},
 	"DebounceMaxWait": {
-		set: func(_ *compCell, o *runtime.JobOptions) {
-			o.Debounce, o.DebounceMaxWait = compWindow, compWindow
+		set: func(c *compCell, o *runtime.JobOptions) {
+			o.Debounce, o.DebounceMaxWait = c.window, c.window
 		},
 		check: checkDebounce,
 	},
