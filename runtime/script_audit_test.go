@@ -173,6 +173,18 @@ func exerciseScripts(t *testing.T, b bundle) {
 	require.Len(t, gj, 2)
 	require.NoError(t, runtime.NewBroker(e).Release(ctx, runtime.ReleaseOpts{}, gj[0].Ref))
 	require.NoError(t, runtime.NewBroker(e).Fail(ctx, runtime.Failure{Ref: gj[1].Ref, Err: errors.New("audit")}))
+	// failed_moved: with a failed store outside Redis, a failed job
+	// moves there, and the move deletes its entry in Redis.
+	moving, err := runtime.NewEngine(ctx, b.rdb, runtime.EngineConfig{Prefix: b.prefix, FailedStore: &memFailed{}})
+	require.NoError(t, err)
+	require.NoError(t, moving.Push(ctx, env("audit-m", "app.Job", "moved")))
+	mj, err := runtime.NewBroker(moving).Reserve(ctx, "audit-m", 1, time.Minute)
+	require.NoError(t, err)
+	require.Len(t, mj.Jobs, 1)
+	require.NoError(t, runtime.NewBroker(moving).Fail(ctx, runtime.Failure{Ref: mj.Jobs[0].Ref, Err: errors.New("audit")}))
+	nm, err := runtime.NewInspector(moving).Failed().Count(ctx, "audit-m")
+	require.NoError(t, err)
+	require.Equal(t, int64(1), nm)
 	// failed_record: a job that failed outside the engine's queues.
 	rec := env("audit", "app.Job", "recorded")
 	rec.ID = runtime.NewID()
