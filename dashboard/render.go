@@ -77,12 +77,13 @@ func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status in
 		http.Error(w, "render: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
+	page := showControls(buf.Bytes())
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	if v.Live && status == http.StatusOK {
 		// A refresh that finds the page as it was costs a few hundred
 		// bytes: live.js sends the ETag of the last one it had.
-		sum := sha256.Sum256(buf.Bytes())
+		sum := sha256.Sum256(page)
 		etag := `"` + hex.EncodeToString(sum[:12]) + `"`
 		w.Header().Set("ETag", etag)
 		if r.Header.Get("If-None-Match") == etag {
@@ -91,7 +92,7 @@ func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status in
 		}
 	}
 	w.WriteHeader(status)
-	_, _ = buf.WriteTo(w)
+	_, _ = w.Write(page)
 }
 
 // liveHeader marks the requests of live.js's refreshes.
