@@ -43,6 +43,9 @@ func (h *handler) completed(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
+	if tag == "" && id == "" && !isLive(r) && pastLastPage(w, r, completedPage, total) {
+		return
+	}
 	data["Jobs"], data["Total"] = jobs, total
 	if tag == "" && id == "" {
 		data["Pager"] = newPager(r, completedPage, total)

@@ -181,6 +181,9 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
 		}
+		if pastLastPage(w, r, size, total) {
+			return
+		}
 	}
 	sizes, err := h.ins.Sizes(ctx, q)
 	if err != nil {
@@ -358,7 +361,13 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 		}
 		counts[fq] = n
 		total += n
-		if n == 0 || (isLive(r) && !filtered) { // a live refresh swaps the count, not the list
+	}
+	// Unfiltered, a page past the last is known before any job is read.
+	if !isLive(r) && !filtered && pastLastPage(w, r, size, total) {
+		return
+	}
+	for _, fq := range from {
+		if counts[fq] == 0 || (isLive(r) && !filtered) { // a live refresh swaps the count, not the list
 			continue
 		}
 		jobs, err := h.ins.Failed().List(ctx, fq, 0, want)

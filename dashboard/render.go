@@ -2,6 +2,8 @@ package dashboard
 
 import (
 	"bytes"
+	"errors"
+	"math"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -193,13 +195,24 @@ func newPager(r *http.Request, size int, total int64) pager {
 	return p
 }
 
-// pageOf is the 1-based page a request asks for.
+// maxPage is the highest page number a request is taken to ask for: a
+// larger one (page=9223372036854775807) is read as this, which is past
+// the last page of any list, so that its offset, (page-1) times the page
+// size, cannot overflow.
+const maxPage = math.MaxInt32
+
+// pageOf is the 1-based page a request asks for: 1 when it names none,
+// or not a positive whole number; at most maxPage.
 func pageOf(r *http.Request) int {
-	n, err := strconv.Atoi(r.URL.Query().Get("page"))
-	if err != nil || n < 1 {
+	v := r.URL.Query().Get("page")
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-") {
+			return maxPage
+		}
 		return 1
 	}
-	return n
+	return int(max(min(n, maxPage), 1))
 }
 
 // pastLastPage redirects a request for a page past the last one (of
