@@ -2,12 +2,12 @@ package dashboard
 
 import (
 	"bytes"
-	"errors"
-	"math"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
