@@ -261,9 +261,11 @@ func (h *handler) hostAllowed(host string) bool {
 
 // BasicAuth returns an Authorize hook that asks for HTTP basic
 // authentication with user and password, compared in constant time.
-// Wrong guesses slow down, per client address: after 5 within a minute,
-// each further one locks the client out for twice as long as the last,
-// from 1 s up to a minute, and a request while locked out gets 429 with
+// Wrong guesses back off, per client address: after 5, each further one
+// locks the client out for twice as long as the last, from 1 s up to an
+// hour, so that an address gets about 40 guesses a day. An address's
+// count is forgotten when it gives the right password, or a day after
+// its last wrong one. A request while locked out gets 429 with
 // Retry-After, its password unchecked. Behind a proxy every client has
 // the proxy's address.
 func BasicAuth(user, password string) func(http.ResponseWriter, *http.Request) bool {
@@ -302,16 +304,18 @@ type guesses struct {
 }
 
 type guessState struct {
-	fails       int       // wrong guesses since first
-	first       time.Time // the first of them
+	fails       int       // wrong guesses since the count began
+	last        time.Time // the last of them
 	lockedUntil time.Time
 	lock        time.Duration // the last lockout
 }
 
 const (
 	freeGuesses = 5
-	guessWindow = time.Minute
-	maxLockout  = time.Minute
+	// guessMemory is how long after its last wrong guess an address's
+	// count is kept: the lockouts grow for as long as the guesses go on.
+	guessMemory = 24 * time.Hour
+	maxLockout  = time.Hour
 	maxClients  = 10_000
 )
 
@@ -329,18 +333,24 @@ func (g *guesses) wrong(client string) {
 	defer g.mu.Unlock()
 	now := g.now()
 	st := g.byClient[client]
-	if st == nil || (now.Sub(st.first) > guessWindow && now.After(st.lockedUntil)) {
+	if st == nil || st.stale(now) {
 		if len(g.byClient) >= maxClients {
 			g.prune(now)
 		}
-		st = &guessState{first: now}
+		st = &guessState{}
 		g.byClient[client] = st
 	}
 	st.fails++
+	st.last = now
 	if st.fails > freeGuesses {
 		st.lock = min(max(2*st.lock, time.Second), maxLockout)
 		st.lockedUntil = now.Add(st.lock)
 	}
+}
+
+// stale reports whether the count may be forgotten at now.
+func (st *guessState) stale(now time.Time) bool {
+	return now.Sub(st.last) > guessMemory && now.After(st.lockedUntil)
 }
 
 func (g *guesses) forget(client string) {
@@ -349,10 +359,10 @@ func (g *guesses) forget(client string) {
 	g.mu.Unlock()
 }
 
-// prune drops the clients whose window and lockout are over.
+// prune drops the clients whose count may be forgotten.
 func (g *guesses) prune(now time.Time) {
 	for c, st := range g.byClient {
-		if now.Sub(st.first) > guessWindow && now.After(st.lockedUntil) {
+		if st.stale(now) {
 			delete(g.byClient, c)
 		}
 	}
