@@ -77,7 +77,7 @@ func (h *handler) queueRow(ctx context.Context, q string) (queueRow, error) {
 	if row.Hold, err = h.queueHold(ctx, q); err != nil {
 		return row, err
 	}
-	at, ok, err := h.ins.OldestReady(ctx, q)
+	at, ok, err := h.oldestWaiting(ctx, q)
 	if err != nil {
 		return row, err
 	}
@@ -174,10 +174,11 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 	size := h.opts.PageSize
 	page := pageOf(r)
 	var jobs []runtime.QueuedJob
+	var jobGroups []string
 	var total int64
 	var err error
 	if !isLive(r) { // a live refresh swaps the numbers, not the list
-		if jobs, total, err = h.ins.ListJobs(ctx, q, state, (page-1)*size, size); err != nil {
+		if jobs, jobGroups, total, err = h.listJobs(ctx, q, state, (page-1)*size, size); err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
 		}
@@ -219,7 +220,7 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 	views := make([]jobView, len(jobs))
 	for i, j := range jobs {
 		views[i] = readJob(j.Queue, j.ID, j.State, j.Payload)
-		views[i].Attempts, views[i].Exceptions, views[i].Due = j.Attempts, j.Exceptions, j.Due
+		views[i].Attempts, views[i].Exceptions, views[i].Due, views[i].Group = j.Attempts, j.Exceptions, j.Due, jobGroups[i]
 	}
 	if state == runtime.StateReserved {
 		h.markWorkers(ctx, views)
@@ -494,14 +495,14 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 	var found []jobView
 	for _, fq := range from {
 		for _, st := range listStates {
-			jobs, _, err := h.ins.ListJobs(ctx, fq, st, 0, scanLimit)
+			jobs, groups, _, err := h.listJobs(ctx, fq, st, 0, scanLimit)
 			if err != nil {
 				h.fail(w, r, http.StatusBadGateway, err)
 				return
 			}
-			for _, j := range jobs {
+			for k, j := range jobs {
 				v := readJob(j.Queue, j.ID, j.State, j.Payload)
-				v.Attempts, v.Due = j.Attempts, j.Due
+				v.Attempts, v.Due, v.Group = j.Attempts, j.Due, groups[k]
 				if v.matches(name, tag) {
 					found = append(found, v)
 				}
@@ -627,7 +628,7 @@ func (h *handler) openBatches(ctx context.Context, page int) ([]batchRow, error)
 	}
 	for _, q := range queues {
 		for _, st := range listStates {
-			jobs, _, err := h.ins.ListJobs(ctx, q, st, 0, batchScan)
+			jobs, _, _, err := h.listJobs(ctx, q, st, 0, batchScan)
 			if err != nil {
 				return nil, err
 			}

@@ -44,6 +44,9 @@ type jobView struct {
 	Progress *runtime.JobProgress
 	// Worker is the name of the worker running it now, if any.
 	Worker string
+	// Group is the fair group a ready job waits in for its turn; "" for
+	// one in the ready list.
+	Group string
 }
 
 // readJob decodes payload into a jobView.
