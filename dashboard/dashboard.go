@@ -122,7 +122,14 @@ func New(engine *runtime.Engine, opts Options) http.Handler {
 	h := &handler{e: engine, ins: runtime.NewInspector(engine), opts: opts, pages: parsePages(), mux: http.NewServeMux(),
 		cop: http.NewCrossOriginProtection(), tasks: map[string]*task{}, notes: map[string]note{}}
 	static, _ := fs.Sub(staticFS, "static")
-	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	files := http.StripPrefix("/static/", http.FileServerFS(static))
+	h.mux.Handle("GET /static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") { // a folder: its files are not listed
+			http.NotFound(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
 	h.mux.HandleFunc("GET /{$}", h.overview)
 	h.mux.HandleFunc("GET /workers", h.workers)
 	h.mux.HandleFunc("GET /queues/{queue}", h.queue)

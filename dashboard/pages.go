@@ -465,6 +465,17 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, "job", "Job "+id, map[string]any{"Job": v, "Found": true, "Ref": jobRef(v.Queue, v.ID)}, false)
 		return
 	}
+	f, ok, err := h.findFinished(ctx, queues, id)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	if ok {
+		v := jobView{Queue: f.Queue, ID: f.ID, State: "finished", Name: f.Name, Attempts: f.Attempts, Tags: f.Tags,
+			Worker: f.Worker, FinishedAt: f.FinishedAt, Runtime: f.Runtime, ResultSize: f.ResultSize, Finished: true}
+		h.render(w, r, "job", "Job "+id, map[string]any{"Job": v, "Found": true}, true)
+		return
+	}
 	h.renderStatus(w, r, http.StatusNotFound, "job", "Job "+id, map[string]any{"Found": false, "ID": id}, true)
 }
 

@@ -44,6 +44,13 @@ type jobView struct {
 	Progress *runtime.JobProgress
 	// Worker is the name of the worker running it now, if any.
 	Worker string
+	// Finished is set for a job that succeeded, read from its queue's
+	// record of finished jobs (EngineConfig.KeepFinished): the record
+	// keeps no payload.
+	Finished   bool
+	FinishedAt time.Time
+	Runtime    time.Duration
+	ResultSize int
 	// Group is the fair group a ready job waits in for its turn; "" for
 	// one in the ready list.
 	Group string

@@ -10,6 +10,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -20,16 +21,19 @@ import (
 var pageNames = []string{"overview", "workers", "queue", "failed", "job", "search", "batch", "task", "confirm", "dispatch", "schedule", "error", "completed", "metrics"}
 
 var funcs = template.FuncMap{
-	"ago":      ago,
-	"dur":      duration,
-	"when":     when,
-	"stamp":    stamp,
-	"num":      num,
-	"pathq":    url.PathEscape,
-	"query":    url.QueryEscape,
-	"jobref":   jobRef,
-	"add":      func(a, b int) int { return a + b },
-	"contains": func(s, sub string) bool { return strings.Contains(s, sub) },
+	"ago":        ago,
+	"dur":        duration,
+	"when":       when,
+	"stamp":      stamp,
+	"num":        num,
+	"pathq":      url.PathEscape,
+	"query":      url.QueryEscape,
+	"jobref":     jobRef,
+	"batchstate": batchState,
+	"gist":       errorGist,
+	"batchbadge": batchBadge,
+	"add":        func(a, b int) int { return a + b },
+	"contains":   func(s, sub string) bool { return strings.Contains(s, sub) },
 }
 
 func parsePages() map[string]*template.Template {
@@ -167,6 +171,15 @@ func num(n int64) string {
 	}
 	return b.String()
 }
+
+// triesPrefix is what the worker puts before the error of a job that
+// failed for good: "jobgen: job failed after 3 of 3 tries: ", or "...
+// on its only try: " (internal/attempt).
+var triesPrefix = regexp.MustCompile(`^jobgen: job failed (after \d+ of \d+ tries|on its only try): `)
+
+// errorGist is a failed job's error without the prefix every such error
+// begins with, which the list's Attempts column already tells.
+func errorGist(s string) string { return triesPrefix.ReplaceAllString(s, "") }
 
 // jobRef is the form value naming job id of queue in a bulk action.
 func jobRef(queue, id string) string {
