@@ -139,6 +139,7 @@ func New(engine *runtime.Engine, opts Options) http.Handler {
 	h.mux.HandleFunc("GET /jobs", h.findJob)
 	h.mux.HandleFunc("GET /jobs/{id}", h.job)
 	h.mux.HandleFunc("GET /jobs/{id}/cancel", h.confirmCancel)
+	h.mux.HandleFunc("GET /jobs/{id}/payload", h.payload)
 	h.mux.HandleFunc("GET /search", h.search)
 	h.mux.HandleFunc("GET /completed", h.completed)
 	h.mux.HandleFunc("GET /metrics", h.metrics)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -27,8 +28,12 @@ type jobView struct {
 	Tries      int
 	Timeout    time.Duration
 	Chain      int
-	// Body is the payload as indented JSON; "" when Sealed or Bad.
+	// Body is the payload as indented JSON, its first previewLimit
+	// bytes; "" when Sealed or Bad.
 	Body string
+	// BodySize is the size of the whole indented JSON when Body is cut
+	// short; 0 when Body is whole.
+	BodySize int
 	// Sealed is true for an encrypted body: the dashboard never opens it.
 	Sealed bool
 	// Bad says why the payload did not decode, if it did not.
@@ -80,20 +85,43 @@ func readJob(queue, id string, state runtime.JobState, payload []byte) jobView {
 	if err != nil {
 		v.Bad = fmt.Sprintf("body does not decode: %v", err)
 	}
+	if len(v.Body) > previewLimit {
+		v.BodySize = len(v.Body)
+		v.Body = cutUTF8(v.Body, previewLimit)
+	}
 	return v
 }
 
-// bodyJSON decodes a msgpack body (runtime.Encode) into indented JSON.
+// previewLimit is the most of a payload, as indented JSON, that a page
+// shows; the job page links to the whole (GET jobs/{id}/payload).
+const previewLimit = 64 << 10
+
+// cutUTF8 is s cut to at most n bytes, on a character's boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// bodyJSON decodes a msgpack body (runtime.Encode) into indented JSON,
+// with <, > and & as they are: html/template escapes the page.
 func bodyJSON(body []byte) (string, error) {
 	var x any
 	if err := msgpack.Unmarshal(body, &x); err != nil {
 		return "", err
 	}
-	b, err := json.MarshalIndent(jsonable(x), "", "  ")
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(jsonable(x)); err != nil {
 		return "", err
 	}
-	return string(b), nil
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // jsonable turns what msgpack decodes (maps with keys of any type) into

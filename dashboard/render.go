@@ -31,6 +31,7 @@ var funcs = template.FuncMap{
 	"jobref":     jobRef,
 	"batchstate": batchState,
 	"gist":       errorGist,
+	"kb":         kilobytes,
 	"batchbadge": batchBadge,
 	"add":        func(a, b int) int { return a + b },
 	"contains":   func(s, sub string) bool { return strings.Contains(s, sub) },
@@ -180,6 +181,19 @@ var triesPrefix = regexp.MustCompile(`^jobgen: job failed (after \d+ of \d+ trie
 // errorGist is a failed job's error without the prefix every such error
 // begins with, which the list's Attempts column already tells.
 func errorGist(s string) string { return triesPrefix.ReplaceAllString(s, "") }
+
+// kilobytes is the size of a string, or a size in bytes, in whole KB,
+// rounded up, for num.
+func kilobytes(x any) int64 {
+	var n int
+	switch v := x.(type) {
+	case string:
+		n = len(v)
+	case int:
+		n = v
+	}
+	return int64((n + 1023) / 1024)
+}
 
 // jobRef is the form value naming job id of queue in a bulk action.
 func jobRef(queue, id string) string {
