@@ -3,7 +3,9 @@ package dashboard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -86,4 +88,28 @@ func TestStaticIsNotListed(t *testing.T) {
 	require.NotContains(t, body, "style.css")
 	status, _, _ = b.get(t, "static/style.css")
 	require.Equal(t, http.StatusOK, status)
+}
+
+// A failed job retried from the dashboard keeps its earlier attempts'
+// errors: its page lists them while it waits again.
+func TestRetryKeepsTheEarlierAttemptsErrors(t *testing.T) {
+	t.Parallel()
+	b := setup(t, dashboard.Options{})
+	r := runtime.NewRouter()
+	runtime.Register(r, "test.Note", func(ctx context.Context, n note) error {
+		info, _ := runtime.JobInfoFrom(ctx)
+		return fmt.Errorf("refused on attempt %d", info.Attempt)
+	})
+	id, err := runtime.Dispatch(b.ctx, note{Text: "x"})
+	require.NoError(t, err)
+	w, err := runtime.NewWorker(b.engine, r, runtime.WorkerConfig{Queues: []string{"notes"}, StopWhenEmpty: true, Tries: 2, Sleep: 20 * time.Millisecond, Logger: quiet})
+	require.NoError(t, err)
+	require.NoError(t, w.Run(b.ctx))
+
+	res := b.post(t, "failed/act", url.Values{"one": {"retry id=" + id + "&q=notes"}}, b.srv.URL)
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	_, body, _ := b.get(t, "jobs/"+id+"?queue=notes")
+	require.Contains(t, body, `<span class="badge state-ready" id="job-state">ready</span>`)
+	require.Contains(t, body, `id="job-errors"`, "the earlier attempts' errors are kept")
+	require.Contains(t, body, "refused on attempt 1")
 }
