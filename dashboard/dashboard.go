@@ -191,11 +191,33 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.Method != http.MethodGet || strings.HasPrefix(r.URL.Path, "/static/") {
+	if strings.HasPrefix(r.URL.Path, "/static/") || r.Method != http.MethodGet && r.Method != http.MethodPost {
 		h.mux.ServeHTTP(w, r)
 		return
 	}
-	h.serveWithin(w, r)
+	if r.Method == http.MethodPost {
+		h.serveWithin(w, r, actionTimeout, h.actionTimedOut)
+		return
+	}
+	h.serveWithin(w, r, pageTimeout, func(w http.ResponseWriter, r *http.Request, err error) {
+		h.fail(w, r, http.StatusGatewayTimeout, fmt.Errorf("the page was not ready within %v: %w", pageTimeout, err))
+	})
+}
+
+// actionTimeout bounds an action (a POST): a Redis that is frozen gets
+// an answer in about this long rather than after the client's timeouts
+// and retries (10 to 40 s), saying that the action may yet be applied.
+const actionTimeout = 5 * time.Second
+
+// actionTimedOut answers an action that Redis did not answer within
+// actionTimeout. It was sent, so it may still be applied when Redis
+// answers: the page says so, and does not reload itself, as a reload
+// would not repeat the POST.
+func (h *handler) actionTimedOut(w http.ResponseWriter, r *http.Request, err error) {
+	h.opts.Logger.Error("dashboard: an action had no answer from Redis in time", "path", r.URL.Path, "err", err)
+	h.renderStatus(w, r, http.StatusGatewayTimeout, "error", "Error", map[string]any{"Status": http.StatusGatewayTimeout,
+		"Message": fmt.Sprintf("Redis did not answer within %v. The action was sent and may still be applied when Redis answers: "+
+			"look at the page again before repeating it.", actionTimeout)}, true)
 }
 
 // pageTimeout bounds a page's Redis calls: a Redis that is frozen, not
@@ -203,17 +225,24 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // own timeouts and retries give up.
 const pageTimeout = 2 * time.Second
 
-// serveWithin serves a page into a buffer, and sends it if it is ready
-// within pageTimeout; otherwise it sends a 504 page that reloads itself,
-// and lets the late page go.
-func (h *handler) serveWithin(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
+// serveWithin serves a request into a buffer, and sends the response if
+// it is ready within timeout; otherwise it lets the late response go and
+// answers with late.
+func (h *handler) serveWithin(w http.ResponseWriter, r *http.Request, timeout time.Duration, late func(http.ResponseWriter, *http.Request, error)) {
+	// A page's reads stop at the deadline. An action runs on without it:
+	// cut short between its calls, it would be half done, and a call
+	// sent is applied when Redis answers whether or not anyone waits.
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
+	run := ctx
+	if r.Method != http.MethodGet {
+		run = context.WithoutCancel(r.Context())
+	}
 	bw := &bufferedWriter{header: http.Header{}}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		h.mux.ServeHTTP(bw, r.WithContext(ctx))
+		h.mux.ServeHTTP(bw, r.WithContext(run))
 	}()
 	select {
 	case <-done:
@@ -223,7 +252,7 @@ func (h *handler) serveWithin(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(cmp.Or(bw.status, http.StatusOK))
 		_, _ = bw.buf.WriteTo(w)
 	case <-ctx.Done():
-		h.fail(w, r, http.StatusGatewayTimeout, fmt.Errorf("the page was not ready within %v: %w", pageTimeout, ctx.Err()))
+		late(w, r, ctx.Err())
 	}
 }
 

@@ -76,7 +76,7 @@ func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status in
 	if h.opts.Refresh > 0 && !still {
 		v.Refresh = int(h.opts.Refresh.Milliseconds())
 	}
-	if status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout {
+	if r.Method == http.MethodGet && (status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout) {
 		v.Retry = 5
 	}
 	var buf bytes.Buffer
