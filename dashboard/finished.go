@@ -34,7 +34,7 @@ func (h *handler) completed(w http.ResponseWriter, r *http.Request) {
 	}
 	data := map[string]any{"Queue": queue, "Queues": queues, "Tag": tag, "ID": id}
 	if queue == "" {
-		h.render(w, r, "completed", "Completed", data, false)
+		h.render(w, r, "completed", "Completed", data, true)
 		return
 	}
 	if err := runtime.ValidateQueueName(queue); err != nil {
@@ -54,7 +54,8 @@ func (h *handler) completed(w http.ResponseWriter, r *http.Request) {
 	if tag == "" && id == "" {
 		data["Pager"] = newPager(r, completedPage, total)
 	}
-	h.render(w, r, "completed", "Completed", data, tag != "" || id != "")
+	// Nothing on the page is live: a refresh would fetch it all again.
+	h.render(w, r, "completed", "Completed", data, true)
 }
 
 // firstKeeping is the first queue, by name, whose record of finished
@@ -122,5 +123,5 @@ func (h *handler) metrics(w http.ResponseWriter, r *http.Request) {
 			rows = append(rows, metricsRow{Queue: fq, JobClassMetrics: m})
 		}
 	}
-	h.render(w, r, "metrics", "Metrics", map[string]any{"Queue": queue, "Queues": queues, "Rows": rows}, false)
+	h.render(w, r, "metrics", "Metrics", map[string]any{"Queue": queue, "Queues": queues, "Rows": rows}, true)
 }

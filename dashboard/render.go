@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -87,19 +88,49 @@ func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status in
 	page := showControls(buf.Bytes())
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Vary", "Accept-Encoding")
+	zip := len(page) > gzipFrom && acceptsGzip(r)
 	if v.Live && status == http.StatusOK {
 		// A refresh that finds the page as it was costs a few hundred
 		// bytes: live.js sends the ETag of the last one it had.
 		sum := sha256.Sum256(page)
-		etag := `"` + hex.EncodeToString(sum[:12]) + `"`
+		etag := hex.EncodeToString(sum[:12])
+		if zip {
+			etag += "-gz"
+		}
+		etag = `"` + etag + `"`
 		w.Header().Set("ETag", etag)
 		if r.Header.Get("If-None-Match") == etag {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
 	}
+	if zip {
+		var z bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&z, gzip.BestSpeed)
+		_, _ = zw.Write(page)
+		if zw.Close() == nil {
+			w.Header().Set("Content-Encoding", "gzip")
+			page = z.Bytes()
+		}
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write(page)
+}
+
+// gzipFrom is the size of page, in bytes, from which it is sent gzipped
+// to a client that takes it.
+const gzipFrom = 1024
+
+// acceptsGzip reports whether r's Accept-Encoding takes gzip.
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		name, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			return strings.ReplaceAll(strings.TrimSpace(q), " ", "") != "q=0"
+		}
+	}
+	return false
 }
 
 // liveHeader marks the requests of live.js's refreshes.
