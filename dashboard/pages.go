@@ -377,7 +377,7 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, j := range jobs {
-			v := readJob(j.Queue, j.ID, runtime.StateFailed, j.Payload)
+			v := readJobHead(j.Queue, j.ID, runtime.StateFailed, j.Payload)
 			if v.Name == "" {
 				v.Name = j.Name
 			}
@@ -397,6 +397,9 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 	}
 	lo := min((page-1)*size, len(all))
 	hi := min(lo+size, len(all))
+	for i := lo; i < hi; i++ {
+		all[i].readBody()
+	}
 	h.render(w, r, "failed", "Failed jobs", map[string]any{
 		"Queue": queue, "Name": name, "Tag": tag, "Queues": queues, "Counts": counts,
 		"Jobs": all[lo:hi], "Pager": newPager(r, size, total), "Filtered": filtered,
@@ -512,7 +515,7 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			for k, j := range jobs {
-				v := readJob(j.Queue, j.ID, j.State, j.Payload)
+				v := readJobHead(j.Queue, j.ID, j.State, j.Payload)
 				v.Attempts, v.Due, v.Group = j.Attempts, j.Due, groups[k]
 				if v.matches(name, tag) {
 					found = append(found, v)
@@ -525,7 +528,7 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, j := range failed {
-			v := readJob(j.Queue, j.ID, runtime.StateFailed, j.Payload)
+			v := readJobHead(j.Queue, j.ID, runtime.StateFailed, j.Payload)
 			v.Attempts, v.Error, v.FailedAt = j.Attempts, j.Error, j.FailedAt
 			if v.matches(name, tag) {
 				found = append(found, v)
@@ -537,8 +540,11 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 	if pastLastPage(w, r, size, int64(len(found))) {
 		return
 	}
-	lo := min((pageOf(r)-1)*size, len(found))
-	data["Jobs"] = found[lo:min(lo+size, len(found))]
+	lo, hi := min((pageOf(r)-1)*size, len(found)), min((pageOf(r)-1)*size+size, len(found))
+	for i := lo; i < hi; i++ {
+		found[i].readBody()
+	}
+	data["Jobs"] = found[lo:hi]
 	data["Found"] = len(found)
 	data["Pager"] = newPager(r, size, int64(len(found)))
 	data["Searched"] = true
@@ -632,7 +638,7 @@ func (h *handler) openBatches(ctx context.Context, page int) ([]batchRow, error)
 		ids = append(ids, st.ID)
 	}
 	note := func(queue, id string, state runtime.JobState, payload []byte) {
-		if v := readJob(queue, id, state, payload); v.BatchID != "" && !seen[v.BatchID] {
+		if v := readJobHead(queue, id, state, payload); v.BatchID != "" && !seen[v.BatchID] {
 			seen[v.BatchID] = true
 			ids = append(ids, v.BatchID)
 		}

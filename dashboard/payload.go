@@ -56,13 +56,24 @@ type jobView struct {
 	FinishedAt time.Time
 	Runtime    time.Duration
 	ResultSize int
+	// body is the encoded body readJobHead kept for readBody.
+	body []byte
 	// Group is the fair group a ready job waits in for its turn; "" for
 	// one in the ready list.
 	Group string
 }
 
-// readJob decodes payload into a jobView.
+// readJob decodes payload into a jobView, its body included.
 func readJob(queue, id string, state runtime.JobState, payload []byte) jobView {
+	v := readJobHead(queue, id, state, payload)
+	v.readBody()
+	return v
+}
+
+// readJobHead decodes payload's envelope into a jobView, leaving the
+// body to readBody: a search or a scan that looks at names, tags and
+// batches does not pay for decoding every body it passes.
+func readJobHead(queue, id string, state runtime.JobState, payload []byte) jobView {
 	v := jobView{Queue: queue, ID: id, State: string(state)}
 	if payload == nil {
 		v.Bad = "gone while it was read"
@@ -81,15 +92,27 @@ func readJob(queue, id string, state runtime.JobState, payload []byte) jobView {
 		v.Sealed = true
 		return v
 	}
-	v.Body, err = bodyJSON(env.Body)
+	v.body = env.Body
+	return v
+}
+
+// readBody decodes the body readJobHead kept into Body, its first
+// previewLimit bytes as indented JSON.
+func (v *jobView) readBody() {
+	if v.body == nil {
+		return
+	}
+	body, err := bodyJSON(v.body)
+	v.body = nil
 	if err != nil {
 		v.Bad = fmt.Sprintf("body does not decode: %v", err)
+		return
 	}
+	v.Body = body
 	if len(v.Body) > previewLimit {
 		v.BodySize = len(v.Body)
 		v.Body = cutUTF8(v.Body, previewLimit)
 	}
-	return v
 }
 
 // previewLimit is the most of a payload, as indented JSON, that a page
