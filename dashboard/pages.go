@@ -444,7 +444,10 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			continue
 		}
-		v := readJob(j.Queue, j.ID, j.State, j.Payload)
+		v := readJobHead(j.Queue, j.ID, j.State, j.Payload)
+		if !isLive(r) { // a live refresh swaps the facts, not the payload
+			v.readBody()
+		}
 		v.Attempts, v.Exceptions, v.Due = j.Attempts, j.Exceptions, j.Due
 		v.Errors, v.Progress = j.Errors, j.Progress
 		if j.State == runtime.StateFailed {

@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"encoding/json"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -30,6 +31,18 @@ func TestBigPayloadIsPreviewedAndDownloaded(t *testing.T) {
 	require.Contains(t, body, `id="payload-cut"`)
 	link := regexp.MustCompile(`id="payload-cut">[^<]*<a href="\.\./(jobs/[^"]*)"`).FindStringSubmatch(body)
 	require.NotNil(t, link)
+
+	// A live refresh of the page swaps its facts and leaves the payload.
+	req, err := http.NewRequest(http.MethodGet, b.url("jobs/"+id+"?queue=notes"), nil)
+	require.NoError(t, err)
+	req.Header.Set("X-Dashboard-Live", "1")
+	res, err := b.client.Do(req)
+	require.NoError(t, err)
+	refresh, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	require.Contains(t, string(refresh), `id="job-state"`)
+	require.NotContains(t, string(refresh), "0123456789", "a refresh does not send the payload again")
 
 	_, list, _ := b.get(t, "queues/notes")
 	require.Less(t, len(list), 100_000, "the queue page holds a preview too")
