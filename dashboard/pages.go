@@ -398,7 +398,7 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 	lo := min((page-1)*size, len(all))
 	hi := min(lo+size, len(all))
 	for i := lo; i < hi; i++ {
-		all[i].readBody()
+		all[i].readBody(listPreview)
 	}
 	h.render(w, r, "failed", "Failed jobs", map[string]any{
 		"Queue": queue, "Name": name, "Tag": tag, "Queues": queues, "Counts": counts,
@@ -446,7 +446,7 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		}
 		v := readJobHead(j.Queue, j.ID, j.State, j.Payload)
 		if !isLive(r) { // a live refresh swaps the facts, not the payload
-			v.readBody()
+			v.readBody(previewLimit)
 		}
 		v.Attempts, v.Exceptions, v.Due = j.Attempts, j.Exceptions, j.Due
 		v.Errors, v.Progress = j.Errors, j.Progress
@@ -545,7 +545,7 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 	}
 	lo, hi := min((pageOf(r)-1)*size, len(found)), min((pageOf(r)-1)*size+size, len(found))
 	for i := lo; i < hi; i++ {
-		found[i].readBody()
+		found[i].readBody(listPreview)
 	}
 	data["Jobs"] = found[lo:hi]
 	data["Found"] = len(found)

@@ -63,10 +63,11 @@ type jobView struct {
 	Group string
 }
 
-// readJob decodes payload into a jobView, its body included.
+// readJob decodes payload into a jobView, its body included, as a list
+// shows it (listPreview).
 func readJob(queue, id string, state runtime.JobState, payload []byte) jobView {
 	v := readJobHead(queue, id, state, payload)
-	v.readBody()
+	v.readBody(listPreview)
 	return v
 }
 
@@ -96,9 +97,9 @@ func readJobHead(queue, id string, state runtime.JobState, payload []byte) jobVi
 	return v
 }
 
-// readBody decodes the body readJobHead kept into Body, its first
-// previewLimit bytes as indented JSON.
-func (v *jobView) readBody() {
+// readBody decodes the body readJobHead kept into Body, its first limit
+// bytes as indented JSON.
+func (v *jobView) readBody(limit int) {
 	if v.body == nil {
 		return
 	}
@@ -109,15 +110,19 @@ func (v *jobView) readBody() {
 		return
 	}
 	v.Body = body
-	if len(v.Body) > previewLimit {
+	if len(v.Body) > limit {
 		v.BodySize = len(v.Body)
-		v.Body = cutUTF8(v.Body, previewLimit)
+		v.Body = cutUTF8(v.Body, limit)
 	}
 }
 
-// previewLimit is the most of a payload, as indented JSON, that a page
-// shows; the job page links to the whole (GET jobs/{id}/payload).
+// previewLimit is the most of a payload, as indented JSON, that a job's
+// page shows; it links to the whole (GET jobs/{id}/payload).
 const previewLimit = 64 << 10
+
+// listPreview is the most of each payload that a list of jobs shows:
+// a page of 50 jobs of 1 MB stays small.
+const listPreview = 4 << 10
 
 // cutUTF8 is s cut to at most n bytes, on a character's boundary.
 func cutUTF8(s string, n int) string {
