@@ -122,7 +122,14 @@ func New(engine *runtime.Engine, opts Options) http.Handler {
 	h := &handler{e: engine, ins: runtime.NewInspector(engine), opts: opts, pages: parsePages(), mux: http.NewServeMux(),
 		cop: http.NewCrossOriginProtection(), tasks: map[string]*task{}, notes: map[string]note{}}
 	static, _ := fs.Sub(staticFS, "static")
-	h.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	files := http.StripPrefix("/static/", http.FileServerFS(static))
+	h.mux.Handle("GET /static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") { // a folder: its files are not listed
+			http.NotFound(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
 	h.mux.HandleFunc("GET /{$}", h.overview)
 	h.mux.HandleFunc("GET /workers", h.workers)
 	h.mux.HandleFunc("GET /queues/{queue}", h.queue)
@@ -132,6 +139,7 @@ func New(engine *runtime.Engine, opts Options) http.Handler {
 	h.mux.HandleFunc("GET /jobs", h.findJob)
 	h.mux.HandleFunc("GET /jobs/{id}", h.job)
 	h.mux.HandleFunc("GET /jobs/{id}/cancel", h.confirmCancel)
+	h.mux.HandleFunc("GET /jobs/{id}/payload", h.payload)
 	h.mux.HandleFunc("GET /search", h.search)
 	h.mux.HandleFunc("GET /completed", h.completed)
 	h.mux.HandleFunc("GET /metrics", h.metrics)
@@ -183,11 +191,33 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.Method != http.MethodGet || strings.HasPrefix(r.URL.Path, "/static/") {
+	if strings.HasPrefix(r.URL.Path, "/static/") || r.Method != http.MethodGet && r.Method != http.MethodPost {
 		h.mux.ServeHTTP(w, r)
 		return
 	}
-	h.serveWithin(w, r)
+	if r.Method == http.MethodPost {
+		h.serveWithin(w, r, actionTimeout, h.actionTimedOut)
+		return
+	}
+	h.serveWithin(w, r, pageTimeout, func(w http.ResponseWriter, r *http.Request, err error) {
+		h.fail(w, r, http.StatusGatewayTimeout, fmt.Errorf("the page was not ready within %v: %w", pageTimeout, err))
+	})
+}
+
+// actionTimeout bounds an action (a POST): a Redis that is frozen gets
+// an answer in about this long rather than after the client's timeouts
+// and retries (10 to 40 s), saying that the action may yet be applied.
+const actionTimeout = 5 * time.Second
+
+// actionTimedOut answers an action that Redis did not answer within
+// actionTimeout. It was sent, so it may still be applied when Redis
+// answers: the page says so, and does not reload itself, as a reload
+// would not repeat the POST.
+func (h *handler) actionTimedOut(w http.ResponseWriter, r *http.Request, err error) {
+	h.opts.Logger.Error("dashboard: an action had no answer from Redis in time", "path", r.URL.Path, "err", err)
+	h.renderStatus(w, r, http.StatusGatewayTimeout, "error", "Error", map[string]any{"Status": http.StatusGatewayTimeout,
+		"Message": fmt.Sprintf("Redis did not answer within %v. The action was sent and may still be applied when Redis answers: "+
+			"look at the page again before repeating it.", actionTimeout)}, true)
 }
 
 // pageTimeout bounds a page's Redis calls: a Redis that is frozen, not
@@ -195,17 +225,24 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // own timeouts and retries give up.
 const pageTimeout = 2 * time.Second
 
-// serveWithin serves a page into a buffer, and sends it if it is ready
-// within pageTimeout; otherwise it sends a 504 page that reloads itself,
-// and lets the late page go.
-func (h *handler) serveWithin(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), pageTimeout)
+// serveWithin serves a request into a buffer, and sends the response if
+// it is ready within timeout; otherwise it lets the late response go and
+// answers with late.
+func (h *handler) serveWithin(w http.ResponseWriter, r *http.Request, timeout time.Duration, late func(http.ResponseWriter, *http.Request, error)) {
+	// A page's reads stop at the deadline. An action runs on without it:
+	// cut short between its calls, it would be half done, and a call
+	// sent is applied when Redis answers whether or not anyone waits.
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
 	defer cancel()
+	run := ctx
+	if r.Method != http.MethodGet {
+		run = context.WithoutCancel(r.Context())
+	}
 	bw := &bufferedWriter{header: http.Header{}}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		h.mux.ServeHTTP(bw, r.WithContext(ctx))
+		h.mux.ServeHTTP(bw, r.WithContext(run))
 	}()
 	select {
 	case <-done:
@@ -215,7 +252,7 @@ func (h *handler) serveWithin(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(cmp.Or(bw.status, http.StatusOK))
 		_, _ = bw.buf.WriteTo(w)
 	case <-ctx.Done():
-		h.fail(w, r, http.StatusGatewayTimeout, fmt.Errorf("the page was not ready within %v: %w", pageTimeout, ctx.Err()))
+		late(w, r, ctx.Err())
 	}
 }
 
@@ -261,9 +298,11 @@ func (h *handler) hostAllowed(host string) bool {
 
 // BasicAuth returns an Authorize hook that asks for HTTP basic
 // authentication with user and password, compared in constant time.
-// Wrong guesses slow down, per client address: after 5 within a minute,
-// each further one locks the client out for twice as long as the last,
-// from 1 s up to a minute, and a request while locked out gets 429 with
+// Wrong guesses back off, per client address: after 5, each further one
+// locks the client out for twice as long as the last, from 1 s up to an
+// hour, so that an address gets about 40 guesses a day. An address's
+// count is forgotten when it gives the right password, or a day after
+// its last wrong one. A request while locked out gets 429 with
 // Retry-After, its password unchecked. Behind a proxy every client has
 // the proxy's address.
 func BasicAuth(user, password string) func(http.ResponseWriter, *http.Request) bool {
@@ -302,16 +341,18 @@ type guesses struct {
 }
 
 type guessState struct {
-	fails       int       // wrong guesses since first
-	first       time.Time // the first of them
+	fails       int       // wrong guesses since the count began
+	last        time.Time // the last of them
 	lockedUntil time.Time
 	lock        time.Duration // the last lockout
 }
 
 const (
 	freeGuesses = 5
-	guessWindow = time.Minute
-	maxLockout  = time.Minute
+	// guessMemory is how long after its last wrong guess an address's
+	// count is kept: the lockouts grow for as long as the guesses go on.
+	guessMemory = 24 * time.Hour
+	maxLockout  = time.Hour
 	maxClients  = 10_000
 )
 
@@ -329,18 +370,24 @@ func (g *guesses) wrong(client string) {
 	defer g.mu.Unlock()
 	now := g.now()
 	st := g.byClient[client]
-	if st == nil || (now.Sub(st.first) > guessWindow && now.After(st.lockedUntil)) {
+	if st == nil || st.stale(now) {
 		if len(g.byClient) >= maxClients {
 			g.prune(now)
 		}
-		st = &guessState{first: now}
+		st = &guessState{}
 		g.byClient[client] = st
 	}
 	st.fails++
+	st.last = now
 	if st.fails > freeGuesses {
 		st.lock = min(max(2*st.lock, time.Second), maxLockout)
 		st.lockedUntil = now.Add(st.lock)
 	}
+}
+
+// stale reports whether the count may be forgotten at now.
+func (st *guessState) stale(now time.Time) bool {
+	return now.Sub(st.last) > guessMemory && now.After(st.lockedUntil)
 }
 
 func (g *guesses) forget(client string) {
@@ -349,10 +396,10 @@ func (g *guesses) forget(client string) {
 	g.mu.Unlock()
 }
 
-// prune drops the clients whose window and lockout are over.
+// prune drops the clients whose count may be forgotten.
 func (g *guesses) prune(now time.Time) {
 	for c, st := range g.byClient {
-		if now.Sub(st.first) > guessWindow && now.After(st.lockedUntil) {
+		if st.stale(now) {
 			delete(g.byClient, c)
 		}
 	}

@@ -44,7 +44,7 @@ type bundle struct {
 	client *http.Client
 }
 
-func setup(t *testing.T, opts dashboard.Options) bundle {
+func setup(t testing.TB, opts dashboard.Options) bundle {
 	t.Helper()
 	ctx := context.Background()
 	ring, err := runtime.NewKeyRing(runtime.Key{ID: "k1", Secret: make([]byte, 32)})

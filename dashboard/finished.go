@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -26,11 +27,14 @@ func (h *handler) completed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if queue == "" && len(queues) > 0 {
-		queue = queues[0]
+		if queue, err = h.firstKeeping(r.Context(), queues); err != nil {
+			h.fail(w, r, http.StatusBadGateway, err)
+			return
+		}
 	}
 	data := map[string]any{"Queue": queue, "Queues": queues, "Tag": tag, "ID": id}
 	if queue == "" {
-		h.render(w, r, "completed", "Completed", data, false)
+		h.render(w, r, "completed", "Completed", data, true)
 		return
 	}
 	if err := runtime.ValidateQueueName(queue); err != nil {
@@ -43,11 +47,45 @@ func (h *handler) completed(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
+	if tag == "" && id == "" && !isLive(r) && pastLastPage(w, r, completedPage, total) {
+		return
+	}
 	data["Jobs"], data["Total"] = jobs, total
 	if tag == "" && id == "" {
 		data["Pager"] = newPager(r, completedPage, total)
 	}
-	h.render(w, r, "completed", "Completed", data, tag != "" || id != "")
+	// Nothing on the page is live: a refresh would fetch it all again.
+	h.render(w, r, "completed", "Completed", data, true)
+}
+
+// firstKeeping is the first queue, by name, whose record of finished
+// jobs holds any, or the first queue if none does.
+func (h *handler) firstKeeping(ctx context.Context, queues []string) (string, error) {
+	for _, q := range queues {
+		_, n, err := h.ins.FinishedJobs(ctx, q, runtime.FinishedQuery{Limit: 1})
+		if err != nil {
+			return "", err
+		}
+		if n > 0 {
+			return q, nil
+		}
+	}
+	return queues[0], nil
+}
+
+// findFinished looks for job id in the records of finished jobs of
+// queues; ok is false if none keeps it.
+func (h *handler) findFinished(ctx context.Context, queues []string, id string) (runtime.FinishedJob, bool, error) {
+	for _, q := range queues {
+		jobs, _, err := h.ins.FinishedJobs(ctx, q, runtime.FinishedQuery{ID: id, Limit: 1})
+		if err != nil {
+			return runtime.FinishedJob{}, false, err
+		}
+		if len(jobs) > 0 {
+			return jobs[0], true, nil
+		}
+	}
+	return runtime.FinishedJob{}, false, nil
 }
 
 // metricsRow is one job class of one queue on the metrics page.
@@ -85,5 +123,5 @@ func (h *handler) metrics(w http.ResponseWriter, r *http.Request) {
 			rows = append(rows, metricsRow{Queue: fq, JobClassMetrics: m})
 		}
 	}
-	h.render(w, r, "metrics", "Metrics", map[string]any{"Queue": queue, "Queues": queues, "Rows": rows}, false)
+	h.render(w, r, "metrics", "Metrics", map[string]any{"Queue": queue, "Queues": queues, "Rows": rows}, true)
 }

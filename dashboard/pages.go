@@ -77,7 +77,7 @@ func (h *handler) queueRow(ctx context.Context, q string) (queueRow, error) {
 	if row.Hold, err = h.queueHold(ctx, q); err != nil {
 		return row, err
 	}
-	at, ok, err := h.ins.OldestReady(ctx, q)
+	at, ok, err := h.oldestWaiting(ctx, q)
 	if err != nil {
 		return row, err
 	}
@@ -174,11 +174,15 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 	size := h.opts.PageSize
 	page := pageOf(r)
 	var jobs []runtime.QueuedJob
+	var jobGroups []string
 	var total int64
 	var err error
 	if !isLive(r) { // a live refresh swaps the numbers, not the list
-		if jobs, total, err = h.ins.ListJobs(ctx, q, state, (page-1)*size, size); err != nil {
+		if jobs, jobGroups, total, err = h.listJobs(ctx, q, state, (page-1)*size, size); err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
+			return
+		}
+		if pastLastPage(w, r, size, total) {
 			return
 		}
 	}
@@ -216,7 +220,7 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 	views := make([]jobView, len(jobs))
 	for i, j := range jobs {
 		views[i] = readJob(j.Queue, j.ID, j.State, j.Payload)
-		views[i].Attempts, views[i].Exceptions, views[i].Due = j.Attempts, j.Exceptions, j.Due
+		views[i].Attempts, views[i].Exceptions, views[i].Due, views[i].Group = j.Attempts, j.Exceptions, j.Due, jobGroups[i]
 	}
 	if state == runtime.StateReserved {
 		h.markWorkers(ctx, views)
@@ -358,7 +362,13 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 		}
 		counts[fq] = n
 		total += n
-		if n == 0 || (isLive(r) && !filtered) { // a live refresh swaps the count, not the list
+	}
+	// Unfiltered, a page past the last is known before any job is read.
+	if !isLive(r) && !filtered && pastLastPage(w, r, size, total) {
+		return
+	}
+	for _, fq := range from {
+		if counts[fq] == 0 || (isLive(r) && !filtered) { // a live refresh swaps the count, not the list
 			continue
 		}
 		jobs, err := h.ins.Failed().List(ctx, fq, 0, want)
@@ -367,7 +377,7 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, j := range jobs {
-			v := readJob(j.Queue, j.ID, runtime.StateFailed, j.Payload)
+			v := readJobHead(j.Queue, j.ID, runtime.StateFailed, j.Payload)
 			if v.Name == "" {
 				v.Name = j.Name
 			}
@@ -387,6 +397,9 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 	}
 	lo := min((page-1)*size, len(all))
 	hi := min(lo+size, len(all))
+	for i := lo; i < hi; i++ {
+		all[i].readBody(listPreview)
+	}
 	h.render(w, r, "failed", "Failed jobs", map[string]any{
 		"Queue": queue, "Name": name, "Tag": tag, "Queues": queues, "Counts": counts,
 		"Jobs": all[lo:hi], "Pager": newPager(r, size, total), "Filtered": filtered,
@@ -431,7 +444,10 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			continue
 		}
-		v := readJob(j.Queue, j.ID, j.State, j.Payload)
+		v := readJobHead(j.Queue, j.ID, j.State, j.Payload)
+		if !isLive(r) { // a live refresh swaps the facts, not the payload
+			v.readBody(previewLimit)
+		}
 		v.Attempts, v.Exceptions, v.Due = j.Attempts, j.Exceptions, j.Due
 		v.Errors, v.Progress = j.Errors, j.Progress
 		if j.State == runtime.StateFailed {
@@ -453,6 +469,17 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 			v = vs[0]
 		}
 		h.render(w, r, "job", "Job "+id, map[string]any{"Job": v, "Found": true, "Ref": jobRef(v.Queue, v.ID)}, false)
+		return
+	}
+	f, ok, err := h.findFinished(ctx, queues, id)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	if ok {
+		v := jobView{Queue: f.Queue, ID: f.ID, State: "finished", Name: f.Name, Attempts: f.Attempts, Tags: f.Tags,
+			Worker: f.Worker, FinishedAt: f.FinishedAt, Runtime: f.Runtime, ResultSize: f.ResultSize, Finished: true}
+		h.render(w, r, "job", "Job "+id, map[string]any{"Job": v, "Found": true}, true)
 		return
 	}
 	h.renderStatus(w, r, http.StatusNotFound, "job", "Job "+id, map[string]any{"Found": false, "ID": id}, true)
@@ -485,14 +512,14 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 	var found []jobView
 	for _, fq := range from {
 		for _, st := range listStates {
-			jobs, _, err := h.ins.ListJobs(ctx, fq, st, 0, scanLimit)
+			jobs, groups, _, err := h.listJobs(ctx, fq, st, 0, scanLimit)
 			if err != nil {
 				h.fail(w, r, http.StatusBadGateway, err)
 				return
 			}
-			for _, j := range jobs {
-				v := readJob(j.Queue, j.ID, j.State, j.Payload)
-				v.Attempts, v.Due = j.Attempts, j.Due
+			for k, j := range jobs {
+				v := readJobHead(j.Queue, j.ID, j.State, j.Payload)
+				v.Attempts, v.Due, v.Group = j.Attempts, j.Due, groups[k]
 				if v.matches(name, tag) {
 					found = append(found, v)
 				}
@@ -504,7 +531,7 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, j := range failed {
-			v := readJob(j.Queue, j.ID, runtime.StateFailed, j.Payload)
+			v := readJobHead(j.Queue, j.ID, runtime.StateFailed, j.Payload)
 			v.Attempts, v.Error, v.FailedAt = j.Attempts, j.Error, j.FailedAt
 			if v.matches(name, tag) {
 				found = append(found, v)
@@ -516,8 +543,11 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 	if pastLastPage(w, r, size, int64(len(found))) {
 		return
 	}
-	lo := min((pageOf(r)-1)*size, len(found))
-	data["Jobs"] = found[lo:min(lo+size, len(found))]
+	lo, hi := min((pageOf(r)-1)*size, len(found)), min((pageOf(r)-1)*size+size, len(found))
+	for i := lo; i < hi; i++ {
+		found[i].readBody(listPreview)
+	}
+	data["Jobs"] = found[lo:hi]
 	data["Found"] = len(found)
 	data["Pager"] = newPager(r, size, int64(len(found)))
 	data["Searched"] = true
@@ -611,14 +641,14 @@ func (h *handler) openBatches(ctx context.Context, page int) ([]batchRow, error)
 		ids = append(ids, st.ID)
 	}
 	note := func(queue, id string, state runtime.JobState, payload []byte) {
-		if v := readJob(queue, id, state, payload); v.BatchID != "" && !seen[v.BatchID] {
+		if v := readJobHead(queue, id, state, payload); v.BatchID != "" && !seen[v.BatchID] {
 			seen[v.BatchID] = true
 			ids = append(ids, v.BatchID)
 		}
 	}
 	for _, q := range queues {
 		for _, st := range listStates {
-			jobs, _, err := h.ins.ListJobs(ctx, q, st, 0, batchScan)
+			jobs, _, _, err := h.listJobs(ctx, q, st, 0, batchScan)
 			if err != nil {
 				return nil, err
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -27,8 +28,12 @@ type jobView struct {
 	Tries      int
 	Timeout    time.Duration
 	Chain      int
-	// Body is the payload as indented JSON; "" when Sealed or Bad.
+	// Body is the payload as indented JSON, its first previewLimit
+	// bytes; "" when Sealed or Bad.
 	Body string
+	// BodySize is the size of the whole indented JSON when Body is cut
+	// short; 0 when Body is whole.
+	BodySize int
 	// Sealed is true for an encrypted body: the dashboard never opens it.
 	Sealed bool
 	// Bad says why the payload did not decode, if it did not.
@@ -44,10 +49,32 @@ type jobView struct {
 	Progress *runtime.JobProgress
 	// Worker is the name of the worker running it now, if any.
 	Worker string
+	// Finished is set for a job that succeeded, read from its queue's
+	// record of finished jobs (EngineConfig.KeepFinished): the record
+	// keeps no payload.
+	Finished   bool
+	FinishedAt time.Time
+	Runtime    time.Duration
+	ResultSize int
+	// body is the encoded body readJobHead kept for readBody.
+	body []byte
+	// Group is the fair group a ready job waits in for its turn; "" for
+	// one in the ready list.
+	Group string
 }
 
-// readJob decodes payload into a jobView.
+// readJob decodes payload into a jobView, its body included, as a list
+// shows it (listPreview).
 func readJob(queue, id string, state runtime.JobState, payload []byte) jobView {
+	v := readJobHead(queue, id, state, payload)
+	v.readBody(listPreview)
+	return v
+}
+
+// readJobHead decodes payload's envelope into a jobView, leaving the
+// body to readBody: a search or a scan that looks at names, tags and
+// batches does not pay for decoding every body it passes.
+func readJobHead(queue, id string, state runtime.JobState, payload []byte) jobView {
 	v := jobView{Queue: queue, ID: id, State: string(state)}
 	if payload == nil {
 		v.Bad = "gone while it was read"
@@ -66,24 +93,63 @@ func readJob(queue, id string, state runtime.JobState, payload []byte) jobView {
 		v.Sealed = true
 		return v
 	}
-	v.Body, err = bodyJSON(env.Body)
-	if err != nil {
-		v.Bad = fmt.Sprintf("body does not decode: %v", err)
-	}
+	v.body = env.Body
 	return v
 }
 
-// bodyJSON decodes a msgpack body (runtime.Encode) into indented JSON.
+// readBody decodes the body readJobHead kept into Body, its first limit
+// bytes as indented JSON.
+func (v *jobView) readBody(limit int) {
+	if v.body == nil {
+		return
+	}
+	body, err := bodyJSON(v.body)
+	v.body = nil
+	if err != nil {
+		v.Bad = fmt.Sprintf("body does not decode: %v", err)
+		return
+	}
+	v.Body = body
+	if len(v.Body) > limit {
+		v.BodySize = len(v.Body)
+		v.Body = cutUTF8(v.Body, limit)
+	}
+}
+
+// previewLimit is the most of a payload, as indented JSON, that a job's
+// page shows; it links to the whole (GET jobs/{id}/payload).
+const previewLimit = 64 << 10
+
+// listPreview is the most of each payload that a list of jobs shows:
+// a page of 50 jobs of 1 MB stays small.
+const listPreview = 4 << 10
+
+// cutUTF8 is s cut to at most n bytes, on a character's boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// bodyJSON decodes a msgpack body (runtime.Encode) into indented JSON,
+// with <, > and & as they are: html/template escapes the page.
 func bodyJSON(body []byte) (string, error) {
 	var x any
 	if err := msgpack.Unmarshal(body, &x); err != nil {
 		return "", err
 	}
-	b, err := json.MarshalIndent(jsonable(x), "", "  ")
-	if err != nil {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(jsonable(x)); err != nil {
 		return "", err
 	}
-	return string(b), nil
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 // jsonable turns what msgpack decodes (maps with keys of any type) into

@@ -2,12 +2,16 @@ package dashboard
 
 import (
 	"bytes"
+	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -18,16 +22,20 @@ import (
 var pageNames = []string{"overview", "workers", "queue", "failed", "job", "search", "batch", "task", "confirm", "dispatch", "schedule", "error", "completed", "metrics"}
 
 var funcs = template.FuncMap{
-	"ago":      ago,
-	"dur":      duration,
-	"when":     when,
-	"stamp":    stamp,
-	"num":      num,
-	"pathq":    url.PathEscape,
-	"query":    url.QueryEscape,
-	"jobref":   jobRef,
-	"add":      func(a, b int) int { return a + b },
-	"contains": func(s, sub string) bool { return strings.Contains(s, sub) },
+	"ago":        ago,
+	"dur":        duration,
+	"when":       when,
+	"stamp":      stamp,
+	"num":        num,
+	"pathq":      url.PathEscape,
+	"query":      url.QueryEscape,
+	"jobref":     jobRef,
+	"batchstate": batchState,
+	"gist":       errorGist,
+	"kb":         kilobytes,
+	"batchbadge": batchBadge,
+	"add":        func(a, b int) int { return a + b },
+	"contains":   func(s, sub string) bool { return strings.Contains(s, sub) },
 }
 
 func parsePages() map[string]*template.Template {
@@ -69,7 +77,7 @@ func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status in
 	if h.opts.Refresh > 0 && !still {
 		v.Refresh = int(h.opts.Refresh.Milliseconds())
 	}
-	if status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout {
+	if r.Method == http.MethodGet && (status == http.StatusBadGateway || status == http.StatusServiceUnavailable || status == http.StatusGatewayTimeout) {
 		v.Retry = 5
 	}
 	var buf bytes.Buffer
@@ -77,21 +85,52 @@ func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status in
 		http.Error(w, "render: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
+	page := showControls(buf.Bytes())
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Vary", "Accept-Encoding")
+	zip := len(page) > gzipFrom && acceptsGzip(r)
 	if v.Live && status == http.StatusOK {
 		// A refresh that finds the page as it was costs a few hundred
 		// bytes: live.js sends the ETag of the last one it had.
-		sum := sha256.Sum256(buf.Bytes())
-		etag := `"` + hex.EncodeToString(sum[:12]) + `"`
+		sum := sha256.Sum256(page)
+		etag := hex.EncodeToString(sum[:12])
+		if zip {
+			etag += "-gz"
+		}
+		etag = `"` + etag + `"`
 		w.Header().Set("ETag", etag)
 		if r.Header.Get("If-None-Match") == etag {
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
 	}
+	if zip {
+		var z bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&z, gzip.BestSpeed)
+		_, _ = zw.Write(page)
+		if zw.Close() == nil {
+			w.Header().Set("Content-Encoding", "gzip")
+			page = z.Bytes()
+		}
+	}
 	w.WriteHeader(status)
-	_, _ = buf.WriteTo(w)
+	_, _ = w.Write(page)
+}
+
+// gzipFrom is the size of page, in bytes, from which it is sent gzipped
+// to a client that takes it.
+const gzipFrom = 1024
+
+// acceptsGzip reports whether r's Accept-Encoding takes gzip.
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		name, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
+			return strings.ReplaceAll(strings.TrimSpace(q), " ", "") != "q=0"
+		}
+	}
+	return false
 }
 
 // liveHeader marks the requests of live.js's refreshes.
@@ -165,6 +204,28 @@ func num(n int64) string {
 	return b.String()
 }
 
+// triesPrefix is what the worker puts before the error of a job that
+// failed for good: "jobgen: job failed after 3 of 3 tries: ", or "...
+// on its only try: " (internal/attempt).
+var triesPrefix = regexp.MustCompile(`^jobgen: job failed (after \d+ of \d+ tries|on its only try): `)
+
+// errorGist is a failed job's error without the prefix every such error
+// begins with, which the list's Attempts column already tells.
+func errorGist(s string) string { return triesPrefix.ReplaceAllString(s, "") }
+
+// kilobytes is the size of a string, or a size in bytes, in whole KB,
+// rounded up, for num.
+func kilobytes(x any) int64 {
+	var n int
+	switch v := x.(type) {
+	case string:
+		n = len(v)
+	case int:
+		n = v
+	}
+	return int64((n + 1023) / 1024)
+}
+
 // jobRef is the form value naming job id of queue in a bulk action.
 func jobRef(queue, id string) string {
 	return url.Values{"q": {queue}, "id": {id}}.Encode()
@@ -192,13 +253,24 @@ func newPager(r *http.Request, size int, total int64) pager {
 	return p
 }
 
-// pageOf is the 1-based page a request asks for.
+// maxPage is the highest page number a request is taken to ask for: a
+// larger one (page=9223372036854775807) is read as this, which is past
+// the last page of any list, so that its offset, (page-1) times the page
+// size, cannot overflow.
+const maxPage = math.MaxInt32
+
+// pageOf is the 1-based page a request asks for: 1 when it names none,
+// or not a positive whole number; at most maxPage.
 func pageOf(r *http.Request) int {
-	n, err := strconv.Atoi(r.URL.Query().Get("page"))
-	if err != nil || n < 1 {
+	v := r.URL.Query().Get("page")
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-") {
+			return maxPage
+		}
 		return 1
 	}
-	return n
+	return int(max(min(n, maxPage), 1))
 }
 
 // pastLastPage redirects a request for a page past the last one (of

@@ -101,7 +101,7 @@ func TestCompletedAndMetricsPagesInABrowser(t *testing.T) {
 	for _, n := range names {
 		require.Equal(t, "pdf.Render", n)
 	}
-	sizes, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#completed tbody tr")).map(r => r.children[7].textContent)`))
+	sizes, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("#completed tbody tr")).map(r => r.querySelector("td.result").textContent)`))
 	require.NoError(t, err)
 	for _, s := range sizes {
 		require.Equal(t, "11 B", s, "msgpack of \"rendered n\"")

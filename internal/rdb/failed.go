@@ -66,12 +66,13 @@ func idArgs(ids []string) []any {
 }
 
 // Retry moves failed jobs ids of step's queue back through step, an
-// enqueue step of WidthPlain, with their attempts reset, failedPer a
-// call, and returns the IDs it moved; it skips the IDs it does not hold.
+// enqueue step of WidthPlain, with their attempts reset and their
+// attempts' errors kept, failedPer a call, and returns the IDs it moved;
+// it skips the IDs it does not hold.
 // On an error, it returns those moved until then.
 func (s *Store) Retry(ctx context.Context, step Enqueue, ids []string) ([]string, error) {
 	qk := &step.Queue
-	keys := step.Keys(qk.Failed, qk.FailedPayloads, qk.FailedInfo, qk.FailedErrors)
+	keys := step.Keys(qk.Failed, qk.FailedPayloads, qk.FailedInfo, qk.FailedErrors, qk.Errors)
 	var done []string
 	for len(ids) > 0 {
 		n := min(failedPer, len(ids))

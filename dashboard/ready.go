@@ -1,0 +1,53 @@
+package dashboard
+
+import (
+	"context"
+	"time"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// A queue's ready jobs are in two places: its ready list, and its fair
+// groups' wait set (docs/flow-control.md), whose jobs wait for their
+// group's turn. Sizes counts both as ready; the pages list both, the
+// ready list's first.
+
+// listJobs is Inspector.ListJobs, with the ready state's page running on
+// from the ready list into the jobs waiting in groups; group[k] is the
+// group of jobs[k] ("" for one in the ready list).
+func (h *handler) listJobs(ctx context.Context, q string, state runtime.JobState, offset, limit int) (jobs []runtime.QueuedJob, group []string, total int64, err error) {
+	jobs, total, err = h.ins.ListJobs(ctx, q, state, offset, limit)
+	if err != nil || state != runtime.StateReady {
+		return jobs, make([]string, len(jobs)), total, err
+	}
+	group = make([]string, len(jobs))
+	from := max(offset-int(total), 0)
+	grouped, n, err := h.ins.ListGroupedJobs(ctx, q, from, max(limit-len(jobs), 1))
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	if len(jobs) < limit {
+		for _, g := range grouped[:min(len(grouped), limit-len(jobs))] {
+			jobs = append(jobs, g.QueuedJob)
+			group = append(group, g.Group)
+		}
+	}
+	return jobs, group, total + n, nil
+}
+
+// oldestWaiting is when the longest-waiting job of q, at the head of its
+// ready list or of one of its fair groups, was dispatched.
+func (h *handler) oldestWaiting(ctx context.Context, q string) (time.Time, bool, error) {
+	at, ok, err := h.ins.OldestReady(ctx, q)
+	if err != nil {
+		return at, ok, err
+	}
+	g, gok, err := h.ins.OldestGrouped(ctx, q)
+	if err != nil {
+		return at, ok, err
+	}
+	if gok && (!ok || g.Before(at)) {
+		return g, true, nil
+	}
+	return at, ok, nil
+}

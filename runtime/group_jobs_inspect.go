@@ -1,0 +1,116 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// groupSeqDigits is the width of the sequence number in a member of a
+// queue's group wait set: "<group>\x00<seq>" + job ID (internal/keyspace).
+const groupSeqDigits = 16
+
+// ListGroupedJobs returns a page of the jobs of queue waiting in fair
+// groups for their group's turn (docs/flow-control.md), from offset, at
+// most limit, and how many wait so. They are ready jobs that ListJobs
+// does not list, as they are not in the ready list; Sizes counts them
+// with the ready ones. The page is in order of group name, and in each
+// group in the order its jobs will be taken; a job's Group tells its
+// group. A partitioned queue is read one partition after another.
+func (i *Inspector) ListGroupedJobs(ctx context.Context, queue string, offset, limit int) ([]WaitingGroupJob, int64, error) {
+	e := i.e
+	if err := validateQueueOrPartition(queue); err != nil {
+		return nil, 0, err
+	}
+	if offset < 0 || limit < 1 {
+		return nil, 0, fmt.Errorf("%w: list grouped jobs: offset (%d) must be >= 0 and limit (%d) >= 1", ErrInvalid, offset, limit)
+	}
+	var out []WaitingGroupJob
+	var total int64
+	if ok, err := e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
+		jobs, n, err := pe.inspector().ListGroupedJobs(ctx, name, max(offset-int(total), 0), limit)
+		if offset < int(total+n) && len(out) < limit {
+			out = append(out, jobs[:min(len(jobs), limit-len(out))]...)
+		}
+		total += n
+		return false, err
+	}); ok {
+		if err != nil {
+			return nil, 0, err
+		}
+		return out, total, nil
+	}
+	qk := e.keys.Queue(queue)
+	total, members, _, err := e.store.SetPage(ctx, qk.GroupWait, int64(offset), int64(offset+limit-1))
+	if err != nil {
+		return nil, 0, fmt.Errorf("list grouped jobs of %q: %w", queue, err)
+	}
+	ids := make([]string, 0, len(members))
+	groups := make([]string, 0, len(members))
+	for _, m := range members {
+		g, rest, ok := strings.Cut(m, "\x00")
+		if !ok || len(rest) <= groupSeqDigits {
+			continue // not a member the scripts write
+		}
+		groups = append(groups, g)
+		ids = append(ids, rest[groupSeqDigits:])
+	}
+	jobs, err := e.loadJobs(ctx, queue, StateReady, ids, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	out = make([]WaitingGroupJob, len(jobs))
+	for k, j := range jobs {
+		out[k] = WaitingGroupJob{QueuedJob: j, Group: groups[k]}
+	}
+	return out, total, nil
+}
+
+// WaitingGroupJob is a ready job waiting in its fair group for its
+// group's turn, as ListGroupedJobs reads it.
+type WaitingGroupJob struct {
+	QueuedJob
+	// Group is the fair group it waits in.
+	Group string
+}
+
+// OldestGrouped returns when the longest-waiting job at the head of one
+// of queue's fair groups was dispatched, by its ID, among the first
+// groups of the ring of turns (at most 100); ok is false if no group on
+// the ring has a job waiting. It is the grouped jobs' counterpart of
+// OldestReady.
+func (i *Inspector) OldestGrouped(ctx context.Context, queue string) (at time.Time, ok bool, err error) {
+	e := i.e
+	if err := validateQueueOrPartition(queue); err != nil {
+		return time.Time{}, false, err
+	}
+	if partitioned, err := e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
+		t, found, err := pe.inspector().OldestGrouped(ctx, name)
+		if found && (!ok || t.Before(at)) {
+			at, ok = t, true
+		}
+		return false, err
+	}); partitioned {
+		return at, ok, err
+	}
+	qk := e.keys.Queue(queue)
+	ring, err := e.store.GroupRing(ctx, qk, 100)
+	if err != nil || ring.Waiting == 0 {
+		return time.Time{}, false, err
+	}
+	heads, err := e.store.GroupHeads(ctx, qk, ring.Ring)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("oldest grouped job of %q: %w", queue, err)
+	}
+	for _, m := range heads {
+		_, rest, found := strings.Cut(m, "\x00")
+		if !found || len(rest) <= groupSeqDigits {
+			continue
+		}
+		if ms, good := idTime(rest[groupSeqDigits:]); good && (!ok || ms < at.UnixMilli()) {
+			at, ok = time.UnixMilli(ms), true
+		}
+	}
+	return at, ok, nil
+}
