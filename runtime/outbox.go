@@ -165,6 +165,9 @@ func (b *PendingBatch) DispatchTx(ctx context.Context, tx Tx) (string, error) {
 // TxDispatcher. Nothing touches Redis. A unique job's lock is taken when
 // the relay pushes it; a duplicate is dropped then (docs/outbox.md).
 func (e *Engine) DispatchTx(ctx context.Context, tx Tx, p *PendingDispatch) (string, error) {
+	if err := checkTx(tx); err != nil {
+		return "", fmt.Errorf("dispatch %s in a transaction: %w", p.JobName(), err)
+	}
 	env, err := p.envelope(e.seal)
 	if err != nil {
 		return "", err
@@ -181,6 +184,9 @@ func (e *Engine) DispatchTx(ctx context.Context, tx Tx, p *PendingDispatch) (str
 func (e *Engine) DispatchManyTx(ctx context.Context, tx Tx, b *PendingMany) ([]string, error) {
 	if len(b.jobs) == 0 {
 		return nil, nil
+	}
+	if err := checkTx(tx); err != nil {
+		return nil, fmt.Errorf("dispatch many in a transaction: %w", err)
 	}
 	out := make([]Outgoing, len(b.jobs))
 	ttl := make([]time.Duration, len(b.jobs))
@@ -221,6 +227,9 @@ type outboxBatchPush struct {
 // batch's record and its jobs, and returns the batch's ID. The relay
 // creates the batch and pushes its jobs when tx has committed.
 func (e *Engine) DispatchBatchTx(ctx context.Context, tx Tx, b *PendingBatch) (string, error) {
+	if err := checkTx(tx); err != nil {
+		return "", fmt.Errorf("dispatch batch in a transaction: %w", err)
+	}
 	id := NewID()
 	fields, out, n, err := b.build(id, e.seal)
 	if err != nil {
