@@ -150,7 +150,7 @@ func Insert(ctx context.Context, tx Execer, table string, rows []Row) error {
 // Claim is the statement that locks and reads up to batch waiting rows
 // of the given connections, oldest first, skipping rows another claim
 // holds. Its columns are seq, id, kind, connection, queue, name, the
-// delay left in ms (from the database's clock), unique_key,
+// delay left in ms, counted from the commit (committedAt), unique_key,
 // unique_for_ms, payload, and a column to ignore: the claim also ends
 // the transaction should it stay idle for idle (set_config, local to
 // the transaction).
@@ -160,12 +160,23 @@ func Claim(table string, connections []string, batch int, idle time.Duration) st
 		names[i] = quote(c)
 	}
 	return "SELECT seq, id, kind, connection, queue, name, " +
-		"GREATEST(0, delay_ms - FLOOR(EXTRACT(EPOCH FROM (clock_timestamp() - created_at)) * 1000))::bigint, " +
+		"GREATEST(0, delay_ms - FLOOR(EXTRACT(EPOCH FROM (clock_timestamp() - " + committedAt + ")) * 1000))::bigint, " +
 		"unique_key, unique_for_ms, payload, " +
 		"(SELECT set_config('idle_in_transaction_session_timeout', '" + strconv.FormatInt(idle.Milliseconds(), 10) + "', true)) FROM " + table +
 		" WHERE error IS NULL AND connection IN (" + strings.Join(names, ",") + ")" +
 		" ORDER BY seq LIMIT " + strconv.Itoa(batch) + " FOR UPDATE SKIP LOCKED"
 }
+
+// committedAt is the SQL for when the row's transaction committed, or a
+// time no earlier: with track_commit_timestamp on, the commit's own time
+// (pg_xact_commit_timestamp of the row's xmin, NULL for a transaction
+// older than the setting); otherwise, and then, clock_timestamp(), the
+// moment the claim reads the row, which a claim can do only after the
+// commit. A delay is counted from it, so a delayed job never runs before
+// its delay has passed since the commit; created_at, the transaction's
+// start, would count the transaction's own time against the delay.
+const committedAt = "COALESCE(CASE WHEN current_setting('track_commit_timestamp') = 'on' " +
+	"THEN pg_xact_commit_timestamp(xmin) END, clock_timestamp())"
 
 // Delete is the statement that deletes the rows whose seq are in $1, a
 // PostgreSQL array literal of them ("{1,2,3}"): one text whatever the
