@@ -209,6 +209,8 @@ type Engine struct {
 	// script call goes through it.
 	store  *jobrdb.Store
 	cfg    EngineConfig
+	// lost are reserve calls whose reply was lost (reserve_lost.go).
+	lost lostReserves
 	keys   keyspace.Keys
 	known  sync.Map // queue name -> struct{}: already added to the queues set
 	events listeners
