@@ -3,6 +3,9 @@ package runtime_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,3 +61,73 @@ func TestReserveGivesBackJobsOfALostReply(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, runtime.Sizes{}, s)
 }
+
+type lostJob struct{ N int }
+
+// A worker whose reserve loses its reply for good runs the jobs it took
+// once each, as attempt 1 of 1, once Redis answers again: none waits out
+// its lease to fail unrun as "attempt 2 of 1".
+func TestWorkerRunsOnceTheJobsOfALostReply(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	proxy := newReplyDropper(t, redistest.Addr(t), runtime.ScriptSHA("reserve"))
+	e, err := runtime.Open(ctx, "redis://"+proxy.addr(), runtime.EngineConfig{Prefix: redistest.Prefix(t), FailedMaxCount: -1})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = e.Close() })
+	in := runtime.NewInspector(e)
+	for i := range 3 {
+		body, err := runtime.Encode(lostJob{N: i})
+		require.NoError(t, err)
+		require.NoError(t, e.Push(ctx, &runtime.Envelope{Name: "test.Lost", Queue: "mail", Body: body}))
+	}
+	var mu sync.Mutex
+	runs := map[int][]int{}
+	r := runtime.NewRouter()
+	runtime.Register(r, "test.Lost", func(ctx context.Context, j lostJob) error {
+		mu.Lock()
+		defer mu.Unlock()
+		info, _ := runtime.JobInfoFrom(ctx)
+		runs[j.N] = append(runs[j.N], info.Attempt)
+		return nil
+	})
+	proxy.armed.Store(true)
+	errs := &errorCount{}
+	w, err := runtime.NewWorker(e, r, runtime.WorkerConfig{Queues: []string{"mail"}, Concurrency: 8, Tries: 1,
+		RetryAfter: 30 * time.Second, Timeout: time.Second, Sleep: 20 * time.Millisecond, Logger: slog.New(errs)})
+	require.NoError(t, err)
+	wctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(wctx) }()
+	defer func() { cancel(); <-done }()
+
+	// The worker's reserve took all three; its reply, and its retries'
+	// replies, were dropped, and the worker logged the call's error.
+	require.Eventually(t, func() bool {
+		s, err := in.Sizes(ctx, "mail")
+		return err == nil && s.Reserved == 3 && proxy.dropped.Load() > 0 && errs.n.Load() > 0
+	}, 20*time.Second, 10*time.Millisecond)
+	proxy.armed.Store(false)
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(runs) == 3
+	}, 30*time.Second, 10*time.Millisecond, "the jobs ran")
+	cancel()
+	require.NoError(t, <-done)
+	done <- nil
+	require.Equal(t, map[int][]int{0: {1}, 1: {1}, 2: {1}}, runs, "each ran once, as attempt 1")
+	failed, err := in.Failed().List(ctx, "mail", 0, 10)
+	require.NoError(t, err)
+	require.Empty(t, failed)
+}
+
+// errorCount is a slog handler that counts the records at ERROR.
+type errorCount struct{ n atomic.Int64 }
+
+func (h *errorCount) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelError }
+func (h *errorCount) Handle(context.Context, slog.Record) error {
+	h.n.Add(1)
+	return nil
+}
+func (h *errorCount) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *errorCount) WithGroup(string) slog.Handler      { return h }
