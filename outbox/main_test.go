@@ -98,6 +98,9 @@ func (b bundle) tx(t *testing.T, commit bool, fn func(tx *sql.Tx)) {
 	t.Helper()
 	tx, err := b.db.BeginTx(b.ctx, nil)
 	require.NoError(t, err)
+	// A failed assertion in fn must not leave tx open, holding locks that
+	// the table's cleanup would wait on.
+	defer func() { _ = tx.Rollback() }()
 	fn(tx)
 	if commit {
 		require.NoError(t, tx.Commit())

@@ -114,7 +114,10 @@ func (r *Relay) Counts() RelayCounts {
 	}
 }
 
-// Run relays until ctx ends, then returns nil. It relays whatever is
+// Run relays until ctx ends, then returns nil. It returns at once an
+// error wrapping runtime.ErrNoOutboxTable, naming the table and
+// outbox:migrate, when the outbox table does not exist as it starts; a
+// table dropped later shows as the claim's error, logged once. It relays whatever is
 // there at once, then again each time cfg.Wake wakes it or cfg.Poll
 // passes, and again straight away while claims come back full. Every
 // minute, and first at start, it looks for marks a dead relay left
@@ -123,6 +126,12 @@ func (r *Relay) Counts() RelayCounts {
 // (runtime.Inspector.Outbox); and at most once a second it records a
 // completed pass in the relays table in PostgreSQL (ReadHealth).
 func (r *Relay) Run(ctx context.Context) error {
+	// A missing table fails the start, naming it: every DispatchTx would
+	// fail, aborting its caller's transaction. An error that may pass (the
+	// database down) does not: the loop logs it and tries again.
+	if err := runtime.CheckOutbox(ctx, r.cfg.DB, r.table); errors.Is(err, runtime.ErrNoOutboxTable) {
+		return fmt.Errorf("outbox relay: %w", err)
+	}
 	var lastErr string
 	var nextReconcile, nextPublish time.Time
 	for ctx.Err() == nil {

@@ -182,22 +182,27 @@ func TestDispatchTxCarriesEveryOption(t *testing.T) {
 func TestRelayTakesUniqueLocks(t *testing.T) {
 	t.Parallel()
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		var first string
 		b.tx(t, true, func(tx *sql.Tx) {
-			for _, to := range []string{"first", "second"} {
-				_, err := runtime.DispatchTx(b.ctx, tx, mailJob{To: to, Unique: "user-7"})
-				require.NoError(t, err)
-			}
+			var err error
+			first, err = runtime.DispatchTx(b.ctx, tx, mailJob{To: "first", Unique: "user-7"})
+			require.NoError(t, err)
 		})
+		// Dispatch, between the commit and the relay, takes the lock: what
+		// DispatchTx could not know, the relay meets as it pushes.
+		second, err := runtime.Dispatch(b.ctx, mailJob{To: "second", Unique: "user-7"})
+		require.NoError(t, err)
 		b.relayAll(t)
 		require.Equal(t, 0, b.rows(t))
 		res := b.reserve(t, "mail", 10)
 		require.Len(t, res.Jobs, 1)
 		_, got := decodeMail(t, res.Jobs[0])
-		require.Equal(t, "first", got.To)
+		require.Equal(t, "second", got.To)
 		require.Equal(t, int64(1), b.relay.Counts().Dropped)
+		require.NotEqual(t, first, second)
 
 		// Dispatch, now, meets the same lock.
-		_, err := runtime.Dispatch(b.ctx, mailJob{To: "third", Unique: "user-7"})
+		_, err = runtime.Dispatch(b.ctx, mailJob{To: "third", Unique: "user-7"})
 		var dup *runtime.DuplicateError
 		require.ErrorAs(t, err, &dup)
 		require.Equal(t, res.Jobs[0].ID, dup.HolderID)

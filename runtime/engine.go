@@ -207,8 +207,10 @@ type Engine struct {
 	rdb redis.UniversalClient
 	// store is the engine's Redis (internal/rdb): every command and
 	// script call goes through it.
-	store  *jobrdb.Store
-	cfg    EngineConfig
+	store *jobrdb.Store
+	cfg   EngineConfig
+	// lost are reserve calls whose reply was lost (reserve_lost.go).
+	lost   lostReserves
 	keys   keyspace.Keys
 	known  sync.Map // queue name -> struct{}: already added to the queues set
 	events listeners

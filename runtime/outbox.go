@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -110,7 +111,9 @@ func DispatchManyTx[T Job](ctx context.Context, tx Tx, jobs []T) ([]string, erro
 
 // DispatchTx writes the jobs into tx's outbox through the dispatcher of
 // the first one's connection, as Dispatch does, and returns their IDs. An
-// *Engine writes all of them or, with an error, none; another
+// *Engine writes all of them, or with an error none, but for unique jobs
+// whose key another job holds: those it leaves out, returning a
+// *DispatchManyError that says which (Engine.DispatchManyTx). Another
 // TxDispatcher gets them one by one.
 func (b *PendingMany) DispatchTx(ctx context.Context, tx Tx) ([]string, error) {
 	if len(b.jobs) == 0 {
@@ -162,15 +165,24 @@ func (b *PendingBatch) DispatchTx(ctx context.Context, tx Tx) (string, error) {
 
 // DispatchTx writes p's job into tx's outbox, sealed, checked and encoded
 // as Dispatch would push it, and returns its ID: *Engine is a
-// TxDispatcher. Nothing touches Redis. A unique job's lock is taken when
-// the relay pushes it; a duplicate is dropped then (docs/outbox.md).
+// TxDispatcher. A unique job whose key another job holds, in Redis or
+// waiting in the outbox, is not written, and DispatchTx returns a
+// *DuplicateError, as Dispatch does, leaving tx usable; its lock is
+// taken when the relay pushes it, and a duplicate that only then shows
+// is dropped (docs/outbox.md, "Unique jobs").
 func (e *Engine) DispatchTx(ctx context.Context, tx Tx, p *PendingDispatch) (string, error) {
+	if err := checkTx(tx); err != nil {
+		return "", fmt.Errorf("dispatch %s in a transaction: %w", p.JobName(), err)
+	}
 	env, err := p.envelope(e.seal)
 	if err != nil {
 		return "", err
 	}
 	out := []Outgoing{{Envelope: env, Delay: p.DelayDuration()}}
-	err = e.insertThrough(ctx, tx, DispatchKindOne, out, p.Connection(), []time.Duration{p.JobOptions().UniqueFor})
+	errs, err := e.insertThrough(ctx, tx, DispatchKindOne, out, p.Connection(), []time.Duration{p.JobOptions().UniqueFor})
+	if err == nil && errs != nil {
+		err = errs[0]
+	}
 	if err != nil {
 		return "", fmt.Errorf("dispatch %s in a transaction: %w", env.Name, err)
 	}
@@ -178,9 +190,15 @@ func (e *Engine) DispatchTx(ctx context.Context, tx Tx, p *PendingDispatch) (str
 }
 
 // DispatchManyTx writes b's jobs into tx's outbox, and returns their IDs.
+// Unique jobs whose key another job holds are not written: it returns a
+// *DispatchManyError holding their *DuplicateError (their IDs are ""),
+// as DispatchMany does, and the others are written.
 func (e *Engine) DispatchManyTx(ctx context.Context, tx Tx, b *PendingMany) ([]string, error) {
 	if len(b.jobs) == 0 {
 		return nil, nil
+	}
+	if err := checkTx(tx); err != nil {
+		return nil, fmt.Errorf("dispatch many in a transaction: %w", err)
 	}
 	out := make([]Outgoing, len(b.jobs))
 	ttl := make([]time.Duration, len(b.jobs))
@@ -195,9 +213,17 @@ func (e *Engine) DispatchManyTx(ctx context.Context, tx Tx, b *PendingMany) ([]s
 		ttl[i] = p.JobOptions().UniqueFor
 		ids[i] = env.ID
 	}
-	err := e.insertThrough(ctx, tx, DispatchKindMany, out, b.Pending(0).Connection(), ttl)
+	errs, err := e.insertThrough(ctx, tx, DispatchKindMany, out, b.Pending(0).Connection(), ttl)
 	if err != nil {
 		return nil, fmt.Errorf("dispatch many in a transaction: %w", err)
+	}
+	if errs != nil {
+		for i, err := range errs {
+			if err != nil {
+				ids[i] = ""
+			}
+		}
+		return ids, &DispatchManyError{Errs: errs}
 	}
 	return ids, nil
 }
@@ -221,6 +247,9 @@ type outboxBatchPush struct {
 // batch's record and its jobs, and returns the batch's ID. The relay
 // creates the batch and pushes its jobs when tx has committed.
 func (e *Engine) DispatchBatchTx(ctx context.Context, tx Tx, b *PendingBatch) (string, error) {
+	if err := checkTx(tx); err != nil {
+		return "", fmt.Errorf("dispatch batch in a transaction: %w", err)
+	}
 	id := NewID()
 	fields, out, n, err := b.build(id, e.seal)
 	if err != nil {
@@ -250,10 +279,11 @@ func (e *Engine) DispatchBatchTx(ctx context.Context, tx Tx, b *PendingBatch) (s
 		if err != nil {
 			return err
 		}
-		return outboxsql.Insert(ctx, tx, e.outboxTable(), []outboxsql.Row{{
+		_, err = outboxsql.Insert(ctx, tx, e.outboxTable(), []outboxsql.Row{{
 			ID: id, Kind: outboxsql.KindBatch, Connection: b.opts.Connection, Queue: b.opts.Queue,
 			Name: cmpOr(b.opts.Name, "batch"), Payload: payload,
 		}})
+		return err
 	})
 	if err != nil {
 		return "", fmt.Errorf("dispatch batch in a transaction: %w", err)
@@ -263,9 +293,13 @@ func (e *Engine) DispatchBatchTx(ctx context.Context, tx Tx, b *PendingBatch) (s
 
 // insertThrough writes out into tx's outbox inside the engine's dispatch
 // middleware, which sees it as a push of kind; uniqueFor returns the
-// unique lock's lifetime of each job of out.
-func (e *Engine) insertThrough(ctx context.Context, tx Tx, kind DispatchKind, out []Outgoing, connection string, uniqueFor []time.Duration) error {
-	return e.dispatchThrough(ctx, kind, out, func(ctx context.Context) error {
+// unique lock's lifetime of each job of out. A unique job whose key a
+// job holds, in Redis or waiting in the outbox, is not written: errs
+// then holds a *DuplicateError at its index (nil for the jobs written),
+// and the middleware sees, for one job, that error, for many, a
+// *DispatchManyError.
+func (e *Engine) insertThrough(ctx context.Context, tx Tx, kind DispatchKind, out []Outgoing, connection string, uniqueFor []time.Duration) (errs []error, err error) {
+	err = e.dispatchThrough(ctx, kind, out, func(ctx context.Context) error {
 		now := time.Now().UnixMilli()
 		rows := make([]outboxsql.Row, len(out))
 		for i, o := range out {
@@ -275,8 +309,24 @@ func (e *Engine) insertThrough(ctx context.Context, tx Tx, kind DispatchKind, ou
 			}
 			rows[i] = row
 		}
-		return outboxsql.Insert(ctx, tx, e.outboxTable(), rows)
+		var err error
+		if errs, err = e.insertUnique(ctx, tx, rows); err != nil || errs == nil {
+			return err
+		}
+		if len(errs) == 1 {
+			return errs[0]
+		}
+		return &DispatchManyError{Errs: errs}
 	})
+	if errs != nil {
+		// The duplicates are in errs; other errors stand.
+		var dup *DuplicateError
+		var many *DispatchManyError
+		if errors.As(err, &dup) || errors.As(err, &many) {
+			err = nil
+		}
+	}
+	return errs, err
 }
 
 // dispatchThrough runs write inside the engine's dispatch middleware, if

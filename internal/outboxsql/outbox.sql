@@ -34,6 +34,14 @@ CREATE TABLE IF NOT EXISTS {{table}} (
 -- and sort the whole backlog.
 CREATE INDEX IF NOT EXISTS {{name}}_claim ON {{table}} (connection, seq) WHERE error IS NULL;
 
+-- A unique job waiting here holds its key: DispatchTx of another job with
+-- the same connection and key writes nothing (INSERT ... ON CONFLICT DO
+-- NOTHING) and returns a *DuplicateError, as Dispatch would. Parked rows
+-- hold nothing. Once a relay has pushed a row, the lock in Redis holds
+-- the key instead.
+CREATE UNIQUE INDEX IF NOT EXISTS {{name}}_unique ON {{table}} (connection, unique_key)
+    WHERE unique_key <> '' AND error IS NULL;
+
 -- A relay waits on LISTEN {{channel}}; every transaction that inserts
 -- rows wakes it once, as it commits.
 CREATE OR REPLACE FUNCTION {{table}}_notify() RETURNS trigger

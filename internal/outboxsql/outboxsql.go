@@ -111,46 +111,109 @@ const arity = 9
 // 65535 parameters.
 const InsertRows = 1000
 
-// Insert writes rows into table through tx, in one INSERT per InsertRows
-// rows.
-func Insert(ctx context.Context, tx Execer, table string, rows []Row) error {
+// Insert writes rows into table through tx, and returns the indexes of
+// the unique rows it did not write, because a row of the table that no
+// relay has pushed yet holds their connection and unique key (the
+// table's unique index, outbox.sql). Rows without a unique key go in one
+// INSERT per InsertRows rows; each unique row goes in an INSERT of its
+// own, ON CONFLICT DO NOTHING, so that a duplicate neither aborts tx nor
+// hides which row it was. On a table made before the unique index, no
+// row is a duplicate here: the relay finds them as it pushes.
+func Insert(ctx context.Context, tx Execer, table string, rows []Row) (dup []int, err error) {
 	if tx == nil {
-		return errors.New("outbox: nil transaction")
+		return nil, errors.New("outbox: nil transaction")
 	}
-	for s := 0; s < len(rows); s += InsertRows {
-		chunk := rows[s:min(s+InsertRows, len(rows))]
-		var q strings.Builder
-		q.Grow(64 + len(chunk)*48)
-		q.WriteString("INSERT INTO ")
-		q.WriteString(table)
-		q.WriteString(" (" + columns + ") VALUES ")
-		args := make([]any, 0, len(chunk)*arity)
-		for i, r := range chunk {
-			if i > 0 {
+	plain := rows
+	var unique []int
+	for i, r := range rows {
+		if r.UniqueKey != "" {
+			unique = append(unique, i)
+		}
+	}
+	if len(unique) > 0 {
+		plain = make([]Row, 0, len(rows)-len(unique))
+		for _, r := range rows {
+			if r.UniqueKey == "" {
+				plain = append(plain, r)
+			}
+		}
+	}
+	for s := 0; s < len(plain); s += InsertRows {
+		if _, err := insert(ctx, tx, table, plain[s:min(s+InsertRows, len(plain))], ""); err != nil {
+			return nil, err
+		}
+	}
+	for _, i := range unique {
+		n, err := insert(ctx, tx, table, rows[i:i+1], " ON CONFLICT DO NOTHING")
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			dup = append(dup, i)
+		}
+	}
+	return dup, nil
+}
+
+// insert writes chunk in one INSERT, followed by tail, and returns how
+// many rows it wrote.
+func insert(ctx context.Context, tx Execer, table string, chunk []Row, tail string) (int64, error) {
+	var q strings.Builder
+	q.Grow(64 + len(chunk)*48)
+	q.WriteString("INSERT INTO ")
+	q.WriteString(table)
+	q.WriteString(" (" + columns + ") VALUES ")
+	args := make([]any, 0, len(chunk)*arity)
+	for i, r := range chunk {
+		if i > 0 {
+			q.WriteByte(',')
+		}
+		q.WriteByte('(')
+		for c := range arity {
+			if c > 0 {
 				q.WriteByte(',')
 			}
-			q.WriteByte('(')
-			for c := range arity {
-				if c > 0 {
-					q.WriteByte(',')
-				}
-				q.WriteByte('$')
-				q.WriteString(strconv.Itoa(i*arity + c + 1))
-			}
-			q.WriteByte(')')
-			args = append(args, r.ID, r.Kind, r.Connection, r.Queue, r.Name, r.DelayMS, r.UniqueKey, r.UniqueForMS, r.Payload)
+			q.WriteByte('$')
+			q.WriteString(strconv.Itoa(i*arity + c + 1))
 		}
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
-			return fmt.Errorf("write to outbox %s: %w", table, err)
-		}
+		q.WriteByte(')')
+		args = append(args, r.ID, r.Kind, r.Connection, r.Queue, r.Name, r.DelayMS, r.UniqueKey, r.UniqueForMS, r.Payload)
 	}
-	return nil
+	q.WriteString(tail)
+	res, err := tx.ExecContext(ctx, q.String(), args...)
+	if err != nil {
+		return 0, fmt.Errorf("write to outbox %s: %w", table, err)
+	}
+	if res == nil {
+		return int64(len(chunk)), nil
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("write to outbox %s: rows written: %w", table, err)
+	}
+	return n, nil
+}
+
+// Querier reads one row: *sql.Tx, *sql.DB and *sql.Conn are ones.
+type Querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Holder returns the ID of the row of table, not parked, that holds the
+// unique key of connection; "" if tx sees none.
+func Holder(ctx context.Context, tx Querier, table, connection, key string) (string, error) {
+	var id string
+	err := tx.QueryRowContext(ctx, "SELECT id FROM "+table+" WHERE connection = $1 AND unique_key = $2 AND error IS NULL LIMIT 1", connection, key).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return id, err
 }
 
 // Claim is the statement that locks and reads up to batch waiting rows
 // of the given connections, oldest first, skipping rows another claim
 // holds. Its columns are seq, id, kind, connection, queue, name, the
-// delay left in ms (from the database's clock), unique_key,
+// delay left in ms, counted from the commit (sinceCommit), unique_key,
 // unique_for_ms, payload, and a column to ignore: the claim also ends
 // the transaction should it stay idle for idle (set_config, local to
 // the transaction).
@@ -160,12 +223,23 @@ func Claim(table string, connections []string, batch int, idle time.Duration) st
 		names[i] = quote(c)
 	}
 	return "SELECT seq, id, kind, connection, queue, name, " +
-		"GREATEST(0, delay_ms - FLOOR(EXTRACT(EPOCH FROM (clock_timestamp() - created_at)) * 1000))::bigint, " +
+		"(delay_ms - LEAST(delay_ms, GREATEST(0, " + sinceCommit + ")))::bigint, " +
 		"unique_key, unique_for_ms, payload, " +
 		"(SELECT set_config('idle_in_transaction_session_timeout', '" + strconv.FormatInt(idle.Milliseconds(), 10) + "', true)) FROM " + table +
 		" WHERE error IS NULL AND connection IN (" + strings.Join(names, ",") + ")" +
 		" ORDER BY seq LIMIT " + strconv.Itoa(batch) + " FOR UPDATE SKIP LOCKED"
 }
+
+// sinceCommit is the SQL for the ms since the row's transaction
+// committed, or fewer: with track_commit_timestamp on, since the
+// commit's own time (pg_xact_commit_timestamp of the row's xmin; 0 for a
+// transaction older than the setting); otherwise 0, as if it committed
+// the moment the claim reads it, which a claim can do only after the
+// commit. A delay is counted from the commit so, and a delayed job never
+// runs before its delay has passed since the commit; created_at, the
+// transaction's start, counted the transaction's own time against it.
+const sinceCommit = "CASE WHEN current_setting('track_commit_timestamp') = 'on' " +
+	"THEN COALESCE(FLOOR(EXTRACT(EPOCH FROM (clock_timestamp() - pg_xact_commit_timestamp(xmin))) * 1000), 0) ELSE 0 END"
 
 // Delete is the statement that deletes the rows whose seq are in $1, a
 // PostgreSQL array literal of them ("{1,2,3}"): one text whatever the

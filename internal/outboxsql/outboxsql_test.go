@@ -47,12 +47,15 @@ func TestInsertChunks(t *testing.T) {
 		rows[i] = Row{ID: "j", Kind: KindJob, Queue: "q", Name: "n", DelayMS: 5, Payload: []byte("p")}
 	}
 	var e execs
-	require.NoError(t, Insert(context.Background(), &e, "t", rows))
+	dup, err := Insert(context.Background(), &e, "t", rows)
+	require.NoError(t, err)
+	require.Empty(t, dup)
 	require.Len(t, e.queries, 2)
 	require.Len(t, e.args[0], InsertRows*arity)
 	require.Equal(t, "INSERT INTO t ("+columns+") VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9),($10,$11,$12,$13,$14,$15,$16,$17,$18)", e.queries[1])
 	require.Equal(t, []any{"j", KindJob, "", "q", "n", int64(5), "", int64(0), []byte("p")}, e.args[1][:arity])
-	require.Error(t, Insert(context.Background(), nil, "t", rows))
+	_, err = Insert(context.Background(), nil, "t", rows)
+	require.Error(t, err)
 }
 
 func TestStatementsQuoteNames(t *testing.T) {

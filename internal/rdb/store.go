@@ -102,3 +102,12 @@ func (s *Store) IsCluster() bool {
 	_, ok := s.c.(*redis.ClusterClient)
 	return ok
 }
+
+// IsReply reports whether err is an error reply from Redis (a script's
+// error, WRONGTYPE, OOM...): the command ran, or was refused, and its
+// reply came. Any other error (a timeout, a broken connection, a
+// cancelled context) may have lost the reply of a command Redis ran.
+func IsReply(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && !errors.Is(err, redis.Nil)
+}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -16,12 +17,29 @@ import (
 	"github.com/jobgen/jobgen/runtime"
 )
 
-// Tx returns tx as the transaction DispatchTx writes into.
+// Tx returns tx as the transaction DispatchTx writes into. A nil tx,
+// typed or not, gives a Tx that DispatchTx refuses with an error naming
+// it, rather than one that panics.
 func Tx(tx pgx.Tx) runtime.Tx { return pgxTx{tx} }
 
 type pgxTx struct{ tx pgx.Tx }
 
+// NilTx reports a nil pgx.Tx, which runtime's DispatchTx checks before
+// it writes.
+func (t pgxTx) NilTx() error {
+	if t.tx == nil {
+		return errors.New("pgxoutbox.Tx(nil): the pgx.Tx is nil: pass the one pool.Begin returns")
+	}
+	if v := reflect.ValueOf(t.tx); v.Kind() == reflect.Pointer && v.IsNil() {
+		return fmt.Errorf("pgxoutbox.Tx(nil): the pgx.Tx is a nil %T: pass the one pool.Begin returns", t.tx)
+	}
+	return nil
+}
+
 func (t pgxTx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if err := t.NilTx(); err != nil {
+		return nil, err
+	}
 	tag, err := t.tx.Exec(ctx, query, args...)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,117 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
+)
+
+// lostReserves are the reserve calls of an engine whose reply was lost:
+// the call failed (an error, a timeout, a broken connection) after Redis
+// may have run it, so jobs may be reserved under its token that no
+// caller holds. Each is made again, with its token, before the engine's
+// next reserve: reserve.lua then hands back what the first run took
+// (its calls record), and the engine gives those jobs back, their
+// attempt uncounted (unreserve.lua). docs/faults.md, "A lost reply of a
+// reserve", has the argument.
+//
+// A reserve pays one atomic load for this while no reply was lost.
+type lostReserves struct {
+	n     atomic.Int32
+	mu    sync.Mutex
+	calls []lostReserve
+}
+
+type lostReserve struct {
+	r  jobrdb.Reserve
+	at time.Time
+}
+
+// maxLostReserves bounds the calls kept; past it the oldest is dropped,
+// and its jobs wait for their lease, as they did before.
+const maxLostReserves = 1024
+
+// add keeps r, a reserve call that failed with err, for recovery; not
+// when Redis replied with an error, as then the reply was not lost. Without calls
+// records (EngineConfig.RetryWindow off) a second run would take new
+// jobs rather than hand back the first run's, so nothing is kept.
+func (l *lostReserves) add(e *Engine, r jobrdb.Reserve, err error) {
+	if e.retryWindow() <= 0 || jobrdb.IsReply(err) {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.calls) >= maxLostReserves {
+		l.calls = l.calls[1:]
+	}
+	l.calls = append(l.calls, lostReserve{r: r, at: time.Now()})
+	l.n.Store(int32(len(l.calls)))
+}
+
+// recoverLost makes each lost reserve call again and gives back the jobs
+// it reserved. A call that fails again is kept for the next reserve,
+// until its calls record may have expired (RetryWindow after it was
+// made): a run after that would take new jobs, so it is dropped, and
+// its jobs, if any, wait for their lease as before. It returns how many
+// jobs it gave back.
+func (e *Engine) recoverLost(ctx context.Context) int {
+	l := &e.lost
+	l.mu.Lock()
+	calls := l.calls
+	l.calls = nil
+	l.n.Store(0)
+	l.mu.Unlock()
+	var keep []lostReserve
+	given := 0
+	for _, c := range calls {
+		if time.Since(c.at) >= e.cfg.RetryWindow {
+			continue
+		}
+		n, err := e.giveBackLost(ctx, c.r)
+		if err != nil {
+			keep = append(keep, c)
+			continue
+		}
+		given += n
+	}
+	if len(keep) > 0 {
+		l.mu.Lock()
+		l.calls = append(keep, l.calls...)
+		l.n.Store(int32(len(l.calls)))
+		l.mu.Unlock()
+	}
+	if given > 0 {
+		slog.Default().Info("jobgen: gave back jobs reserved by a call whose reply was lost", "jobs", given)
+	}
+	return given
+}
+
+// giveBackLost runs r again: with its token, reserve.lua takes nothing
+// new and returns the jobs the first run reserved, while their lease
+// lasts. It gives them back, uncounted, and returns how many.
+func (e *Engine) giveBackLost(ctx context.Context, r jobrdb.Reserve) (int, error) {
+	got, err := e.store.Reserve(ctx, r)
+	if err != nil {
+		return 0, err
+	}
+	b := e.reserveResult(r, got)
+	refs := make([]Ref, 0, len(b.Jobs))
+	for _, j := range b.Jobs {
+		// A job whose state entry was malformed is left to its lease: it
+		// is failed by whoever reserves it next, counted or not.
+		if j.Err == nil {
+			refs = append(refs, j.Ref)
+		}
+	}
+	if len(refs) == 0 {
+		return 0, nil
+	}
+	if err := e.unreserve(ctx, refs...); err != nil {
+		return 0, err
+	}
+	return len(refs), nil
+}
