@@ -208,15 +208,23 @@ func TestStaleAckAfterSIGSTOP(t *testing.T) {
 // waitRecord waits for a ledger line of kind with the given attempt.
 func waitRecord(t *testing.T, ledger string, kind byte, attempt int) {
 	t.Helper()
+	waitRecordIn(t, kind, attempt, ledger)
+}
+
+// waitRecordIn waits for a record of kind and attempt in any of ledgers.
+func waitRecordIn(t *testing.T, kind byte, attempt int, ledgers ...string) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
-		recs, _ := faultworker.ReadLedger(ledger)
-		for _, r := range recs {
-			if r.Kind == kind && r.Attempt == attempt {
-				return
+		for _, ledger := range ledgers {
+			recs, _ := faultworker.ReadLedger(ledger)
+			for _, r := range recs {
+				if r.Kind == kind && r.Attempt == attempt {
+					return
+				}
 			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Fatalf("no %c record of attempt %d in %s", kind, attempt, ledger)
+	t.Fatalf("no %c record of attempt %d in %v", kind, attempt, ledgers)
 }
