@@ -85,12 +85,8 @@ func (i *Inspector) OldestGrouped(ctx context.Context, queue string) (at time.Ti
 	if err := validateQueueOrPartition(queue); err != nil {
 		return time.Time{}, false, err
 	}
-	if partitioned, err := e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
-		t, found, err := pe.inspector().OldestGrouped(ctx, name)
-		if found && (!ok || t.Before(at)) {
-			at, ok = t, true
-		}
-		return false, err
+	if at, ok, partitioned, err := e.oldestOfPartitions(queue, func(pi *Inspector, name string) (time.Time, bool, error) {
+		return pi.OldestGrouped(ctx, name)
 	}); partitioned {
 		return at, ok, err
 	}

@@ -185,6 +185,20 @@ func (i *Inspector) FindJob(ctx context.Context, queue, id string) (job QueuedJo
 	return j, true, nil
 }
 
+// oldestOfPartitions answers, for a partitioned queue, with the oldest
+// of its partitions' answers to of; partitioned is false for a queue of
+// one partition, which the caller answers itself.
+func (e *Engine) oldestOfPartitions(queue string, of func(pi *Inspector, name string) (time.Time, bool, error)) (at time.Time, ok, partitioned bool, err error) {
+	partitioned, err = e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
+		t, found, err := of(pe.inspector(), name)
+		if found && (!ok || t.Before(at)) {
+			at, ok = t, true
+		}
+		return false, err
+	})
+	return at, ok, partitioned, err
+}
+
 // OldestReady returns when the job at the head of queue's ready list,
 // the next to be taken, was dispatched (by its ID, or its envelope for an
 // ID that does not tell); ok is false if none is ready. How long ago that
@@ -195,12 +209,8 @@ func (i *Inspector) OldestReady(ctx context.Context, queue string) (at time.Time
 	if err := validateQueueOrPartition(queue); err != nil {
 		return time.Time{}, false, err
 	}
-	if partitioned, err := e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
-		t, found, err := pe.inspector().OldestReady(ctx, name)
-		if found && (!ok || t.Before(at)) {
-			at, ok = t, true
-		}
-		return false, err
+	if at, ok, partitioned, err := e.oldestOfPartitions(queue, func(pi *Inspector, name string) (time.Time, bool, error) {
+		return pi.OldestReady(ctx, name)
 	}); partitioned {
 		return at, ok, err
 	}
