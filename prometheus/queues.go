@@ -84,6 +84,7 @@ func (c *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.failedTrimmed.describe(ch)
 	ch <- outboxMissingDesc
 	ch <- holdDesc
+	ch <- waitDesc
 }
 
 // Collect implements prometheus.Collector. A read that fails reports an
@@ -124,6 +125,7 @@ func (c *QueueCollector) Collect(ch chan<- prometheus.Metric) {
 	c.collectGroups(ctx, ch, queues)
 	c.failedTrimmed.collect(ctx, c.e, ch, queues)
 	c.collectHolds(ctx, ch, queues)
+	c.collectWaits(ctx, ch, queues)
 }
 
 // collectGroups reports the fair groups of the queues that hold grouped
