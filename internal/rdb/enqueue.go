@@ -2,13 +2,14 @@ package rdb
 
 import (
 	"context"
-	"github.com/jobgen/jobgen/internal/send"
 
 	"github.com/jobgen/jobgen/internal/keyspace"
+	"github.com/jobgen/jobgen/internal/send"
 )
 
-// MaxEnqueue is the most jobs one enqueue step takes (lib/enqueue.lua).
-const MaxEnqueue = 500
+// MaxEnqueue is the most jobs one enqueue step takes (lib/enqueue.lua):
+// one push call's, send.Chunk, so that a push is one step.
+const MaxEnqueue = send.Chunk
 
 // The widths of an enqueue step's jobs: how many arguments each takes.
 const (
