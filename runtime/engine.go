@@ -112,11 +112,20 @@ type EngineConfig struct {
 	// the relay reads (DefaultOutboxTable, "jobgen_outbox", if empty): a
 	// lower-case name, optionally schema.table (docs/outbox.md).
 	OutboxTable string
+
+	// Logger receives what the engine logs by itself, outside any
+	// worker: failed jobs trimmed or not moved out of Redis, jobs given
+	// back after a lost reply, the eviction policy allowed. Default
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 func (c *EngineConfig) setDefaults() {
 	if c.Prefix == "" {
 		c.Prefix = DefaultPrefix
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
 	}
 	if c.MaxPayload == 0 {
 		c.MaxPayload = 1 << 20
@@ -253,7 +262,7 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 	}
 	var warn *slog.Logger
 	if cfg.AllowEviction {
-		warn = slog.Default()
+		warn = cfg.Logger
 	}
 	keys := keyspace.New(cfg.Prefix)
 	store := jobrdb.New(rdb, keys)

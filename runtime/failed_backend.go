@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"time"
 
@@ -155,7 +154,7 @@ func (e *Engine) moveFailed(ctx context.Context, queue string) error {
 // the jobs stay in Redis for the next move.
 func (e *Engine) moveFailedLogged(ctx context.Context, queue string) {
 	if err := e.moveFailed(ctx, queue); err != nil && ctx.Err() == nil {
-		slog.Default().Warn("jobgen: moving failed jobs out of Redis failed; they stay there until the next move", "queue", queue, "err", err)
+		e.cfg.Logger.Warn("jobgen: moving failed jobs out of Redis failed; they stay there until the next move", "queue", queue, "err", err)
 	}
 }
 
@@ -198,7 +197,7 @@ func (s *FailedStore) retryBackend(ctx context.Context, b FailedBackend, queue s
 		// The rows are gone: the marks may expire, past the deadline of
 		// any Retry that locked the rows before.
 		if _, rerr := s.e.store.ReleaseMarksIn(context.WithoutCancel(ctx), s.e.keys.Retried, failedMarkGrace, map[string][]string{queue: marks}); rerr != nil {
-			slog.Default().Warn("jobgen: releasing the marks of retried failed jobs failed; they stay, pending, while Redis keeps them", "queue", queue, "err", rerr)
+			s.e.cfg.Logger.Warn("jobgen: releasing the marks of retried failed jobs failed; they stay, pending, while Redis keeps them", "queue", queue, "err", rerr)
 		}
 	}
 	if err != nil {

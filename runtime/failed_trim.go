@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"time"
 )
 
@@ -40,7 +39,7 @@ func (e *Engine) logTrimmed(queue string, n int64) {
 	if n <= 0 {
 		return
 	}
-	slog.Default().Warn("jobgen: failed store trimmed: failed jobs dropped, counted in queue:monitor",
+	e.cfg.Logger.Warn("jobgen: failed store trimmed: failed jobs dropped, counted in queue:monitor",
 		"queue", queue, "dropped", n,
 		"FailedMaxCount", e.cfg.FailedMaxCount, "FailedMaxAge", e.cfg.FailedMaxAge)
 }

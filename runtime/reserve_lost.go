@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,7 +84,7 @@ func (e *Engine) recoverLost(ctx context.Context) int {
 		l.mu.Unlock()
 	}
 	if given > 0 {
-		slog.Default().Info("jobgen: gave back jobs reserved by a call whose reply was lost", "jobs", given)
+		e.cfg.Logger.Info("jobgen: gave back jobs reserved by a call whose reply was lost", "jobs", given)
 	}
 	return given
 }
