@@ -139,6 +139,11 @@ func timeline(v jobView, started time.Time) []step {
 		}
 		out = append(out, step{At: v.FailedAt, Kind: kind, Attempt: v.Attempts, Text: txt + ": " + errorGist(v.Error)})
 	case "finished":
+		if v.Attempts > 1 && len(v.Errors) == 0 {
+			// The ack of a job deletes its attempts' errors.
+			out = append(out, step{Kind: "retried", Attempt: v.Attempts - 1,
+				Text: fmt.Sprintf("%d earlier attempts did not succeed; their errors are not kept once a job succeeds", v.Attempts-1)})
+		}
 		if !started.IsZero() {
 			out = append(out, step{At: started, Kind: "running", Attempt: v.Attempts, Text: "started" + onWorker(v.Worker)})
 		}
