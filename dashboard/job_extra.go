@@ -33,7 +33,7 @@ type resultView struct {
 	Size   int64
 	SizeKB int64
 	Big    bool
-	Bad  string
+	Bad    string
 }
 
 // jobResult reads the result job id of queue recorded, if any.

@@ -257,8 +257,9 @@ func mustURL(t *testing.T, s string) *url.URL {
 
 // linksTo checks that every link and form action of body (the page at
 // page) that names a queue, in its path or its query, names queue; it
-// returns how many did and the links.
-func linksTo(t *testing.T, page *url.URL, body, queue string) (named int, follow []*url.URL) {
+// returns how many named queue and the links. A link may name one of
+// others instead.
+func linksTo(t *testing.T, page *url.URL, body, queue string, others ...string) (named int, follow []*url.URL) {
 	t.Helper()
 	for _, m := range linkAttr.FindAllStringSubmatch(body, -1) {
 		u, err := url.Parse(html.UnescapeString(m[2]))
@@ -269,15 +270,102 @@ func linksTo(t *testing.T, page *url.URL, body, queue string) (named int, follow
 			if s == "queues" && i+1 < len(segs) {
 				q, err := url.PathUnescape(segs[i+1])
 				require.NoError(t, err)
-				require.Equal(t, queue, q, "%s names the wrong queue in its path", m[2])
-				named++
+				require.Contains(t, append(others, queue), q, "%s names the wrong queue in its path", m[2])
+				if q == queue {
+					named++
+				}
 			}
 		}
 		if q, ok := u.Query()["queue"]; ok && q[0] != "" {
-			require.Equal(t, queue, q[0], "%s names the wrong queue in its query", m[2])
-			named++
+			require.Contains(t, append(others, queue), q[0], "%s names the wrong queue in its query", m[2])
+			if q[0] == queue {
+				named++
+			}
 		}
 		follow = append(follow, u)
 	}
 	return named, follow
+}
+
+// Recent lists the newest jobs of each kind across queues, ten queues a
+// page, whatever the number of jobs, within the bound of commands.
+func TestRecentPage(t *testing.T) {
+	o := setupOwn(t, runtime.EngineConfig{Prefix: "p", KeepFinished: map[string]runtime.FinishedConfig{"*": {MaxJobs: 100}}})
+	queues := []string{hostileRTL}
+	for i := range 11 {
+		queues = append(queues, "q"+strconv.Itoa(i))
+	}
+	for _, q := range queues {
+		for range 8 {
+			_, err := runtime.Dispatch(o.ctx, placedResult{Q: q, Text: "<script>done</script>"})
+			require.NoError(t, err)
+		}
+		for range 6 {
+			_, err := runtime.Dispatch(o.ctx, placedResult{Q: q, Text: "no", Fail: 9})
+			require.NoError(t, err)
+		}
+	}
+	runResults(t, o.ctx, o.engine, queues...)
+	for _, q := range queues {
+		for range 8 {
+			_, err := runtime.Dispatch(o.ctx, placed{Q: q, Text: "<b>waits</b>"})
+			require.NoError(t, err)
+		}
+	}
+	// hostileRTL sorts first: its jobs are on the first page.
+	for _, kind := range []string{"completed", "failed", "pending"} {
+		page := "recent?kind=" + kind
+		status, body, n := o.counted(t, page)
+		require.Equal(t, http.StatusOK, status)
+		require.LessOrEqual(t, n, int64(maxPageCommands), kind)
+		rows := strings.Count(body, "<tr data-id=")
+		require.Equal(t, 10*5, rows, "%s: 5 jobs of each of the first 10 queues", kind)
+		named, _ := linksTo(t, mustURL(t, o.url(page)), body, hostileRTL, queues[1:]...)
+		require.Equal(t, 2*5, named, "%s: each of the 5 jobs of the queue links to its page and its queue", kind)
+		require.Contains(t, body, "inv⟨U+202E⟩fdp.exe")
+		require.NotContains(t, body, "<script>")
+		require.Contains(t, body, `href="?kind=`+kind+`&amp;from=10" rel="next"`)
+		_, next, _ := o.get(t, page+"&from=10")
+		require.Equal(t, 2*5, strings.Count(next, "<tr data-id="), "%s: the 11th and 12th queues on the next page", kind)
+	}
+	_, body, _ := o.get(t, "recent?kind=failed")
+	require.Contains(t, body, "attempt failed: &lt;b&gt;3&lt;/b&gt;")
+}
+
+// History shows a queue's throughput and each job class's runtimes over
+// time, within the bound of commands on its longest span.
+func TestHistoryPage(t *testing.T) {
+	o := setupOwn(t, runtime.EngineConfig{Prefix: "p", KeepFinished: map[string]runtime.FinishedConfig{"*": {MaxJobs: 100}}})
+	for range 7 {
+		_, err := runtime.Dispatch(o.ctx, placedResult{Q: hostileRTL, Text: "r"})
+		require.NoError(t, err)
+	}
+	for range 3 {
+		_, err := runtime.Dispatch(o.ctx, placed{Q: hostileRTL, Text: "p"})
+		require.NoError(t, err)
+	}
+	r := runtime.NewRouter()
+	runtime.RegisterResult(r, "test.Result<script>", func(ctx context.Context, p placedResult) (answer, error) { return answer{Said: p.Text}, nil })
+	runtime.Register(r, "test.Placed", func(ctx context.Context, p placed) error { return nil })
+	w, err := runtime.NewWorker(o.engine, r, runtime.WorkerConfig{Queues: []string{hostileRTL}, StopWhenEmpty: true, Sleep: 20 * time.Millisecond, Logger: quiet})
+	require.NoError(t, err)
+	require.NoError(t, w.Run(o.ctx))
+
+	for _, span := range []string{"1h", "6h", "12h"} {
+		page := "history?queue=" + url.QueryEscape(hostileRTL) + "&span=" + span
+		status, body, n := o.counted(t, page)
+		require.Equal(t, http.StatusOK, status)
+		require.LessOrEqual(t, n, int64(maxPageCommands), span)
+		require.Contains(t, body, `<section class="class-history" data-class="test.Placed">`)
+		require.Contains(t, body, `<section class="class-history" data-class="test.Result&lt;script&gt;">`)
+		require.Contains(t, body, `<bdi>test.Result&lt;script&gt;</bdi> <span class="muted small">7 jobs</span>`)
+		require.Contains(t, body, `<bdi>test.Placed</bdi> <span class="muted small">3 jobs</span>`)
+		require.Contains(t, body, "processed 10 ", "the queue's chart counts both classes")
+		require.Contains(t, body, `<option value="`+html.EscapeString(hostileRTL)[:5])
+		require.Contains(t, body, "inv⟨U+202E⟩fdp.exe")
+		named, _ := linksTo(t, mustURL(t, o.url(page)), body, hostileRTL)
+		require.Positive(t, named)
+	}
+	_, body, _ := o.get(t, "history?queue=other")
+	require.Contains(t, body, `id="no-classes"`)
 }
