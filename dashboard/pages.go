@@ -486,7 +486,8 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, "job", "Job "+id, map[string]any{"Job": v, "Found": true, "Result": res, "Timeline": timeline(v, f.StartedAt)}, true)
 		return
 	}
-	if q := queues[0]; len(queues) == 1 && q != "" { // a job no longer kept may have left its result
+	if len(queues) == 1 && queues[0] != "" { // a job no longer kept may have left its result
+		q := queues[0]
 		res, err := h.jobResult(ctx, q, id)
 		if err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
