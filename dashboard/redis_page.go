@@ -10,7 +10,7 @@ import (
 )
 
 // The Redis page shows what each server that holds the engine's keys
-// says of itself: one INFO command a server (each master of a cluster).
+// says of itself: one INFO command a server (every node of a cluster).
 
 // serverView is one server on the Redis page.
 type serverView struct {

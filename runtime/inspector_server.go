@@ -7,7 +7,8 @@ import (
 
 // ServerInfo is what one Redis server that holds the engine's keys says
 // of itself (INFO server, clients, memory, stats, keyspace and
-// replication): each master of a cluster, or the one server.
+// replication): each node of a cluster, masters and replicas, or the one
+// server.
 type ServerInfo struct {
 	// Addr is the server's address.
 	Addr string
@@ -18,8 +19,9 @@ type ServerInfo struct {
 	Err error
 }
 
-// Servers reads INFO from every server that holds the engine's keys:
-// one command a server.
+// Servers reads INFO from every server that holds the engine's keys
+// (every node of a cluster, its replicas too), sorted by address: one
+// command a server.
 func (i *Inspector) Servers(ctx context.Context) []ServerInfo {
 	var out []ServerInfo
 	for _, s := range i.e.store.ServerInfos(ctx) {

@@ -15,14 +15,32 @@ import (
 func TestServersReadInfo(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		got := runtime.NewInspector(b.engine).Servers(b.ctx)
-		require.Len(t, got, 1)
-		if b.backend != "redis" {
-			return // an embedded server may not answer INFO
+		switch b.backend {
+		case "embedded":
+			require.Len(t, got, 1) // an embedded server may not answer INFO
+			return
+		case "cluster":
+			// every node, masters and replicas
+			nodes, err := b.rdb.ClusterNodes(b.ctx).Result()
+			require.NoError(t, err)
+			var want []string
+			for _, line := range strings.Split(strings.TrimSpace(nodes), "\n") {
+				addr := strings.Fields(line)[1]
+				want = append(want, addr[:strings.IndexByte(addr, '@')])
+			}
+			require.Len(t, got, len(want))
+			for _, s := range got {
+				require.Contains(t, want, s.Addr)
+			}
+		default:
+			require.Len(t, got, 1)
 		}
-		require.NoError(t, got[0].Err)
-		require.NotEmpty(t, got[0].Fields["redis_version"])
-		require.NotEmpty(t, got[0].Fields["connected_clients"])
-		require.NotEmpty(t, got[0].Fields["maxmemory_policy"])
+		for _, s := range got {
+			require.NoError(t, s.Err)
+			require.NotEmpty(t, s.Fields["redis_version"])
+			require.NotEmpty(t, s.Fields["connected_clients"])
+			require.NotEmpty(t, s.Fields["maxmemory_policy"])
+		}
 	})
 }
 

@@ -2,7 +2,9 @@ package rdb
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -19,16 +21,34 @@ type ServerInfo struct {
 // infoSections are the INFO sections ServerInfos reads, in one command.
 var infoSections = []string{"server", "clients", "memory", "stats", "keyspace", "replication"}
 
-// ServerInfos reads INFO from every master of a cluster, or the one
-// server: one command a server.
+// ServerInfos reads INFO from every node of a cluster, masters and
+// replicas, or the one server: one command a server, sorted by address.
 func (s *Store) ServerInfos(ctx context.Context) []ServerInfo {
-	return nodes(ctx, s, func(ctx context.Context, c redis.Cmdable, addr string) ServerInfo {
+	read := func(ctx context.Context, c redis.Cmdable, addr string) ServerInfo {
 		text, err := c.Info(ctx, infoSections...).Result()
 		if err != nil {
 			return ServerInfo{Addr: addr, Err: err}
 		}
 		return ServerInfo{Addr: addr, Fields: parseInfo(text)}
-	}, func(err error) ServerInfo { return ServerInfo{Addr: "cluster", Err: err} })
+	}
+	cc, ok := s.c.(*redis.ClusterClient)
+	if !ok {
+		return nodes(ctx, s, read, func(err error) ServerInfo { return ServerInfo{Addr: "cluster", Err: err} })
+	}
+	var mu sync.Mutex
+	var out []ServerInfo
+	err := cc.ForEachShard(ctx, func(ctx context.Context, c *redis.Client) error {
+		got := read(ctx, c, c.Options().Addr)
+		mu.Lock()
+		out = append(out, got)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		out = append(out, ServerInfo{Addr: "cluster", Err: err})
+	}
+	slices.SortFunc(out, func(a, b ServerInfo) int { return strings.Compare(a.Addr, b.Addr) })
+	return out
 }
 
 // parseInfo reads INFO's "key:value" lines.
