@@ -463,12 +463,11 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 				}
 			}
 		}
+		var started time.Time
 		if j.State == runtime.StateReserved {
-			vs := []jobView{v}
-			h.markWorkers(ctx, vs)
-			v = vs[0]
+			started = h.runningOn(ctx, &v)
 		}
-		h.render(w, r, "job", "Job "+id, map[string]any{"Job": v, "Found": true, "Ref": jobRef(v.Queue, v.ID)}, false)
+		h.render(w, r, "job", "Job "+id, map[string]any{"Job": v, "Found": true, "Ref": jobRef(v.Queue, v.ID), "Timeline": timeline(v, started)}, false)
 		return
 	}
 	f, ok, err := h.findFinished(ctx, queues, id)
@@ -479,8 +478,26 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	if ok {
 		v := jobView{Queue: f.Queue, ID: f.ID, State: "finished", Name: f.Name, Attempts: f.Attempts, Tags: f.Tags,
 			Worker: f.Worker, FinishedAt: f.FinishedAt, Runtime: f.Runtime, ResultSize: f.ResultSize, Finished: true}
-		h.render(w, r, "job", "Job "+id, map[string]any{"Job": v, "Found": true}, true)
+		res, err := h.jobResult(ctx, f.Queue, id)
+		if err != nil {
+			h.fail(w, r, http.StatusBadGateway, err)
+			return
+		}
+		h.render(w, r, "job", "Job "+id, map[string]any{"Job": v, "Found": true, "Result": res, "Timeline": timeline(v, f.StartedAt)}, true)
 		return
+	}
+	if len(queues) == 1 && queues[0] != "" { // a job no longer kept may have left its result
+		q := queues[0]
+		res, err := h.jobResult(ctx, q, id)
+		if err != nil {
+			h.fail(w, r, http.StatusBadGateway, err)
+			return
+		}
+		if res != nil {
+			v := jobView{Queue: q, ID: id, State: "finished", Finished: true}
+			h.render(w, r, "job", "Job "+id, map[string]any{"Job": v, "Found": true, "Result": res, "Gone": true}, true)
+			return
+		}
 	}
 	h.renderStatus(w, r, http.StatusNotFound, "job", "Job "+id, map[string]any{"Found": false, "ID": id}, true)
 }

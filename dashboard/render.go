@@ -19,7 +19,7 @@ import (
 
 // pageNames are the templates under templates/, each rendered inside
 // layout.html.
-var pageNames = []string{"overview", "workers", "queue", "failed", "job", "search", "batch", "task", "confirm", "dispatch", "schedule", "error", "completed", "metrics"}
+var pageNames = []string{"overview", "workers", "queue", "failed", "job", "search", "batch", "task", "confirm", "dispatch", "schedule", "error", "completed", "metrics", "redis", "recent", "history"}
 
 var funcs = template.FuncMap{
 	"ago":        ago,
@@ -36,10 +36,11 @@ var funcs = template.FuncMap{
 	"batchbadge": batchBadge,
 	"add":        func(a, b int) int { return a + b },
 	"contains":   func(s, sub string) bool { return strings.Contains(s, sub) },
+	"resultArgs": resultArgs,
 }
 
 func parsePages() map[string]*template.Template {
-	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html"))
+	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/partials.html", "templates/partials_more.html"))
 	pages := make(map[string]*template.Template, len(pageNames))
 	for _, name := range pageNames {
 		t := template.Must(layout.Clone())

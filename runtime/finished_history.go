@@ -1,0 +1,87 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ClassSlot is one ten-minute slot of a job class's history.
+type ClassSlot struct {
+	// Start is when the slot began.
+	Start time.Time
+	ClassMetrics
+}
+
+// JobClassHistory is the history of one job class (wire name) of a
+// queue: one entry a ten-minute slot, oldest first, the last the
+// current slot.
+type JobClassHistory struct {
+	Name  string
+	Slots []ClassSlot
+}
+
+// MaxHistorySlots is the most slots JobHistory reads: a day.
+const MaxHistorySlots = 144
+
+// JobHistory returns the throughput and runtime percentiles of each job
+// class that finished on queue in each of the last slots ten-minute
+// slots (1 to MaxHistorySlots), sorted by name, from the runtime
+// histograms that the acks of a queue that keeps finished jobs write
+// (EngineConfig.KeepFinished). It reads one hash a slot (one a slot and
+// partition, for a partitioned queue).
+func (i *Inspector) JobHistory(ctx context.Context, queue string, slots int) ([]JobClassHistory, error) {
+	if err := validateQueueOrPartition(queue); err != nil {
+		return nil, err
+	}
+	slots = min(max(slots, 1), MaxHistorySlots)
+	slotMs := runtimesSlot.Milliseconds()
+	cur := time.Now().UnixMilli() / slotMs
+	first := cur - int64(slots) + 1
+	names := i.e.queueNames(queue)
+	keys := make([]string, 0, slots*len(names))
+	for _, q := range names {
+		for s := first; s <= cur; s++ {
+			keys = append(keys, i.e.keys.Runtimes(q, s))
+		}
+	}
+	hashes, err := i.e.store.Hashes(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("job history of %q: %w", queue, err)
+	}
+	// by class, then slot: the histogram's buckets
+	by := map[string][]map[int]int64{}
+	for k, h := range hashes {
+		s := k % slots
+		for field, v := range h {
+			name, b, ok := parseRuntimeField(field)
+			if !ok {
+				continue
+			}
+			var n int64
+			if _, err := fmt.Sscan(v, &n); err != nil {
+				continue
+			}
+			if by[name] == nil {
+				by[name] = make([]map[int]int64, slots)
+			}
+			if by[name][s] == nil {
+				by[name][s] = map[int]int64{}
+			}
+			by[name][s][b] += n
+		}
+	}
+	minutes := float64(runtimesSlot / time.Minute)
+	out := make([]JobClassHistory, 0, len(by))
+	for name, perSlot := range by {
+		hist := JobClassHistory{Name: name, Slots: make([]ClassSlot, slots)}
+		for s := range perSlot {
+			hist.Slots[s] = ClassSlot{Start: time.UnixMilli((first + int64(s)) * slotMs), ClassMetrics: classMetrics(perSlot[s], minutes)}
+		}
+		out = append(out, hist)
+	}
+	slices.SortFunc(out, func(a, b JobClassHistory) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
