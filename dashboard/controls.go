@@ -11,7 +11,8 @@ import (
 // "invoicesexe.pdf", and <bdi> only keeps the flip from spreading to the
 // text beside it. So every control character in a page's text is shown
 // as what it is, ⟨U+202E⟩, wherever a name is printed (lists, titles,
-// confirmations, errors). Attribute values are left as they are: a form's
+// confirmations, errors, and title attributes, which a browser shows as
+// a tooltip). Other attribute values are left as they are: a form's
 // hidden field must send the name unchanged.
 
 // hiddenControl reports whether r is a character that changes how the
@@ -30,25 +31,36 @@ func hiddenControl(r rune) bool {
 
 // showControls rewrites the text of page, an HTML document as
 // html/template writes it, with each hidden control character shown as
-// ⟨U+XXXX⟩. Inside a tag (between < and >) nothing changes:
-// html/template escapes < and > within attribute values, so the first >
-// after a < ends the tag.
+// ⟨U+XXXX⟩. Inside a tag (between < and >) nothing changes but the
+// value of a title attribute: html/template escapes < and > within
+// attribute values, so the first > after a < ends the tag, and it
+// quotes every attribute value with " and escapes " within it, so the
+// next " ends the title.
 func showControls(page []byte) []byte {
 	if !hasHiddenControl(page) {
 		return page
 	}
 	out := make([]byte, 0, len(page)+64)
-	inTag := false
+	inTag, inTitle := false, false
 	for i := 0; i < len(page); {
 		c := page[i]
 		switch {
+		case inTitle:
+			if c == '"' {
+				inTitle = false
+			}
 		case c == '<':
 			inTag = true
 		case c == '>':
 			inTag = false
+		case inTag && c == '"' && i >= 6 && string(page[i-6:i]) == "title=" && (i == 6 || page[i-7] == ' '):
+			inTitle = true
+			out = append(out, c)
+			i++
+			continue
 		}
 		r, n := utf8.DecodeRune(page[i:])
-		if !inTag && hiddenControl(r) {
+		if (!inTag || inTitle) && hiddenControl(r) {
 			out = fmt.Appendf(out, "⟨U+%04X⟩", r)
 		} else {
 			out = append(out, page[i:i+n]...)

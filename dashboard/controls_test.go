@@ -37,7 +37,10 @@ func TestControlCharactersAreShownVisibly(t *testing.T) {
 		require.NotContains(t, text, "\u202e", "%s prints the override as is", path)
 		require.Contains(t, text, shown, path)
 	}
-	_, body, _ := b.get(t, "failed/flush?queue="+qq)
+	_, body, _ := b.get(t, "queues/"+qp)
+	require.Contains(t, body, `title="t:`+shown+`"`, "a tooltip shows the override too")
+	require.NotContains(t, body, `title="t:`+spoof+`"`)
+	_, body, _ = b.get(t, "failed/flush?queue="+qq)
 	require.Contains(t, body, `<input type="hidden" name="queue" value="`+spoof+`">`, "the form sends the name as it is")
 	_, body, _ = b.get(t, "queues/"+qp+"/clear")
 	require.Contains(t, strings.ReplaceAll(tag.ReplaceAllString(body, ""), "\n", " "), "Delete every pending job of queue "+shown+"?")
