@@ -33,11 +33,14 @@ type field struct {
 	php      string
 	vis      phpserial.Visibility
 	declarer bool // private: declared by the job's own class
+	optional bool // the job's object may lack the property
 }
 
 // fieldsOf lists the exported fields of struct type t. The tag
 // `php:"name"` names the property, `php:"name,protected"` or
-// `php:"name,private"` gives its visibility (default public), and
+// `php:"name,private"` gives its visibility (default public),
+// `php:"name,optional"` lets a job's object lack the property (an
+// uninitialized typed property, which serialize() leaves out), and
 // `php:"-"` leaves the field out; untagged, the property is the field's
 // name with its leading capitals lowered (UserID -> userID, Email ->
 // email, URL -> url).
@@ -51,21 +54,25 @@ func fieldsOf(t reflect.Type) ([]field, error) {
 		}
 		f := field{index: sf.Index, php: lowerFirst(sf.Name)}
 		if tag, ok := sf.Tag.Lookup("php"); ok {
-			name, opt, _ := strings.Cut(tag, ",")
+			name, opts, _ := strings.Cut(tag, ",")
 			if name == "-" {
 				continue
 			}
 			if name != "" {
 				f.php = name
 			}
-			switch opt {
-			case "":
-			case "protected":
-				f.vis = phpserial.Protected
-			case "private":
-				f.vis, f.declarer = phpserial.Private, true
-			default:
-				return nil, fmt.Errorf("%w: %s.%s: php tag option %q: want protected or private", ErrUnmappable, t, sf.Name, opt)
+			for opt := range strings.SplitSeq(opts, ",") {
+				switch opt {
+				case "":
+				case "protected":
+					f.vis = phpserial.Protected
+				case "private":
+					f.vis, f.declarer = phpserial.Private, true
+				case "optional":
+					f.optional = true
+				default:
+					return nil, fmt.Errorf("%w: %s.%s: php tag option %q: want protected, private or optional", ErrUnmappable, t, sf.Name, opt)
+				}
 			}
 		}
 		if prev, ok := seen[f.php]; ok {
@@ -160,11 +167,23 @@ func (d fromPHP) resolve(v any, path string) (any, error) {
 }
 
 // object fills the struct dst from a PHP object's properties, by name,
-// whatever their visibility; properties with no field are ignored.
-func (d fromPHP) object(o *phpserial.Object, dst reflect.Value) error {
+// whatever their visibility; properties with no field are ignored. With
+// strict, a property a field maps that o lacks, unless the field is
+// optional, is refused: the class renamed or removed it while the job
+// waited, and a zero field would run the handler on a value nobody
+// sent. Nested objects and arrays are not strict: PHP arrays leave
+// keys out as a matter of course.
+func (d fromPHP) object(o *phpserial.Object, dst reflect.Value, strict bool) error {
 	fields, err := fieldsOf(dst.Type())
 	if err != nil {
 		return err
+	}
+	if strict {
+		for _, f := range fields {
+			if _, ok := o.Get(f.php); !ok && !f.optional {
+				return missingProperty(o, dst.Type(), f)
+			}
+		}
 	}
 	for _, f := range fields {
 		v, ok := o.Get(f.php)
@@ -329,12 +348,24 @@ func (d fromPHP) mapOf(v any, dst reflect.Value, path string) error {
 	return nil
 }
 
+// missingProperty is the error for a job's object that lacks the
+// property f maps.
+func missingProperty(o *phpserial.Object, t reflect.Type, f field) error {
+	have := make([]string, len(o.Props))
+	for i, p := range o.Props {
+		have[i] = "$" + p.Name
+	}
+	name := t.FieldByIndex(f.index).Name
+	return fmt.Errorf("%w: property $%s, which field %s.%s maps, is missing from the job's object (its properties: %s): was it renamed or removed in PHP while the job waited? Tag the field php:%q while queued jobs carry the old name, or php:%q if the class may leave it out (docs/changing-jobs.md)",
+		ErrUnmappable, f.php, t, name, strings.Join(have, ", "), "oldName", f.php+",optional")
+}
+
 // structOf sets a struct dst from a PHP object, or from an associative
 // array by the fields' names.
 func (d fromPHP) structOf(v any, dst reflect.Value, path string) error {
 	switch o := v.(type) {
 	case *phpserial.Object:
-		return d.object(o, dst)
+		return d.object(o, dst, false)
 	case *phpserial.Array:
 		obj := &phpserial.Object{Class: "array"}
 		for _, e := range o.Entries {
@@ -344,7 +375,7 @@ func (d fromPHP) structOf(v any, dst reflect.Value, path string) error {
 			}
 			obj.Props = append(obj.Props, phpserial.Prop{Name: k, Value: e.Value})
 		}
-		return d.object(obj, dst)
+		return d.object(obj, dst, false)
 	}
 	return misfit(v, dst, path)
 }

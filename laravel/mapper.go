@@ -266,7 +266,7 @@ func DecodeCommand[T any](command, class string) (T, error) {
 		return job, fmt.Errorf("%w: data.command is %s, not an object of %s", ErrUnmappable, phpType(v), class)
 	}
 	dst := reflect.ValueOf(&job).Elem()
-	if err := (fromPHP{root: v, st: &convState{}}).object(o, dst); err != nil {
+	if err := (fromPHP{root: v, st: &convState{}}).object(o, dst, true); err != nil {
 		return job, fmt.Errorf("%s: %w", class, err)
 	}
 	return job, nil
