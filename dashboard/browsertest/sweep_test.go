@@ -185,11 +185,30 @@ const pageProblems = `(function () {
 			out.push("cell " + describe(c) + " squeezed to " + Math.round(r.width) + "x" + Math.round(r.height) + "px");
 		}
 	}
+	for (var i = 0; i < cells.length; i++) {
+		// The height of the cell's text, not of its row.
+		var c = cells[i], words = c.innerText.trim().split(/\s+/);
+		if (c.querySelector(".tag, pre") || words.length > 2 || words[0].length < 20) continue;
+		var range = document.createRange();
+		range.selectNodeContents(c);
+		var r = range.getBoundingClientRect(), lh = parseFloat(getComputedStyle(c).lineHeight) || 20;
+		if (r.width && r.height > 4 * lh) {
+			out.push("cell " + describe(c) + " breaks a name over " + Math.round(r.height / lh) + " lines");
+		}
+	}
+	var tables = document.querySelectorAll("main table:not(.grid-table)");
+	for (var i = 0; i < tables.length; i++) out.push("table " + describe(tables[i]) + " lacks the dashboard's table style (grid-table)");
 	var tags = document.querySelectorAll(".tag");
 	for (var i = 0; i < tags.length; i++) {
 		var t = tags[i], r = t.getBoundingClientRect();
 		if (!r.width) continue;
 		var lh = parseFloat(getComputedStyle(t).lineHeight) || 16;
+		var box = t.closest("td, dd");
+		if (box) {
+			var br = box.getBoundingClientRect(), pad = parseFloat(getComputedStyle(box).paddingRight) || 0;
+			if (r.right > br.right - pad + 1) out.push("tag " + t.textContent + " runs past its cell by " + Math.round(r.right - br.right + pad) + "px");
+		}
+		if (parseInt(getComputedStyle(t).fontWeight, 10) > 500) out.push("tag " + t.textContent + " is drawn bold");
 		// On a job's page a long tag wraps (its facts are not a table), but
 		// not a character a line.
 		if (t.closest(".facts")) { if (r.height > 1.6 * lh + 4 && r.width < 160) out.push("tag " + t.textContent + " squeezed to " + Math.round(r.width) + "x" + Math.round(r.height) + "px"); continue; }
