@@ -78,6 +78,19 @@ func (j groupedJob) JobOptions() runtime.JobOptions {
 func (j groupedJob) EncodeJob() ([]byte, error) { return runtime.Encode(j) }
 func (j groupedJob) JobGroup() string           { return j.Tenant }
 
+// quoteJob finishes with a result holding markup, an override and a
+// long tail.
+type quoteJob struct{ Q string }
+
+func (quoteJob) JobName() string { return "crm.Quote" }
+func (j quoteJob) JobOptions() runtime.JobOptions {
+	return runtime.JobOptions{Queue: j.Q, Tags: thirtyTags(400)}
+}
+func (j quoteJob) EncodeJob() ([]byte, error) { return runtime.Encode(j) }
+
+// quoteResult is what a quoteJob returns.
+var quoteResult = "quote for " + evil + " " + rtlQueue + ": " + strings.Repeat("line item, ", 200)
+
 // hostileError is what a failing sweepJob returns: markup, a right-to-left
 // override and a long tail.
 func hostileError(j sweepJob) error {
@@ -103,6 +116,7 @@ type hostile struct {
 	batchNew string              // a batch whose jobs wait
 	task     string              // ID of a retry-all task
 	rawName  string              // ID of a job whose name is markup, in xssQueue
+	result   string              // ID of a finished job of escapedQueue with a result
 }
 
 // sweepRouter registers the sweep's jobs; fails counts the failures.
@@ -118,6 +132,7 @@ func sweepRouter() *runtime.Router {
 		}
 		return nil
 	})
+	runtime.RegisterResult(r, "crm.Quote", func(ctx context.Context, j quoteJob) (string, error) { return quoteResult, nil })
 	runtime.Register(r, "crm.TenantImport", func(ctx context.Context, j groupedJob) error { return nil })
 	return r
 }
@@ -158,6 +173,7 @@ func fillHostile(t *testing.T, opts ...func(*dashboard.Options)) *hostile {
 		n++
 		h.failed[q] = dispatch(sweepJob{Q: q, N: n, Fail: true, Extra: []string{"note:" + evil}})
 	}
+	h.result = dispatch(quoteJob{Q: escapedQueue})
 	h.batchRun, err = runtime.NewBatch(sweepJob{Q: escapedQueue, N: 90}, sweepJob{Q: escapedQueue, N: 91, Fail: true}).
 		Name("customers " + evil + " " + rtlQueue).AllowFailures().Dispatch(h.ctx)
 	require.NoError(t, err)

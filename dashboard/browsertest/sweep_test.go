@@ -61,6 +61,7 @@ var sweepPages = []sweepPage{
 	{route: "GET /jobs/{id}", name: "job-grouped", path: func(h *hostile) string { return "jobs/" + h.grouped[0] + "?queue=" + qe(escapedQueue) }, shows: []string{escapedQueue, "crm.TenantImport"}},
 	{route: "GET /jobs/{id}", name: "job-failed", path: func(h *hostile) string { return "jobs/" + h.failed[xssQueue] + "?queue=" + qe(xssQueue) }, shows: []string{xssQueue, "card issuer", "Retry"}},
 	{route: "GET /jobs/{id}", name: "job-finished", path: func(h *hostile) string { return "jobs/" + h.finished[rtlQueue] + "?queue=" + qe(rtlQueue) }, shows: []string{shown(rtlQueue)}},
+	{route: "GET /jobs/{id}", name: "job-result", path: func(h *hostile) string { return "jobs/" + h.result + "?queue=" + qe(escapedQueue) }, shows: []string{escapedQueue, "crm.Quote"}},
 	{route: "GET /jobs/{id}", name: "job-running", path: func(h *hostile) string { return "jobs/" + h.running + "?queue=" + qe(slowQueue) }, shows: []string{slowQueue, shown("web\u202E1-tsoh")}},
 	{route: "GET /jobs/{id}", name: "job-markup-name", path: func(h *hostile) string { return "jobs/" + h.rawName + "?queue=" + qe(xssQueue) }, shows: []string{"evil." + evil + "⟨U+202E⟩gnp.exe"}},
 	{route: "GET /jobs/{id}/cancel", name: "cancel-escaped", path: func(h *hostile) string {
