@@ -197,6 +197,15 @@ const pageProblems = `(function () {
 			out.push("cell " + describe(c) + " breaks a name over " + Math.round(r.height / lh) + " lines");
 		}
 	}
+	// A table wider than its box scrolls; its first column leaves room
+	// for the next ones to show.
+	var boxes = document.querySelectorAll(".scroll");
+	for (var i = 0; i < boxes.length; i++) {
+		var b = boxes[i], th = b.querySelector("thead th");
+		if (!th || b.scrollWidth <= b.clientWidth + 1) continue;
+		var w = th.getBoundingClientRect().width;
+		if (w > 0.6 * b.clientWidth) out.push("the first column of " + describe(th) + " takes " + Math.round(w) + " of " + b.clientWidth + "px");
+	}
 	var tables = document.querySelectorAll("main table:not(.grid-table)");
 	for (var i = 0; i < tables.length; i++) out.push("table " + describe(tables[i]) + " lacks the dashboard's table style (grid-table)");
 	var tags = document.querySelectorAll(".tag");
