@@ -90,7 +90,7 @@ func TestQueueGroups(t *testing.T) {
 	require.Len(t, res.Jobs, 1)
 	_, body, _ := b.get(t, "queues/tenants")
 	require.Contains(t, body, `<span id="groups-waiting">2</span> waiting in groups`)
-	require.Contains(t, body, `<tr><td class="mono"><bdi>acme</bdi></td><td>2</td><td>1</td><td><span class="badge warn">at its limit</span></td></tr>`)
+	require.Contains(t, body, `<tr><td class="mono cut" title="acme"><bdi>acme</bdi></td><td class="n">2</td><td class="n">1</td><td><span class="badge warn">at its limit</span></td></tr>`)
 	_, body, _ = b.get(t, "queues/notes")
 	require.NotContains(t, body, `id="queue-groups"`, "a queue without groups shows none")
 }
