@@ -70,6 +70,15 @@ var sweepPages = []sweepPage{
 	{route: "GET /jobs/{id}/payload", name: "payload", download: true, path: func(h *hostile) string {
 		return "jobs/" + h.ready[escapedQueue][0] + "/payload?queue=" + qe(escapedQueue)
 	}},
+	{route: "GET /jobs/{id}/result", name: "result", download: true, path: func(h *hostile) string {
+		return "jobs/" + h.result + "/result?queue=" + qe(escapedQueue)
+	}},
+	{route: "GET /recent", name: "recent-completed", path: fixed("recent?kind=completed"), shows: []string{escapedQueue, "crm.Quote"}},
+	{route: "GET /recent", name: "recent-failed", path: fixed("recent?kind=failed"), shows: []string{"card issuer", shown(rtlQueue)}},
+	{route: "GET /recent", name: "recent-pending", path: fixed("recent?kind=pending"), shows: []string{escapedQueue, "customer:acme-corporation-"}},
+	{route: "GET /history", name: "history-escaped", path: fixed("history?queue=" + qe(escapedQueue)), shows: []string{escapedQueue, "crm.Quote"}},
+	{route: "GET /history", name: "history-rtl", path: fixed("history?queue=" + qe(rtlQueue) + "&span=12h"), shows: []string{shown(rtlQueue)}},
+	{route: "GET /redis", name: "redis", path: fixed("redis"), shows: []string{"noeviction"}},
 	{route: "GET /search", name: "search-tag", path: fixed("search?tag=customer:acme"), shows: []string{"customer:acme-corporation-", shown(rtlQueue)}},
 	{route: "GET /search", name: "search-escaped", path: fixed("search?name=crm&queue=" + qe(escapedQueue)), shows: []string{escapedQueue}},
 	{route: "GET /completed", name: "completed-escaped", path: fixed("completed?queue=" + qe(escapedQueue)), shows: []string{"customer:acme-corporation-"}},
