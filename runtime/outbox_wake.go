@@ -18,7 +18,7 @@ import (
 // once woken keeps claiming while rows come (outbox.RelayConfig.Hold),
 // which finds the rows of the transactions that did not notify
 // (docs/outbox.md, "Waking the relay").
-const OutboxNotifyEvery = 10 * time.Millisecond
+const OutboxNotifyEvery = 5 * time.Millisecond
 
 // outboxNotified holds, by outbox table, the time (Unix ns) this process
 // last ran the notify in a transaction.
