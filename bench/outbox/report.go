@@ -115,7 +115,7 @@ func WriteTable(w io.Writer, cfg Config, results []Result) error {
 	}
 	for _, r := range results {
 		if t := r.LatencyTrace; t != nil {
-			fmt.Fprintf(&b, "\nWhere %s's commit-to-start time went, in medians: from just before Commit to the relay's wake %v, "+
+			fmt.Fprintf(&b, "\nWhere %s's commit-to-start time went, in medians: from just before Commit to the relay's wake (by LISTEN or at its cooldown) %v, "+
 				"from the wake to the end of the push %v, from the push to the handler's start %v. The relay's calls, in %d passes:\n\n",
 				r.System, ms(t.CommitToWake), ms(t.WakeToPushed), ms(t.PushedToStart), t.Passes)
 			writeTrace(&b, t)
