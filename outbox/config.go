@@ -36,7 +36,7 @@ type RelayConfig struct {
 	// Cooldown is the wait between two looks at the table while the relay
 	// is hot: for Hold after a wake or after a claim that found rows. A
 	// look while hot is one cheap read (is a row waiting?) before the
-	// claim. Default 5ms.
+	// claim. Default 5ms, or Poll if shorter; at most Poll.
 	Cooldown time.Duration
 	// Hold is how long the relay stays hot after a wake or a claim that
 	// found rows. A row whose transaction committed within Hold minus
@@ -72,10 +72,10 @@ func (c *RelayConfig) setDefaults() {
 		c.Batch = 500
 	}
 	if c.Cooldown == 0 {
-		c.Cooldown = 5 * time.Millisecond
+		c.Cooldown = min(5*time.Millisecond, c.Poll)
 	}
 	if c.Hold == 0 {
-		c.Hold = time.Second
+		c.Hold = max(time.Second, c.Cooldown)
 	}
 	if c.Lease == 0 {
 		c.Lease = 30 * time.Second
