@@ -238,7 +238,7 @@ func commandName(cmd redis.Cmder) string {
 		}
 	}
 	switch {
-	case n == 5 && keys[4] == "relayed":
+	case n == 5 && (keys[0] == "relayed" || keys[4] == "relayed"):
 		return "outbox_push"
 	case n == 1 && keys[0] == "relayed":
 		return "outbox_release"

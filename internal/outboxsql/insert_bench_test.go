@@ -1,0 +1,92 @@
+package outboxsql
+
+import (
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	_ "github.com/lib/pq"
+)
+
+func arrText(vals []string) string {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, v := range vals {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		b.WriteString(strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v))
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func insertUnnest(ctx context.Context, tx Execer, table string, rows []Row) error {
+	cols := make([][]string, 9)
+	for _, r := range rows {
+		vals := []string{r.ID, r.Kind, r.Connection, r.Queue, r.Name, strconv.FormatInt(r.DelayMS, 10), r.UniqueKey, strconv.FormatInt(r.UniqueForMS, 10), base64.StdEncoding.EncodeToString(r.Payload)}
+		for c := range vals {
+			cols[c] = append(cols[c], vals[c])
+		}
+	}
+	args := make([]any, 9)
+	for c := range cols {
+		args[c] = arrText(cols[c])
+	}
+	q := "INSERT INTO " + table + " (" + columns + ") SELECT i, k, c, q, n, d, u, uf, decode(p, 'base64') FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::bigint[], $9::text[]) AS x(i, k, c, q, n, d, u, uf, p)"
+	_, err := tx.ExecContext(ctx, q, args...)
+	return err
+}
+
+func BenchmarkInsertForms(b *testing.B) {
+	url := os.Getenv("JOBGEN_TEST_POSTGRES_URL")
+	if url == "" {
+		b.Skip()
+	}
+	db, err := sql.Open("postgres", url)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	table := "bench_forms"
+	_, _ = db.Exec("DROP TABLE IF EXISTS " + table)
+	if err := Migrate(ctx, db, table); err != nil {
+		b.Fatal(err)
+	}
+	for _, n := range []int{10, 100, 1000} {
+		rows := make([]Row, n)
+		for i := range rows {
+			rows[i] = Row{ID: fmt.Sprintf("01J%023d", i), Kind: KindJob, Queue: "default", Name: "bench.Job", Payload: make([]byte, 150)}
+		}
+		for _, form := range []string{"values", "unnest"} {
+			b.Run(fmt.Sprintf("%s/%d", form, n), func(b *testing.B) {
+				for b.Loop() {
+					tx, err := db.BeginTx(ctx, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if form == "values" {
+						_, err = Insert(ctx, tx, table, rows)
+					} else {
+						err = insertUnnest(ctx, tx, table, rows)
+					}
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := tx.Commit(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N*n)/b.Elapsed().Seconds(), "rows/s")
+			})
+		}
+	}
+}
