@@ -107,8 +107,9 @@ func (c *PendingChain) DispatchTx(ctx context.Context, tx Tx) (string, error) {
 	return p.DispatchTx(ctx, tx)
 }
 
-// DispatchManyTx writes jobs into tx's outbox, in one INSERT per 1,000
-// jobs, and returns their IDs.
+// DispatchManyTx writes jobs into tx's outbox, and returns their IDs:
+// through a pgx transaction (pgxoutbox.Tx) in one COPY, through
+// database/sql in one INSERT per 100 jobs; unique jobs one INSERT each.
 func DispatchManyTx[T Job](ctx context.Context, tx Tx, jobs []T) ([]string, error) {
 	return NewPendingMany(jobs).DispatchTx(ctx, tx)
 }

@@ -13,6 +13,13 @@ import (
 	_ "github.com/lib/pq"
 )
 
+// BenchmarkInsertForms compares, on database/sql (lib/pq), the INSERT
+// that Insert writes (one multi-row VALUES list of 9 parameters a row,
+// in chunks of InsertRows) with chunks of other sizes, and with one
+// INSERT ... SELECT FROM unnest of 9 text arrays, the portable form
+// without a parameter a value. Run it against JOBGEN_TEST_POSTGRES_URL:
+//
+//	go test -run - -bench InsertForms ./internal/outboxsql
 func arrText(vals []string) string {
 	var b strings.Builder
 	b.WriteByte('{')
@@ -66,16 +73,22 @@ func BenchmarkInsertForms(b *testing.B) {
 		for i := range rows {
 			rows[i] = Row{ID: fmt.Sprintf("01J%023d", i), Kind: KindJob, Queue: "default", Name: "bench.Job", Payload: make([]byte, 150)}
 		}
-		for _, form := range []string{"values", "unnest"} {
+		for _, form := range []string{"values", "values100", "values250", "unnest"} {
 			b.Run(fmt.Sprintf("%s/%d", form, n), func(b *testing.B) {
 				for b.Loop() {
 					tx, err := db.BeginTx(ctx, nil)
 					if err != nil {
 						b.Fatal(err)
 					}
-					if form == "values" {
+					switch form {
+					case "values":
 						_, err = Insert(ctx, tx, table, rows)
-					} else {
+					case "values100", "values250":
+						size, _ := strconv.Atoi(form[len("values"):])
+						for s := 0; s < len(rows) && err == nil; s += size {
+							_, err = insert(ctx, tx, table, rows[s:min(s+size, len(rows))], "")
+						}
+					default:
 						err = insertUnnest(ctx, tx, table, rows)
 					}
 					if err != nil {
