@@ -68,6 +68,7 @@ func BenchmarkInsertForms(b *testing.B) {
 	if err := Migrate(ctx, db, table); err != nil {
 		b.Fatal(err)
 	}
+	defer func() { _, _ = db.Exec("DROP TABLE IF EXISTS " + table + ", " + Relays(table)) }()
 	for _, n := range []int{10, 100, 1000} {
 		rows := make([]Row, n)
 		for i := range rows {
