@@ -24,11 +24,26 @@ type RelayConfig struct {
 	// DB is the PostgreSQL database holding the outbox. Required.
 	DB *sql.DB
 	// Wake, if set, wakes the relay when a transaction that wrote to the
-	// outbox commits (pgxoutbox.Listen). The relay still polls every Poll.
+	// outbox commits (pgxoutbox.Listen). DispatchTx notifies at most once
+	// every runtime.OutboxNotifyEvery per process; the relay, once woken,
+	// keeps claiming every Cooldown for Hold, which finds the rows of the
+	// transactions that did not notify. The relay still polls every Poll.
 	Wake Notifier
-	// Poll is how often the relay looks at the table without being woken.
+	// Poll is how often the relay looks at the table without being woken:
+	// no committed row waits longer (docs/outbox.md, "Waking the relay").
 	// Default 1s with Wake, 100ms without.
 	Poll time.Duration
+	// Cooldown is the wait between two looks at the table while the relay
+	// is hot: for Hold after a wake or after a claim that found rows. A
+	// look while hot is one cheap read (is a row waiting?) before the
+	// claim. Default 5ms, or Poll if shorter; at most Poll.
+	Cooldown time.Duration
+	// Hold is how long the relay stays hot after a wake or a claim that
+	// found rows. A row whose transaction committed within Hold minus
+	// runtime.OutboxNotifyEvery of writing it waits at most about Cooldown
+	// once a transaction of its process that notified has committed.
+	// Default 1s; at least Cooldown.
+	Hold time.Duration
 	// Batch is the most rows one claim takes. Default 500, at most 5000.
 	Batch int
 	// Connections are the engines of the named connections whose rows the
@@ -56,6 +71,12 @@ func (c *RelayConfig) setDefaults() {
 	if c.Batch == 0 {
 		c.Batch = 500
 	}
+	if c.Cooldown == 0 {
+		c.Cooldown = min(5*time.Millisecond, c.Poll)
+	}
+	if c.Hold == 0 {
+		c.Hold = max(time.Second, c.Cooldown)
+	}
 	if c.Lease == 0 {
 		c.Lease = 30 * time.Second
 	}
@@ -72,6 +93,10 @@ func (c *RelayConfig) validate() error {
 		return fmt.Errorf("%w: RelayConfig.Batch (%d) must be between 1 and 5000", runtime.ErrInvalid, c.Batch)
 	case c.Poll < time.Millisecond:
 		return fmt.Errorf("%w: RelayConfig.Poll (%v) must be at least 1ms", runtime.ErrInvalid, c.Poll)
+	case c.Cooldown < 0 || c.Cooldown > c.Poll:
+		return fmt.Errorf("%w: RelayConfig.Cooldown (%v) must be between 0 and Poll (%v)", runtime.ErrInvalid, c.Cooldown, c.Poll)
+	case c.Hold < c.Cooldown:
+		return fmt.Errorf("%w: RelayConfig.Hold (%v) must be at least Cooldown (%v)", runtime.ErrInvalid, c.Hold, c.Cooldown)
 	case c.Lease < time.Second:
 		return fmt.Errorf("%w: RelayConfig.Lease (%v) must be at least 1s", runtime.ErrInvalid, c.Lease)
 	}

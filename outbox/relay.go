@@ -26,6 +26,7 @@ type Relay struct {
 	main  *conn            // the relay's own engine, of connection ""
 	conns map[string]*conn // by connection name, "" included
 	claim string           // the claim statement
+	probe string           // the statement that reads whether rows wait
 	del   string           // the delete statement
 	clock offsetClock
 	stats relayStats
@@ -77,6 +78,7 @@ func NewRelay(e *runtime.Engine, cfg RelayConfig) (*Relay, error) {
 	// open: 2 × Lease idle.
 	r.claim = outboxsql.Claim(r.table, names, cfg.Batch, 2*cfg.Lease)
 	r.del = outboxsql.Delete(r.table)
+	r.probe = outboxsql.Waiting(r.table, names)
 	return r, nil
 }
 
@@ -119,7 +121,10 @@ func (r *Relay) Counts() RelayCounts {
 // outbox:migrate, when the outbox table does not exist as it starts; a
 // table dropped later shows as the claim's error, logged once. It relays whatever is
 // there at once, then again each time cfg.Wake wakes it or cfg.Poll
-// passes, and again straight away while claims come back full. Every
+// passes, and again straight away while claims come back full. For
+// cfg.Hold after a wake or a claim that found rows it is hot: it looks
+// again every cfg.Cooldown, so that it finds the rows of transactions
+// that did not notify (runtime.OutboxNotifyEvery). Every
 // minute, and first at start, it looks for marks a dead relay left
 // (Reconcile); every 5s it writes the table's backlog to Redis for
 // queue:monitor, the dashboard and the Prometheus module
@@ -133,9 +138,10 @@ func (r *Relay) Run(ctx context.Context) error {
 		return fmt.Errorf("outbox relay: %w", err)
 	}
 	var lastErr string
-	var nextReconcile, nextPublish time.Time
+	var nextReconcile, nextPublish, hotUntil time.Time
+	look := false // whether to read that rows wait before the claim
 	for ctx.Err() == nil {
-		n, err := r.RelayOnce(ctx)
+		n, err := r.pass(ctx, look)
 		if err != nil && ctx.Err() == nil {
 			if msg := err.Error(); msg != lastErr {
 				r.cfg.Logger.Error("outbox relay", "table", r.table, "err", err)
@@ -161,10 +167,26 @@ func (r *Relay) Run(ctx context.Context) error {
 				r.cfg.Logger.Warn("outbox relay: backlog", "table", r.table, "err", err)
 			}
 		}
+		if n > 0 {
+			hotUntil = now.Add(r.cfg.Hold)
+		}
 		if n >= r.cfg.Batch {
+			look = false
 			continue
 		}
-		r.wait(ctx)
+		hot := now.Before(hotUntil)
+		d := r.cfg.Poll
+		if hot {
+			d = r.cfg.Cooldown
+		}
+		woke := r.wait(ctx, d)
+		if woke {
+			hotUntil = time.Now().Add(r.cfg.Hold)
+		}
+		// Woken, the relay claims at once; looking at its cooldown, it
+		// first reads whether a row waits, which costs one round trip
+		// where a claim costs a transaction and a read of the Redis clock.
+		look = hot && !woke
 	}
 	return nil
 }
@@ -173,14 +195,31 @@ func (r *Relay) Run(ctx context.Context) error {
 // to Redis.
 const publishEvery = 5 * time.Second
 
-// wait returns when cfg.Wake wakes the relay, cfg.Poll has passed, or ctx
-// ends.
-func (r *Relay) wait(ctx context.Context) {
-	wctx, cancel := context.WithTimeout(ctx, r.cfg.Poll)
-	defer cancel()
-	if r.cfg.Wake == nil || r.cfg.Wake.Wait(wctx) != nil {
-		<-wctx.Done()
+// pass claims and relays rows (RelayOnce), and returns how many it
+// claimed; with look, only if a read shows a row waiting.
+func (r *Relay) pass(ctx context.Context, look bool) (int, error) {
+	if look {
+		var waiting bool
+		if err := r.cfg.DB.QueryRowContext(ctx, r.probe).Scan(&waiting); err != nil {
+			return 0, fmt.Errorf("outbox relay: look for rows: %w", err)
+		}
+		if !waiting {
+			return 0, nil
+		}
 	}
+	return r.RelayOnce(ctx)
+}
+
+// wait returns when cfg.Wake wakes the relay, reporting true, or when d
+// has passed or ctx ended, reporting false.
+func (r *Relay) wait(ctx context.Context, d time.Duration) bool {
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	if r.cfg.Wake != nil && r.cfg.Wake.Wait(wctx) == nil {
+		return true
+	}
+	<-wctx.Done()
+	return false
 }
 
 // relayRow is one claimed row, and what its push came to.

@@ -43,8 +43,10 @@ func checkOutboxTable(table string) error {
 }
 
 // OutboxDDL returns the statements that create the outbox table named
-// table, its trigger and its notify function (internal/outboxsql/outbox.sql),
-// for PostgreSQL. MigrateOutbox runs them.
+// table, its indexes and its relays table, for PostgreSQL
+// (internal/outboxsql/outbox.sql and relays.sql), then migration 2's up,
+// which drops the notify trigger outbox.sql creates (002_wake.up.sql).
+// MigrateOutbox runs them.
 func OutboxDDL(table string) (string, error) {
 	if err := checkOutboxTable(table); err != nil {
 		return "", err
@@ -52,12 +54,14 @@ func OutboxDDL(table string) (string, error) {
 	return outboxsql.DDL(table)
 }
 
-// OutboxChannel is the channel the trigger of the outbox table named
-// table notifies, for a relay's LISTEN: the name with "." as "_".
+// OutboxChannel is the channel DispatchTx notifies to wake the relays of
+// the outbox table named table (OutboxNotifyEvery), for a relay's
+// LISTEN: the name with "." as "_".
 func OutboxChannel(table string) string { return outboxsql.Channel(table) }
 
 // MigrateOutbox creates the outbox table named table (DefaultOutboxTable
-// if empty) in db, with its trigger, unless they exist. It is safe to run
+// if empty) in db, with its indexes, unless they exist, and drops the
+// notify trigger of a table an older version made. It is safe to run
 // twice, and from two processes at once: it holds a transaction-level
 // advisory lock while it runs.
 func MigrateOutbox(ctx context.Context, db *sql.DB, table string) error {
@@ -103,8 +107,9 @@ func (c *PendingChain) DispatchTx(ctx context.Context, tx Tx) (string, error) {
 	return p.DispatchTx(ctx, tx)
 }
 
-// DispatchManyTx writes jobs into tx's outbox, in one INSERT per 1,000
-// jobs, and returns their IDs.
+// DispatchManyTx writes jobs into tx's outbox, and returns their IDs:
+// through a pgx transaction (pgxoutbox.Tx) in one COPY, through
+// database/sql in one INSERT per 100 jobs; unique jobs one INSERT each.
 func DispatchManyTx[T Job](ctx context.Context, tx Tx, jobs []T) ([]string, error) {
 	return NewPendingMany(jobs).DispatchTx(ctx, tx)
 }
@@ -283,7 +288,10 @@ func (e *Engine) DispatchBatchTx(ctx context.Context, tx Tx, b *PendingBatch) (s
 			ID: id, Kind: outboxsql.KindBatch, Connection: b.opts.Connection, Queue: b.opts.Queue,
 			Name: cmpOr(b.opts.Name, "batch"), Payload: payload,
 		}})
-		return err
+		if err != nil {
+			return err
+		}
+		return e.wakeRelays(ctx, tx)
 	})
 	if err != nil {
 		return "", fmt.Errorf("dispatch batch in a transaction: %w", err)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jobgen/jobgen/internal/outboxsql"
@@ -67,6 +68,11 @@ func (e *Engine) insertUnique(ctx context.Context, tx Tx, rows []outboxsql.Row) 
 	dup, err := outboxsql.Insert(ctx, tx, e.outboxTable(), write)
 	if err != nil {
 		return nil, err
+	}
+	if len(dup) < len(write) {
+		if err := e.wakeRelays(ctx, tx); err != nil {
+			return nil, fmt.Errorf("wake the outbox relays: %w", err)
+		}
 	}
 	if len(held) == 0 && len(dup) == 0 {
 		return nil, nil

@@ -52,9 +52,9 @@ type Config struct {
 	// Many is the number of jobs per transaction in the many-jobs insert
 	// and in the drain phase's backlog. Default 100.
 	Many int
-	// Rate is the latency phase's jobs per second, one per transaction.
-	// Default 500.
-	Rate int
+	// Rates are the latency phase's jobs per second, one per transaction:
+	// the phase runs once per rate. Default 100 and 500.
+	Rates []int
 	// LatencyFor is how long the latency phase inserts for each system,
 	// over all rounds. Default 10s.
 	LatencyFor time.Duration
@@ -69,12 +69,21 @@ type Config struct {
 	Concurrency int
 	// Pad is the filler each job carries, in bytes. Default 64.
 	Pad int
-	// PoolSize is the MaxConns of each system's pgxpool. Default 20.
+	// PoolSize is the PostgreSQL connections each system gets. Default 20:
+	// River's one pgxpool; jobgen's producers' pool and its relay's
+	// (relayPoolSize) together.
 	PoolSize int
 	// RiverCooldowns are the Config.FetchCooldown values River runs with,
 	// one River column each. Default 100ms (River's default) and 1ms (its
 	// least).
 	RiverCooldowns []time.Duration
+	// RiverPoll is River's FetchPollInterval beside a FetchCooldown other
+	// than the default: River tuned. Default 50ms. River at its default
+	// cooldown keeps its default poll (1s).
+	RiverPoll time.Duration
+	// RelayCooldown is jobgen's RelayConfig.Cooldown. Default 0, the
+	// relay's default (5ms).
+	RelayCooldown time.Duration
 	// ProbeFreshTable, if set, drains jobgen's backlog twice more, each
 	// time on a new outbox table that PostgreSQL has no statistics of
 	// yet, as after MigrateOutbox: as created by internal/outboxsql/outbox.sql, then
@@ -101,7 +110,10 @@ func (c *Config) setDefaults() {
 	c.Producers = cmp.Or(c.Producers, 8)
 	c.InsertFor = cmp.Or(c.InsertFor, 3*time.Second)
 	c.Many = cmp.Or(c.Many, 100)
-	c.Rate = cmp.Or(c.Rate, 500)
+	if len(c.Rates) == 0 {
+		c.Rates = []int{100, 500}
+	}
+	c.RiverPoll = cmp.Or(c.RiverPoll, 50*time.Millisecond)
 	c.LatencyFor = cmp.Or(c.LatencyFor, 10*time.Second)
 	c.Warmup = cmp.Or(c.Warmup, time.Second)
 	c.Backlog = cmp.Or(c.Backlog, 50_000)
@@ -140,9 +152,17 @@ func (c *Config) validate() error {
 			errs = append(errs, fmt.Errorf("Config.RiverCooldowns: %v is under River's least FetchCooldown, 1ms", d))
 		}
 	}
-	if c.Rounds < 1 || c.Producers < 1 || c.Many < 1 || c.Rate < 1 || c.Backlog < 1 || c.Concurrency < 1 || c.PoolSize < 2 {
-		errs = append(errs, fmt.Errorf("Config: Rounds (%d), Producers (%d), Many (%d), Rate (%d), Backlog (%d) and Concurrency (%d) must be positive, PoolSize (%d) at least 2",
-			c.Rounds, c.Producers, c.Many, c.Rate, c.Backlog, c.Concurrency, c.PoolSize))
+	for _, r := range c.Rates {
+		if r < 1 {
+			errs = append(errs, fmt.Errorf("Config.Rates: %d must be positive", r))
+		}
+	}
+	if c.PoolSize <= relayPoolSize {
+		errs = append(errs, fmt.Errorf("Config.PoolSize (%d) must be more than jobgen's relay pool (%d), which it includes", c.PoolSize, relayPoolSize))
+	}
+	if c.Rounds < 1 || c.Producers < 1 || c.Many < 1 || c.Backlog < 1 || c.Concurrency < 1 || c.PoolSize < 2 {
+		errs = append(errs, fmt.Errorf("Config: Rounds (%d), Producers (%d), Many (%d), Backlog (%d) and Concurrency (%d) must be positive, PoolSize (%d) at least 2",
+			c.Rounds, c.Producers, c.Many, c.Backlog, c.Concurrency, c.PoolSize))
 	}
 	return errors.Join(errs...)
 }

@@ -50,13 +50,13 @@ type latencyResult struct {
 }
 
 // latency starts the consumers, lets them idle for Warmup, then commits
-// Rate jobs a second, one per transaction, for d, and measures from just
+// rate jobs a second, one per transaction, for d, and measures from just
 // before each Commit to the start of the job's handler.
-func latency(ctx context.Context, cfg Config, s system, d time.Duration) (latencyResult, error) {
+func latency(ctx context.Context, cfg Config, s system, rate int, d time.Duration) (latencyResult, error) {
 	if err := s.reset(ctx); err != nil {
 		return latencyResult{}, err
 	}
-	n := max(1, int(float64(cfg.Rate)*d.Seconds()))
+	n := max(1, int(float64(rate)*d.Seconds()))
 	tr := newTracker(n)
 	jg, _ := s.(*jobgenSystem)
 	if jg != nil {
@@ -69,7 +69,7 @@ func latency(ctx context.Context, cfg Config, s system, d time.Duration) (latenc
 	time.Sleep(cfg.Warmup)
 
 	filler := pad(cfg.Pad)
-	interval := time.Second / time.Duration(cfg.Rate)
+	interval := time.Second / time.Duration(rate)
 	var next atomic.Int64
 	t0 := time.Now()
 	err := produce(ctx, cfg.Producers, func(ctx context.Context) error {
@@ -86,7 +86,7 @@ func latency(ctx context.Context, cfg Config, s system, d time.Duration) (latenc
 			}
 		}
 	})
-	rate := float64(n) / time.Since(t0).Seconds()
+	ran := float64(n) / time.Since(t0).Seconds()
 	if err == nil {
 		err = tr.wait(ctx, cfg.Timeout)
 	}
@@ -95,7 +95,7 @@ func latency(ctx context.Context, cfg Config, s system, d time.Duration) (latenc
 		trace = jg.tracer.stop().summary(tr)
 	}
 	err = errors.Join(err, s.stop(ctx))
-	return latencyResult{lat: tr.latencies(), rate: rate, anomalies: tr.anomalies(), trace: trace}, err
+	return latencyResult{lat: tr.latencies(), rate: ran, anomalies: tr.anomalies(), trace: trace}, err
 }
 
 // drainResult is what the drain phase measured.

@@ -19,13 +19,8 @@ type Result struct {
 	// InsertOne and InsertMany are the jobs committed per second with
 	// one job per transaction and with Config.Many.
 	InsertOne, InsertMany float64
-	// LatencyJobs is how many jobs the latency phase timed, over its
-	// rounds, and LatencyRate the jobs per second it committed.
-	LatencyJobs int
-	LatencyRate float64
-	// P50, P90, P99 and Max are quantiles of the time from just before a
-	// job's Commit to its handler's start, over every round's jobs.
-	P50, P90, P99, Max time.Duration
+	// Latency holds the latency phase's figures, one per Config.Rates.
+	Latency []Latency
 	// BacklogRate is the jobs per second the drain phase inserted its
 	// backlog at, in transactions of Config.Many.
 	BacklogRate float64
@@ -45,6 +40,21 @@ type Result struct {
 	LatencyTrace, RelayTrace *Trace
 	// Notes lists what went wrong: errors, and duplicate starts.
 	Notes []string
+}
+
+// Latency is what the latency phase measured at one rate.
+type Latency struct {
+	// Rate is the jobs per second asked for, and Ran those committed.
+	Rate int
+	Ran  float64
+	// Jobs is how many jobs it timed, over its rounds.
+	Jobs int
+	// P50, P90, P99 and Max are quantiles of the time from just before a
+	// job's Commit to its handler's start, over every round's jobs.
+	P50, P90, P99, Max time.Duration
+	// Saturated reports that the system did not keep up: the producers
+	// committed under 95% of Rate, or p99 reached a second.
+	Saturated bool
 }
 
 // Run measures jobgen and River, one River per Config.RiverCooldowns,
@@ -121,26 +131,31 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		}
 	}
 	if cfg.runs(PhaseLatency) {
-		pooled := make([][]time.Duration, len(systems))
-		each := cfg.LatencyFor / time.Duration(cfg.Rounds)
-		for round := range cfg.Rounds {
-			for _, i := range order(len(systems), round) {
-				s, r := systems[i], &results[i]
-				l, err := latency(ctx, cfg, s, each)
-				fail(i, PhaseLatency, err)
-				note(i, PhaseLatency, l.anomalies)
-				pooled[i] = append(pooled[i], l.lat...)
-				r.LatencyRate += l.rate / float64(cfg.Rounds)
-				r.LatencyTrace = r.LatencyTrace.merge(l.trace)
-				logf("round %d  %-22s latency: %d jobs at %.0f/s: p50 %v p90 %v p99 %v max %v", round+1,
-					s.name(), len(l.lat), l.rate, ms(quantile(l.lat, 0.5)), ms(quantile(l.lat, 0.9)), ms(quantile(l.lat, 0.99)), ms(quantile(l.lat, 1)))
+		for _, rate := range cfg.Rates {
+			pooled := make([][]time.Duration, len(systems))
+			ran := make([]float64, len(systems))
+			each := cfg.LatencyFor / time.Duration(cfg.Rounds)
+			for round := range cfg.Rounds {
+				for _, i := range order(len(systems), round) {
+					s, r := systems[i], &results[i]
+					l, err := latency(ctx, cfg, s, rate, each)
+					fail(i, PhaseLatency, err)
+					note(i, PhaseLatency, l.anomalies)
+					pooled[i] = append(pooled[i], l.lat...)
+					ran[i] += l.rate / float64(cfg.Rounds)
+					r.LatencyTrace = r.LatencyTrace.merge(l.trace)
+					logf("round %d  %-22s latency: %d jobs at %d/s (ran %.0f/s): p50 %v p90 %v p99 %v max %v", round+1,
+						s.name(), len(l.lat), rate, l.rate, ms(quantile(l.lat, 0.5)), ms(quantile(l.lat, 0.9)), ms(quantile(l.lat, 0.99)), ms(quantile(l.lat, 1)))
+				}
 			}
-		}
-		for i := range systems {
-			r, lat := &results[i], pooled[i]
-			slices.Sort(lat)
-			r.LatencyJobs = len(lat)
-			r.P50, r.P90, r.P99, r.Max = quantile(lat, 0.5), quantile(lat, 0.9), quantile(lat, 0.99), quantile(lat, 1)
+			for i := range systems {
+				lat := pooled[i]
+				slices.Sort(lat)
+				l := Latency{Rate: rate, Ran: ran[i], Jobs: len(lat),
+					P50: quantile(lat, 0.5), P90: quantile(lat, 0.9), P99: quantile(lat, 0.99), Max: quantile(lat, 1)}
+				l.Saturated = l.Ran < 0.95*float64(rate) || l.P99 >= time.Second
+				results[i].Latency = append(results[i].Latency, l)
+			}
 		}
 	}
 	if cfg.runs(PhaseDrain) {

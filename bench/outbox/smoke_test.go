@@ -41,7 +41,7 @@ func TestSmoke(t *testing.T) {
 		Producers:       2,
 		InsertFor:       200 * time.Millisecond,
 		Many:            20,
-		Rate:            200,
+		Rates:           []int{200},
 		LatencyFor:      time.Second,
 		Warmup:          100 * time.Millisecond,
 		Backlog:         200,
@@ -58,8 +58,9 @@ func TestSmoke(t *testing.T) {
 		require.Emptyf(t, r.Notes, "%s", r.System)
 		require.Positivef(t, r.InsertOne, "%s: insert, 1 a transaction", r.System)
 		require.Positivef(t, r.InsertMany, "%s: insert, many a transaction", r.System)
-		require.Equalf(t, 200, r.LatencyJobs, "%s: jobs timed in the latency phase", r.System)
-		require.Positivef(t, r.P50, "%s: latency", r.System)
+		require.Lenf(t, r.Latency, 1, "%s: latency figures", r.System)
+		require.Equalf(t, 200, r.Latency[0].Jobs, "%s: jobs timed in the latency phase", r.System)
+		require.Positivef(t, r.Latency[0].P50, "%s: latency", r.System)
 		require.Positivef(t, r.Drain, "%s: drain", r.System)
 	}
 	jg := results[0]

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -26,7 +27,8 @@ const jobgenQueue = "bench"
 const jobgenTable = "jobgen_outbox"
 
 // relayPoolSize is the size of the relay's own pool: its transaction,
-// its LISTEN, and the backlog it publishes.
+// its LISTEN, and the backlog it publishes. It comes out of
+// Config.PoolSize, so that jobgen holds as many connections as River.
 const relayPoolSize = 4
 
 // jobgenJob is the benchmark job as jobgen's generator would emit it for
@@ -75,7 +77,7 @@ func openJobgen(ctx context.Context, env *env) (*jobgenSystem, error) {
 		log: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("system", "jobgen"),
 	}
 	var err error
-	if s.pgx, err = newPool(ctx, env.cfg.PostgresURL, env.cfg.PoolSize, nil); err != nil {
+	if s.pgx, err = newPool(ctx, env.cfg.PostgresURL, env.cfg.PoolSize-relayPoolSize, nil); err != nil {
 		return nil, err
 	}
 	if s.relayPool, err = newPool(ctx, env.cfg.PostgresURL, relayPoolSize, s.tracer); err != nil {
@@ -100,9 +102,10 @@ func (s *jobgenSystem) pool() *pgxpool.Pool { return s.pgx }
 func (s *jobgenSystem) jobTable() string    { return s.table }
 
 func (s *jobgenSystem) settings() string {
-	return fmt.Sprintf("relay: RelayConfig{Wake: pgxoutbox.Listen, Batch: %d} (Poll 1s), on a pgxpool of %d; "+
-		"worker: WorkerConfig{Concurrency: %d} (Prefetch 0); producers' pgxpool MaxConns %d",
-		cmp.Or(s.env.cfg.RelayBatch, 500), relayPoolSize, s.env.cfg.Concurrency, s.env.cfg.PoolSize)
+	return fmt.Sprintf("relay: RelayConfig{Wake: pgxoutbox.Listen, Batch: %d, Cooldown: %v} (Poll 1s, Hold 1s), on a pgxpool of %d; "+
+		"worker: WorkerConfig{Concurrency: %d} (Prefetch 0); producers' pgxpool MaxConns %d (%d in all)",
+		cmp.Or(s.env.cfg.RelayBatch, 500), cmp.Or(s.env.cfg.RelayCooldown, 5*time.Millisecond), relayPoolSize, s.env.cfg.Concurrency,
+		s.env.cfg.PoolSize-relayPoolSize, s.env.cfg.PoolSize)
 }
 
 func (s *jobgenSystem) prefix() string { return fmt.Sprintf("%s:%d", s.env.prefix, s.gen) }
@@ -169,7 +172,7 @@ func (s *jobgenSystem) startRelay(ctx context.Context) error {
 		return err
 	}
 	r, err := outbox.NewRelay(s.re, outbox.RelayConfig{
-		DB: s.relayDB, Wake: wakeRecorder{l, s.tracer}, Batch: s.env.cfg.RelayBatch, Logger: s.log,
+		DB: s.relayDB, Wake: wakeRecorder{l, s.tracer}, Batch: s.env.cfg.RelayBatch, Cooldown: s.env.cfg.RelayCooldown, Logger: s.log,
 	})
 	if err != nil {
 		l.Close()
@@ -261,7 +264,7 @@ func (s *jobgenSystem) withFreshTable(ctx context.Context, index bool, fn func()
 	if _, derr := s.pgx.Exec(dctx, "DROP TABLE "+table); derr != nil {
 		err = errors.Join(err, derr)
 	}
-	if _, derr := s.pgx.Exec(dctx, "DROP FUNCTION "+table+"_notify()"); derr != nil {
+	if _, derr := s.pgx.Exec(dctx, "DROP FUNCTION IF EXISTS "+table+"_notify()"); derr != nil {
 		err = errors.Join(err, derr)
 	}
 	return err

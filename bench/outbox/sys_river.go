@@ -76,7 +76,7 @@ func openRiver(ctx context.Context, env *env, cooldown time.Duration) (*riverSys
 // config returns the client's config: with workers, one queue of
 // Concurrency workers.
 func (s *riverSystem) config(workers *river.Workers) *river.Config {
-	c := &river.Config{Schema: s.env.schema, FetchCooldown: s.cooldown, Logger: s.log}
+	c := &river.Config{Schema: s.env.schema, FetchCooldown: s.cooldown, FetchPollInterval: s.poll(), Logger: s.log}
 	if workers != nil {
 		c.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: s.env.cfg.Concurrency}}
 		c.Workers = workers
@@ -84,18 +84,27 @@ func (s *riverSystem) config(workers *river.Workers) *river.Config {
 	return c
 }
 
+// poll is the FetchPollInterval: River's default beside its default
+// cooldown, Config.RiverPoll beside another (River tuned).
+func (s *riverSystem) poll() time.Duration {
+	if s.cooldown == river.FetchCooldownDefault {
+		return river.FetchPollIntervalDefault
+	}
+	return s.env.cfg.RiverPoll
+}
+
 func (s *riverSystem) name() string {
 	if s.cooldown == river.FetchCooldownDefault {
 		return "River"
 	}
-	return fmt.Sprintf("River, cooldown %v", s.cooldown)
+	return fmt.Sprintf("River, cooldown %v poll %v", s.cooldown, s.poll())
 }
 
 func (s *riverSystem) pool() *pgxpool.Pool { return s.pgx }
 
 func (s *riverSystem) settings() string {
-	return fmt.Sprintf("Config{Queues: {default: {MaxWorkers: %d}}, FetchCooldown: %v} (FetchPollInterval 1s); pgxpool MaxConns %d",
-		s.env.cfg.Concurrency, s.cooldown, s.env.cfg.PoolSize)
+	return fmt.Sprintf("Config{Queues: {default: {MaxWorkers: %d}}, FetchCooldown: %v, FetchPollInterval: %v}; one pgxpool, MaxConns %d",
+		s.env.cfg.Concurrency, s.cooldown, s.poll(), s.env.cfg.PoolSize)
 }
 
 func (s *riverSystem) jobTable() string { return s.env.schema + ".river_job" }

@@ -27,7 +27,8 @@ type Trace struct {
 	// and the worker, most time first.
 	Ops []OpStat
 	// CommitToWake, WakeToPushed and PushedToStart are medians over the
-	// jobs: from just before Commit to the relay's wake by LISTEN, from
+	// jobs: from just before Commit to the relay's wake, by LISTEN or at
+	// the end of its cooldown, from
 	// then to the end of the push that carried the job to Redis, and from
 	// then to the handler's start.
 	CommitToWake, WakeToPushed, PushedToStart time.Duration
@@ -237,7 +238,7 @@ func commandName(cmd redis.Cmder) string {
 		}
 	}
 	switch {
-	case n == 5 && keys[4] == "relayed":
+	case n == 5 && (keys[0] == "relayed" || keys[4] == "relayed"):
 		return "outbox_push"
 	case n == 1 && keys[0] == "relayed":
 		return "outbox_release"
@@ -247,7 +248,8 @@ func commandName(cmd redis.Cmder) string {
 	return "script(" + strings.Join(keys, ",") + ")"
 }
 
-// wakeRecorder records when a relay's Notifier woke it.
+// wakeRecorder records when a relay's wait ended: woken by its Notifier,
+// or at the end of its cooldown (RelayConfig.Cooldown).
 type wakeRecorder struct {
 	n outbox.Notifier
 	t *tracer
@@ -255,7 +257,7 @@ type wakeRecorder struct {
 
 func (w wakeRecorder) Wait(ctx context.Context) error {
 	err := w.n.Wait(ctx)
-	if l := w.t.on.Load(); l != nil && err == nil {
+	if l := w.t.on.Load(); l != nil && (err == nil || ctx.Err() == context.DeadlineExceeded) {
 		at := time.Since(l.base)
 		l.mu.Lock()
 		l.wakes = append(l.wakes, at)

@@ -32,6 +32,17 @@ const (
 //go:embed outbox.sql
 var ddl string
 
+// Migration 2 drops the trigger that notified in every inserting
+// transaction: DispatchTx wakes the relays itself, at most once every
+// few ms (Notify). Its down puts the trigger back. Migrate runs the up
+// after outbox.sql, so that a table made with the trigger loses it.
+var (
+	//go:embed 002_wake.up.sql
+	wakeUp string
+	//go:embed 002_wake.down.sql
+	wakeDown string
+)
+
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}(\.[a-z_][a-z0-9_]{0,62})?$`)
 
 // CheckTable checks that table is a plain, lower-case name, optionally
@@ -44,9 +55,10 @@ func CheckTable(table string) error {
 	return nil
 }
 
-// DDL returns the statements that create the outbox table named table,
-// its index, trigger and notify function (outbox.sql), and its relays
-// table (relays.sql).
+// DDL returns the statements that create the outbox table named table
+// and its indexes (outbox.sql), its relays table (relays.sql), and then
+// migration 2's up (002_wake.up.sql), which drops the notify trigger
+// outbox.sql creates.
 func DDL(table string) (string, error) {
 	if err := CheckTable(table); err != nil {
 		return "", err
@@ -54,12 +66,42 @@ func DDL(table string) (string, error) {
 	if err := CheckRelays(table); err != nil {
 		return "", err
 	}
-	name := table[strings.LastIndexByte(table, '.')+1:]
-	return strings.NewReplacer("{{table}}", table, "{{channel}}", Channel(table), "{{name}}", name).Replace(ddl) + "\n" + RelaysDDL(table), nil
+	return expand(ddl, table) + "\n" + RelaysDDL(table) + "\n" + expand(wakeUp, table), nil
 }
 
-// Channel is the channel the trigger of the outbox table named table
-// notifies: the name with "." as "_".
+// WakeDown returns migration 2's down for the outbox table named table:
+// the statements that put back the trigger notifying in every inserting
+// transaction (002_wake.down.sql).
+func WakeDown(table string) (string, error) {
+	if err := CheckTable(table); err != nil {
+		return "", err
+	}
+	return expand(wakeDown, table), nil
+}
+
+// WakeUp returns migration 2's up for the outbox table named table: the
+// statements that drop the notify trigger (002_wake.up.sql). DDL ends
+// with them.
+func WakeUp(table string) (string, error) {
+	if err := CheckTable(table); err != nil {
+		return "", err
+	}
+	return expand(wakeUp, table), nil
+}
+
+// expand fills in the names of sql's {{table}}, {{channel}} and {{name}}.
+func expand(sql, table string) string {
+	name := table[strings.LastIndexByte(table, '.')+1:]
+	return strings.NewReplacer("{{table}}", table, "{{channel}}", Channel(table), "{{name}}", name).Replace(sql)
+}
+
+// Notify is the statement that wakes the relays of the outbox table
+// named table, once the transaction it runs in commits: a pg_notify on
+// Channel(table). PostgreSQL commits one notifying transaction at a
+// time, so DispatchTx runs it at most once every few ms.
+func Notify(table string) string { return "SELECT pg_notify(" + quote(Channel(table)) + ", '')" }
+
+// Channel is the channel Notify notifies for the outbox table named table: the name with "." as "_".
 func Channel(table string) string { return strings.ReplaceAll(table, ".", "_") }
 
 // Migrate runs the DDL of table in db, in a transaction that holds an
@@ -93,6 +135,22 @@ type Execer interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
+// Copier writes rows with PostgreSQL's COPY FROM STDIN: the pgx
+// adapter's transaction is one (pgxoutbox.Tx). Insert writes the rows
+// of no unique key through it, many at a time.
+type Copier interface {
+	// CopyRows copies rows, each holding a value per column, into table
+	// (schema.name or name), and returns how many it wrote.
+	CopyRows(ctx context.Context, table string, columns []string, rows [][]any) (int64, error)
+}
+
+// CopyMin is the fewest rows Insert writes with COPY, through a Copier:
+// for fewer, one INSERT takes fewer round trips.
+const CopyMin = 8
+
+// copyColumns are the columns CopyRows writes, in Row's order.
+var copyColumns = strings.Split(strings.ReplaceAll(columns, " ", ""), ",")
+
 // Row is one row Insert writes.
 type Row struct {
 	ID, Kind, Connection, Queue, Name string
@@ -107,9 +165,11 @@ const columns = "id, kind, connection, queue, name, delay_ms, unique_key, unique
 
 const arity = 9
 
-// InsertRows is the most rows one INSERT writes: PostgreSQL takes up to
-// 65535 parameters.
-const InsertRows = 1000
+// InsertRows is the most rows one INSERT writes. PostgreSQL takes up to
+// 65535 parameters, but a statement of 1,000 rows (9,000 parameters)
+// wrote 1,000 rows at half the rate of ten statements of 100 on lib/pq
+// (BenchmarkInsertForms): its parse and plan grow faster than its rows.
+const InsertRows = 100
 
 // Insert writes rows into table through tx, and returns the indexes of
 // the unique rows it did not write, because a row of the table that no
@@ -117,7 +177,9 @@ const InsertRows = 1000
 // table's unique index, outbox.sql). Rows without a unique key go in one
 // INSERT per InsertRows rows; each unique row goes in an INSERT of its
 // own, ON CONFLICT DO NOTHING, so that a duplicate neither aborts tx nor
-// hides which row it was. On a table made before the unique index, no
+// hides which row it was. Through a Copier, CopyMin or more rows without
+// a unique key go in one COPY instead: COPY cannot skip a conflict, and
+// they have none to skip. On a table made before the unique index, no
 // row is a duplicate here: the relay finds them as it pushes.
 func Insert(ctx context.Context, tx Execer, table string, rows []Row) (dup []int, err error) {
 	if tx == nil {
@@ -138,6 +200,12 @@ func Insert(ctx context.Context, tx Execer, table string, rows []Row) (dup []int
 			}
 		}
 	}
+	if c, ok := tx.(Copier); ok && len(plain) >= CopyMin {
+		if err := copyRows(ctx, c, table, plain); err != nil {
+			return nil, err
+		}
+		plain = nil
+	}
 	for s := 0; s < len(plain); s += InsertRows {
 		if _, err := insert(ctx, tx, table, plain[s:min(s+InsertRows, len(plain))], ""); err != nil {
 			return nil, err
@@ -153,6 +221,22 @@ func Insert(ctx context.Context, tx Execer, table string, rows []Row) (dup []int
 		}
 	}
 	return dup, nil
+}
+
+// copyRows writes rows through c's COPY.
+func copyRows(ctx context.Context, c Copier, table string, rows []Row) error {
+	vals := make([][]any, len(rows))
+	for i, r := range rows {
+		vals[i] = []any{r.ID, r.Kind, r.Connection, r.Queue, r.Name, r.DelayMS, r.UniqueKey, r.UniqueForMS, r.Payload}
+	}
+	n, err := c.CopyRows(ctx, table, copyColumns, vals)
+	if err != nil {
+		return fmt.Errorf("write to outbox %s: copy: %w", table, err)
+	}
+	if n != int64(len(rows)) {
+		return fmt.Errorf("write to outbox %s: copy wrote %d rows of %d", table, n, len(rows))
+	}
+	return nil
 }
 
 // insert writes chunk in one INSERT, followed by tail, and returns how
@@ -228,6 +312,17 @@ func Claim(table string, connections []string, batch int, idle time.Duration) st
 		"(SELECT set_config('idle_in_transaction_session_timeout', '" + strconv.FormatInt(idle.Milliseconds(), 10) + "', true)) FROM " + table +
 		" WHERE error IS NULL AND connection IN (" + strings.Join(names, ",") + ")" +
 		" ORDER BY seq LIMIT " + strconv.Itoa(batch) + " FOR UPDATE SKIP LOCKED"
+}
+
+// Waiting is the statement that reads whether any row of the given
+// connections waits to be claimed: one cheap read, which a relay makes
+// before it claims while it keeps claiming at a short cooldown.
+func Waiting(table string, connections []string) string {
+	names := make([]string, len(connections))
+	for i, c := range connections {
+		names[i] = quote(c)
+	}
+	return "SELECT EXISTS (SELECT 1 FROM " + table + " WHERE error IS NULL AND connection IN (" + strings.Join(names, ",") + "))"
 }
 
 // sinceCommit is the SQL for the ms since the row's transaction

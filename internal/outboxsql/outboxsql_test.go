@@ -26,8 +26,17 @@ func TestDDL(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, ddl, "CREATE TABLE IF NOT EXISTS app.jobs_outbox (")
 	require.Contains(t, ddl, "CREATE INDEX IF NOT EXISTS jobs_outbox_claim ON app.jobs_outbox")
-	require.Contains(t, ddl, "pg_notify('app_jobs_outbox'")
 	require.NotContains(t, ddl, "{{")
+	// Migration 2's up ends it: the trigger outbox.sql makes is dropped.
+	up, err := WakeUp("app.jobs_outbox")
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(ddl, up))
+	require.Contains(t, up, "DROP TRIGGER IF EXISTS jobs_outbox_notify ON app.jobs_outbox;")
+	down, err := WakeDown("app.jobs_outbox")
+	require.NoError(t, err)
+	require.Contains(t, down, "pg_notify('app_jobs_outbox', '')")
+	require.Contains(t, down, "CREATE OR REPLACE TRIGGER jobs_outbox_notify")
+	require.Equal(t, "SELECT pg_notify('app_jobs_outbox', '')", Notify("app.jobs_outbox"))
 }
 
 type execs struct {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,7 +28,7 @@ func main() {
 
 func run() error {
 	var cfg outboxbench.Config
-	var systems, phases, cooldowns, tablePath, cpuProfile string
+	var systems, phases, cooldowns, rates, tablePath, cpuProfile string
 	flag.StringVar(&cfg.PostgresURL, "postgres", "", "PostgreSQL to run against, postgres://…; the run works in a schema of its own and drops it at the end")
 	flag.StringVar(&cfg.RedisURL, "redis", "", "Redis for jobgen, redis://host:port/db; the run deletes the keys it wrote at the end")
 	flag.StringVar(&systems, "systems", strings.Join(outboxbench.AllSystems, ","), "systems to run, comma-separated: river runs once per -river-cooldowns")
@@ -35,7 +36,7 @@ func run() error {
 	flag.IntVar(&cfg.Producers, "producers", 8, "producer goroutines")
 	flag.DurationVar(&cfg.InsertFor, "insert-for", 3*time.Second, "length of each insert measurement")
 	flag.IntVar(&cfg.Many, "many", 100, "jobs a transaction in the many-jobs insert and the drain's backlog")
-	flag.IntVar(&cfg.Rate, "rate", 500, "jobs a second in the latency phase, one a transaction")
+	flag.StringVar(&rates, "rates", "100,500", "jobs a second in the latency phase, one a transaction, comma-separated: the phase runs at each")
 	flag.DurationVar(&cfg.LatencyFor, "latency-for", 10*time.Second, "length of the latency phase for each system, split between the rounds")
 	flag.DurationVar(&cfg.Warmup, "warmup", time.Second, "idle time of the consumers before the latency phase's first job")
 	flag.IntVar(&cfg.Backlog, "backlog", 50_000, "jobs in the drain phase's backlog")
@@ -44,6 +45,8 @@ func run() error {
 	flag.IntVar(&cfg.RelayBatch, "relay-batch", 0, "jobgen's RelayConfig.Batch, rows a claim takes; 0 keeps the relay's default (500)")
 	flag.IntVar(&cfg.PoolSize, "pool", 20, "MaxConns of each system's pgx pool")
 	flag.StringVar(&cooldowns, "river-cooldowns", "100ms,1ms", "River FetchCooldown values, comma-separated: a River column each")
+	flag.DurationVar(&cfg.RiverPoll, "river-poll", 50*time.Millisecond, "River's FetchPollInterval beside a cooldown other than its default (River tuned)")
+	flag.DurationVar(&cfg.RelayCooldown, "relay-cooldown", 0, "jobgen's RelayConfig.Cooldown; 0 keeps the relay's default (5ms)")
 	flag.DurationVar(&cfg.Timeout, "timeout", 2*time.Minute, "longest wait for a phase's handlers")
 	flag.IntVar(&cfg.Rounds, "rounds", 2, "times each phase runs, the order reversed each round: inserts and drains show each system's best round, latency pools the rounds' jobs")
 	flag.BoolVar(&cfg.ProbeFreshTable, "probe-fresh-table", true, "drain jobgen twice more on a new, never analyzed outbox table: as internal/outboxsql/outbox.sql creates it, and with an index matching the relay's claim")
@@ -64,6 +67,13 @@ func run() error {
 			return fmt.Errorf("-river-cooldowns: %w", err)
 		}
 		cfg.RiverCooldowns = append(cfg.RiverCooldowns, d)
+	}
+	for _, r := range strings.Split(rates, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(r))
+		if err != nil {
+			return fmt.Errorf("-rates: %w", err)
+		}
+		cfg.Rates = append(cfg.Rates, n)
 	}
 	cfg.Log = os.Stderr
 
