@@ -37,17 +37,27 @@ var errNoOutbox = errors.New("needs the application's outbox database: pass it w
 
 var outboxMigrateVerb = &verb{
 	name:    "outbox:migrate",
-	summary: "Create the outbox table, its trigger and notify function",
+	summary: "Create or migrate the outbox table, up or down",
 	maxArgs: 0,
 	noRedis: true,
-	about: `Create the PostgreSQL outbox table that DispatchTx writes to (named by
-EngineConfig.OutboxTable, default jobgen_outbox), with the trigger that
-notifies relays as transactions commit. Safe to run twice, and from two
-deploys at once. Run it with the application's migrations; print the
-DDL with --print to add it to them instead.`,
+	about: `Bring the PostgreSQL outbox table that DispatchTx writes to (named by
+EngineConfig.OutboxTable, default jobgen_outbox) to the latest version
+of its schema, creating it if need be, or to --to N; --down goes one
+version down, --to 0 drops it all. The versions applied are kept in
+<table>_migrations; a table made before versions existed is version 1.
+A down that would drop rows (jobs waiting, completions) is refused
+unless --force. Safe to run twice, and from two deploys at once (one
+transaction under an advisory lock). --status lists the versions;
+--print prints the DDL of every version, to add to the application's
+migrations instead.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
-		print := new(bool)
+		print, status, down, force := new(bool), new(bool), new(bool), new(bool)
+		to := new(int)
 		fs.boolVar(print, "print", false, "print the DDL and change nothing")
+		fs.boolVar(status, "status", false, "list the versions, and which are applied, and change nothing")
+		fs.intVar(to, "to", -1, "the version to migrate to, up or down; 0 drops the tables", "the latest")
+		fs.boolVar(down, "down", false, "go one version down")
+		fs.boolVar(force, "force", false, "run a down even if it drops rows")
 		return func(ctx context.Context, s *session) error {
 			table := s.c.outboxTable()
 			if *print {
@@ -61,10 +71,47 @@ DDL with --print to add it to them instead.`,
 			if s.c.Outbox == nil || s.c.Outbox.DB == nil {
 				return errNoOutbox
 			}
-			if err := runtime.MigrateOutbox(ctx, s.c.Outbox.DB, table); err != nil {
+			db := s.c.Outbox.DB
+			if *down && *to >= 0 {
+				return errors.New("--down and --to: give one")
+			}
+			steps, at, err := runtime.OutboxMigrations(ctx, db, table)
+			if err != nil {
 				return err
 			}
-			fmt.Fprintf(s.out, "Outbox table %s is ready.\n", table)
+			if *status {
+				fmt.Fprintf(s.out, "Outbox table %s is at version %d of %d.\n", table, at, len(steps))
+				for _, m := range steps {
+					when := "pending"
+					switch {
+					case !m.AppliedAt.IsZero():
+						when = "applied " + m.AppliedAt.UTC().Format(time.RFC3339)
+					case m.Version <= at:
+						when = "applied before versions were recorded"
+					}
+					fmt.Fprintf(s.out, "  %d  %-45s %s\n", m.Version, m.Name, when)
+				}
+				return nil
+			}
+			target := *to
+			switch {
+			case *down:
+				target = max(at-1, 0)
+			case target < 0:
+				target = runtime.OutboxSchemaVersion
+			}
+			from, err := runtime.MigrateOutboxTo(ctx, db, table, target, *force)
+			if errors.Is(err, runtime.ErrOutboxWouldLose) {
+				return fmt.Errorf("%w (--force runs it anyway)", err)
+			}
+			if err != nil {
+				return err
+			}
+			if from == target {
+				fmt.Fprintf(s.out, "Outbox table %s is at version %d; nothing to do.\n", table, target)
+				return nil
+			}
+			fmt.Fprintf(s.out, "Outbox table %s migrated from version %d to %d.\n", table, from, target)
 			return nil
 		}
 	},

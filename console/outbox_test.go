@@ -58,14 +58,33 @@ func TestOutboxMigrate(t *testing.T) {
 	require.Equal(t, "app outbox:migrate: needs the application's outbox database: pass it with console.WithOutbox(console.Outbox{DB: db}) (see docs/outbox.md)", strings.TrimSpace(stderr))
 
 	db := withOutbox(t, b)
-	for range 2 {
-		code, stdout, stderr = b.runRaw(t, "outbox:migrate")
-		require.Equal(t, 0, code, stderr)
-		require.Equal(t, "Outbox table "+b.outboxTable+" is ready.\n", stdout)
-	}
+	tbl := b.outboxTable
+	require.Equal(t, "Outbox table "+tbl+" is at version 0 of 2.\n  1  outbox table, its trigger, relays table       pending\n  2  run_at (At), completed table (CompleteTx)     pending\n",
+		b.ok(t, "outbox:migrate", "--status"))
+	require.Equal(t, "Outbox table "+tbl+" migrated from version 0 to 2.\n", b.ok(t, "outbox:migrate"))
+	require.Equal(t, "Outbox table "+tbl+" is at version 2; nothing to do.\n", b.ok(t, "outbox:migrate"))
+	status := b.ok(t, "outbox:migrate", "--status")
+	require.Regexp(t, `(?s)at version 2 of 2\.\n  1  .* applied 20\d\d-.*\n  2  .* applied 20\d\d-`, status)
 	var n int
-	require.NoError(t, db.QueryRow("SELECT count(*) FROM "+b.outboxTable).Scan(&n))
+	require.NoError(t, db.QueryRow("SELECT count(*) FROM "+tbl).Scan(&n))
 	require.Zero(t, n)
+
+	require.Equal(t, "Outbox table "+tbl+" migrated from version 2 to 1.\n", b.ok(t, "outbox:migrate", "--down"))
+	// A row waiting: the down to 0 is refused, naming --force.
+	dispatchTxRaw(t, db, tbl)
+	code, _, stderr = b.runRaw(t, "outbox:migrate", "--to", "0")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "would lose 1 rows")
+	require.Contains(t, stderr, "--force")
+	require.Equal(t, "Outbox table "+tbl+" migrated from version 1 to 0.\n", b.ok(t, "outbox:migrate", "--to", "0", "--force"))
+	require.Equal(t, "Outbox table "+tbl+" migrated from version 0 to 2.\n", b.ok(t, "outbox:migrate", "--to", "2"))
+}
+
+// dispatchTxRaw writes a row into the outbox table as DispatchTx would.
+func dispatchTxRaw(t *testing.T, db *sql.DB, table string) {
+	t.Helper()
+	_, err := db.Exec("INSERT INTO " + table + " (id, queue, name, payload) VALUES ('j1', 'q', 'n', 'p')")
+	require.NoError(t, err)
 }
 
 func TestRelayCommandAndWorkRelay(t *testing.T) {

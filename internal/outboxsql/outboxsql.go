@@ -44,48 +44,28 @@ func CheckTable(table string) error {
 	return nil
 }
 
-// DDL returns the statements that create the outbox table named table,
-// its index, trigger and notify function (outbox.sql), and its relays
-// table (relays.sql).
+// DDL returns the statements that take the outbox table named table
+// from nothing to the latest version (Steps), and record each version in
+// its version table, for an application that runs its own migrations:
+// outbox:migrate then finds the table at the latest version.
 func DDL(table string) (string, error) {
-	if err := CheckTable(table); err != nil {
+	if err := checkNames(table); err != nil {
 		return "", err
 	}
-	if err := CheckRelays(table); err != nil {
-		return "", err
+	r := names(table)
+	var b strings.Builder
+	b.WriteString(r.Replace(versionTable))
+	for _, s := range Steps {
+		fmt.Fprintf(&b, "\n-- Version %d: %s.\n", s.Version, s.Name)
+		b.WriteString(r.Replace(s.Up))
+		fmt.Fprintf(&b, "\nINSERT INTO %s (version, name) VALUES (%d, %s) ON CONFLICT DO NOTHING;\n", Migrations(table), s.Version, quote(s.Name))
 	}
-	name := table[strings.LastIndexByte(table, '.')+1:]
-	return strings.NewReplacer("{{table}}", table, "{{channel}}", Channel(table), "{{name}}", name).Replace(ddl) + "\n" + RelaysDDL(table), nil
+	return b.String(), nil
 }
 
 // Channel is the channel the trigger of the outbox table named table
 // notifies: the name with "." as "_".
 func Channel(table string) string { return strings.ReplaceAll(table, ".", "_") }
-
-// Migrate runs the DDL of table in db, in a transaction that holds an
-// advisory lock on the table's name, so that two processes may run it at
-// once. Every statement is safe to run again.
-func Migrate(ctx context.Context, db *sql.DB, table string) error {
-	ddl, err := DDL(table)
-	if err != nil {
-		return err
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migrate outbox %s: %w", table, err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "jobgen.outbox."+table); err != nil {
-		return fmt.Errorf("migrate outbox %s: %w", table, err)
-	}
-	if _, err := tx.ExecContext(ctx, ddl); err != nil {
-		return fmt.Errorf("migrate outbox %s: %w", table, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate outbox %s: %w", table, err)
-	}
-	return nil
-}
 
 // Execer runs a statement: *sql.Tx, *sql.DB and *sql.Conn are ones, and
 // so is runtime.Tx.
