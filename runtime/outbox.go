@@ -241,7 +241,7 @@ func (e *Engine) DispatchTx(ctx context.Context, tx Tx, p *PendingDispatch) (str
 	if err != nil {
 		return "", err
 	}
-	out := []Outgoing{{Envelope: env, Delay: p.DelayDuration()}}
+	out := []Outgoing{{Envelope: env, Delay: p.DelayDuration(), At: p.at}}
 	errs, err := e.insertThrough(ctx, tx, DispatchKindOne, out, p.Connection(), []time.Duration{p.JobOptions().UniqueFor})
 	if err == nil && errs != nil {
 		err = errs[0]
@@ -272,7 +272,7 @@ func (e *Engine) DispatchManyTx(ctx context.Context, tx Tx, b *PendingMany) ([]s
 		if err != nil {
 			return nil, fmt.Errorf("dispatch many in a transaction: job %d: %w", i, err)
 		}
-		out[i] = Outgoing{Envelope: env, Delay: p.DelayDuration()}
+		out[i] = Outgoing{Envelope: env, Delay: p.DelayDuration(), At: p.at}
 		ttl[i] = p.JobOptions().UniqueFor
 		ids[i] = env.ID
 	}
@@ -418,6 +418,10 @@ func (e *Engine) outboxRow(o Outgoing, connection string, uniqueFor, now int64) 
 	row := outboxsql.Row{
 		ID: env.ID, Kind: outboxsql.KindJob, Connection: connection, Queue: queue, Name: env.Name,
 		DelayMS: delayMillis(max(o.Delay, 0)), Payload: payload,
+	}
+	if !o.At.IsZero() {
+		// Read against the database's clock as the row is claimed.
+		row.DelayMS, row.RunAt = 0, o.At
 	}
 	if env.UniqueKey != "" {
 		row.UniqueKey, row.UniqueForMS = env.UniqueKey, max(uniqueFor, 1)

@@ -80,6 +80,11 @@ type Row struct {
 	UniqueKey                         string
 	UniqueForMS                       int64
 	Payload                           []byte
+	// RunAt, if not zero, is when the job is ready (At), read against the
+	// database's clock as a relay claims the row; DelayMS is then 0. It
+	// needs version 2 of the schema; rows without one write no run_at, so
+	// that they go into a table at version 1 too.
+	RunAt time.Time
 }
 
 // columns are the columns Insert writes, in Row's order.
@@ -136,28 +141,47 @@ func Insert(ctx context.Context, tx Execer, table string, rows []Row) (dup []int
 }
 
 // insert writes chunk in one INSERT, followed by tail, and returns how
-// many rows it wrote.
+// many rows it wrote. The run_at column is written only when a row of
+// chunk has a RunAt.
 func insert(ctx context.Context, tx Execer, table string, chunk []Row, tail string) (int64, error) {
+	n := arity
+	for _, r := range chunk {
+		if !r.RunAt.IsZero() {
+			n = arity + 1
+			break
+		}
+	}
 	var q strings.Builder
 	q.Grow(64 + len(chunk)*48)
 	q.WriteString("INSERT INTO ")
 	q.WriteString(table)
-	q.WriteString(" (" + columns + ") VALUES ")
-	args := make([]any, 0, len(chunk)*arity)
+	if n > arity {
+		q.WriteString(" (" + columns + ", run_at) VALUES ")
+	} else {
+		q.WriteString(" (" + columns + ") VALUES ")
+	}
+	args := make([]any, 0, len(chunk)*n)
 	for i, r := range chunk {
 		if i > 0 {
 			q.WriteByte(',')
 		}
 		q.WriteByte('(')
-		for c := range arity {
+		for c := range n {
 			if c > 0 {
 				q.WriteByte(',')
 			}
 			q.WriteByte('$')
-			q.WriteString(strconv.Itoa(i*arity + c + 1))
+			q.WriteString(strconv.Itoa(i*n + c + 1))
 		}
 		q.WriteByte(')')
 		args = append(args, r.ID, r.Kind, r.Connection, r.Queue, r.Name, r.DelayMS, r.UniqueKey, r.UniqueForMS, r.Payload)
+		if n > arity {
+			var at any // NULL: the row's delay counts from the commit
+			if !r.RunAt.IsZero() {
+				at = r.RunAt
+			}
+			args = append(args, at)
+		}
 	}
 	q.WriteString(tail)
 	res, err := tx.ExecContext(ctx, q.String(), args...)
@@ -167,11 +191,11 @@ func insert(ctx context.Context, tx Execer, table string, chunk []Row, tail stri
 	if res == nil {
 		return int64(len(chunk)), nil
 	}
-	n, err := res.RowsAffected()
+	written, err := res.RowsAffected()
 	if err != nil {
 		return 0, fmt.Errorf("write to outbox %s: rows written: %w", table, err)
 	}
-	return n, nil
+	return written, nil
 }
 
 // Querier reads one row: *sql.Tx, *sql.DB and *sql.Conn are ones.
@@ -193,7 +217,8 @@ func Holder(ctx context.Context, tx Querier, table, connection, key string) (str
 // Claim is the statement that locks and reads up to batch waiting rows
 // of the given connections, oldest first, skipping rows another claim
 // holds. Its columns are seq, id, kind, connection, queue, name, the
-// delay left in ms, counted from the commit (sinceCommit), unique_key,
+// delay left in ms (until run_at by the database's clock, for a row of
+// At; else counted from the commit, sinceCommit), unique_key,
 // unique_for_ms, payload, and a column to ignore: the claim also ends
 // the transaction should it stay idle for idle (set_config, local to
 // the transaction).
@@ -203,7 +228,7 @@ func Claim(table string, connections []string, batch int, idle time.Duration) st
 		names[i] = quote(c)
 	}
 	return "SELECT seq, id, kind, connection, queue, name, " +
-		"(delay_ms - LEAST(delay_ms, GREATEST(0, " + sinceCommit + ")))::bigint, " +
+		"(CASE WHEN run_at IS NOT NULL THEN " + untilRunAt + " ELSE delay_ms - LEAST(delay_ms, GREATEST(0, " + sinceCommit + ")) END)::bigint, " +
 		"unique_key, unique_for_ms, payload, " +
 		"(SELECT set_config('idle_in_transaction_session_timeout', '" + strconv.FormatInt(idle.Milliseconds(), 10) + "', true)) FROM " + table +
 		" WHERE error IS NULL AND connection IN (" + strings.Join(names, ",") + ")" +
@@ -220,6 +245,10 @@ func Claim(table string, connections []string, batch int, idle time.Duration) st
 // transaction's start, counted the transaction's own time against it.
 const sinceCommit = "CASE WHEN current_setting('track_commit_timestamp') = 'on' " +
 	"THEN COALESCE(FLOOR(EXTRACT(EPOCH FROM (clock_timestamp() - pg_xact_commit_timestamp(xmin))) * 1000), 0) ELSE 0 END"
+
+// untilRunAt is the SQL for the ms from now, by the database's clock,
+// until the row's run_at; 0 for one already past.
+const untilRunAt = "GREATEST(0, CEIL(EXTRACT(EPOCH FROM (run_at - clock_timestamp())) * 1000))"
 
 // Delete is the statement that deletes the rows whose seq are in $1, a
 // PostgreSQL array literal of them ("{1,2,3}"): one text whatever the
