@@ -77,7 +77,7 @@ var (
 	atRefused     = func(where, why string) Outcome {
 		return Outcome{Effect: Refused, Err: "ErrInvalid", Names: []string{"At(t)", where}, Why: why}
 	}
-	atDispatch    = Outcome{Effect: NotApplied, Why: "decided when the job was dispatched: a retry pushes the job back ready at once, without a unique lock"}
+	atDispatch = Outcome{Effect: NotApplied, Why: "decided when the job was dispatched: a retry pushes the job back ready at once, without a unique lock"}
 )
 
 // debounceRefused is the refusal of a debounced job on path, whose

@@ -39,8 +39,8 @@ func DispatchMethods(j model.Job) []jen.Code {
 		doc("Delay starts a dispatch of the job that makes it ready only after d.").
 			Add(pending("Delay", jen.Id("d").Qual(timePkg, "Duration"), jen.Id("d"))),
 
-		doc("At starts a dispatch of the job that makes it ready at t; a t already\n"+
-			"past makes it ready at once. Through DispatchTx, t is read against the\n"+
+		doc("At starts a dispatch of the job that makes it ready at t; a t already\n" +
+			"past makes it ready at once. Through DispatchTx, t is read against the\n" +
 			"database's clock as the relay claims the row.").
 			Add(pending("At", jen.Id("t").Qual(timePkg, "Time"), jen.Id("t"))),
 
