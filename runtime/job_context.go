@@ -24,6 +24,8 @@ type jobContext struct {
 	// (Progress), if it did.
 	ref      Ref
 	progress atomic.Pointer[progressSlot]
+	// completing: the handler called CompleteTx (complete_tx.go).
+	completing atomic.Bool
 	result   resultSlot // what the handler recorded (RecordResult)
 }
 
