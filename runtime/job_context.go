@@ -26,7 +26,7 @@ type jobContext struct {
 	progress atomic.Pointer[progressSlot]
 	// completing: the handler called CompleteTx (complete_tx.go).
 	completing atomic.Bool
-	result   resultSlot // what the handler recorded (RecordResult)
+	result     resultSlot // what the handler recorded (RecordResult)
 }
 
 // newJobContext returns a job's context, derived from parent, that ends
