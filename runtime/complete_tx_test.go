@@ -247,3 +247,29 @@ func TestCompleteTxRefuses(t *testing.T) {
 	require.ErrorIs(t, refused, runtime.ErrInvalid)
 	require.ErrorContains(t, refused, "EngineConfig.Completions")
 }
+
+// An engine with Completions checks the outbox table as it starts: a
+// table at version 1 fails the start, naming outbox:migrate.
+func TestCompletionsCheckTheTableAtStart(t *testing.T) {
+	t.Parallel()
+	db, err := sql.Open("postgres", pgtest.URL(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = db.Close() })
+	table := pgtest.Table(t, db)
+	be := redistest.Backends(t)[0]
+	open := func() error {
+		e, err := runtime.Open(context.Background(), be.URL, runtime.EngineConfig{Prefix: redistest.Prefix(t), OutboxTable: table, Completions: db})
+		if err == nil {
+			_ = e.Close()
+		}
+		return err
+	}
+	require.ErrorIs(t, open(), runtime.ErrNoOutboxTable)
+	_, err = runtime.MigrateOutboxTo(context.Background(), db, table, 1, false)
+	require.NoError(t, err)
+	err = open()
+	require.ErrorIs(t, err, runtime.ErrOutboxVersion)
+	require.ErrorContains(t, err, "outbox:migrate")
+	require.NoError(t, runtime.MigrateOutbox(context.Background(), db, table))
+	require.NoError(t, open())
+}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -120,7 +121,8 @@ type EngineConfig struct {
 	// it, and acks it without running if it is there: the job was
 	// completed in its handler's transaction, and its ack did not reach
 	// Redis (docs/outbox.md, "Exactly-once effects"). Without it,
-	// CompleteTx refuses. Default nil.
+	// CompleteTx refuses. The engine's start checks the outbox table
+	// (CheckOutbox) and fails if it is missing or too old. Default nil.
 	Completions *sql.DB
 	// CompletionRetention is how long a worker keeps a completed table's
 	// rows: it deletes older ones, at most once a minute. A job reserved
@@ -280,6 +282,15 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 	store := jobrdb.New(rdb, keys)
 	if err := checkEviction(ctx, store, cfg.AllowEviction, warn); err != nil {
 		return nil, err
+	}
+	// With Completions the engine has the outbox's database: a missing
+	// table, or one older than CompleteTx needs, fails the start, naming
+	// outbox:migrate. An error that may pass (the database down) does not.
+	if cfg.Completions != nil {
+		err := CheckOutbox(ctx, cfg.Completions, cfg.OutboxTable)
+		if errors.Is(err, ErrNoOutboxTable) || errors.Is(err, ErrOutboxVersion) {
+			return nil, fmt.Errorf("jobgen: start engine: EngineConfig.Completions: %w", err)
+		}
 	}
 	e := &Engine{rdb: rdb, store: store, cfg: cfg, keys: keys, flow: &flowState{}, grouped: &groupedQueues{},
 		notifier: newNotifier(store, keys.Notes())}
