@@ -100,7 +100,8 @@ type Applied struct {
 
 // Version reads the version of the outbox table named table in q: the
 // highest of its version table; 1 for a table made before versions
-// existed; 0 for none.
+// existed; 0 for none, whatever its version table says (the table was
+// dropped by hand).
 func Version(ctx context.Context, q Querier, table string) (int, error) {
 	v, _, err := version(ctx, q, table)
 	return v, err
@@ -113,6 +114,9 @@ func version(ctx context.Context, q Querier, table string) (int, bool, error) {
 	if err := q.QueryRowContext(ctx, "SELECT to_regclass($1)::text, to_regclass($2)::text", table, Migrations(table)).Scan(&out, &mig); err != nil {
 		return 0, false, fmt.Errorf("read the version of outbox %s: %w", table, err)
 	}
+	if !out.Valid {
+		return 0, false, nil
+	}
 	if mig.Valid {
 		var v sql.NullInt64
 		if err := q.QueryRowContext(ctx, "SELECT max(version) FROM "+Migrations(table)).Scan(&v); err != nil {
@@ -122,10 +126,7 @@ func version(ctx context.Context, q Querier, table string) (int, bool, error) {
 			return int(v.Int64), true, nil
 		}
 	}
-	if out.Valid {
-		return 1, false, nil
-	}
-	return 0, false, nil
+	return 1, false, nil
 }
 
 // Status lists Steps with the time each was applied to the outbox table
@@ -207,6 +208,11 @@ func Migrate(ctx context.Context, db *sql.DB, table string, to int, force bool) 
 	}
 	if err := exec("version table", versionTable); err != nil {
 		return from, err
+	}
+	if from == 0 { // the rows of a table dropped by hand, if any
+		if err := exec("forget the versions of a dropped table", "DELETE FROM {{migrations}}"); err != nil {
+			return from, err
+		}
 	}
 	if from == 1 && !recorded {
 		if err := exec("record version 1", "INSERT INTO {{migrations}} (version, name) VALUES (1, 'found: made before versions')"); err != nil {
