@@ -119,7 +119,7 @@ func TestOutboxMigrateUpgradesAnUnversionedTable(t *testing.T) {
 	t.Parallel()
 	ctx, db, table := migrateBundle(t)
 	// v0.1's Migrate ran outbox.sql and relays.sql: version 1's up.
-	_, err := db.ExecContext(ctx, outboxsql.Steps[0].UpFor(table))
+	_, err := db.ExecContext(ctx, outboxsql.UpFor(1, table))
 	require.NoError(t, err)
 	_, err = db.ExecContext(ctx, "INSERT INTO "+table+" (id, queue, name, payload) VALUES ('j1', 'q', 'n', 'p')")
 	require.NoError(t, err)

@@ -52,15 +52,7 @@ func DDL(table string) (string, error) {
 	if err := checkNames(table); err != nil {
 		return "", err
 	}
-	r := names(table)
-	var b strings.Builder
-	b.WriteString(r.Replace(versionTable))
-	for _, s := range Steps {
-		fmt.Fprintf(&b, "\n-- Version %d: %s.\n", s.Version, s.Name)
-		b.WriteString(r.Replace(s.Up))
-		fmt.Fprintf(&b, "\nINSERT INTO %s (version, name) VALUES (%d, %s) ON CONFLICT DO NOTHING;\n", Migrations(table), s.Version, quote(s.Name))
-	}
-	return b.String(), nil
+	return schema(table).DDL(), nil
 }
 
 // Channel is the channel the trigger of the outbox table named table

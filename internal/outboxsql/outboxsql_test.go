@@ -65,3 +65,13 @@ func TestStatementsQuoteNames(t *testing.T) {
 	require.Contains(t, q, "'3000', true")
 	require.True(t, strings.HasSuffix(Present("t", []string{"a'b"}), "WHERE id IN ('a''b')"))
 }
+
+// Need is the last version, and the versions are 1, 2, ... in order.
+func TestNeedIsTheLatest(t *testing.T) {
+	for i, s := range Steps {
+		require.Equal(t, i+1, s.Version)
+		require.NotEmpty(t, s.Up)
+		require.NotEmpty(t, s.Down)
+	}
+	require.Equal(t, len(Steps), Need)
+}
