@@ -51,68 +51,32 @@ transaction under an advisory lock). --status lists the versions;
 --print prints the DDL of every version, to add to the application's
 migrations instead.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
-		print, status, down, force := new(bool), new(bool), new(bool), new(bool)
-		to := new(int)
-		fs.boolVar(print, "print", false, "print the DDL and change nothing")
-		fs.boolVar(status, "status", false, "list the versions, and which are applied, and change nothing")
-		fs.intVar(to, "to", -1, "the version to migrate to, up or down; 0 drops the tables", "the latest")
-		fs.boolVar(down, "down", false, "go one version down")
-		fs.boolVar(force, "force", false, "run a down even if it drops rows")
+		f := declareMigrateFlags(fs)
 		return func(ctx context.Context, s *session) error {
 			table := s.c.outboxTable()
-			if *print {
-				ddl, err := runtime.OutboxDDL(table)
-				if err != nil {
-					return err
-				}
-				fmt.Fprint(s.out, ddl)
-				return nil
-			}
-			if s.c.Outbox == nil || s.c.Outbox.DB == nil {
-				return errNoOutbox
-			}
-			db := s.c.Outbox.DB
-			if *down && *to >= 0 {
-				return errors.New("--down and --to: give one")
-			}
-			steps, at, err := runtime.OutboxMigrations(ctx, db, table)
-			if err != nil {
-				return err
-			}
-			if *status {
-				fmt.Fprintf(s.out, "Outbox table %s is at version %d of %d.\n", table, at, len(steps))
-				for _, m := range steps {
-					when := "pending"
-					switch {
-					case !m.AppliedAt.IsZero():
-						when = "applied " + m.AppliedAt.UTC().Format(time.RFC3339)
-					case m.Version <= at:
-						when = "applied before versions were recorded"
+			return f.run(ctx, s, schemaOps{
+				what:   "Outbox table " + table,
+				latest: runtime.OutboxSchemaVersion,
+				ddl:    func() (string, error) { return runtime.OutboxDDL(table) },
+				ready: func() error {
+					if s.c.Outbox == nil || s.c.Outbox.DB == nil {
+						return errNoOutbox
 					}
-					fmt.Fprintf(s.out, "  %d  %-45s %s\n", m.Version, m.Name, when)
-				}
-				return nil
-			}
-			target := *to
-			switch {
-			case *down:
-				target = max(at-1, 0)
-			case target < 0:
-				target = runtime.OutboxSchemaVersion
-			}
-			from, err := runtime.MigrateOutboxTo(ctx, db, table, target, *force)
-			if errors.Is(err, runtime.ErrOutboxWouldLose) {
-				return fmt.Errorf("%w (--force runs it anyway)", err)
-			}
-			if err != nil {
-				return err
-			}
-			if from == target {
-				fmt.Fprintf(s.out, "Outbox table %s is at version %d; nothing to do.\n", table, target)
-				return nil
-			}
-			fmt.Fprintf(s.out, "Outbox table %s migrated from version %d to %d.\n", table, from, target)
-			return nil
+					return nil
+				},
+				status: func(ctx context.Context) ([]schemaVersion, int, error) {
+					steps, at, err := runtime.OutboxMigrations(ctx, s.c.Outbox.DB, table)
+					out := make([]schemaVersion, len(steps))
+					for i, m := range steps {
+						out[i] = schemaVersion{version: m.Version, name: m.Name, appliedAt: m.AppliedAt}
+					}
+					return out, at, err
+				},
+				migrate: func(ctx context.Context, to int, force bool) (int, error) {
+					return runtime.MigrateOutboxTo(ctx, s.c.Outbox.DB, table, to, force)
+				},
+				wouldLose: runtime.ErrOutboxWouldLose,
+			})
 		}
 	},
 }
