@@ -12,7 +12,8 @@ import (
 
 // ErrAlreadyCompleted is wrapped by CompleteTx's error when another
 // attempt of the job completed it first: PostgreSQL has aborted the
-// transaction, which the handler must roll back.
+// transaction, which the handler must roll back. A handler that returns
+// it (wrapped or not) has its job acked: it is done.
 var ErrAlreadyCompleted = errors.New("jobgen: another attempt of the job completed it")
 
 // CompleteTx records in tx that the running job is complete, so that
@@ -32,7 +33,10 @@ var ErrAlreadyCompleted = errors.New("jobgen: another attempt of the job complet
 // that failed does. Two attempts at once (a lease lost while the
 // handler ran) both write the row: the second blocks until the first
 // commits, then fails, wrapping ErrAlreadyCompleted, and its
-// transaction's writes are rolled back.
+// transaction's writes are rolled back; the handler returns that error
+// and the worker acks the job. The same covers a job that Redis lost the
+// reservation of (a restart without appendfsync always), which comes back
+// as attempt 1 and so is not looked up before it runs.
 //
 // It refuses (ErrInvalid) a nil tx, typed or not, a ctx that is no
 // job's, and an engine without EngineConfig.Completions, whose workers

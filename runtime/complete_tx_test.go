@@ -273,3 +273,28 @@ func TestCompletionsCheckTheTableAtStart(t *testing.T) {
 	require.NoError(t, runtime.MigrateOutbox(context.Background(), db, table))
 	require.NoError(t, open())
 }
+
+// A job whose completion committed but whose reservation Redis lost (a
+// restart with appendfsync everysec) comes back as attempt 1, which is
+// not looked up: its handler runs, CompleteTx returns
+// ErrAlreadyCompleted, the handler returns it, and the worker acks the
+// job rather than failing it, with tries=1. Its effect stays once.
+func TestCompleteTxAlreadyCompletedIsAcked(t *testing.T) {
+	t.Parallel()
+	b := setupComplete(t)
+	id, err := runtime.Dispatch(runtime.WithDispatcher(b.ctx, b.engine), ledgerJob{Tries: 1})
+	require.NoError(t, err)
+	_, err = b.db.Exec("INSERT INTO "+b.effects+" (job_id, attempt) VALUES ($1, 1)", id)
+	require.NoError(t, err)
+	_, err = b.db.Exec("INSERT INTO "+b.table+"_completed (id, attempt) VALUES ($1, 1)", id)
+	require.NoError(t, err)
+	var got error
+	runs := b.runWorker(t, func(ctx context.Context) error {
+		got = effect(ctx, b.db, b.effects, true)
+		return fmt.Errorf("charge: %w", got)
+	})
+	require.Equal(t, 1, runs)
+	require.ErrorIs(t, got, runtime.ErrAlreadyCompleted)
+	require.Equal(t, 1, b.count(t, "SELECT count(*) FROM "+b.effects+" WHERE job_id = $1", id))
+	require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "ledger"), "acked, not failed")
+}

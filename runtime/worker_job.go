@@ -195,6 +195,12 @@ func (w *Worker) settle(base context.Context, o outcome) {
 		w.release(base, res, ev, rel.delay, false, nil)
 	case errors.As(herr, &failReq):
 		w.fail(base, res, env, failReq.err)
+	case errors.Is(herr, ErrAlreadyCompleted):
+		// CompleteTx found the job completed by another attempt, in a
+		// transaction that committed: it is done (complete_tx.go).
+		w.log.Info("job completed in its transaction by another attempt; acked", "queue", res.Queue, "job", env.Name, "id", res.ID, "attempt", res.Attempts)
+		ev.ResultSize = len(o.result)
+		w.succeed(base, res, env, ev, o.progressed, w.finishOf(o))
 	case errors.Is(o.cause, ErrTimeout):
 		ev.Err = fmt.Errorf("%w after %v: %w", ErrTimeout, o.timeout, herr)
 		w.emit(ev, JobTimedOut)
