@@ -3,45 +3,50 @@ package console
 import (
 	"context"
 	"errors"
-	"fmt"
-)
 
-// failedTable is what failed:migrate needs of Command.Engine.FailedStore:
-// a failedsql.Store is one.
-type failedTable interface {
-	DDL() string
-	Migrate(ctx context.Context) error
-	Table() string
-}
+	"github.com/jobgen/jobgen/failedsql"
+)
 
 var errNoFailedTable = errors.New("needs a failed store in SQL: set Command.Engine.FailedStore to a failedsql.Store (see docs/failures.md)")
 
 var failedMigrateVerb = &verb{
 	name:    "failed:migrate",
-	summary: "Create the SQL table of failed jobs (EngineConfig.FailedStore)",
+	summary: "Create or migrate the SQL table of failed jobs (EngineConfig.FailedStore), up or down",
 	maxArgs: 0,
 	noRedis: true,
-	about: `Create the PostgreSQL table that keeps failed jobs when
-Command.Engine.FailedStore is a failedsql.Store (docs/failures.md), with
-its index. Safe to run twice, and from two deploys at once. Print the DDL
-with --print to add it to the application's migrations instead.`,
+	about: `Bring the PostgreSQL table that keeps failed jobs when
+Command.Engine.FailedStore is a failedsql.Store (docs/failures.md) to
+the latest version of its schema, creating it if need be, or to --to N;
+--down goes one version down, --to 0 drops it. The versions applied are
+kept in <table>_migrations; a table made before versions existed is
+version 1. A down that would drop failed jobs is refused unless
+--force. Safe to run twice, and from two deploys at once (one
+transaction under an advisory lock). --status lists the versions;
+--print prints the DDL of every version, to add to the application's
+migrations instead.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
-		print := new(bool)
-		fs.boolVar(print, "print", false, "print the DDL and change nothing")
+		f := declareMigrateFlags(fs)
 		return func(ctx context.Context, s *session) error {
-			t, ok := s.c.Engine.FailedStore.(failedTable)
+			t, ok := s.c.Engine.FailedStore.(*failedsql.Store)
 			if !ok {
 				return errNoFailedTable
 			}
-			if *print {
-				fmt.Fprint(s.out, t.DDL())
-				return nil
-			}
-			if err := t.Migrate(ctx); err != nil {
-				return err
-			}
-			fmt.Fprintf(s.out, "Failed jobs table %s is ready.\n", t.Table())
-			return nil
+			return f.run(ctx, s, schemaOps{
+				what:   "Failed jobs table " + t.Table(),
+				latest: len(failedsql.Steps),
+				ddl:    func() (string, error) { return t.DDL(), nil },
+				ready:  func() error { return nil },
+				status: func(ctx context.Context) ([]schemaVersion, int, error) {
+					steps, at, err := t.Migrations(ctx)
+					out := make([]schemaVersion, len(steps))
+					for i, m := range steps {
+						out[i] = schemaVersion{version: m.Version, name: m.Name, appliedAt: m.AppliedAt}
+					}
+					return out, at, err
+				},
+				migrate:   t.MigrateTo,
+				wouldLose: failedsql.ErrWouldLose,
+			})
 		}
 	},
 }

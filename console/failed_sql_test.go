@@ -12,6 +12,7 @@ import (
 
 	"github.com/jobgen/jobgen/failedsql"
 	"github.com/jobgen/jobgen/internal/pgtest"
+	"github.com/jobgen/jobgen/internal/redistest"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -34,8 +35,41 @@ func withFailedTable(t *testing.T, b *testBundle) (*sql.DB, string) {
 	require.NoError(t, err)
 	b.failedStore = store
 	require.Contains(t, b.ok(t, "failed:migrate", "--print"), "CREATE TABLE IF NOT EXISTS "+table+" (")
-	require.Equal(t, "Failed jobs table "+table+" is ready.\n", b.ok(t, "failed:migrate"))
+	require.Equal(t, "Failed jobs table "+table+" migrated from version 0 to 1.\n", b.ok(t, "failed:migrate"))
+	require.Equal(t, "Failed jobs table "+table+" is at version 1; nothing to do.\n", b.ok(t, "failed:migrate"))
 	return db, table
+}
+
+// failed:migrate moves the failed jobs table as outbox:migrate moves the
+// outbox's: --status, a down refused while it holds failed jobs and
+// forced, up again; a table made before versions is version 1.
+func TestFailedMigrateVersions(t *testing.T) {
+	t.Parallel()
+	b := setup(t, redistest.Backends(t)[0])
+	db, table := withFailedTable(t, b)
+	require.Regexp(t, `^Failed jobs table `+table+` is at version 1 of 1\.\n  1  failed jobs table, its index .* applied 20\d\d-`, b.ok(t, "failed:migrate", "--status"))
+	_, err := db.Exec("INSERT INTO " + table + " (uuid, queue, payload, exception, failed_at) VALUES ('j1', 'q', 'p', 'e', now())")
+	require.NoError(t, err)
+	code, _, stderr := b.runRaw(t, "failed:migrate", "--down")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "would lose 1 rows")
+	require.Contains(t, stderr, "--force")
+	require.Equal(t, "Failed jobs table "+table+" migrated from version 1 to 0.\n", b.ok(t, "failed:migrate", "--to", "0", "--force"))
+	var n sql.NullString
+	require.NoError(t, db.QueryRow("SELECT to_regclass($1)::text", table).Scan(&n))
+	require.False(t, n.Valid, "the table is dropped")
+
+	// As v0.1's failed:migrate made it: no version table.
+	store, err := failedsql.New(failedsql.Config{DB: db, Table: table})
+	require.NoError(t, err)
+	_, err = db.Exec(strings.ReplaceAll(strings.ReplaceAll(failedsql.Steps[0].Up, "{{table}}", table), "{{name}}", table))
+	require.NoError(t, err)
+	_, at, err := store.Migrations(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, at)
+	require.Contains(t, b.ok(t, "failed:migrate", "--status"), "applied before versions were recorded")
+	require.Equal(t, "Failed jobs table "+table+" is at version 1; nothing to do.\n", b.ok(t, "failed:migrate"))
+	require.Regexp(t, `applied 20\d\d-`, b.ok(t, "failed:migrate", "--status"))
 }
 
 // With a failed store in PostgreSQL, a job that fails lands in the table

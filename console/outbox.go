@@ -37,35 +37,46 @@ var errNoOutbox = errors.New("needs the application's outbox database: pass it w
 
 var outboxMigrateVerb = &verb{
 	name:    "outbox:migrate",
-	summary: "Create the outbox table, its trigger and notify function",
+	summary: "Create or migrate the outbox table, up or down",
 	maxArgs: 0,
 	noRedis: true,
-	about: `Create the PostgreSQL outbox table that DispatchTx writes to (named by
-EngineConfig.OutboxTable, default jobgen_outbox), with the trigger that
-notifies relays as transactions commit. Safe to run twice, and from two
-deploys at once. Run it with the application's migrations; print the
-DDL with --print to add it to them instead.`,
+	about: `Bring the PostgreSQL outbox table that DispatchTx writes to (named by
+EngineConfig.OutboxTable, default jobgen_outbox) to the latest version
+of its schema, creating it if need be, or to --to N; --down goes one
+version down, --to 0 drops it all. The versions applied are kept in
+<table>_migrations; a table made before versions existed is version 1.
+A down that would drop rows (jobs waiting, completions) is refused
+unless --force. Safe to run twice, and from two deploys at once (one
+transaction under an advisory lock). --status lists the versions;
+--print prints the DDL of every version, to add to the application's
+migrations instead.`,
 	setup: func(c *Command, fs *flags) func(context.Context, *session) error {
-		print := new(bool)
-		fs.boolVar(print, "print", false, "print the DDL and change nothing")
+		f := declareMigrateFlags(fs)
 		return func(ctx context.Context, s *session) error {
 			table := s.c.outboxTable()
-			if *print {
-				ddl, err := runtime.OutboxDDL(table)
-				if err != nil {
-					return err
-				}
-				fmt.Fprint(s.out, ddl)
-				return nil
-			}
-			if s.c.Outbox == nil || s.c.Outbox.DB == nil {
-				return errNoOutbox
-			}
-			if err := runtime.MigrateOutbox(ctx, s.c.Outbox.DB, table); err != nil {
-				return err
-			}
-			fmt.Fprintf(s.out, "Outbox table %s is ready.\n", table)
-			return nil
+			return f.run(ctx, s, schemaOps{
+				what:   "Outbox table " + table,
+				latest: runtime.OutboxSchemaVersion,
+				ddl:    func() (string, error) { return runtime.OutboxDDL(table) },
+				ready: func() error {
+					if s.c.Outbox == nil || s.c.Outbox.DB == nil {
+						return errNoOutbox
+					}
+					return nil
+				},
+				status: func(ctx context.Context) ([]schemaVersion, int, error) {
+					steps, at, err := runtime.OutboxMigrations(ctx, s.c.Outbox.DB, table)
+					out := make([]schemaVersion, len(steps))
+					for i, m := range steps {
+						out[i] = schemaVersion{version: m.Version, name: m.Name, appliedAt: m.AppliedAt}
+					}
+					return out, at, err
+				},
+				migrate: func(ctx context.Context, to int, force bool) (int, error) {
+					return runtime.MigrateOutboxTo(ctx, s.c.Outbox.DB, table, to, force)
+				},
+				wouldLose: runtime.ErrOutboxWouldLose,
+			})
 		}
 	},
 }

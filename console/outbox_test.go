@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -58,14 +59,36 @@ func TestOutboxMigrate(t *testing.T) {
 	require.Equal(t, "app outbox:migrate: needs the application's outbox database: pass it with console.WithOutbox(console.Outbox{DB: db}) (see docs/outbox.md)", strings.TrimSpace(stderr))
 
 	db := withOutbox(t, b)
-	for range 2 {
-		code, stdout, stderr = b.runRaw(t, "outbox:migrate")
-		require.Equal(t, 0, code, stderr)
-		require.Equal(t, "Outbox table "+b.outboxTable+" is ready.\n", stdout)
-	}
+	tbl := b.outboxTable
+	latest := runtime.OutboxSchemaVersion
+	status := b.ok(t, "outbox:migrate", "--status")
+	require.True(t, strings.HasPrefix(status, fmt.Sprintf("Outbox table %s is at version 0 of %d.\n  1  outbox table, its trigger, relays table       pending\n  2  run_at (At), completed table (CompleteTx)     pending\n", tbl, latest)), status)
+	require.Equal(t, latest+1, strings.Count(status, "\n"))
+	require.Equal(t, fmt.Sprintf("Outbox table %s migrated from version 0 to %d.\n", tbl, latest), b.ok(t, "outbox:migrate"))
+	require.Equal(t, fmt.Sprintf("Outbox table %s is at version %d; nothing to do.\n", tbl, latest), b.ok(t, "outbox:migrate"))
+	status = b.ok(t, "outbox:migrate", "--status")
+	require.Contains(t, status, fmt.Sprintf("at version %d of %d.\n", latest, latest))
+	require.Equal(t, latest, strings.Count(status, " applied 20"), status)
 	var n int
-	require.NoError(t, db.QueryRow("SELECT count(*) FROM "+b.outboxTable).Scan(&n))
+	require.NoError(t, db.QueryRow("SELECT count(*) FROM "+tbl).Scan(&n))
 	require.Zero(t, n)
+
+	require.Equal(t, fmt.Sprintf("Outbox table %s migrated from version %d to 1.\n", tbl, latest), b.ok(t, "outbox:migrate", "--to", "1"))
+	// A row waiting: the down to 0 is refused, naming --force.
+	dispatchTxRaw(t, db, tbl)
+	code, _, stderr = b.runRaw(t, "outbox:migrate", "--to", "0")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "would lose 1 rows")
+	require.Contains(t, stderr, "--force")
+	require.Equal(t, "Outbox table "+tbl+" migrated from version 1 to 0.\n", b.ok(t, "outbox:migrate", "--to", "0", "--force"))
+	require.Equal(t, "Outbox table "+tbl+" migrated from version 0 to 2.\n", b.ok(t, "outbox:migrate", "--to", "2"))
+}
+
+// dispatchTxRaw writes a row into the outbox table as DispatchTx would.
+func dispatchTxRaw(t *testing.T, db *sql.DB, table string) {
+	t.Helper()
+	_, err := db.Exec("INSERT INTO " + table + " (id, queue, name, payload) VALUES ('j1', 'q', 'n', 'p')")
+	require.NoError(t, err)
 }
 
 func TestRelayCommandAndWorkRelay(t *testing.T) {

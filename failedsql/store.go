@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/internal/outboxsql"
+	"github.com/jobgen/jobgen/internal/sqlmigrate"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -67,32 +68,72 @@ func (s *Store) String() string {
 // Table returns the table's name.
 func (s *Store) Table() string { return s.table }
 
-// DDL returns the statements that create the table and its index.
-func (s *Store) DDL() string {
-	name := s.table[strings.LastIndexByte(s.table, '.')+1:]
-	return strings.NewReplacer("{{table}}", s.table, "{{name}}", name).Replace(ddl)
+// Steps are the versions of the table's schema, as the outbox's
+// (internal/sqlmigrate): version 1 is what Migrate made before versions
+// were recorded, so a table made then is at version 1. Adding a version
+// is adding its entry here.
+var Steps = []sqlmigrate.Step{
+	{Version: 1, Name: "failed jobs table, its index", Up: ddl, Down: "DROP TABLE IF EXISTS {{table}};\n",
+		Loses: "SELECT count(*) FROM {{table}}"},
 }
 
-// Migrate creates the table and its index, unless they exist, in a
-// transaction that holds an advisory lock on the table's name, so that
-// two processes may run it at once.
-func (s *Store) Migrate(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migrate failed jobs table %s: %w", s.table, err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "jobgen.failed."+s.table); err != nil {
-		return fmt.Errorf("migrate failed jobs table %s: %w", s.table, err)
-	}
-	if _, err := tx.ExecContext(ctx, s.DDL()); err != nil {
-		return fmt.Errorf("migrate failed jobs table %s: %w", s.table, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate failed jobs table %s: %w", s.table, err)
-	}
-	return nil
+// schema is the table's schema, its versions recorded in
+// <table>_migrations.
+func (s *Store) schema() sqlmigrate.Schema {
+	name := s.table[strings.LastIndexByte(s.table, '.')+1:]
+	return sqlmigrate.Schema{What: "failed jobs table", Table: s.table, Versions: s.table + "_migrations",
+		Lock: "jobgen.failed." + s.table, Steps: Steps,
+		Names: strings.NewReplacer("{{table}}", s.table, "{{name}}", name)}
 }
+
+// DDL returns the statements that take the table from nothing to the
+// latest version of its schema, and record each version in its version
+// table, for an application that runs its own migrations.
+func (s *Store) DDL() string { return s.schema().DDL() }
+
+// Migrate brings the table to the latest version of its schema, creating
+// it if need be, in one transaction that holds an advisory lock on the
+// table's name, so that two processes may run it at once. A table made
+// before versions were recorded is version 1.
+func (s *Store) Migrate(ctx context.Context) error {
+	_, err := s.MigrateTo(ctx, len(Steps), false)
+	return err
+}
+
+// MigrateTo moves the table's schema up or down to version: 0 drops the
+// table and its version table. A down that would drop failed jobs fails,
+// wrapping ErrWouldLose, unless force. It returns the version the table
+// was at.
+func (s *Store) MigrateTo(ctx context.Context, version int, force bool) (from int, err error) {
+	return s.schema().Migrate(ctx, s.db, version, force)
+}
+
+// Migration is one version of the table's schema, and when it was
+// applied: zero if it is not, or if the table was made before versions
+// were recorded.
+type Migration struct {
+	Version   int
+	Name      string
+	AppliedAt time.Time
+}
+
+// Migrations returns every version of the table's schema, with when each
+// was applied, and the version the table is at: 0 without the table.
+func (s *Store) Migrations(ctx context.Context) ([]Migration, int, error) {
+	steps, v, err := s.schema().Status(ctx, s.db)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]Migration, len(steps))
+	for i, st := range steps {
+		out[i] = Migration{Version: st.Version, Name: st.Name, AppliedAt: st.AppliedAt}
+	}
+	return out, v, nil
+}
+
+// ErrWouldLose is wrapped by MigrateTo's error when a down would drop
+// failed jobs and force is not set.
+var ErrWouldLose = sqlmigrate.ErrWouldLose
 
 // saveChunk is the most rows of one INSERT: 11 parameters each.
 const saveChunk = 500

@@ -118,7 +118,8 @@ func (r *Relay) Counts() RelayCounts {
 
 // Run relays until ctx ends, then returns nil. It returns at once an
 // error wrapping runtime.ErrNoOutboxTable, naming the table and
-// outbox:migrate, when the outbox table does not exist as it starts; a
+// outbox:migrate, when the outbox table does not exist as it starts
+// (runtime.ErrOutboxVersion when its schema is older than the code's); a
 // table dropped later shows as the claim's error, logged once. It relays whatever is
 // there at once, then again each time cfg.Wake wakes it or cfg.Poll
 // passes, and again straight away while claims come back full. For
@@ -134,7 +135,7 @@ func (r *Relay) Run(ctx context.Context) error {
 	// A missing table fails the start, naming it: every DispatchTx would
 	// fail, aborting its caller's transaction. An error that may pass (the
 	// database down) does not: the loop logs it and tries again.
-	if err := runtime.CheckOutbox(ctx, r.cfg.DB, r.table); errors.Is(err, runtime.ErrNoOutboxTable) {
+	if err := runtime.CheckOutbox(ctx, r.cfg.DB, r.table); errors.Is(err, runtime.ErrNoOutboxTable) || errors.Is(err, runtime.ErrOutboxVersion) {
 		return fmt.Errorf("outbox relay: %w", err)
 	}
 	var lastErr string

@@ -221,6 +221,9 @@ func (p *PendingDispatch) encodeChain(env *Envelope, seal func(*Envelope) error)
 		if lp.JobOptions().UniqueFor > 0 {
 			return fmt.Errorf("%w: chain of %s: link %d (%s) is unique (unique_for): a chain's links after the first take no unique lock; make it the chain's first job, or dispatch it on its own", ErrInvalid, p.job.JobName(), i+1, lp.JobName())
 		}
+		if !lp.at.IsZero() {
+			return fmt.Errorf("%w: chain of %s: link %d (%s) has At(t): a chain's links after the first are pushed when the one before succeeds, each with a delay from then; give it a Delay, or dispatch it on its own", ErrInvalid, p.job.JobName(), i+1, lp.JobName())
+		}
 		if lp.debounced() {
 			return fmt.Errorf("%w: chain of %s: link %d (%s) is debounced: a chain's links after the first are pushed each on its own, not debounced; dispatch it on its own", ErrInvalid, p.job.JobName(), i+1, lp.JobName())
 		}

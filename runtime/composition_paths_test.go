@@ -16,7 +16,7 @@ import (
 // an option another way (PendingMany's OnQueue, say) moves it there.
 var compDrivers = map[string]func(c *compCell, jobs []compJob) ([]string, error){
 	"Dispatch": func(c *compCell, jobs []compJob) ([]string, error) {
-		return each(jobs, func(j compJob) (string, error) { return runtime.Dispatch(c.ctx, j) })
+		return each(jobs, func(j compJob) (string, error) { return c.pending(j).Dispatch(c.ctx) })
 	},
 	"DispatchMany": func(c *compCell, jobs []compJob) ([]string, error) {
 		return runtime.DispatchMany(c.ctx, jobs)
@@ -33,6 +33,9 @@ var compDrivers = map[string]func(c *compCell, jobs []compJob) ([]string, error)
 		if o.Delay != 0 {
 			p.Delay(o.Delay)
 		}
+		if !c.at.IsZero() {
+			p.At(c.at)
+		}
 		return p.Dispatch(c.ctx)
 	},
 	"PushMany": func(c *compCell, jobs []compJob) ([]string, error) {
@@ -44,7 +47,7 @@ var compDrivers = map[string]func(c *compCell, jobs []compJob) ([]string, error)
 			if err != nil {
 				return nil, err
 			}
-			out[i], ids[i] = runtime.Outgoing{Envelope: env, Delay: p.DelayDuration()}, env.ID
+			out[i], ids[i] = runtime.Outgoing{Envelope: env, Delay: p.DelayDuration(), At: c.at}, env.ID
 		}
 		return ids, c.main.PushMany(c.ctx, out)
 	},
@@ -60,13 +63,17 @@ var compDrivers = map[string]func(c *compCell, jobs []compJob) ([]string, error)
 	"DispatchTx": func(c *compCell, jobs []compJob) ([]string, error) {
 		var ids []string
 		return ids, c.inTx(func(tx runtime.Tx) (err error) {
-			ids, err = each(jobs, func(j compJob) (string, error) { return runtime.DispatchTx(c.ctx, tx, j) })
+			ids, err = each(jobs, func(j compJob) (string, error) { return c.pending(j).DispatchTx(c.ctx, tx) })
 			return err
 		})
 	},
 	"DispatchManyTx": func(c *compCell, jobs []compJob) ([]string, error) {
 		var ids []string
 		return ids, c.inTx(func(tx runtime.Tx) (err error) {
+			if !c.at.IsZero() {
+				ids, err = runtime.NewPendingMany(jobs).At(c.at).DispatchTx(c.ctx, tx)
+				return err
+			}
 			ids, err = runtime.DispatchManyTx(c.ctx, tx, jobs)
 			return err
 		})
@@ -74,14 +81,14 @@ var compDrivers = map[string]func(c *compCell, jobs []compJob) ([]string, error)
 	"ChainLink": func(c *compCell, jobs []compJob) ([]string, error) {
 		return each(jobs, func(j compJob) (string, error) {
 			first := compJob{Cell: j.Cell, N: j.N, Link: 1, opts: runtime.JobOptions{Queue: c.queue}}
-			_, err := runtime.Chain(first, j).Dispatch(c.ctx)
+			_, err := runtime.Chain(first, c.pending(j)).Dispatch(c.ctx)
 			return "", err
 		})
 	},
 	"Batch": func(c *compCell, jobs []compJob) ([]string, error) {
 		batch := make([]runtime.Job, len(jobs))
 		for i, j := range jobs {
-			batch[i] = j
+			batch[i] = c.pending(j)
 		}
 		_, err := runtime.NewBatch(batch...).Dispatch(c.ctx)
 		return make([]string, len(jobs)), err
@@ -89,7 +96,7 @@ var compDrivers = map[string]func(c *compCell, jobs []compJob) ([]string, error)
 	"Schedule": func(c *compCell, jobs []compJob) ([]string, error) {
 		s := schedule.New()
 		for _, j := range jobs {
-			s.Job(j).Name(fmt.Sprintf("%s/%d", c.queue, j.N))
+			s.Job(c.pending(j)).Name(fmt.Sprintf("%s/%d", c.queue, j.N))
 		}
 		reports, err := s.RunDue(c.ctx, c.main, schedule.Config{Clock: compClock{time.Now().UTC().Truncate(time.Minute)}, Logger: quiet})
 		var errs []error
@@ -123,20 +130,29 @@ var compDrivers = map[string]func(c *compCell, jobs []compJob) ([]string, error)
 	},
 	"Debounced": func(c *compCell, jobs []compJob) ([]string, error) {
 		return each(jobs, func(j compJob) (string, error) {
-			return runtime.NewPendingDispatch(j).Debounce(j.Key, c.window).Dispatch(c.ctx)
+			return c.pending(j).Debounce(j.Key, c.window).Dispatch(c.ctx)
 		})
 	},
 	// The jobs are dispatched, fail their first run, and are retried
 	// from the failed store (compCell.run); the retry is what the cell
 	// looks at.
 	"FailedRetry": func(c *compCell, jobs []compJob) ([]string, error) {
-		return each(jobs, func(j compJob) (string, error) { return runtime.Dispatch(c.ctx, j) })
+		return each(jobs, func(j compJob) (string, error) { return c.pending(j).Dispatch(c.ctx) })
 	},
 	// As FailedRetry, with the failed store in PostgreSQL: the cell's
 	// engines have EngineConfig.FailedStore (compBackend.mainSQL).
 	"FailedRetrySQL": func(c *compCell, jobs []compJob) ([]string, error) {
-		return each(jobs, func(j compJob) (string, error) { return runtime.Dispatch(c.ctx, j) })
+		return each(jobs, func(j compJob) (string, error) { return c.pending(j).Dispatch(c.ctx) })
 	},
+}
+
+// pending starts a dispatch of j, with At(c.at) for a row with At.
+func (c *compCell) pending(j compJob) *runtime.PendingDispatch {
+	p := runtime.NewPendingDispatch(j)
+	if !c.at.IsZero() {
+		p.At(c.at)
+	}
+	return p
 }
 
 // each dispatches the jobs one at a time, and returns their IDs.

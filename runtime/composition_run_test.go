@@ -218,6 +218,9 @@ type compCell struct {
 	retry bool
 	// conn: the jobs go to the engine of the other connection.
 	conn bool
+	// at is the time the drivers give At, for a row with At: compDelay
+	// after the first dispatch.
+	at time.Time
 
 	main       *runtime.Engine
 	connEngine *runtime.Engine // of the other connection, if the jobs go there
@@ -398,6 +401,9 @@ func (c *compCell) run() error {
 // each.
 func (c *compCell) send() error {
 	c.obs.t0 = time.Now()
+	if c.row.has("At") {
+		c.at = c.obs.t0.Add(compDelay)
+	}
 	for round := 1; round <= c.rounds; round++ {
 		jobs := make([]compJob, c.slots)
 		for s := range jobs {

@@ -57,7 +57,12 @@ func checkCompositionCovers(t *testing.T) {
 	var options []string
 	for _, o := range jobopt.All {
 		options = append(options, o.Name)
-		assert.Contains(t, compAspects, o.Name, "option %s has no aspect in compAspects: say how the composition test sets it and sees its effect", o.Name)
+	}
+	for _, o := range jobopt.Overrides {
+		options = append(options, o.Name)
+	}
+	for _, name := range options {
+		assert.Contains(t, compAspects, name, "option %s has no aspect in compAspects: say how the composition test sets it and sees its effect", name)
 	}
 	for name := range compAspects {
 		assert.Contains(t, options, name, "compAspects has %s, which is no option of jobopt.All", name)
@@ -71,9 +76,9 @@ func checkCompositionCovers(t *testing.T) {
 		assert.Contains(t, paths, name, "compDrivers has %s, which is no path of jobopt.Paths", name)
 	}
 	for _, p := range jobopt.Paths {
-		for _, o := range jobopt.All {
-			if out := jobopt.Expect(o.Name, p.Name); out.Effect == jobopt.Refused {
-				assert.Contains(t, compErrors, out.Err, "%s on %s is refused with %s, which compErrors does not know", o.Name, p.Name, out.Err)
+		for _, name := range options {
+			if out := jobopt.Expect(name, p.Name); out.Effect == jobopt.Refused {
+				assert.Contains(t, compErrors, out.Err, "%s on %s is refused with %s, which compErrors does not know", name, p.Name, out.Err)
 			}
 		}
 	}
@@ -90,10 +95,14 @@ type compRow struct {
 
 func (r compRow) has(option string) bool { return slices.Contains(r.options, option) }
 
-// compRows are the options of jobopt.All, each alone, then the pairs.
+// compRows are the options of jobopt.All and jobopt.Overrides, each
+// alone, then the pairs.
 func compRows() []compRow {
 	var rows []compRow
 	for _, o := range jobopt.All {
+		rows = append(rows, compRow{name: o.Name, options: []string{o.Name}})
+	}
+	for _, o := range jobopt.Overrides {
 		rows = append(rows, compRow{name: o.Name, options: []string{o.Name}})
 	}
 	for _, p := range jobopt.Pairs {
@@ -135,7 +144,8 @@ type compAspect struct {
 
 var errCompHandler = errors.New("the handler failed, as the cell asks")
 
-// compAspects has one entry per option of jobopt.All.
+// compAspects has one entry per option of jobopt.All and
+// jobopt.Overrides.
 var compAspects = map[string]compAspect{
 	"Queue": {
 		set: func(c *compCell, o *runtime.JobOptions) { o.Queue = c.queue },
@@ -241,6 +251,19 @@ var compAspects = map[string]compAspect{
 			for _, r := range c.runs() {
 				from := c.delayFrom(r.job.N)
 				assert.GreaterOrEqual(t, r.start.Sub(from), compDelay-compSlack, "job %d started %v after its dispatch; its delay is %v", r.job.N, r.start.Sub(from), compDelay)
+			}
+		},
+	},
+	// At is set by the drivers, to compCell.at: compDelay after the
+	// cell's first dispatch.
+	"At": {
+		check: func(t *testing.T, c *compCell, effect jobopt.Effect) {
+			if effect == jobopt.NotApplied {
+				c.checkRetriedReady(t)
+				return
+			}
+			for _, r := range c.runs() {
+				assert.False(t, r.start.Before(c.at.Add(-compSlack)), "job %d started at %v, before its At(%v)", r.job.N, r.start, c.at)
 			}
 		},
 	},

@@ -145,6 +145,8 @@ func (p *PendingDispatch) debounceSpec() (debounceSpec, error) {
 		return s, fmt.Errorf("%w: debounce %s: DebounceMaxWait (%v) must be at least the window (%v)", ErrInvalid, name, s.maxWait, s.window)
 	case o.UniqueFor > 0:
 		return s, fmt.Errorf("%w: debounce %s: the job is also unique (unique_for): a unique job keeps the first dispatch, a debounced one the last; use one of them", ErrInvalid, name)
+	case !p.at.IsZero():
+		return s, fmt.Errorf("%w: debounce %s: the job also has At(t) (%v): the debounce window is its delay", ErrInvalid, name, p.at.Format(time.RFC3339Nano))
 	case p.DelayDuration() != 0:
 		return s, fmt.Errorf("%w: debounce %s: the job also has a delay (%v): the debounce window is its delay", ErrInvalid, name, p.DelayDuration())
 	}

@@ -137,6 +137,7 @@ type PendingDispatch struct {
 	connection string
 	delay      time.Duration
 	delaySet   bool
+	at         time.Time // set by At; zero if not
 	chain      []Job
 
 	// Set by OnGroup and WithGroupLimit (group.go).
@@ -165,8 +166,34 @@ func NewPendingDispatch(job Job) *PendingDispatch { return &PendingDispatch{job:
 // d of zero or less makes it ready at once, as Laravel runs a job whose
 // delay is already past (a delay computed from the clock, say).
 func (p *PendingDispatch) Delay(d time.Duration) *PendingDispatch {
-	p.delay, p.delaySet = d, true
+	p.delay, p.delaySet, p.at = d, true, time.Time{}
 	return p
+}
+
+// At makes the job ready at t, overriding its delay (the later of Delay
+// and At counts) and its annotation's. A t already past makes it ready
+// at once. Dispatch reads t against this process's clock as it pushes.
+// DispatchTx writes t into the outbox row, and the relay reads it
+// against the database's clock as it claims the row: the job is ready
+// at t, or as its transaction commits if t is past by then
+// (docs/outbox.md, "Delays and At"). A chain's links after the first,
+// a schedule's entries and debounced jobs refuse it.
+func (p *PendingDispatch) At(t time.Time) *PendingDispatch {
+	p.at, p.delay, p.delaySet = t, 0, false
+	return p
+}
+
+// AtTime returns the time At set, zero if none.
+func (p *PendingDispatch) AtTime() time.Time { return p.at }
+
+// hasAt says whether p, or a dispatch it wraps, has a time from At.
+func (p *PendingDispatch) hasAt() bool {
+	for ; p != nil; p, _ = p.job.(*PendingDispatch) {
+		if !p.at.IsZero() {
+			return true
+		}
+	}
+	return false
 }
 
 // OnQueue sends the job to queue q.
@@ -217,8 +244,12 @@ func (p *PendingDispatch) Connection() string {
 }
 
 // DelayDuration returns the delay before the job is ready: 0 for a delay
-// already past (Delay).
+// already past (Delay), and for At the time left until its t, by this
+// process's clock.
 func (p *PendingDispatch) DelayDuration() time.Duration {
+	if !p.at.IsZero() {
+		return max(time.Until(p.at), 0)
+	}
 	if p.delaySet {
 		return max(p.delay, 0)
 	}
@@ -364,7 +395,7 @@ func (e *Engine) Dispatch(ctx context.Context, p *PendingDispatch) (string, erro
 	if err != nil {
 		return "", err
 	}
-	if err := e.PushMany(ctx, []Outgoing{{Envelope: env, Delay: p.DelayDuration()}}); err != nil {
+	if err := e.PushMany(ctx, []Outgoing{{Envelope: env, Delay: p.DelayDuration(), At: p.at}}); err != nil {
 		undo()
 		return "", fmt.Errorf("dispatch %s: %w", env.Name, err)
 	}

@@ -23,6 +23,7 @@ type PendingMany struct {
 	connection string
 	delay      time.Duration
 	delaySet   bool
+	at         time.Time
 }
 
 // NewPendingMany starts a dispatch of jobs.
@@ -43,7 +44,15 @@ func DispatchMany[T Job](ctx context.Context, jobs []T) ([]string, error) {
 // Delay makes every job ready only after d, overriding its annotation;
 // a d of zero or less makes them ready at once (PendingDispatch.Delay).
 func (b *PendingMany) Delay(d time.Duration) *PendingMany {
-	b.delay, b.delaySet = d, true
+	b.delay, b.delaySet, b.at = d, true, time.Time{}
+	return b
+}
+
+// At makes every job ready at t, overriding its delay and its
+// annotation's; a t already past makes them ready at once
+// (PendingDispatch.At).
+func (b *PendingMany) At(t time.Time) *PendingMany {
+	b.at, b.delay, b.delaySet = t, 0, false
 	return b
 }
 
@@ -66,7 +75,7 @@ func (b *PendingMany) Len() int { return len(b.jobs) }
 func (b *PendingMany) Pending(i int) *PendingDispatch {
 	p := NewPendingDispatch(b.jobs[i])
 	p.queue, p.connection = b.queue, b.connection
-	p.delay, p.delaySet = b.delay, b.delaySet
+	p.delay, p.delaySet, p.at = b.delay, b.delaySet, b.at
 	return p
 }
 
@@ -192,6 +201,9 @@ func (e *Engine) DispatchMany(ctx context.Context, b *PendingMany) ([]string, er
 		delay := o.Delay
 		if b.delaySet {
 			delay = b.delay
+		}
+		if !b.at.IsZero() {
+			delay = time.Until(b.at)
 		}
 		delay = max(delay, 0) // a delay already past: ready at once
 		if err := ValidateQueueName(queue); err != nil {

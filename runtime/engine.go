@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -118,6 +120,22 @@ type EngineConfig struct {
 	// back after a lost reply, the eviction policy allowed. Default
 	// slog.Default().
 	Logger *slog.Logger
+	// Completions is the PostgreSQL database holding the outbox table,
+	// whose completed table (<OutboxTable>_completed, version 2 of its
+	// schema) CompleteTx writes to. With it, a worker looks a job it
+	// reserves again (attempt 2 or later) up in that table before running
+	// it, and acks it without running if it is there: the job was
+	// completed in its handler's transaction, and its ack did not reach
+	// Redis (docs/outbox.md, "Exactly-once effects"). Without it,
+	// CompleteTx refuses. The engine's start checks the outbox table
+	// (CheckOutbox) and fails if it is missing or too old. Default nil.
+	Completions *sql.DB
+	// CompletionRetention is how long a worker keeps a completed table's
+	// rows: it deletes older ones, at most once a minute. A job reserved
+	// again after its row is gone runs again, so keep it well past the
+	// workers' RetryAfter and any Redis outage. Default 7 days; at least
+	// 1 hour.
+	CompletionRetention time.Duration
 }
 
 func (c *EngineConfig) setDefaults() {
@@ -144,6 +162,9 @@ func (c *EngineConfig) setDefaults() {
 	}
 	if c.MaxResultSize == 0 {
 		c.MaxResultSize = 64 << 10
+	}
+	if c.CompletionRetention == 0 {
+		c.CompletionRetention = 7 * 24 * time.Hour
 	}
 	if len(c.KeepFinished) > 0 {
 		keep := make(map[string]FinishedConfig, len(c.KeepFinished))
@@ -173,6 +194,8 @@ func (c *EngineConfig) validate() error {
 		return fmt.Errorf("%w: EngineConfig.StateRetention (%v) must be at least 1s", ErrInvalid, c.StateRetention)
 	case c.RetryWindow > 0 && (c.RetryWindow < time.Second || c.RetryWindow > time.Hour):
 		return fmt.Errorf("%w: EngineConfig.RetryWindow (%v) must be between 1s and 1h, or negative to turn it off", ErrInvalid, c.RetryWindow)
+	case c.CompletionRetention < time.Hour:
+		return fmt.Errorf("%w: EngineConfig.CompletionRetention (%v) must be at least 1h", ErrInvalid, c.CompletionRetention)
 	}
 	if err := c.validateFailedStore(); err != nil {
 		return err
@@ -268,6 +291,15 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 	store := jobrdb.New(rdb, keys)
 	if err := checkEviction(ctx, store, cfg.AllowEviction, warn); err != nil {
 		return nil, err
+	}
+	// With Completions the engine has the outbox's database: a missing
+	// table, or one older than CompleteTx needs, fails the start, naming
+	// outbox:migrate. An error that may pass (the database down) does not.
+	if cfg.Completions != nil {
+		err := CheckOutbox(ctx, cfg.Completions, cfg.OutboxTable)
+		if errors.Is(err, ErrNoOutboxTable) || errors.Is(err, ErrOutboxVersion) {
+			return nil, fmt.Errorf("jobgen: start engine: EngineConfig.Completions: %w", err)
+		}
 	}
 	e := &Engine{rdb: rdb, store: store, cfg: cfg, keys: keys, flow: &flowState{}, grouped: &groupedQueues{},
 		notifier: newNotifier(store, keys.Notes())}

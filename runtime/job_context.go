@@ -24,7 +24,9 @@ type jobContext struct {
 	// (Progress), if it did.
 	ref      Ref
 	progress atomic.Pointer[progressSlot]
-	result   resultSlot // what the handler recorded (RecordResult)
+	// completing: the handler called CompleteTx (complete_tx.go).
+	completing atomic.Bool
+	result     resultSlot // what the handler recorded (RecordResult)
 }
 
 // newJobContext returns a job's context, derived from parent, that ends

@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(runChildWorker())
 	}
+	if os.Getenv(completeEnv) != "" {
+		os.Exit(runCompleteChild()) // complete_tx_test.go
+	}
 	if u := os.Getenv(openChildEnv); u != "" {
 		os.Exit(runChildOpen(u)) // connect_log_test.go
 	}

@@ -42,11 +42,11 @@ func checkOutboxTable(table string) error {
 	return nil
 }
 
-// OutboxDDL returns the statements that create the outbox table named
-// table, its indexes and its relays table, for PostgreSQL
-// (internal/outboxsql/outbox.sql and relays.sql), then migration 2's up,
-// which drops the notify trigger outbox.sql creates (002_wake.up.sql).
-// MigrateOutbox runs them.
+// OutboxDDL returns the statements that take the outbox table named
+// table from nothing to the latest version of its schema, and record
+// each version in its version table (<table>_migrations), for PostgreSQL:
+// for an application that runs its own migrations. MigrateOutbox runs
+// the same versions.
 func OutboxDDL(table string) (string, error) {
 	if err := checkOutboxTable(table); err != nil {
 		return "", err
@@ -59,17 +59,77 @@ func OutboxDDL(table string) (string, error) {
 // LISTEN: the name with "." as "_".
 func OutboxChannel(table string) string { return outboxsql.Channel(table) }
 
-// MigrateOutbox creates the outbox table named table (DefaultOutboxTable
-// if empty) in db, with its indexes, unless they exist, and drops the
-// notify trigger of a table an older version made. It is safe to run
-// twice, and from two processes at once: it holds a transaction-level
-// advisory lock while it runs.
+// OutboxSchemaVersion is the version of the outbox's schema this code
+// needs, and the latest it knows: CheckOutbox, and so a relay's start,
+// refuses a table at an older one.
+const OutboxSchemaVersion = outboxsql.Need
+
+// ErrOutboxWouldLose is wrapped by MigrateOutboxTo's error when a down
+// would drop rows (jobs waiting to be relayed, completions) and force is
+// not set.
+var ErrOutboxWouldLose = outboxsql.ErrWouldLose
+
+// MigrateOutbox brings the outbox table named table (DefaultOutboxTable
+// if empty) in db to the latest version of its schema
+// (OutboxSchemaVersion), creating it if need be. It is safe to run twice,
+// and from two processes at once: it holds a transaction-level advisory
+// lock while it runs, and runs every version in that one transaction. A
+// table made before versions existed (v0.1) is version 1.
 func MigrateOutbox(ctx context.Context, db *sql.DB, table string) error {
+	_, err := MigrateOutboxTo(ctx, db, table, OutboxSchemaVersion, false)
+	return err
+}
+
+// MigrateOutboxTo moves the schema of the outbox table named table
+// (DefaultOutboxTable if empty) in db up or down to version: 0 drops the
+// table, its relays and version tables. A down that would drop rows
+// (jobs waiting, an At's time, completions) fails, wrapping
+// ErrOutboxWouldLose, unless force. It returns the version the table
+// was at. Like MigrateOutbox, it is one transaction under an advisory
+// lock.
+func MigrateOutboxTo(ctx context.Context, db *sql.DB, table string, version int, force bool) (from int, err error) {
 	table = cmpOr(table, DefaultOutboxTable)
 	if err := checkOutboxTable(table); err != nil {
-		return err
+		return 0, err
 	}
-	return outboxsql.Migrate(ctx, db, table)
+	if db == nil {
+		return 0, fmt.Errorf("%w: migrate outbox %s: the database is nil", ErrInvalid, table)
+	}
+	return outboxsql.Migrate(ctx, db, table, version, force)
+}
+
+// OutboxMigration is one version of the outbox's schema.
+type OutboxMigration struct {
+	// Version is the schema's version once it is applied.
+	Version int
+	// Name says what it brings.
+	Name string
+	// AppliedAt is when it was applied to the table, by the database's
+	// clock; zero if it is not, or if the table was made before versions
+	// existed (version 1, unrecorded).
+	AppliedAt time.Time
+}
+
+// OutboxMigrations returns every version of the outbox's schema, with
+// when each was applied to the outbox table named table (DefaultOutboxTable
+// if empty) in db, and the version the table is at: 0 without one.
+func OutboxMigrations(ctx context.Context, db *sql.DB, table string) ([]OutboxMigration, int, error) {
+	table = cmpOr(table, DefaultOutboxTable)
+	if err := checkOutboxTable(table); err != nil {
+		return nil, 0, err
+	}
+	if db == nil {
+		return nil, 0, fmt.Errorf("%w: outbox %s: the database is nil", ErrInvalid, table)
+	}
+	steps, v, err := outboxsql.Status(ctx, db, table)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]OutboxMigration, len(steps))
+	for i, s := range steps {
+		out[i] = OutboxMigration{Version: s.Version, Name: s.Name, AppliedAt: s.AppliedAt}
+	}
+	return out, v, nil
 }
 
 // DispatchTx writes job, with its annotated options, into tx's outbox, and
@@ -183,7 +243,7 @@ func (e *Engine) DispatchTx(ctx context.Context, tx Tx, p *PendingDispatch) (str
 	if err != nil {
 		return "", err
 	}
-	out := []Outgoing{{Envelope: env, Delay: p.DelayDuration()}}
+	out := []Outgoing{{Envelope: env, Delay: p.DelayDuration(), At: p.at}}
 	errs, err := e.insertThrough(ctx, tx, DispatchKindOne, out, p.Connection(), []time.Duration{p.JobOptions().UniqueFor})
 	if err == nil && errs != nil {
 		err = errs[0]
@@ -214,7 +274,7 @@ func (e *Engine) DispatchManyTx(ctx context.Context, tx Tx, b *PendingMany) ([]s
 		if err != nil {
 			return nil, fmt.Errorf("dispatch many in a transaction: job %d: %w", i, err)
 		}
-		out[i] = Outgoing{Envelope: env, Delay: p.DelayDuration()}
+		out[i] = Outgoing{Envelope: env, Delay: p.DelayDuration(), At: p.at}
 		ttl[i] = p.JobOptions().UniqueFor
 		ids[i] = env.ID
 	}
@@ -363,6 +423,10 @@ func (e *Engine) outboxRow(o Outgoing, connection string, uniqueFor, now int64) 
 	row := outboxsql.Row{
 		ID: env.ID, Kind: outboxsql.KindJob, Connection: connection, Queue: queue, Name: env.Name,
 		DelayMS: delayMillis(max(o.Delay, 0)), Payload: payload,
+	}
+	if !o.At.IsZero() {
+		// Read against the database's clock as the row is claimed.
+		row.DelayMS, row.RunAt = 0, o.At
 	}
 	if env.UniqueKey != "" {
 		row.UniqueKey, row.UniqueForMS = env.UniqueKey, max(uniqueFor, 1)

@@ -14,6 +14,19 @@ import (
 type Outgoing struct {
 	Envelope *Envelope
 	Delay    time.Duration
+	// At, if not zero, is when the job becomes ready, in place of Delay:
+	// PushMany reads it against this process's clock, DispatchTx's relay
+	// against the database's. A time already past makes it ready at once.
+	At time.Time
+}
+
+// delayOf returns how long o waits from now: until At if it is set, else
+// Delay; 0 for a time already past.
+func (o Outgoing) delayOf() time.Duration {
+	if !o.At.IsZero() {
+		return max(time.Until(o.At), 0)
+	}
+	return max(o.Delay, 0)
 }
 
 // Push adds a job to the back of its queue.
@@ -86,18 +99,19 @@ func (e *Engine) pushMany(ctx context.Context, jobs []Outgoing) error {
 	var g pushGroups
 	now := time.Now().UnixMilli()
 	for _, j := range jobs {
-		q, payload, cg, err := e.stored(j.Envelope, j.Delay, now, "")
+		delay := j.delayOf()
+		q, payload, cg, err := e.stored(j.Envelope, delay, now, "")
 		if err != nil {
 			return err
 		}
-		g.add(q, delayMillis(max(j.Delay, 0)), j.Envelope.ID, payload, cg, len(jobs))
+		g.add(q, delayMillis(delay), j.Envelope.ID, payload, cg, len(jobs))
 	}
 	if err := e.send(ctx, g.groups); err != nil {
 		return err
 	}
 	if !e.events.empty() {
 		for _, j := range jobs {
-			e.events.emit(Event{Kind: JobQueued, Queue: j.Envelope.Queue, Name: j.Envelope.Name, ID: j.Envelope.ID, Delay: max(j.Delay, 0)})
+			e.events.emit(Event{Kind: JobQueued, Queue: j.Envelope.Queue, Name: j.Envelope.Name, ID: j.Envelope.ID, Delay: j.delayOf()})
 		}
 	}
 	return nil

@@ -88,6 +88,9 @@ func (e *Engine) PushTick(ctx context.Context, t TickPush) (TickResult, error) {
 	if t.Job == nil || t.Entry == "" || strings.ContainsAny(t.Entry, "{}") {
 		return TickResult{}, fmt.Errorf("%w: PushTick: a tick needs a job and an entry name without { or }", ErrInvalid)
 	}
+	if t.Job.hasAt() {
+		return TickResult{}, fmt.Errorf("%w: schedule entry %s: its job has At(t): each tick of a schedule runs at its own time; At is for one dispatch", ErrInvalid, t.Entry)
+	}
 	env, q, err := e.tickEnvelope(t)
 	if err != nil {
 		return TickResult{}, err

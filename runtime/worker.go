@@ -258,13 +258,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	defer w.e.notifier.leave(w) // before Run returns: no call of it in flight then
 	var sideWG sync.WaitGroup
-	sideWG.Add(6)
+	sideWG.Add(7)
 	go func() { defer sideWG.Done(); w.heartbeat(side) }()
 	go func() { defer sideWG.Done(); w.noteLoop(side, restarted) }()
 	go func() { defer sideWG.Done(); w.monitorLoop(side, base, start) }()
 	go func() { defer sideWG.Done(); w.sweeper(side) }()
 	go func() { defer sideWG.Done(); w.watch(ctx, side, restarted) }()
 	go func() { defer sideWG.Done(); w.acker(base) }()
+	go func() { defer sideWG.Done(); w.pruneCompletions(side) }() // complete_tx.go
 	starterDone := make(chan struct{})
 	if w.starts != nil {
 		go func() { defer close(starterDone); w.starter(base) }()

@@ -43,7 +43,7 @@ func (w *Worker) process(base context.Context, res Reservation) {
 	w.untrack(res.Ref)
 
 	o := outcome{res: res, env: env, ev: ev, herr: herr, cause: context.Cause(jobCtx), timeout: timeout, maxTries: maxTries, progressed: jobCtx.endProgress(),
-		result: jobCtx.result.data, began: began}
+		result: jobCtx.result.data, began: began, completing: jobCtx.completing.Load()}
 	if !w.settleCutShort(base, o) {
 		w.settle(base, o)
 	}
@@ -76,6 +76,20 @@ func (w *Worker) admit(base context.Context, res Reservation) (*Envelope, int) {
 	// cancelled batch, settles as a success without running, before any
 	// check of its attempts.
 	if w.prepare(base, res, env) {
+		w.succeed(base, res, env, Event{Worker: w.cfg.Name, Queue: res.Queue, Name: env.Name, ID: res.ID, Attempt: res.Attempts}, false, nil)
+		return nil, 0
+	}
+	// A job an earlier attempt completed in its handler's transaction
+	// (CompleteTx), whose ack did not reach Redis, is acked without
+	// running, before any check of its attempts (complete_tx.go).
+	switch done, err := w.completedInTx(base, res); {
+	case err != nil:
+		w.log.Warn("could not tell whether an earlier attempt completed the job; it waits, its attempt returned", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", err)
+		ev := Event{Worker: w.cfg.Name, Queue: res.Queue, Name: env.Name, ID: res.ID, Attempt: res.Attempts}
+		w.releaseWith(base, res, ev, ReleaseOpts{Delay: completionRecheck, Deferral: true}, err)
+		return nil, 0
+	case done:
+		w.log.Info("job completed in its transaction by an earlier attempt; acked without running it again", "queue", res.Queue, "job", env.Name, "id", res.ID, "attempt", res.Attempts)
 		w.succeed(base, res, env, Event{Worker: w.cfg.Name, Queue: res.Queue, Name: env.Name, ID: res.ID, Attempt: res.Attempts}, false, nil)
 		return nil, 0
 	}
@@ -116,6 +130,9 @@ type outcome struct {
 	progressed bool
 	result     []byte    // what the handler recorded (RecordResult)
 	began      time.Time // when the handler started
+	// completing: the handler called CompleteTx, whose transaction may
+	// have committed.
+	completing bool
 }
 
 // settleCutShort settles an attempt that lost its lease or that a stop
@@ -134,6 +151,11 @@ func (w *Worker) settleCutShort(base context.Context, o outcome) bool {
 		// A handler that ignored the stop still runs: its job goes back
 		// keeping the attempt, so that one that always hangs runs out of
 		// tries rather than coming back at every stop.
+		w.release(base, o.res, o.ev, 0, false, o.herr)
+	case errors.Is(o.cause, ErrWorkerStopping) && o.herr != nil && !isControl(o.herr) && o.completing:
+		// Cut short after CompleteTx, whose transaction may have
+		// committed: the job goes back keeping its attempt, so that the
+		// next worker looks it up before running it (complete_tx.go).
 		w.release(base, o.res, o.ev, 0, false, o.herr)
 	case errors.Is(o.cause, ErrWorkerStopping) && o.herr != nil && !isControl(o.herr):
 		// The stop's grace ran out and cut the handler short: the job goes
@@ -173,6 +195,12 @@ func (w *Worker) settle(base context.Context, o outcome) {
 		w.release(base, res, ev, rel.delay, false, nil)
 	case errors.As(herr, &failReq):
 		w.fail(base, res, env, failReq.err)
+	case errors.Is(herr, ErrAlreadyCompleted):
+		// CompleteTx found the job completed by another attempt, in a
+		// transaction that committed: it is done (complete_tx.go).
+		w.log.Info("job completed in its transaction by another attempt; acked", "queue", res.Queue, "job", env.Name, "id", res.ID, "attempt", res.Attempts)
+		ev.ResultSize = len(o.result)
+		w.succeed(base, res, env, ev, o.progressed, w.finishOf(o))
 	case errors.Is(o.cause, ErrTimeout):
 		ev.Err = fmt.Errorf("%w after %v: %w", ErrTimeout, o.timeout, herr)
 		w.emit(ev, JobTimedOut)

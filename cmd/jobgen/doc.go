@@ -173,7 +173,7 @@
 //   - the methods of runtime.Job: JobName, JobOptions (a literal of the
 //     annotation's values) and EncodeJob;
 //   - typed dispatch: T{...}.Dispatch(ctx) sends the job and returns its
-//     ID; Delay(d), OnQueue(q), OnConnection(c) and WithChain(jobs...)
+//     ID; Delay(d), At(t), OnQueue(q), OnConnection(c) and WithChain(jobs...)
 //     return a *runtime.PendingDispatch, on which the same setters chain
 //     and whose Dispatch(ctx) sends it; DispatchIf(ctx, cond),
 //     DispatchUnless(ctx, cond) and DispatchSync(ctx).

@@ -64,6 +64,13 @@ func (j ChargeCard) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
 }
 
+// At starts a dispatch of the job that makes it ready at t; a t already
+// past makes it ready at once. Through DispatchTx, t is read against the
+// database's clock as the relay claims the row.
+func (j ChargeCard) At(t time.Time) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).At(t)
+}
+
 // OnQueue starts a dispatch of the job to queue q.
 func (j ChargeCard) OnQueue(q string) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).OnQueue(q)
@@ -132,6 +139,13 @@ func (j EmailReceipt) DispatchTx(ctx context.Context, tx runtime.Tx) (string, er
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j EmailReceipt) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
+}
+
+// At starts a dispatch of the job that makes it ready at t; a t already
+// past makes it ready at once. Through DispatchTx, t is read against the
+// database's clock as the relay claims the row.
+func (j EmailReceipt) At(t time.Time) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).At(t)
 }
 
 // OnQueue starts a dispatch of the job to queue q.
@@ -204,6 +218,13 @@ func (j ReleaseStock) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
 }
 
+// At starts a dispatch of the job that makes it ready at t; a t already
+// past makes it ready at once. Through DispatchTx, t is read against the
+// database's clock as the relay claims the row.
+func (j ReleaseStock) At(t time.Time) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).At(t)
+}
+
 // OnQueue starts a dispatch of the job to queue q.
 func (j ReleaseStock) OnQueue(q string) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).OnQueue(q)
@@ -274,6 +295,13 @@ func (j ReserveStock) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
 }
 
+// At starts a dispatch of the job that makes it ready at t; a t already
+// past makes it ready at once. Through DispatchTx, t is read against the
+// database's clock as the relay claims the row.
+func (j ReserveStock) At(t time.Time) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).At(t)
+}
+
 // OnQueue starts a dispatch of the job to queue q.
 func (j ReserveStock) OnQueue(q string) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).OnQueue(q)
@@ -342,6 +370,13 @@ func (j ShipOrder) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j ShipOrder) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
+}
+
+// At starts a dispatch of the job that makes it ready at t; a t already
+// past makes it ready at once. Through DispatchTx, t is read against the
+// database's clock as the relay claims the row.
+func (j ShipOrder) At(t time.Time) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).At(t)
 }
 
 // OnQueue starts a dispatch of the job to queue q.

@@ -70,6 +70,13 @@ func (j SendPasswordReset) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
 }
 
+// At starts a dispatch of the job that makes it ready at t; a t already
+// past makes it ready at once. Through DispatchTx, t is read against the
+// database's clock as the relay claims the row.
+func (j SendPasswordReset) At(t time.Time) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).At(t)
+}
+
 // OnQueue starts a dispatch of the job to queue q.
 func (j SendPasswordReset) OnQueue(q string) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).OnQueue(q)
@@ -142,6 +149,13 @@ func (j SendWelcome) DispatchTx(ctx context.Context, tx runtime.Tx) (string, err
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j SendWelcome) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
+}
+
+// At starts a dispatch of the job that makes it ready at t; a t already
+// past makes it ready at once. Through DispatchTx, t is read against the
+// database's clock as the relay claims the row.
+func (j SendWelcome) At(t time.Time) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).At(t)
 }
 
 // OnQueue starts a dispatch of the job to queue q.

@@ -69,6 +69,13 @@ func (j ChargeOrder) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
 }
 
+// At starts a dispatch of the job that makes it ready at t; a t already
+// past makes it ready at once. Through DispatchTx, t is read against the
+// database's clock as the relay claims the row.
+func (j ChargeOrder) At(t time.Time) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).At(t)
+}
+
 // OnQueue starts a dispatch of the job to queue q.
 func (j ChargeOrder) OnQueue(q string) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).OnQueue(q)
@@ -139,6 +146,13 @@ func (j SendReceipt) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
 }
 
+// At starts a dispatch of the job that makes it ready at t; a t already
+// past makes it ready at once. Through DispatchTx, t is read against the
+// database's clock as the relay claims the row.
+func (j SendReceipt) At(t time.Time) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).At(t)
+}
+
 // OnQueue starts a dispatch of the job to queue q.
 func (j SendReceipt) OnQueue(q string) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).OnQueue(q)
@@ -207,6 +221,13 @@ func (j ShipOrder) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j ShipOrder) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
+}
+
+// At starts a dispatch of the job that makes it ready at t; a t already
+// past makes it ready at once. Through DispatchTx, t is read against the
+// database's clock as the relay claims the row.
+func (j ShipOrder) At(t time.Time) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).At(t)
 }
 
 // OnQueue starts a dispatch of the job to queue q.

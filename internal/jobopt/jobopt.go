@@ -113,6 +113,25 @@ var All = []Option{
 		Doc: `is the most jobs of one group (see GroupedJob) that run at once, across all workers; 0 means no limit.`},
 }
 
+// Overrides are the options one dispatch sets that no annotation does:
+// no //job: key, no runtime.JobOptions field, but a row of the
+// composition table (paths.go) like the options of All. Label is how
+// the table names them.
+var Overrides = []Override{
+	{Name: "At", Label: "`At(t)`",
+		Doc: "makes the job ready at an absolute time: PendingDispatch.At, PendingMany.At, Outgoing.At; the outbox reads it against the database's clock."},
+}
+
+// Override is an option of one dispatch (Overrides).
+type Override struct {
+	// Name names it in the composition table's rows and outcomes.
+	Name string
+	// Label is how the docs' table names it.
+	Label string
+	// Doc says what it does.
+	Doc string
+}
+
 // ByKey returns the option whose //job: key is key.
 func ByKey(key string) (Option, bool) {
 	for _, o := range All {

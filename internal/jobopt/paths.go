@@ -74,7 +74,10 @@ type Outcome struct {
 var (
 	pushManyIsLow = "`PushMany` pushes the envelopes it is given, to its own engine; the unique lock, the debounce and the connection are `Dispatch`'s"
 	noOptions     = Outcome{Effect: NoWay, Why: "`PushRaw` takes a queue, a wire name and an encoded body: no options"}
-	atDispatch    = Outcome{Effect: NotApplied, Why: "decided when the job was dispatched: a retry pushes the job back ready at once, without a unique lock"}
+	atRefused     = func(where, why string) Outcome {
+		return Outcome{Effect: Refused, Err: "ErrInvalid", Names: []string{"At(t)", where}, Why: why}
+	}
+	atDispatch = Outcome{Effect: NotApplied, Why: "decided when the job was dispatched: a retry pushes the job back ready at once, without a unique lock"}
 )
 
 // debounceRefused is the refusal of a debounced job on path, whose
@@ -96,7 +99,10 @@ var outcomes = map[string]map[string]Outcome{
 		"Connection": noOptions, "Tries": noOptions, "Backoff": noOptions, "Timeout": noOptions,
 		"RetryUntil": noOptions, "MaxExceptions": noOptions, "FailOnTimeout": noOptions,
 		"Delay": noOptions, "UniqueFor": noOptions, "Debounce": noOptions, "DebounceMaxWait": noOptions,
-		"Encrypted": noOptions, "Tags": noOptions, "GroupLimit": noOptions,
+		"Encrypted": noOptions, "Tags": noOptions, "GroupLimit": noOptions, "At": noOptions,
+	},
+	"DispatchMany": {
+		"At": {Effect: NoWay, Why: "`DispatchMany` takes the jobs alone: `NewPendingMany(jobs).At(t)` is the PendingMany path"},
 	},
 	"DispatchTx": {
 		"Debounce":        debounceRefused("DispatchTx"),
@@ -113,6 +119,7 @@ var outcomes = map[string]map[string]Outcome{
 			Why: "the links of a chain after the first are pushed by the worker, each on its own, not debounced"},
 		"DebounceMaxWait": {Effect: Refused, Err: "ErrInvalid", Names: []string{"debounced", "chain"},
 			Why: "the links of a chain after the first are pushed by the worker, each on its own, not debounced"},
+		"At": atRefused("chain", "a chain's link after the first is pushed when the one before succeeds, with a delay from then"),
 	},
 	"Batch": {
 		"Connection": {Effect: Refused, Err: "ErrInvalid", Names: []string{"connection", "batch"},
@@ -125,6 +132,7 @@ var outcomes = map[string]map[string]Outcome{
 	"Schedule": {
 		"Debounce":        debounceRefused("schedule"),
 		"DebounceMaxWait": debounceRefused("schedule"),
+		"At":              atRefused("schedule", "each tick of a schedule runs at its own time; `At` is for one dispatch"),
 	},
 	"Listener": {
 		"UniqueFor": {Effect: Refused, Err: "ErrInvalid", Names: []string{"unique", "listener"},
@@ -132,22 +140,24 @@ var outcomes = map[string]map[string]Outcome{
 		"Debounce":        debounceRefused("listeners"),
 		"DebounceMaxWait": debounceRefused("listeners"),
 		"GroupLimit":      {Effect: NoWay, Why: "a listener's job carries its event and nothing else: it has no group"},
+		"At":              {Effect: NoWay, Why: "a queued listener's options are its type's: `Fire` has no dispatch to set `At` on"},
 	},
 	"Debounced": {
 		"UniqueFor": {Effect: Refused, Err: "ErrInvalid", Names: []string{"unique", "debounce"},
 			Why: "a unique job keeps the first dispatch, a debounced one the last"},
 		"Delay": {Effect: Refused, Err: "ErrInvalid", Names: []string{"delay", "debounce"},
 			Why: "the debounce window is the job's delay"},
+		"At": atRefused("debounce", "the debounce window is the job's delay"),
 	},
 	"FailedRetry": {
-		"Delay": atDispatch, "UniqueFor": atDispatch, "Debounce": atDispatch, "DebounceMaxWait": atDispatch,
+		"Delay": atDispatch, "UniqueFor": atDispatch, "Debounce": atDispatch, "DebounceMaxWait": atDispatch, "At": atDispatch,
 	},
 	"FailedRetrySQL": {
-		"Delay": atDispatch, "UniqueFor": atDispatch, "Debounce": atDispatch, "DebounceMaxWait": atDispatch,
+		"Delay": atDispatch, "UniqueFor": atDispatch, "Debounce": atDispatch, "DebounceMaxWait": atDispatch, "At": atDispatch,
 	},
 }
 
-// Expect returns what option (a Name of All) does on path (a Name of
+// Expect returns what option (a Name of All or Overrides) does on path (a Name of
 // Paths).
 func Expect(option, path string) Outcome {
 	if o, ok := outcomes[path][option]; ok {

@@ -62,6 +62,9 @@ func compositionTable() string {
 	for _, o := range All {
 		rows = append(rows, []string{o.Name})
 	}
+	for _, o := range Overrides {
+		rows = append(rows, []string{o.Name})
+	}
 	rows = append(rows, Pairs...)
 	for _, row := range rows {
 		var label []string
@@ -98,6 +101,11 @@ func compositionTable() string {
 // optionLabel is how the table names an option: by its //job: key, and
 // GroupLimit with the group it needs.
 func optionLabel(name string) string {
+	for _, o := range Overrides {
+		if o.Name == name {
+			return o.Label
+		}
+	}
 	o, _ := optionByName(name)
 	if name == "GroupLimit" {
 		return "`group` and `group_limit`"

@@ -64,11 +64,13 @@ func BenchmarkInsertForms(b *testing.B) {
 	defer db.Close()
 	ctx := context.Background()
 	table := "bench_forms"
-	_, _ = db.Exec("DROP TABLE IF EXISTS " + table)
-	if err := Migrate(ctx, db, table); err != nil {
+	if _, err := Migrate(ctx, db, table, 0, true); err != nil {
 		b.Fatal(err)
 	}
-	defer func() { _, _ = db.Exec("DROP TABLE IF EXISTS " + table + ", " + Relays(table)) }()
+	if _, err := Migrate(ctx, db, table, Need, false); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _, _ = Migrate(ctx, db, table, 0, true) }()
 	for _, n := range []int{10, 100, 1000} {
 		rows := make([]Row, n)
 		for i := range rows {

@@ -32,17 +32,6 @@ const (
 //go:embed outbox.sql
 var ddl string
 
-// Migration 2 drops the trigger that notified in every inserting
-// transaction: DispatchTx wakes the relays itself, at most once every
-// few ms (Notify). Its down puts the trigger back. Migrate runs the up
-// after outbox.sql, so that a table made with the trigger loses it.
-var (
-	//go:embed 002_wake.up.sql
-	wakeUp string
-	//go:embed 002_wake.down.sql
-	wakeDown string
-)
-
 var tableName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}(\.[a-z_][a-z0-9_]{0,62})?$`)
 
 // CheckTable checks that table is a plain, lower-case name, optionally
@@ -55,44 +44,15 @@ func CheckTable(table string) error {
 	return nil
 }
 
-// DDL returns the statements that create the outbox table named table
-// and its indexes (outbox.sql), its relays table (relays.sql), and then
-// migration 2's up (002_wake.up.sql), which drops the notify trigger
-// outbox.sql creates.
+// DDL returns the statements that take the outbox table named table
+// from nothing to the latest version (Steps), and record each version in
+// its version table, for an application that runs its own migrations:
+// outbox:migrate then finds the table at the latest version.
 func DDL(table string) (string, error) {
-	if err := CheckTable(table); err != nil {
+	if err := checkNames(table); err != nil {
 		return "", err
 	}
-	if err := CheckRelays(table); err != nil {
-		return "", err
-	}
-	return expand(ddl, table) + "\n" + RelaysDDL(table) + "\n" + expand(wakeUp, table), nil
-}
-
-// WakeDown returns migration 2's down for the outbox table named table:
-// the statements that put back the trigger notifying in every inserting
-// transaction (002_wake.down.sql).
-func WakeDown(table string) (string, error) {
-	if err := CheckTable(table); err != nil {
-		return "", err
-	}
-	return expand(wakeDown, table), nil
-}
-
-// WakeUp returns migration 2's up for the outbox table named table: the
-// statements that drop the notify trigger (002_wake.up.sql). DDL ends
-// with them.
-func WakeUp(table string) (string, error) {
-	if err := CheckTable(table); err != nil {
-		return "", err
-	}
-	return expand(wakeUp, table), nil
-}
-
-// expand fills in the names of sql's {{table}}, {{channel}} and {{name}}.
-func expand(sql, table string) string {
-	name := table[strings.LastIndexByte(table, '.')+1:]
-	return strings.NewReplacer("{{table}}", table, "{{channel}}", Channel(table), "{{name}}", name).Replace(sql)
+	return schema(table).DDL(), nil
 }
 
 // Notify is the statement that wakes the relays of the outbox table
@@ -103,31 +63,6 @@ func Notify(table string) string { return "SELECT pg_notify(" + quote(Channel(ta
 
 // Channel is the channel Notify notifies for the outbox table named table: the name with "." as "_".
 func Channel(table string) string { return strings.ReplaceAll(table, ".", "_") }
-
-// Migrate runs the DDL of table in db, in a transaction that holds an
-// advisory lock on the table's name, so that two processes may run it at
-// once. Every statement is safe to run again.
-func Migrate(ctx context.Context, db *sql.DB, table string) error {
-	ddl, err := DDL(table)
-	if err != nil {
-		return err
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("migrate outbox %s: %w", table, err)
-	}
-	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(hashtext($1))", "jobgen.outbox."+table); err != nil {
-		return fmt.Errorf("migrate outbox %s: %w", table, err)
-	}
-	if _, err := tx.ExecContext(ctx, ddl); err != nil {
-		return fmt.Errorf("migrate outbox %s: %w", table, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("migrate outbox %s: %w", table, err)
-	}
-	return nil
-}
 
 // Execer runs a statement: *sql.Tx, *sql.DB and *sql.Conn are ones, and
 // so is runtime.Tx.
@@ -148,8 +83,9 @@ type Copier interface {
 // for fewer, one INSERT takes fewer round trips.
 const CopyMin = 8
 
-// copyColumns are the columns CopyRows writes, in Row's order.
-var copyColumns = strings.Split(strings.ReplaceAll(columns, " ", ""), ",")
+// copyColumns are the columns CopyRows writes, in Row's order, and
+// run_at (NULL for a row without At).
+var copyColumns = append(strings.Split(strings.ReplaceAll(columns, " ", ""), ","), "run_at")
 
 // Row is one row Insert writes.
 type Row struct {
@@ -158,6 +94,11 @@ type Row struct {
 	UniqueKey                         string
 	UniqueForMS                       int64
 	Payload                           []byte
+	// RunAt, if not zero, is when the job is ready (At), read against the
+	// database's clock as a relay claims the row; DelayMS is then 0. It
+	// needs version 2 of the schema; rows without one write no run_at, so
+	// that they go into a table at version 1 too.
+	RunAt time.Time
 }
 
 // columns are the columns Insert writes, in Row's order.
@@ -227,7 +168,11 @@ func Insert(ctx context.Context, tx Execer, table string, rows []Row) (dup []int
 func copyRows(ctx context.Context, c Copier, table string, rows []Row) error {
 	vals := make([][]any, len(rows))
 	for i, r := range rows {
-		vals[i] = []any{r.ID, r.Kind, r.Connection, r.Queue, r.Name, r.DelayMS, r.UniqueKey, r.UniqueForMS, r.Payload}
+		var runAt any
+		if !r.RunAt.IsZero() {
+			runAt = r.RunAt
+		}
+		vals[i] = []any{r.ID, r.Kind, r.Connection, r.Queue, r.Name, r.DelayMS, r.UniqueKey, r.UniqueForMS, r.Payload, runAt}
 	}
 	n, err := c.CopyRows(ctx, table, copyColumns, vals)
 	if err != nil {
@@ -240,28 +185,47 @@ func copyRows(ctx context.Context, c Copier, table string, rows []Row) error {
 }
 
 // insert writes chunk in one INSERT, followed by tail, and returns how
-// many rows it wrote.
+// many rows it wrote. The run_at column is written only when a row of
+// chunk has a RunAt.
 func insert(ctx context.Context, tx Execer, table string, chunk []Row, tail string) (int64, error) {
+	n := arity
+	for _, r := range chunk {
+		if !r.RunAt.IsZero() {
+			n = arity + 1
+			break
+		}
+	}
 	var q strings.Builder
 	q.Grow(64 + len(chunk)*48)
 	q.WriteString("INSERT INTO ")
 	q.WriteString(table)
-	q.WriteString(" (" + columns + ") VALUES ")
-	args := make([]any, 0, len(chunk)*arity)
+	if n > arity {
+		q.WriteString(" (" + columns + ", run_at) VALUES ")
+	} else {
+		q.WriteString(" (" + columns + ") VALUES ")
+	}
+	args := make([]any, 0, len(chunk)*n)
 	for i, r := range chunk {
 		if i > 0 {
 			q.WriteByte(',')
 		}
 		q.WriteByte('(')
-		for c := range arity {
+		for c := range n {
 			if c > 0 {
 				q.WriteByte(',')
 			}
 			q.WriteByte('$')
-			q.WriteString(strconv.Itoa(i*arity + c + 1))
+			q.WriteString(strconv.Itoa(i*n + c + 1))
 		}
 		q.WriteByte(')')
 		args = append(args, r.ID, r.Kind, r.Connection, r.Queue, r.Name, r.DelayMS, r.UniqueKey, r.UniqueForMS, r.Payload)
+		if n > arity {
+			var at any // NULL: the row's delay counts from the commit
+			if !r.RunAt.IsZero() {
+				at = r.RunAt
+			}
+			args = append(args, at)
+		}
 	}
 	q.WriteString(tail)
 	res, err := tx.ExecContext(ctx, q.String(), args...)
@@ -271,11 +235,11 @@ func insert(ctx context.Context, tx Execer, table string, chunk []Row, tail stri
 	if res == nil {
 		return int64(len(chunk)), nil
 	}
-	n, err := res.RowsAffected()
+	written, err := res.RowsAffected()
 	if err != nil {
 		return 0, fmt.Errorf("write to outbox %s: rows written: %w", table, err)
 	}
-	return n, nil
+	return written, nil
 }
 
 // Querier reads one row: *sql.Tx, *sql.DB and *sql.Conn are ones.
@@ -297,7 +261,8 @@ func Holder(ctx context.Context, tx Querier, table, connection, key string) (str
 // Claim is the statement that locks and reads up to batch waiting rows
 // of the given connections, oldest first, skipping rows another claim
 // holds. Its columns are seq, id, kind, connection, queue, name, the
-// delay left in ms, counted from the commit (sinceCommit), unique_key,
+// delay left in ms (until run_at by the database's clock, for a row of
+// At; else counted from the commit, sinceCommit), unique_key,
 // unique_for_ms, payload, and a column to ignore: the claim also ends
 // the transaction should it stay idle for idle (set_config, local to
 // the transaction).
@@ -307,7 +272,7 @@ func Claim(table string, connections []string, batch int, idle time.Duration) st
 		names[i] = quote(c)
 	}
 	return "SELECT seq, id, kind, connection, queue, name, " +
-		"(delay_ms - LEAST(delay_ms, GREATEST(0, " + sinceCommit + ")))::bigint, " +
+		"(CASE WHEN run_at IS NOT NULL THEN " + untilRunAt + " ELSE delay_ms - LEAST(delay_ms, GREATEST(0, " + sinceCommit + ")) END)::bigint, " +
 		"unique_key, unique_for_ms, payload, " +
 		"(SELECT set_config('idle_in_transaction_session_timeout', '" + strconv.FormatInt(idle.Milliseconds(), 10) + "', true)) FROM " + table +
 		" WHERE error IS NULL AND connection IN (" + strings.Join(names, ",") + ")" +
@@ -335,6 +300,10 @@ func Waiting(table string, connections []string) string {
 // transaction's start, counted the transaction's own time against it.
 const sinceCommit = "CASE WHEN current_setting('track_commit_timestamp') = 'on' " +
 	"THEN COALESCE(FLOOR(EXTRACT(EPOCH FROM (clock_timestamp() - pg_xact_commit_timestamp(xmin))) * 1000), 0) ELSE 0 END"
+
+// untilRunAt is the SQL for the ms from now, by the database's clock,
+// until the row's run_at; 0 for one already past.
+const untilRunAt = "GREATEST(0, CEIL(EXTRACT(EPOCH FROM (run_at - clock_timestamp())) * 1000))"
 
 // Delete is the statement that deletes the rows whose seq are in $1, a
 // PostgreSQL array literal of them ("{1,2,3}"): one text whatever the

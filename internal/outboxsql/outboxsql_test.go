@@ -27,13 +27,12 @@ func TestDDL(t *testing.T) {
 	require.Contains(t, ddl, "CREATE TABLE IF NOT EXISTS app.jobs_outbox (")
 	require.Contains(t, ddl, "CREATE INDEX IF NOT EXISTS jobs_outbox_claim ON app.jobs_outbox")
 	require.NotContains(t, ddl, "{{")
-	// Migration 2's up ends it: the trigger outbox.sql makes is dropped.
-	up, err := WakeUp("app.jobs_outbox")
-	require.NoError(t, err)
-	require.True(t, strings.HasSuffix(ddl, up))
+	// Version 3's up drops the trigger version 1 makes, and its down
+	// puts it back.
+	up := UpFor(3, "app.jobs_outbox")
+	require.Contains(t, ddl, up)
 	require.Contains(t, up, "DROP TRIGGER IF EXISTS jobs_outbox_notify ON app.jobs_outbox;")
-	down, err := WakeDown("app.jobs_outbox")
-	require.NoError(t, err)
+	down := names("app.jobs_outbox").Replace(Steps[2].Down)
 	require.Contains(t, down, "pg_notify('app_jobs_outbox', '')")
 	require.Contains(t, down, "CREATE OR REPLACE TRIGGER jobs_outbox_notify")
 	require.Equal(t, "SELECT pg_notify('app_jobs_outbox', '')", Notify("app.jobs_outbox"))
@@ -73,4 +72,14 @@ func TestStatementsQuoteNames(t *testing.T) {
 	require.Contains(t, q, "LIMIT 10 FOR UPDATE SKIP LOCKED")
 	require.Contains(t, q, "'3000', true")
 	require.True(t, strings.HasSuffix(Present("t", []string{"a'b"}), "WHERE id IN ('a''b')"))
+}
+
+// Need is the last version, and the versions are 1, 2, ... in order.
+func TestNeedIsTheLatest(t *testing.T) {
+	for i, s := range Steps {
+		require.Equal(t, i+1, s.Version)
+		require.NotEmpty(t, s.Up)
+		require.NotEmpty(t, s.Down)
+	}
+	require.Equal(t, len(Steps), Need)
 }

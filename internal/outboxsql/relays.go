@@ -22,19 +22,16 @@ const RelaysSuffix = "_relays"
 // Relays is the name of the relays table of the outbox table named table.
 func Relays(table string) string { return table + RelaysSuffix }
 
-// CheckRelays checks that the relays table of table has a name
-// PostgreSQL keeps whole (63 bytes a part).
+// CheckRelays checks that the tables and indexes beside table (its
+// relays, version and completed tables) have names PostgreSQL keeps
+// whole (63 bytes a part).
 func CheckRelays(table string) error {
-	name := Relays(table)
-	if len(name[strings.LastIndexByte(name, '.')+1:]) > 63 {
-		return fmt.Errorf("%q is too long: its relays table %q must fit in 63 characters", table, name)
+	for _, name := range []string{Relays(table), Migrations(table), Completions(table) + "_at"} {
+		if len(name[strings.LastIndexByte(name, '.')+1:]) > 63 {
+			return fmt.Errorf("%q is too long: the name %q beside it must fit in 63 characters", table, name)
+		}
 	}
 	return nil
-}
-
-// RelaysDDL returns the statement that creates the relays table of table.
-func RelaysDDL(table string) string {
-	return strings.ReplaceAll(relaysDDL, "{{relays}}", Relays(table))
 }
 
 // Pass is the statement that records a relay's completed pass: $1 the

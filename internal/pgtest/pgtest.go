@@ -29,8 +29,8 @@ func URL(t testing.TB) string {
 	return u
 }
 
-// Table returns a table name of the test's own, and drops the table and
-// its notify function when the test ends.
+// Table returns a table name of the test's own, and drops the table, the
+// tables beside it and its notify function when the test ends.
 func Table(t testing.TB, db *sql.DB) string {
 	t.Helper()
 	b := make([]byte, 6)
@@ -38,7 +38,7 @@ func Table(t testing.TB, db *sql.DB) string {
 	name := "outbox_" + hex.EncodeToString(b)
 	t.Cleanup(func() {
 		ctx := context.Background()
-		_, _ = db.ExecContext(ctx, "DROP TABLE IF EXISTS "+name)
+		_, _ = db.ExecContext(ctx, "DROP TABLE IF EXISTS "+name+", "+name+"_relays, "+name+"_migrations, "+name+"_completed")
 		_, _ = db.ExecContext(ctx, "DROP FUNCTION IF EXISTS "+name+"_notify()")
 	})
 	return name

@@ -8,7 +8,7 @@ import (
 
 // DispatchMethods returns the typed dispatch methods of j. Dispatch,
 // DispatchIf and DispatchUnless send the job; DispatchTx writes it into
-// an SQL transaction's outbox; Delay, OnQueue,
+// an SQL transaction's outbox; Delay, At, OnQueue,
 // OnConnection and WithChain start a *runtime.PendingDispatch, on which
 // the same setters chain and whose Dispatch sends it; DispatchSync runs
 // the handler in place. Where a dispatch goes is runtime's business
@@ -38,6 +38,11 @@ func DispatchMethods(j model.Job) []jen.Code {
 
 		doc("Delay starts a dispatch of the job that makes it ready only after d.").
 			Add(pending("Delay", jen.Id("d").Qual(timePkg, "Duration"), jen.Id("d"))),
+
+		doc("At starts a dispatch of the job that makes it ready at t; a t already\n" +
+			"past makes it ready at once. Through DispatchTx, t is read against the\n" +
+			"database's clock as the relay claims the row.").
+			Add(pending("At", jen.Id("t").Qual(timePkg, "Time"), jen.Id("t"))),
 
 		doc("OnQueue starts a dispatch of the job to queue q.").
 			Add(pending("OnQueue", jen.Id("q").String(), jen.Id("q"))),

@@ -430,7 +430,7 @@ import (
 
 //job:
 type T struct {
-	At       time.Time
+	When     time.Time
 	Raw      json.RawMessage
 	Any      any
 	Err      error

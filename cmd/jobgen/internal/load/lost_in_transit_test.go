@@ -54,7 +54,7 @@ func TestLoadLostInTransit(t *testing.T) {
 		},
 		{
 			name: "a time zone",
-			src:  "import \"time\"\n\n//job:\ntype T struct {\n\tAt   time.Time\n\tZone *time.Location\n}\n",
+			src:  "import \"time\"\n\n//job:\ntype T struct {\n\tWhen time.Time\n\tZone *time.Location\n}\n",
 			want: []string{"jobs.go:8:2: field Zone has type *time.Location: time.Location has no exported field, so msgpack carries nothing of it and the handler gets an empty one" + crossFix},
 		},
 		{
@@ -105,7 +105,7 @@ type T struct {
 	Any    any
 	Err    error
 	Marker marker
-	At     time.Time
+	When   time.Time
 	N      *big.Int
 	Shapes []Shape
 }

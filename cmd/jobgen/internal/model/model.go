@@ -142,7 +142,7 @@ type Options struct {
 // with one of these names.
 var Methods = []string{
 	"JobName", "JobOptions", "EncodeJob",
-	"Dispatch", "DispatchTx", "Delay", "OnQueue", "OnConnection", "WithChain",
+	"Dispatch", "DispatchTx", "Delay", "At", "OnQueue", "OnConnection", "WithChain",
 	"DispatchIf", "DispatchUnless", "DispatchSync",
 }
 

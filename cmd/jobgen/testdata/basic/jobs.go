@@ -26,7 +26,7 @@ func (j SendEmail) Failed(ctx context.Context, err error) {}
 //job:fail_on_timeout delay=90s unique_for=1h encrypted=true tags=billing,nightly
 type Everything struct {
 	Amounts map[string]float64
-	At      time.Time
+	When    time.Time `msgpack:"At"`
 	Next    *Everything
 	Items   []Item
 	Raw     []byte

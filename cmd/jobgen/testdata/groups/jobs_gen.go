@@ -71,6 +71,13 @@ func (j CallAPI) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
 }
 
+// At starts a dispatch of the job that makes it ready at t; a t already
+// past makes it ready at once. Through DispatchTx, t is read against the
+// database's clock as the relay claims the row.
+func (j CallAPI) At(t time.Time) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).At(t)
+}
+
 // OnQueue starts a dispatch of the job to queue q.
 func (j CallAPI) OnQueue(q string) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).OnQueue(q)
@@ -144,6 +151,13 @@ func (j ImportFeed) DispatchTx(ctx context.Context, tx runtime.Tx) (string, erro
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j ImportFeed) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
+}
+
+// At starts a dispatch of the job that makes it ready at t; a t already
+// past makes it ready at once. Through DispatchTx, t is read against the
+// database's clock as the relay claims the row.
+func (j ImportFeed) At(t time.Time) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).At(t)
 }
 
 // OnQueue starts a dispatch of the job to queue q.

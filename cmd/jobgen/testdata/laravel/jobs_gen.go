@@ -80,6 +80,13 @@ func (j Audit) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
 }
 
+// At starts a dispatch of the job that makes it ready at t; a t already
+// past makes it ready at once. Through DispatchTx, t is read against the
+// database's clock as the relay claims the row.
+func (j Audit) At(t time.Time) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).At(t)
+}
+
 // OnQueue starts a dispatch of the job to queue q.
 func (j Audit) OnQueue(q string) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).OnQueue(q)
@@ -151,6 +158,13 @@ func (j ChargeCard) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
 }
 
+// At starts a dispatch of the job that makes it ready at t; a t already
+// past makes it ready at once. Through DispatchTx, t is read against the
+// database's clock as the relay claims the row.
+func (j ChargeCard) At(t time.Time) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).At(t)
+}
+
 // OnQueue starts a dispatch of the job to queue q.
 func (j ChargeCard) OnQueue(q string) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).OnQueue(q)
@@ -217,6 +231,13 @@ func (j ImportRow) DispatchTx(ctx context.Context, tx runtime.Tx) (string, error
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j ImportRow) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
+}
+
+// At starts a dispatch of the job that makes it ready at t; a t already
+// past makes it ready at once. Through DispatchTx, t is read against the
+// database's clock as the relay claims the row.
+func (j ImportRow) At(t time.Time) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).At(t)
 }
 
 // OnQueue starts a dispatch of the job to queue q.
@@ -289,6 +310,13 @@ func (j SendWelcomeEmail) DispatchTx(ctx context.Context, tx runtime.Tx) (string
 // Delay starts a dispatch of the job that makes it ready only after d.
 func (j SendWelcomeEmail) Delay(d time.Duration) *runtime.PendingDispatch {
 	return runtime.NewPendingDispatch(j).Delay(d)
+}
+
+// At starts a dispatch of the job that makes it ready at t; a t already
+// past makes it ready at once. Through DispatchTx, t is read against the
+// database's clock as the relay claims the row.
+func (j SendWelcomeEmail) At(t time.Time) *runtime.PendingDispatch {
+	return runtime.NewPendingDispatch(j).At(t)
 }
 
 // OnQueue starts a dispatch of the job to queue q.

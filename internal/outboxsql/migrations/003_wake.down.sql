@@ -1,4 +1,4 @@
--- Migration 2, down: the statement trigger of outbox.sql again, which
+-- Version 3, down: the statement trigger of outbox.sql again, which
 -- notifies the relays' channel in every transaction that inserts rows.
 -- Safe to run again.
 

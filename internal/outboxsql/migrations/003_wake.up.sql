@@ -1,4 +1,4 @@
--- Migration 2, up: no trigger wakes the relay any more. The statement
+-- Version 3, up: no trigger wakes the relay any more. The statement
 -- trigger of outbox.sql notified in every inserting transaction, and
 -- PostgreSQL lets one notifying transaction commit at a time, a WAL
 -- flush each. DispatchTx now notifies at most once every 5 ms per
