@@ -1,0 +1,393 @@
+package dashboard_test
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/dashboard"
+	"github.com/jobgen/jobgen/internal/redistest"
+	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/schedule"
+)
+
+// The cost of each page: how long it takes, how many bytes it sends and
+// its idle refresh sends, and how many Redis commands it costs, on a
+// Redis of its own filled with many jobs. TestPageCost measures and
+// prints it (go test ./dashboard -run TestPageCost -v with
+// JOBGEN_PAGE_COST=1); TestPageCommandBound and TestIdleRefreshIsSmall
+// hold the bounds on a smaller fill in every run.
+
+// costPages are the GET pages measured, one line each: a name, and the
+// path, in which {job}, {bigjob}, {batch}, {task} and {last} stand for a
+// small waiting job, a job of 1 MB, a batch, a task and the last page of
+// q00's ready list. A new page is one more line.
+var costPages = []struct{ name, path string }{
+	{"overview", ""},
+	{"workers", "workers"},
+	{"queue", "queues/q00"},
+	{"queue, last page", "queues/q00?page={last}"},
+	{"queue, delayed", "queues/q00?state=delayed"},
+	{"queue, reserved", "queues/q00?state=reserved"},
+	{"queue, clear?", "queues/q00/clear"},
+	{"failed", "failed"},
+	{"failed, one queue", "failed?queue=q01"},
+	{"failed, by tag", "failed?tag=big"},
+	{"failed, flush?", "failed/flush?queue=q01"},
+	{"find job", "jobs?id={job}"},
+	{"job", "jobs/{job}?queue=q00"},
+	{"job of 1 MB", "jobs/{bigjob}?queue=q00"},
+	{"job, no queue", "jobs/{bigjob}"},
+	{"job, cancel?", "jobs/{job}/cancel?queue=q00&attempt=0"},
+	{"job, payload", "jobs/{bigjob}/payload?queue=q00"},
+	{"search", "search"},
+	{"search, by tag", "search?tag=big"},
+	{"completed", "completed"},
+	{"completed, by tag", "completed?queue=q01&tag=kept"},
+	{"metrics", "metrics"},
+	{"metrics, one queue", "metrics?queue=q01"},
+	{"batches", "batches"},
+	{"batch", "batches/{batch}"},
+	{"task", "tasks/{task}"},
+	{"dispatch", "dispatch"},
+	{"schedule", "schedule"},
+}
+
+// costJob is a job of the fill: its Pad makes it big.
+type costJob struct {
+	Q     string
+	Text  string
+	Pad   string
+	Group string `msgpack:"-"`
+	Fail  bool
+	Tags  []string `msgpack:"-"`
+	Delay time.Duration
+}
+
+func (costJob) JobName() string { return "cost.Job" }
+func (j costJob) JobOptions() runtime.JobOptions {
+	return runtime.JobOptions{Queue: j.Q, Tags: j.Tags, Delay: j.Delay}
+}
+func (j costJob) EncodeJob() ([]byte, error) { return runtime.Encode(j) }
+
+// groupedJob waits in a fair group.
+type groupedJob struct{ costJob }
+
+func (j groupedJob) JobGroup() string { return j.Group }
+
+// costFill is what a fill made, for the pages' paths.
+type costFill struct {
+	queues                   []string
+	job, bigjob, batch, task string
+	last                     int
+}
+
+func (f costFill) path(p string) string {
+	return strings.NewReplacer("{job}", f.job, "{bigjob}", f.bigjob, "{batch}", f.batch, "{task}", f.task,
+		"{last}", strconv.Itoa(f.last)).Replace(p)
+}
+
+// costSize is a fill: waiting jobs over queues, big of each queue's at
+// its head and its tail of size pad bytes, and finished and failed jobs.
+type costSize struct {
+	waiting, queues, big, pad, finished, failed, batches, grouped int
+}
+
+// costBench is a dashboard on a Redis server of its own.
+type costBench struct {
+	ctx    context.Context
+	engine *runtime.Engine
+	rdb    *redis.Client
+	srv    *httptest.Server
+	raw    *http.Client // sends Accept-Encoding itself and keeps the body as sent
+	fill   costFill
+}
+
+func newCostBench(t *testing.T, size costSize) *costBench {
+	t.Helper()
+	server := redistest.StartServer(t)
+	ctx := context.Background()
+	queues := make([]string, size.queues)
+	keep := map[string]runtime.FinishedConfig{}
+	for i := range queues {
+		queues[i] = fmt.Sprintf("q%02d", i)
+		keep[queues[i]] = runtime.FinishedConfig{MaxJobs: 10_000}
+	}
+	e, err := runtime.Open(ctx, "redis://"+server.Addr+"/0", runtime.EngineConfig{Prefix: "cost", KeepFinished: keep})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = e.Close() })
+	cb := &costBench{ctx: runtime.WithDispatcher(ctx, e), engine: e, rdb: redis.NewClient(&redis.Options{Addr: server.Addr})}
+	t.Cleanup(func() { _ = cb.rdb.Close() })
+	cb.fill = cb.fillWith(t, queues, size)
+
+	s := schedule.New()
+	for i := range 5 {
+		s.Every(time.Duration(i+1)*time.Minute, costJob{Q: queues[0], Text: "tick"}).Name(fmt.Sprintf("every-%dm", i+1))
+	}
+	_, err = s.RunDue(cb.ctx, e, schedule.Config{})
+	require.NoError(t, err)
+	router := runtime.NewRouter()
+	runtime.Register(router, "cost.Job", func(ctx context.Context, j costJob) error { return nil })
+	h := dashboard.New(e, dashboard.Options{Logger: quiet, Schedule: s, Router: router})
+	cb.srv = httptest.NewServer(h)
+	t.Cleanup(cb.srv.Close)
+	cb.raw = &http.Client{Transport: &http.Transport{DisableCompression: true},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+	// A task: the retry of q09's failed jobs.
+	form := url.Values{"queue": {queues[len(queues)-1]}}
+	req, err := http.NewRequest(http.MethodPost, cb.srv.URL+"/failed/retry-all", strings.NewReader(form.Encode()))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	res, err := cb.raw.Do(req)
+	require.NoError(t, err)
+	_ = res.Body.Close()
+	require.Equal(t, http.StatusSeeOther, res.StatusCode)
+	cb.fill.task = path.Base(res.Header.Get("Location"))
+	return cb
+}
+
+// fillWith dispatches the fill: on each queue, finished and failed jobs
+// first (a worker runs them), then batches, grouped jobs, delayed jobs
+// and the waiting jobs, the first and last big of them of size.pad.
+func (cb *costBench) fillWith(t *testing.T, queues []string, size costSize) costFill {
+	t.Helper()
+	ctx := cb.ctx
+	pad := strings.Repeat("x", size.pad)
+	f := costFill{queues: queues}
+	var done []costJob
+	for _, q := range queues {
+		for i := range size.finished {
+			done = append(done, costJob{Q: q, Text: "done", Tags: []string{"kept", "n:" + strconv.Itoa(i%7)}})
+		}
+		for i := range size.failed {
+			j := costJob{Q: q, Text: "fails", Fail: true, Tags: []string{"failing"}}
+			if i < 5 {
+				j.Pad, j.Tags = pad, []string{"failing", "big"}
+			}
+			done = append(done, j)
+		}
+	}
+	for chunk := range slices.Chunk(done, 500) {
+		_, err := runtime.DispatchMany(ctx, chunk)
+		require.NoError(t, err)
+	}
+	r := runtime.NewRouter()
+	runtime.Register(r, "cost.Job", func(ctx context.Context, j costJob) error {
+		if j.Fail {
+			return errors.New("refused: " + j.Text)
+		}
+		return nil
+	})
+	w, err := runtime.NewWorker(cb.engine, r, runtime.WorkerConfig{Queues: queues, StopWhenEmpty: true, Tries: 1,
+		Concurrency: 16, Sleep: 10 * time.Millisecond, Logger: quiet})
+	require.NoError(t, err)
+	require.NoError(t, w.Run(ctx))
+
+	for i := range size.batches {
+		jobs := make([]runtime.Job, 10)
+		for k := range jobs {
+			jobs[k] = costJob{Q: queues[i%len(queues)], Text: "in a batch"}
+		}
+		id, err := runtime.NewBatch(jobs...).Name("batch " + strconv.Itoa(i)).Dispatch(ctx)
+		require.NoError(t, err)
+		f.batch = id
+	}
+	var grouped []groupedJob
+	for i := range size.grouped {
+		grouped = append(grouped, groupedJob{costJob{Q: queues[len(queues)-1], Text: "grouped", Group: "tenant-" + strconv.Itoa(i%20)}})
+	}
+	for chunk := range slices.Chunk(grouped, 500) {
+		_, err := runtime.DispatchMany(ctx, chunk)
+		require.NoError(t, err)
+	}
+	per := size.waiting / len(queues)
+	for _, q := range queues {
+		delayed := make([]costJob, 50)
+		for i := range delayed {
+			delayed[i] = costJob{Q: q, Text: "later", Delay: time.Hour}
+		}
+		_, err := runtime.DispatchMany(ctx, delayed)
+		require.NoError(t, err)
+		for from := 0; from < per; {
+			big := from < size.big || from >= per-size.big
+			n := 1000
+			if big {
+				n = 10
+			}
+			n = min(n, per-from)
+			if !big {
+				n = min(n, max(per-size.big-from, 1))
+			}
+			jobs := make([]costJob, n)
+			for i := range jobs {
+				jobs[i] = costJob{Q: q, Text: "waits " + strconv.Itoa(from+i)}
+				if big {
+					jobs[i].Pad, jobs[i].Tags = pad, []string{"big"}
+				}
+			}
+			ids, err := runtime.DispatchMany(ctx, jobs)
+			require.NoError(t, err)
+			if q == queues[0] && big && f.bigjob == "" {
+				f.bigjob = ids[0]
+			}
+			if q == queues[0] && !big && f.job == "" {
+				f.job = ids[0]
+			}
+			from += n
+		}
+	}
+	s, err := runtime.NewInspector(cb.engine).Sizes(ctx, queues[0])
+	require.NoError(t, err)
+	f.last = int((s.Ready + 49) / 50)
+	return f
+}
+
+// pageCost is what one page cost.
+type pageCost struct {
+	status          int
+	ms              float64 // median
+	bytes           int     // as sent, gzipped
+	refresh         string  // the idle refresh: "304", "200, 812 B", or "none"
+	refreshBytes    int
+	first, commands int64 // Redis commands of the first render, and of one after it
+}
+
+// get fetches path as a browser does, and returns the response and its
+// body as sent.
+func (cb *costBench) get(t testing.TB, path string, hdr map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, cb.srv.URL+"/"+path, nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept-Encoding", "gzip, deflate, br")
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	res, err := cb.raw.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res, body
+}
+
+// commands runs fn and returns how many Redis commands the server ran
+// meanwhile, those inside scripts included, less the INFO that reads
+// them and the CONFIG RESETSTAT before it.
+func (cb *costBench) commands(t testing.TB, fn func()) int64 {
+	t.Helper()
+	require.NoError(t, cb.rdb.ConfigResetStat(cb.ctx).Err())
+	fn()
+	info, err := cb.rdb.Info(cb.ctx, "commandstats").Result()
+	require.NoError(t, err)
+	var n int64
+	calls := regexp.MustCompile(`^cmdstat_([^:]+):calls=(\d+)`)
+	sc := bufio.NewScanner(strings.NewReader(info))
+	for sc.Scan() {
+		m := calls.FindStringSubmatch(strings.TrimSpace(sc.Text()))
+		if m == nil {
+			continue
+		}
+		c, _ := strconv.ParseInt(m[2], 10, 64)
+		if m[1] == "info" || m[1] == "config|resetstat" {
+			c--
+		}
+		n += c
+	}
+	return n
+}
+
+var dataRefresh = regexp.MustCompile(`data-refresh="(\d+)"`)
+
+// measure measures one page: runs renders for the median time.
+func (cb *costBench) measure(t testing.TB, path string, runs int) pageCost {
+	t.Helper()
+	var c pageCost
+	var res *http.Response
+	var body []byte
+	c.first = cb.commands(t, func() { res, body = cb.get(t, path, nil) })
+	c.status, c.bytes = res.StatusCode, len(body)
+	c.commands = cb.commands(t, func() { cb.get(t, path, nil) })
+	times := make([]float64, runs)
+	for i := range times {
+		start := time.Now()
+		cb.get(t, path, nil)
+		times[i] = float64(time.Since(start).Microseconds()) / 1000
+	}
+	slices.Sort(times)
+	c.ms = times[len(times)/2]
+	c.refresh = "none"
+	if m := dataRefresh.FindSubmatch(gunzipped(t, res, body)); m != nil && string(m[1]) != "0" {
+		live := map[string]string{"X-Dashboard-Live": "1"}
+		first, _ := cb.get(t, path, live)
+		live["If-None-Match"] = first.Header.Get("ETag")
+		again, b := cb.get(t, path, live)
+		c.refreshBytes = len(b)
+		c.refresh = fmt.Sprintf("%d, %d B", again.StatusCode, len(b))
+		if again.StatusCode == http.StatusNotModified {
+			c.refresh = "304"
+		}
+	}
+	return c
+}
+
+func gunzipped(t testing.TB, res *http.Response, body []byte) []byte {
+	t.Helper()
+	if res.Header.Get("Content-Encoding") != "gzip" {
+		return body
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	require.NoError(t, err)
+	page, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	return page
+}
+
+// TestPageCost prints each page's cost on a Redis of 100,000 waiting
+// jobs (JOBGEN_PAGE_COST_JOBS) over ten queues. 100,000 jobs of 1 MB do
+// not fit in memory: the first and last JOBGEN_PAGE_COST_BIG (50) of
+// each queue, what its first and last pages show, and five failed jobs
+// of each queue are of 1 MB; the others are small.
+func TestPageCost(t *testing.T) {
+	if os.Getenv("JOBGEN_PAGE_COST") == "" {
+		t.Skip("set JOBGEN_PAGE_COST=1 to measure the pages' cost (JOBGEN_PAGE_COST_JOBS, JOBGEN_PAGE_COST_BIG)")
+	}
+	size := costSize{waiting: envInt("JOBGEN_PAGE_COST_JOBS", 100_000), queues: 10, big: envInt("JOBGEN_PAGE_COST_BIG", 50), pad: 1<<20 - 1024, // 1 MB with its envelope, under the default cap
+		finished: 300, failed: 60, batches: 30, grouped: 500}
+	start := time.Now()
+	cb := newCostBench(t, size)
+	t.Logf("filled in %v: %d waiting jobs over %d queues, %d of 1 MB at the head and tail of each", time.Since(start).Round(time.Second), size.waiting, size.queues, size.big)
+	var out strings.Builder
+	out.WriteString("| page | path | status | ms (median of 5) | bytes (gzip) | idle refresh | Redis commands (first, then) |\n|---|---|---|--:|--:|---|--:|\n")
+	for _, p := range costPages {
+		c := cb.measure(t, cb.fill.path(p.path), 5)
+		fmt.Fprintf(&out, "| %s | `/%s` | %d | %.1f | %d | %s | %d, %d |\n", p.name, strings.ReplaceAll(p.path, "|", `\|`), c.status, c.ms, c.bytes, c.refresh, c.first, c.commands)
+	}
+	fmt.Println(out.String())
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
