@@ -20,20 +20,31 @@ type queueRow struct {
 	Name   string
 	Sizes  runtime.Sizes
 	Paused bool
-	// Wait is how long the next job to be taken has waited; HasWait is
-	// false when none is ready.
-	Wait    time.Duration
-	HasWait bool
+	// OldestAt is when the next job to be taken was dispatched; HasWait
+	// is false when none is ready.
+	OldestAt time.Time
+	HasWait  bool
 	// Processed and Failed in the last hour.
 	Processed, Failed int64
 	// Hold is what is left of the queue's hold (runtime.HoldQueue); 0
-	// if none is on.
-	Hold time.Duration
+	// if none is on. HoldUntil is when it ends, to the second.
+	Hold      time.Duration
+	HoldUntil time.Time
 }
 
-// queueRows reads the state of every queue, a few queues at a time.
+// queueRows reads the state of every queue: their sizes, paused flags
+// and holds in a pipeline each, then the pickup wait of each, a few
+// queues at a time.
 func (h *handler) queueRows(ctx context.Context, counts []runtime.MinuteCount) ([]queueRow, error) {
 	names, err := h.ins.Queues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	states, err := h.ins.States(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	holds, err := h.ins.QueueHolds(ctx, names)
 	if err != nil {
 		return nil, err
 	}
@@ -43,10 +54,16 @@ func (h *handler) queueRows(ctx context.Context, counts []runtime.MinuteCount) (
 	sem := make(chan struct{}, 8)
 	var wg sync.WaitGroup
 	for i, q := range names {
+		st := states[q]
+		rows[i] = queueRow{Name: q, Sizes: runtime.Sizes{Ready: st.Ready, Delayed: st.Delayed, Reserved: st.Reserved, Failed: st.Failed},
+			Paused: st.Paused, Hold: holds[q], HoldUntil: holdUntil(holds[q])}
+		if st.Ready == 0 {
+			continue // nothing waits: no wait to read
+		}
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			rows[i], errs[i] = h.queueRow(ctx, q)
+			rows[i].OldestAt, rows[i].HasWait, errs[i] = h.oldestWaiting(ctx, q)
 		})
 	}
 	wg.Wait()
@@ -64,27 +81,13 @@ func (h *handler) queueRows(ctx context.Context, counts []runtime.MinuteCount) (
 	return rows, nil
 }
 
-// queueRow reads the counts, pause state and pickup wait of queue q.
-func (h *handler) queueRow(ctx context.Context, q string) (queueRow, error) {
-	row := queueRow{Name: q}
-	var err error
-	if row.Sizes, err = h.ins.Sizes(ctx, q); err != nil {
-		return row, err
+// holdUntil is when a hold with left to run ends, to the second, so
+// that a page shows the same end at each refresh; zero for no hold.
+func holdUntil(left time.Duration) time.Time {
+	if left <= 0 {
+		return time.Time{}
 	}
-	if row.Paused, err = h.ins.QueuePaused(ctx, q); err != nil {
-		return row, err
-	}
-	if row.Hold, err = h.queueHold(ctx, q); err != nil {
-		return row, err
-	}
-	at, ok, err := h.oldestWaiting(ctx, q)
-	if err != nil {
-		return row, err
-	}
-	if ok {
-		row.Wait, row.HasWait = max(time.Since(at), 0), true
-	}
-	return row, nil
+	return time.Now().Add(left).Round(time.Second)
 }
 
 func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
@@ -106,7 +109,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var total runtime.Sizes
-	var wait time.Duration
+	var oldest time.Time
 	waiting := false
 	busy, slots := 0, 0
 	for _, q := range rows {
@@ -114,8 +117,9 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		total.Delayed += q.Sizes.Delayed
 		total.Reserved += q.Sizes.Reserved
 		total.Failed += q.Sizes.Failed
-		wait = max(wait, q.Wait)
-		waiting = waiting || q.HasWait
+		if q.HasWait && (!waiting || q.OldestAt.Before(oldest)) {
+			oldest, waiting = q.OldestAt, true
+		}
 	}
 	for _, wk := range workers {
 		busy += len(wk.Running)
@@ -135,10 +139,9 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		"Outbox":    outbox,
 		"HasOutbox": hasOutbox,
 		"Health":    health,
-		"OutboxAt":  max(now.Sub(outbox.At), 0),
 		"Queues":    rows,
 		"Total":     total,
-		"Wait":      wait,
+		"OldestAt":  oldest,
 		"Waiting":   waiting,
 		"Workers":   len(workers),
 		"Busy":      busy,
@@ -226,7 +229,8 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 		h.markWorkers(ctx, views)
 	}
 	h.render(w, r, "queue", "Queue "+q, map[string]any{
-		"Queue": q, "State": string(state), "States": listStates, "Sizes": sizes, "Paused": paused, "Hold": hold, "Limits": limits, "Groups": groups,
+		"Queue": q, "State": string(state), "States": listStates, "Sizes": sizes, "Paused": paused, "Hold": hold, "HoldUntil": holdUntil(hold),
+		"Limits": limits, "Groups": groups,
 		"Jobs": views, "Pager": newPager(r, size, total), "Hour": newSeries(counts, q, 60, 1, now, "last hour"),
 	}, false)
 }

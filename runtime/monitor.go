@@ -119,10 +119,12 @@ func (i *Inspector) Metrics(ctx context.Context, since time.Time) ([]MinuteCount
 	}
 	first, last := since.Unix()/3600, now.Unix()/3600
 	keys := make([]string, 0, last-first+1)
+	settled := make([]bool, 0, last-first+1)
 	for h := first; h <= last; h++ {
 		keys = append(keys, e.keys.Metrics(h))
+		settled = append(settled, now.After(time.Unix((h+1)*3600, 0).Add(historySettle)))
 	}
-	hashes, err := e.store.Hashes(ctx, keys)
+	hashes, err := e.readHistory(ctx, keys, settled, metricsRetention, false)
 	if err != nil {
 		return nil, fmt.Errorf("read metrics: %w", err)
 	}
