@@ -163,6 +163,10 @@ func newCostBench(t *testing.T, size costSize) *costBench {
 	_ = res.Body.Close()
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
 	cb.fill.task = path.Base(res.Header.Get("Location"))
+	require.Eventually(t, func() bool { // its page stops refreshing when it is done
+		_, page := cb.get(t, "tasks/"+cb.fill.task, map[string]string{"Accept-Encoding": "identity"})
+		return strings.Contains(string(page), `data-refresh="0"`)
+	}, time.Minute, 50*time.Millisecond)
 	return cb
 }
 

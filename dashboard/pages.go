@@ -63,7 +63,7 @@ func (h *handler) queueRows(ctx context.Context, counts []runtime.MinuteCount) (
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			rows[i].OldestAt, rows[i].HasWait, errs[i] = h.oldestWaiting(ctx, q)
+			rows[i].OldestAt, rows[i].HasWait, errs[i] = h.oldestWaiting(ctx, q, st)
 		})
 	}
 	wg.Wait()

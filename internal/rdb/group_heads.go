@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"context"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -25,6 +26,48 @@ func (s *Store) GroupHeads(ctx context.Context, qk keyspace.QueueKeys, groups []
 	var out []string
 	for _, c := range cmds {
 		out = append(out, c.Val()...)
+	}
+	return out, nil
+}
+
+// GroupWaitHeads returns the head, the first member, of the wait of each
+// of the first n groups on the ring of the queue of qk, in two or three
+// commands: the wait set is read whole when it holds at most whole
+// members (its members sort by group, then by turn, so each group's
+// first is its head); past that, one command per group reads its head.
+func (s *Store) GroupWaitHeads(ctx context.Context, qk keyspace.QueueKeys, n int, whole int64) ([]string, error) {
+	var waiting *redis.IntCmd
+	var ring *redis.StringSliceCmd
+	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		waiting = p.ZCard(ctx, qk.GroupWait)
+		ring = p.LRange(ctx, qk.GroupRing, 0, int64(n)-1)
+		return nil
+	})
+	if err != nil && err != redis.Nil {
+		return nil, err
+	}
+	if waiting.Val() == 0 || len(ring.Val()) == 0 {
+		return nil, nil
+	}
+	if waiting.Val() > whole {
+		return s.GroupHeads(ctx, qk, ring.Val())
+	}
+	members, err := s.c.ZRange(ctx, qk.GroupWait, 0, whole-1).Result()
+	if err != nil {
+		return nil, err
+	}
+	first := map[string]string{}
+	for _, m := range members {
+		g, _, ok := strings.Cut(m, "\x00")
+		if _, seen := first[g]; ok && !seen {
+			first[g] = m
+		}
+	}
+	var out []string
+	for _, g := range ring.Val() {
+		if m, ok := first[g]; ok {
+			out = append(out, m)
+		}
 	}
 	return out, nil
 }
