@@ -65,6 +65,7 @@ var costPages = []struct{ name, path string }{
 	{"metrics", "metrics"},
 	{"metrics, one queue", "metrics?queue=q01"},
 	{"batches", "batches"},
+	{"batches, older too", "batches?older=1"},
 	{"batch", "batches/{batch}"},
 	{"task", "tasks/{task}"},
 	{"dispatch", "dispatch"},

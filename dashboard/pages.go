@@ -579,13 +579,14 @@ func (h *handler) findBatch(w http.ResponseWriter, r *http.Request) {
 		if pastLastPage(w, r, batchList, total) {
 			return
 		}
-		rows, err := h.openBatches(r.Context(), pageOf(r))
+		older := pageOf(r) == 1 && r.URL.Query().Get("older") == "1"
+		rows, err := h.openBatches(r.Context(), pageOf(r), older)
 		if err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
 		}
 		h.render(w, r, "batch", "Batches", map[string]any{"Ask": true, "Batches": rows, "Scan": batchScan, "List": batchList,
-			"Pager": newPager(r, batchList, total), "First": pageOf(r) == 1}, false)
+			"Pager": newPager(r, batchList, total), "First": pageOf(r) == 1, "Older": older}, false)
 		return
 	}
 	seeOther(w, base(r)+"batches/"+url.PathEscape(id))
@@ -620,30 +621,35 @@ func percent(part, whole int) int {
 	return part * 100 / whole
 }
 
-// batchList is how many batches a page of the batches page lists.
-const batchList = 100
+// batchList is how many batches a page of the batches page lists: each
+// costs two reads (BatchStore.List).
+const batchList = 40
 
 // openBatches returns a page of the batches, newest first, from their
-// index (BatchStore.List), and on the first page also the batches that
-// jobs near the head of each queue, or among its newest failed jobs,
-// belong to: those older than the index keeps that still have work.
-func (h *handler) openBatches(ctx context.Context, page int) ([]batchRow, error) {
+// index (BatchStore.List), and with older also the batches that jobs
+// near the head of each queue, or among its newest failed jobs, belong
+// to: those older than the index keeps that still have work. That scan
+// reads the payloads of up to batchScan jobs of each list of each queue,
+// so the page does it only when asked.
+func (h *handler) openBatches(ctx context.Context, page int, older bool) ([]batchRow, error) {
 	newest, err := h.ins.Batches().List(ctx, (page-1)*batchList, batchList)
 	if err != nil {
 		return nil, err
 	}
+	rows := make([]batchRow, 0, len(newest))
+	seen := map[string]bool{}
+	for _, st := range newest {
+		seen[st.ID] = true
+		ok := st.Total - st.Pending
+		rows = append(rows, batchRow{BatchStatus: st, Succeeded: ok, Percent: percent(ok+st.Failed, st.Total)})
+	}
 	queues := []string(nil)
-	if page == 1 {
+	if older {
 		if queues, err = h.ins.Queues(ctx); err != nil {
 			return nil, err
 		}
 	}
-	seen := map[string]bool{}
 	var ids []string
-	for _, st := range newest {
-		seen[st.ID] = true
-		ids = append(ids, st.ID)
-	}
 	note := func(queue, id string, state runtime.JobState, payload []byte) {
 		if v := readJobHead(queue, id, state, payload); v.BatchID != "" && !seen[v.BatchID] {
 			seen[v.BatchID] = true
@@ -668,7 +674,6 @@ func (h *handler) openBatches(ctx context.Context, page int) ([]batchRow, error)
 			note(q, j.ID, runtime.StateFailed, j.Payload)
 		}
 	}
-	rows := make([]batchRow, 0, len(ids))
 	for _, id := range ids {
 		st, ok, err := h.ins.Batches().Find(ctx, id)
 		if err != nil {
