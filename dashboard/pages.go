@@ -514,7 +514,12 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 		from = []string{queue}
 	}
 	var found []jobView
+	budget := scanBudget{started: time.Now()}
 	for _, fq := range from {
+		if budget.spent() {
+			data["StoppedAt"] = fq
+			break
+		}
 		for _, st := range listStates {
 			jobs, groups, _, err := h.listJobs(ctx, fq, st, 0, scanLimit)
 			if err != nil {
@@ -522,6 +527,7 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			for k, j := range jobs {
+				budget.bytes += len(j.Payload)
 				v := readJobHead(j.Queue, j.ID, j.State, j.Payload)
 				v.Attempts, v.Due, v.Group = j.Attempts, j.Due, groups[k]
 				if v.matches(name, tag) {
@@ -535,6 +541,7 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, j := range failed {
+			budget.bytes += len(j.Payload)
 			v := readJobHead(j.Queue, j.ID, runtime.StateFailed, j.Payload)
 			v.Attempts, v.Error, v.FailedAt = j.Attempts, j.Error, j.FailedAt
 			if v.matches(name, tag) {
@@ -556,6 +563,24 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 	data["Pager"] = newPager(r, size, int64(len(found)))
 	data["Searched"] = true
 	h.render(w, r, "search", "Search", data, true)
+}
+
+// scanBudget bounds a search across queues by what it has read: past
+// scanBytes of payloads, or scanTime, it reads no further queue, so that
+// queues of big payloads give a partial answer that says so rather than
+// none in time.
+type scanBudget struct {
+	started time.Time
+	bytes   int
+}
+
+const (
+	scanBytes = 32 << 20
+	scanTime  = 500 * time.Millisecond
+)
+
+func (b scanBudget) spent() bool {
+	return b.bytes > scanBytes || time.Since(b.started) > scanTime
 }
 
 // batchScan is how many jobs per queue and state the batches page reads
