@@ -605,13 +605,14 @@ func (h *handler) findBatch(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		older := pageOf(r) == 1 && r.URL.Query().Get("older") == "1"
-		rows, err := h.openBatches(r.Context(), pageOf(r), older)
+		rows, stoppedAt, err := h.openBatches(r.Context(), pageOf(r), older)
 		if err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
 		}
 		h.render(w, r, "batch", "Batches", map[string]any{"Ask": true, "Batches": rows, "Scan": batchScan, "List": batchList,
-			"Pager": newPager(r, batchList, total), "First": pageOf(r) == 1, "Older": older}, false)
+			"Pager": newPager(r, batchList, total), "First": pageOf(r) == 1, "Older": older,
+			"StoppedAt": stoppedAt}, false)
 		return
 	}
 	seeOther(w, base(r)+"batches/"+url.PathEscape(id))
@@ -656,12 +657,12 @@ const batchList = 40
 // to: those older than the index keeps that still have work. That scan
 // reads the payloads of up to batchScan jobs of each list of each queue,
 // so the page does it only when asked.
-func (h *handler) openBatches(ctx context.Context, page int, older bool) ([]batchRow, error) {
+func (h *handler) openBatches(ctx context.Context, page int, older bool) (rows []batchRow, stoppedAt string, err error) {
 	newest, err := h.ins.Batches().List(ctx, (page-1)*batchList, batchList)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	rows := make([]batchRow, 0, len(newest))
+	rows = make([]batchRow, 0, len(newest))
 	seen := map[string]bool{}
 	for _, st := range newest {
 		seen[st.ID] = true
@@ -671,7 +672,7 @@ func (h *handler) openBatches(ctx context.Context, page int, older bool) ([]batc
 	queues := []string(nil)
 	if older {
 		if queues, err = h.ins.Queues(ctx); err != nil {
-			return nil, err
+			return nil, "", err
 		}
 	}
 	var ids []string
@@ -681,28 +682,35 @@ func (h *handler) openBatches(ctx context.Context, page int, older bool) ([]batc
 			ids = append(ids, v.BatchID)
 		}
 	}
+	budget := scanBudget{started: time.Now()}
 	for _, q := range queues {
+		if budget.spent() {
+			stoppedAt = q
+			break
+		}
 		for _, st := range listStates {
 			jobs, _, _, err := h.listJobs(ctx, q, st, 0, batchScan)
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
 			for _, j := range jobs {
+				budget.bytes += len(j.Payload)
 				note(q, j.ID, st, j.Payload)
 			}
 		}
 		failed, err := h.ins.Failed().List(ctx, q, 0, batchScan)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		for _, j := range failed {
+			budget.bytes += len(j.Payload)
 			note(q, j.ID, runtime.StateFailed, j.Payload)
 		}
 	}
 	for _, id := range ids {
 		st, ok, err := h.ins.Batches().Find(ctx, id)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if ok {
 			ok := st.Total - st.Pending
@@ -710,7 +718,7 @@ func (h *handler) openBatches(ctx context.Context, page int, older bool) ([]batc
 		}
 	}
 	slices.SortFunc(rows, func(a, b batchRow) int { return b.CreatedAt.Compare(a.CreatedAt) })
-	return rows, nil
+	return rows, stoppedAt, nil
 }
 
 // readOnly writes a 403 page for an action's confirmation page when the
