@@ -371,9 +371,15 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 	if !isLive(r) && !filtered && pastLastPage(w, r, size, total) {
 		return
 	}
+	budget := scanBudget{started: time.Now()}
+	stoppedAt := ""
 	for _, fq := range from {
 		if counts[fq] == 0 || (isLive(r) && !filtered) { // a live refresh swaps the count, not the list
 			continue
+		}
+		if filtered && budget.spent() {
+			stoppedAt = fq
+			break
 		}
 		jobs, err := h.ins.Failed().List(ctx, fq, 0, want)
 		if err != nil {
@@ -381,6 +387,7 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, j := range jobs {
+			budget.bytes += len(j.Payload)
 			v := readJobHead(j.Queue, j.ID, runtime.StateFailed, j.Payload)
 			if v.Name == "" {
 				v.Name = j.Name
@@ -406,7 +413,7 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 	}
 	h.render(w, r, "failed", "Failed jobs", map[string]any{
 		"Queue": queue, "Name": name, "Tag": tag, "Queues": queues, "Counts": counts,
-		"Jobs": all[lo:hi], "Pager": newPager(r, size, total), "Filtered": filtered,
+		"Jobs": all[lo:hi], "Pager": newPager(r, size, total), "Filtered": filtered, "StoppedAt": stoppedAt,
 	}, false)
 }
 

@@ -1,8 +1,11 @@
 package dashboard_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -34,5 +37,19 @@ func TestSearchStopsAfterItsBudget(t *testing.T) {
 	_, body, _ = b.get(t, "search?tag=wanted&queue=big-b")
 	require.NotContains(t, body, `id="search-stopped"`)
 	require.Contains(t, body, "jobs/")
+	require.Contains(t, body, "?queue=big-b\"")
+
+	// The failed list's filter stops the same way.
+	r := runtime.NewRouter()
+	runtime.Register(r, "cost.Job", func(ctx context.Context, j costJob) error { return errors.New("refused") })
+	w, err := runtime.NewWorker(b.engine, r, runtime.WorkerConfig{Queues: []string{"big-a", "big-b"}, StopWhenEmpty: true, Tries: 1,
+		Sleep: 10 * time.Millisecond, Logger: quiet})
+	require.NoError(t, err)
+	require.NoError(t, w.Run(b.ctx))
+	_, body, _ = b.get(t, "failed?tag=wanted")
+	require.Contains(t, body, `id="failed-stopped"`)
+	require.Contains(t, body, "before queue <bdi>big-b</bdi>")
+	_, body, _ = b.get(t, "failed?tag=wanted&queue=big-b")
+	require.NotContains(t, body, `id="failed-stopped"`)
 	require.Contains(t, body, "?queue=big-b\"")
 }
