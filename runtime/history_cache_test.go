@@ -43,7 +43,7 @@ func TestMetricsReadsEndedHoursOnce(t *testing.T) {
 		k := keyspace.New(b.prefix)
 		now := time.Now()
 		hour := now.Unix() / 3600
-		old := now.Add(-3 * time.Hour).Unix() / 60
+		old := now.Add(-3*time.Hour).Unix() / 60
 		require.NoError(t, b.rdb.HSet(b.ctx, k.Metrics(hour-3), fmt.Sprintf("%d|processed|q", old), 5).Err())
 		require.NoError(t, b.rdb.HSet(b.ctx, k.Metrics(hour), fmt.Sprintf("%d|processed|q", now.Unix()/60), 1).Err())
 		processed := func() int64 {
