@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/dashboard"
+	"github.com/jobgen/jobgen/internal/keyspace"
 	"github.com/jobgen/jobgen/internal/redistest"
 	"github.com/jobgen/jobgen/runtime"
 	"github.com/jobgen/jobgen/schedule"
@@ -138,6 +140,7 @@ func newCostBench(t *testing.T, size costSize) *costBench {
 	cb := &costBench{ctx: runtime.WithDispatcher(ctx, e), engine: e, rdb: redis.NewClient(&redis.Options{Addr: server.Addr})}
 	t.Cleanup(func() { _ = cb.rdb.Close() })
 	cb.fill = cb.fillWith(t, queues, size)
+	cb.addWorkers(t, 5)
 
 	s := schedule.New()
 	for i := range 5 {
@@ -265,6 +268,25 @@ func (cb *costBench) fillWith(t *testing.T, queues []string, size costSize) cost
 	require.NoError(t, err)
 	f.last = int((s.Ready + 49) / 50)
 	return f
+}
+
+// addWorkers records n workers as live for an hour, as a worker records
+// itself (runtime/monitor.go), each running a job: live workers would
+// add their own commands to the counts.
+func (cb *costBench) addWorkers(t *testing.T, n int) {
+	t.Helper()
+	k := keyspace.New("cost")
+	until := time.Now().Add(time.Hour)
+	for i := range n {
+		id := fmt.Sprintf("w%d", i)
+		info := runtime.WorkerInfo{ID: id, Name: "worker-" + strconv.Itoa(i), Host: "host", PID: 100 + i, Queues: cb.fill.queues,
+			Concurrency: 8, StartedAt: time.Now(), SeenAt: time.Now(),
+			Running: []runtime.RunningJob{{Queue: cb.fill.queues[0], ID: cb.fill.job, Name: "cost.Job", StartedAt: time.Now()}}}
+		rec, err := json.Marshal(info)
+		require.NoError(t, err)
+		require.NoError(t, cb.rdb.Set(cb.ctx, k.Worker(id), rec, time.Hour).Err())
+		require.NoError(t, cb.rdb.ZAdd(cb.ctx, k.Workers(), redis.Z{Score: float64(until.UnixMilli()), Member: id}).Err())
+	}
 }
 
 // pageCost is what one page cost.
