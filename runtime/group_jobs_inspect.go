@@ -13,7 +13,8 @@ const groupSeqDigits = 16
 
 // groupWaitWhole is the most jobs waiting in a queue's groups that
 // OldestGrouped reads in one command (about 50 bytes each), for their
-// groups' heads; past it, it reads each group's head, one command each.
+// groups' heads; past it, it reads each group's head too, one command
+// each.
 const groupWaitWhole = 1000
 
 // ListGroupedJobs returns a page of the jobs of queue waiting in fair

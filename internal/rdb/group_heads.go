@@ -31,33 +31,29 @@ func (s *Store) GroupHeads(ctx context.Context, qk keyspace.QueueKeys, groups []
 }
 
 // GroupWaitHeads returns the head, the first member, of the wait of each
-// of the first n groups on the ring of the queue of qk, in two or three
-// commands: the wait set is read whole when it holds at most whole
-// members (its members sort by group, then by turn, so each group's
-// first is its head); past that, one command per group reads its head.
+// of the first n groups on the ring of the queue of qk. One round trip
+// of two commands reads the ring and the first whole+1 members of the
+// wait set: when that is all of it, each group's head is its first
+// member there (members sort by group, then by turn); past that, one
+// command per group reads its head.
 func (s *Store) GroupWaitHeads(ctx context.Context, qk keyspace.QueueKeys, n int, whole int64) ([]string, error) {
-	var waiting *redis.IntCmd
-	var ring *redis.StringSliceCmd
+	var ring, members *redis.StringSliceCmd
 	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		waiting = p.ZCard(ctx, qk.GroupWait)
 		ring = p.LRange(ctx, qk.GroupRing, 0, int64(n)-1)
+		members = p.ZRange(ctx, qk.GroupWait, 0, whole)
 		return nil
 	})
 	if err != nil && err != redis.Nil {
 		return nil, err
 	}
-	if waiting.Val() == 0 || len(ring.Val()) == 0 {
+	if len(ring.Val()) == 0 || len(members.Val()) == 0 {
 		return nil, nil
 	}
-	if waiting.Val() > whole {
+	if int64(len(members.Val())) > whole {
 		return s.GroupHeads(ctx, qk, ring.Val())
 	}
-	members, err := s.c.ZRange(ctx, qk.GroupWait, 0, whole-1).Result()
-	if err != nil {
-		return nil, err
-	}
 	first := map[string]string{}
-	for _, m := range members {
+	for _, m := range members.Val() {
 		g, _, ok := strings.Cut(m, "\x00")
 		if _, seen := first[g]; ok && !seen {
 			first[g] = m
