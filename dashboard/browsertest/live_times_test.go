@@ -23,6 +23,7 @@ import (
 type liveStatuses struct {
 	mu       sync.Mutex
 	statuses []int
+	log      []string // status, the ETag asked for and the one sent
 }
 
 type statusWriter struct {
@@ -39,6 +40,7 @@ func (l *liveStatuses) wrap(h http.Handler) http.Handler {
 		if r.Header.Get("X-Dashboard-Live") == "1" {
 			l.mu.Lock()
 			l.statuses = append(l.statuses, sw.status)
+			l.log = append(l.log, strconv.Itoa(sw.status)+" "+r.Header.Get("If-None-Match")+" -> "+w.Header().Get("ETag"))
 			l.mu.Unlock()
 		}
 	})
@@ -87,5 +89,7 @@ func TestIdleOverviewRefreshesWith304sAndItsTimesMove(t *testing.T) {
 	time.Sleep(2500 * time.Millisecond)
 	require.GreaterOrEqual(t, seconds(), first+2, "the wait moved on")
 	require.GreaterOrEqual(t, live.count(http.StatusNotModified), 3, "refreshes answered 304")
-	require.LessOrEqual(t, live.count(http.StatusOK), 1, "at most the first refresh, without an ETag yet, sends the page")
+	// The first refresh has no ETag yet; the charts' axes move when a
+	// minute begins, which may fall in these seconds.
+	require.LessOrEqual(t, live.count(http.StatusOK), 2, "refreshes that sent the page: %q", live.log)
 }
