@@ -62,5 +62,8 @@
 // Pages are rendered on the server and read without JavaScript. With it,
 // a small script of the handler's own fetches the page again every
 // Options.Refresh and swaps in the parts that change (counts, charts,
-// workers, progress, periodic jobs' runs), without a reload.
+// workers, progress, periodic jobs' runs), without a reload. A refresh
+// that finds the page as it was is answered 304 with no body: the texts
+// that change with the clock alone ("3s ago") are left out of the
+// page's ETag, and the script moves them on itself.
 package dashboard

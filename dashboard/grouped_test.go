@@ -56,7 +56,7 @@ func TestJobsWaitingInGroupsAreListed(t *testing.T) {
 	_, body, _ := b.get(t, "")
 	row := body[strings.Index(body, `href="./queues/fair"`):]
 	row = row[:strings.Index(row, "</tr>")]
-	cells := regexp.MustCompile(`<td class="n">([^<]*)</td>`).FindAllStringSubmatch(row, -1)
+	cells := regexp.MustCompile(`<td class="n">(?:<time[^>]*>)?([^<]*)(?:</time>)?</td>`).FindAllStringSubmatch(row, -1)
 	require.NotEmpty(t, cells)
 	require.NotEqual(t, "–", cells[len(cells)-1][1], "the overview shows the grouped jobs' wait")
 

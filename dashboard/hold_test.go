@@ -25,9 +25,9 @@ func TestQueueHoldBadge(t *testing.T) {
 	_, err = in.HoldQueue(b.ctx, "notes", 90*time.Minute)
 	require.NoError(t, err)
 	_, body, _ = b.get(t, "queues/notes")
-	require.Regexp(t, `<span class="badge warn hold" id="queue-hold" [^>]*>held 1h (29|30)m more</span>`, body)
+	require.Regexp(t, `<span class="badge warn hold" id="queue-hold" [^>]*>held <time data-left="\d+">1h (29|30)m</time> more</span>`, body)
 	_, body, _ = b.get(t, "")
-	require.Regexp(t, `<span class="badge warn hold" [^>]*>held 1h (29|30)m</span>`, body)
+	require.Regexp(t, `<span class="badge warn hold" [^>]*>held <time data-left="\d+">1h (29|30)m</time></span>`, body)
 
 	_, err = in.HoldQueue(b.ctx, "notes", 0)
 	require.NoError(t, err)

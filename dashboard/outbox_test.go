@@ -49,7 +49,7 @@ func TestOverviewShowsTheOutbox(t *testing.T) {
 	status, body, _ := b.get(t, "")
 	require.Equal(t, http.StatusOK, status)
 	require.Contains(t, body, `<span class="label">Outbox `+table+`</span><span class="value bad" id="outbox-rows">2</span>`)
-	require.Regexp(t, `oldest 1m 3\ds; 2 parked; read \d+(ms|s|µs) ago`, body)
+	require.Regexp(t, `oldest 1m 3\ds; 2 parked; read <time data-ago="\d+">\d+(ms|s|µs)</time> ago`, body)
 }
 
 // Given the outbox database, the overview's Outbox card reads it: a

@@ -20,20 +20,31 @@ type queueRow struct {
 	Name   string
 	Sizes  runtime.Sizes
 	Paused bool
-	// Wait is how long the next job to be taken has waited; HasWait is
-	// false when none is ready.
-	Wait    time.Duration
-	HasWait bool
+	// OldestAt is when the next job to be taken was dispatched; HasWait
+	// is false when none is ready.
+	OldestAt time.Time
+	HasWait  bool
 	// Processed and Failed in the last hour.
 	Processed, Failed int64
 	// Hold is what is left of the queue's hold (runtime.HoldQueue); 0
-	// if none is on.
-	Hold time.Duration
+	// if none is on. HoldUntil is when it ends, to the second.
+	Hold      time.Duration
+	HoldUntil time.Time
 }
 
-// queueRows reads the state of every queue, a few queues at a time.
+// queueRows reads the state of every queue: their sizes, paused flags
+// and holds in a pipeline each, then the pickup wait of each, a few
+// queues at a time.
 func (h *handler) queueRows(ctx context.Context, counts []runtime.MinuteCount) ([]queueRow, error) {
 	names, err := h.ins.Queues(ctx)
+	if err != nil {
+		return nil, err
+	}
+	states, err := h.ins.States(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	holds, err := h.ins.QueueHolds(ctx, names)
 	if err != nil {
 		return nil, err
 	}
@@ -43,10 +54,16 @@ func (h *handler) queueRows(ctx context.Context, counts []runtime.MinuteCount) (
 	sem := make(chan struct{}, 8)
 	var wg sync.WaitGroup
 	for i, q := range names {
+		st := states[q]
+		rows[i] = queueRow{Name: q, Sizes: runtime.Sizes{Ready: st.Ready, Delayed: st.Delayed, Reserved: st.Reserved, Failed: st.Failed},
+			Paused: st.Paused, Hold: holds[q], HoldUntil: holdUntil(holds[q])}
+		if st.Ready == 0 {
+			continue // nothing waits: no wait to read
+		}
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			rows[i], errs[i] = h.queueRow(ctx, q)
+			rows[i].OldestAt, rows[i].HasWait, errs[i] = h.oldestWaiting(ctx, q, st)
 		})
 	}
 	wg.Wait()
@@ -64,27 +81,13 @@ func (h *handler) queueRows(ctx context.Context, counts []runtime.MinuteCount) (
 	return rows, nil
 }
 
-// queueRow reads the counts, pause state and pickup wait of queue q.
-func (h *handler) queueRow(ctx context.Context, q string) (queueRow, error) {
-	row := queueRow{Name: q}
-	var err error
-	if row.Sizes, err = h.ins.Sizes(ctx, q); err != nil {
-		return row, err
+// holdUntil is when a hold with left to run ends, to the second, so
+// that a page shows the same end at each refresh; zero for no hold.
+func holdUntil(left time.Duration) time.Time {
+	if left <= 0 {
+		return time.Time{}
 	}
-	if row.Paused, err = h.ins.QueuePaused(ctx, q); err != nil {
-		return row, err
-	}
-	if row.Hold, err = h.queueHold(ctx, q); err != nil {
-		return row, err
-	}
-	at, ok, err := h.oldestWaiting(ctx, q)
-	if err != nil {
-		return row, err
-	}
-	if ok {
-		row.Wait, row.HasWait = max(time.Since(at), 0), true
-	}
-	return row, nil
+	return time.Now().Add(left).Round(time.Second)
 }
 
 func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
@@ -106,7 +109,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var total runtime.Sizes
-	var wait time.Duration
+	var oldest time.Time
 	waiting := false
 	busy, slots := 0, 0
 	for _, q := range rows {
@@ -114,8 +117,9 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		total.Delayed += q.Sizes.Delayed
 		total.Reserved += q.Sizes.Reserved
 		total.Failed += q.Sizes.Failed
-		wait = max(wait, q.Wait)
-		waiting = waiting || q.HasWait
+		if q.HasWait && (!waiting || q.OldestAt.Before(oldest)) {
+			oldest, waiting = q.OldestAt, true
+		}
 	}
 	for _, wk := range workers {
 		busy += len(wk.Running)
@@ -135,10 +139,9 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		"Outbox":    outbox,
 		"HasOutbox": hasOutbox,
 		"Health":    health,
-		"OutboxAt":  max(now.Sub(outbox.At), 0),
 		"Queues":    rows,
 		"Total":     total,
-		"Wait":      wait,
+		"OldestAt":  oldest,
 		"Waiting":   waiting,
 		"Workers":   len(workers),
 		"Busy":      busy,
@@ -226,7 +229,8 @@ func (h *handler) queue(w http.ResponseWriter, r *http.Request) {
 		h.markWorkers(ctx, views)
 	}
 	h.render(w, r, "queue", "Queue "+q, map[string]any{
-		"Queue": q, "State": string(state), "States": listStates, "Sizes": sizes, "Paused": paused, "Hold": hold, "Limits": limits, "Groups": groups,
+		"Queue": q, "State": string(state), "States": listStates, "Sizes": sizes, "Paused": paused, "Hold": hold, "HoldUntil": holdUntil(hold),
+		"Limits": limits, "Groups": groups,
 		"Jobs": views, "Pager": newPager(r, size, total), "Hour": newSeries(counts, q, 60, 1, now, "last hour"),
 	}, false)
 }
@@ -367,9 +371,15 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 	if !isLive(r) && !filtered && pastLastPage(w, r, size, total) {
 		return
 	}
+	budget := scanBudget{started: time.Now()}
+	stoppedAt := ""
 	for _, fq := range from {
 		if counts[fq] == 0 || (isLive(r) && !filtered) { // a live refresh swaps the count, not the list
 			continue
+		}
+		if filtered && budget.spent() {
+			stoppedAt = fq
+			break
 		}
 		jobs, err := h.ins.Failed().List(ctx, fq, 0, want)
 		if err != nil {
@@ -377,6 +387,7 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, j := range jobs {
+			budget.bytes += len(j.Payload)
 			v := readJobHead(j.Queue, j.ID, runtime.StateFailed, j.Payload)
 			if v.Name == "" {
 				v.Name = j.Name
@@ -402,7 +413,7 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 	}
 	h.render(w, r, "failed", "Failed jobs", map[string]any{
 		"Queue": queue, "Name": name, "Tag": tag, "Queues": queues, "Counts": counts,
-		"Jobs": all[lo:hi], "Pager": newPager(r, size, total), "Filtered": filtered,
+		"Jobs": all[lo:hi], "Pager": newPager(r, size, total), "Filtered": filtered, "StoppedAt": stoppedAt,
 	}, false)
 }
 
@@ -527,7 +538,12 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 		from = []string{queue}
 	}
 	var found []jobView
+	budget := scanBudget{started: time.Now()}
 	for _, fq := range from {
+		if budget.spent() {
+			data["StoppedAt"] = fq
+			break
+		}
 		for _, st := range listStates {
 			jobs, groups, _, err := h.listJobs(ctx, fq, st, 0, scanLimit)
 			if err != nil {
@@ -535,6 +551,7 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			for k, j := range jobs {
+				budget.bytes += len(j.Payload)
 				v := readJobHead(j.Queue, j.ID, j.State, j.Payload)
 				v.Attempts, v.Due, v.Group = j.Attempts, j.Due, groups[k]
 				if v.matches(name, tag) {
@@ -548,6 +565,7 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for _, j := range failed {
+			budget.bytes += len(j.Payload)
 			v := readJobHead(j.Queue, j.ID, runtime.StateFailed, j.Payload)
 			v.Attempts, v.Error, v.FailedAt = j.Attempts, j.Error, j.FailedAt
 			if v.matches(name, tag) {
@@ -571,6 +589,24 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, "search", "Search", data, true)
 }
 
+// scanBudget bounds a search across queues by what it has read: past
+// scanBytes of payloads, or scanTime, it reads no further queue, so that
+// queues of big payloads give a partial answer that says so rather than
+// none in time.
+type scanBudget struct {
+	started time.Time
+	bytes   int
+}
+
+const (
+	scanBytes = 32 << 20
+	scanTime  = 500 * time.Millisecond
+)
+
+func (b scanBudget) spent() bool {
+	return b.bytes > scanBytes || time.Since(b.started) > scanTime
+}
+
 // batchScan is how many jobs per queue and state the batches page reads
 // to find the batches that have jobs waiting or failed.
 const batchScan = 200
@@ -592,13 +628,15 @@ func (h *handler) findBatch(w http.ResponseWriter, r *http.Request) {
 		if pastLastPage(w, r, batchList, total) {
 			return
 		}
-		rows, err := h.openBatches(r.Context(), pageOf(r))
+		older := pageOf(r) == 1 && r.URL.Query().Get("older") == "1"
+		rows, stoppedAt, err := h.openBatches(r.Context(), pageOf(r), older)
 		if err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
 		}
 		h.render(w, r, "batch", "Batches", map[string]any{"Ask": true, "Batches": rows, "Scan": batchScan, "List": batchList,
-			"Pager": newPager(r, batchList, total), "First": pageOf(r) == 1}, false)
+			"Pager": newPager(r, batchList, total), "First": pageOf(r) == 1, "Older": older,
+			"StoppedAt": stoppedAt}, false)
 		return
 	}
 	seeOther(w, base(r)+"batches/"+url.PathEscape(id))
@@ -633,59 +671,70 @@ func percent(part, whole int) int {
 	return part * 100 / whole
 }
 
-// batchList is how many batches a page of the batches page lists.
-const batchList = 100
+// batchList is how many batches a page of the batches page lists: each
+// costs two reads (BatchStore.List).
+const batchList = 40
 
 // openBatches returns a page of the batches, newest first, from their
-// index (BatchStore.List), and on the first page also the batches that
-// jobs near the head of each queue, or among its newest failed jobs,
-// belong to: those older than the index keeps that still have work.
-func (h *handler) openBatches(ctx context.Context, page int) ([]batchRow, error) {
+// index (BatchStore.List), and with older also the batches that jobs
+// near the head of each queue, or among its newest failed jobs, belong
+// to: those older than the index keeps that still have work. That scan
+// reads the payloads of up to batchScan jobs of each list of each queue,
+// so the page does it only when asked.
+func (h *handler) openBatches(ctx context.Context, page int, older bool) (rows []batchRow, stoppedAt string, err error) {
 	newest, err := h.ins.Batches().List(ctx, (page-1)*batchList, batchList)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	queues := []string(nil)
-	if page == 1 {
-		if queues, err = h.ins.Queues(ctx); err != nil {
-			return nil, err
-		}
-	}
+	rows = make([]batchRow, 0, len(newest))
 	seen := map[string]bool{}
-	var ids []string
 	for _, st := range newest {
 		seen[st.ID] = true
-		ids = append(ids, st.ID)
+		ok := st.Total - st.Pending
+		rows = append(rows, batchRow{BatchStatus: st, Succeeded: ok, Percent: percent(ok+st.Failed, st.Total)})
 	}
+	queues := []string(nil)
+	if older {
+		if queues, err = h.ins.Queues(ctx); err != nil {
+			return nil, "", err
+		}
+	}
+	var ids []string
 	note := func(queue, id string, state runtime.JobState, payload []byte) {
 		if v := readJobHead(queue, id, state, payload); v.BatchID != "" && !seen[v.BatchID] {
 			seen[v.BatchID] = true
 			ids = append(ids, v.BatchID)
 		}
 	}
+	budget := scanBudget{started: time.Now()}
 	for _, q := range queues {
+		if budget.spent() {
+			stoppedAt = q
+			break
+		}
 		for _, st := range listStates {
 			jobs, _, _, err := h.listJobs(ctx, q, st, 0, batchScan)
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
 			for _, j := range jobs {
+				budget.bytes += len(j.Payload)
 				note(q, j.ID, st, j.Payload)
 			}
 		}
 		failed, err := h.ins.Failed().List(ctx, q, 0, batchScan)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		for _, j := range failed {
+			budget.bytes += len(j.Payload)
 			note(q, j.ID, runtime.StateFailed, j.Payload)
 		}
 	}
-	rows := make([]batchRow, 0, len(ids))
 	for _, id := range ids {
 		st, ok, err := h.ins.Batches().Find(ctx, id)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if ok {
 			ok := st.Total - st.Pending
@@ -693,7 +742,7 @@ func (h *handler) openBatches(ctx context.Context, page int) ([]batchRow, error)
 		}
 	}
 	slices.SortFunc(rows, func(a, b batchRow) int { return b.CreatedAt.Compare(a.CreatedAt) })
-	return rows, nil
+	return rows, stoppedAt, nil
 }
 
 // readOnly writes a 403 page for an action's confirmation page when the

@@ -1,11 +1,13 @@
 package dashboard
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -103,17 +105,99 @@ func (v *jobView) readBody(limit int) {
 	if v.body == nil {
 		return
 	}
-	body, err := bodyJSON(v.body)
+	body, size, err := bodyPreview(v.body, limit)
 	v.body = nil
 	if err != nil {
 		v.Bad = fmt.Sprintf("body does not decode: %v", err)
 		return
 	}
 	v.Body = body
-	if len(v.Body) > limit {
-		v.BodySize = len(v.Body)
+	if size > limit {
+		v.BodySize = size
 		v.Body = cutUTF8(v.Body, limit)
 	}
+}
+
+// bodyPreview is bodyJSON with every string cut to its first limit
+// bytes before it is encoded, so that a preview of a body of 1 MB costs
+// the encoding of a few KB; size is the length the whole indented JSON
+// has, counted without encoding the strings' rest.
+func bodyPreview(body []byte, limit int) (preview string, size int, err error) {
+	var x any
+	if err := msgpack.Unmarshal(body, &x); err != nil {
+		return "", 0, err
+	}
+	rest := 0
+	x = cutStrings(jsonable(x), limit, &rest)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(x); err != nil {
+		return "", 0, err
+	}
+	out := strings.TrimSuffix(b.String(), "\n")
+	return out, len(out) + rest, nil
+}
+
+// cutStrings cuts each string of x (as jsonable returns it) longer than
+// limit to its first limit bytes, and adds to rest the length, in JSON,
+// of what it cut off.
+func cutStrings(x any, limit int, rest *int) any {
+	switch v := x.(type) {
+	case string:
+		if len(v) <= limit {
+			return v
+		}
+		cut := cutUTF8(v, limit)
+		*rest += jsonStringLen(v) - jsonStringLen(cut)
+		return cut
+	case map[string]any:
+		for k, e := range v {
+			v[k] = cutStrings(e, limit, rest)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = cutStrings(e, limit, rest)
+		}
+	}
+	return x
+}
+
+// jsonStringLen is the length of s as encoding/json writes it without
+// HTML escaping, quotes included.
+func jsonStringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plainWord(s[i:i+8]) {
+			n, i = n+8, i+8
+			continue
+		}
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\n' || c == '\r' || c == '\t' || c == '\b' || c == '\f':
+				n += 2
+			case c < 0x20:
+				n += 6
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, w := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && w == 1:
+			n += 6 // \ufffd
+		case r == '\u2028' || r == '\u2029':
+			n += 6
+		default:
+			n += w
+		}
+		i += w
+	}
+	return n
 }
 
 // previewLimit is the most of a payload, as indented JSON, that a job's
@@ -176,6 +260,15 @@ func jsonable(x any) any {
 		return string(v)
 	}
 	return x
+}
+
+// plainWord reports whether the 8 bytes of s are ASCII that JSON writes
+// as they are: none under 0x20, none of '"' and '\\', none past 0x7f.
+func plainWord(s string) bool {
+	w := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s), 8))
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zeroIn := func(v uint64) bool { return (v-ones)&^v&highs != 0 }
+	return (w|(w-0x20*ones))&highs == 0 && !zeroIn(w^('"'*ones)) && !zeroIn(w^('\\'*ones))
 }
 
 // matches reports whether v passes a search: name and tag are

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"compress/gzip"
 	"net/http"
 	"strconv"
 
@@ -43,7 +44,15 @@ func (h *handler) payload(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename=`+strconv.Quote(sanitizeFilename(id)+".json"))
 	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write([]byte(body + "\n"))
+	w.Header().Set("Vary", "Accept-Encoding")
+	if !acceptsGzip(r) {
+		_, _ = w.Write([]byte(body + "\n"))
+		return
+	}
+	w.Header().Set("Content-Encoding", "gzip")
+	zw, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+	_, _ = zw.Write([]byte(body + "\n"))
+	_ = zw.Close()
 }
 
 // sanitizeFilename keeps the letters, digits, '-' and '_' of s, for a

@@ -36,11 +36,16 @@ func (h *handler) listJobs(ctx context.Context, q string, state runtime.JobState
 }
 
 // oldestWaiting is when the longest-waiting job of q, at the head of its
-// ready list or of one of its fair groups, was dispatched.
-func (h *handler) oldestWaiting(ctx context.Context, q string) (time.Time, bool, error) {
-	at, ok, err := h.ins.OldestReady(ctx, q)
-	if err != nil {
-		return at, ok, err
+// ready list or of one of its fair groups, was dispatched. st says
+// where jobs wait: a place that holds none is not read.
+func (h *handler) oldestWaiting(ctx context.Context, q string, st runtime.QueueState) (at time.Time, ok bool, err error) {
+	if st.Ready > st.Grouped {
+		if at, ok, err = h.ins.OldestReady(ctx, q); err != nil {
+			return at, ok, err
+		}
+	}
+	if st.Grouped == 0 {
+		return at, ok, nil
 	}
 	g, gok, err := h.ins.OldestGrouped(ctx, q)
 	if err != nil {

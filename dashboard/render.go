@@ -25,6 +25,7 @@ var funcs = template.FuncMap{
 	"ago":        ago,
 	"dur":        duration,
 	"when":       when,
+	"left":       left,
 	"stamp":      stamp,
 	"num":        num,
 	"pathq":      url.PathEscape,
@@ -90,11 +91,13 @@ func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status in
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Vary", "Accept-Encoding")
+	// live.js reads the times on the page against the server's clock.
+	w.Header().Set(nowHeader, strconv.FormatInt(v.Now.UnixMilli(), 10))
 	zip := len(page) > gzipFrom && acceptsGzip(r)
 	if v.Live && status == http.StatusOK {
 		// A refresh that finds the page as it was costs a few hundred
 		// bytes: live.js sends the ETag of the last one it had.
-		sum := sha256.Sum256(page)
+		sum := sha256.Sum256(relTexts.ReplaceAll(page, []byte("$1$2")))
 		etag := hex.EncodeToString(sum[:12])
 		if zip {
 			etag += "-gz"
@@ -134,31 +137,51 @@ func acceptsGzip(r *http.Request) bool {
 	return false
 }
 
+// nowHeader is the server's time, unix ms, when it rendered a page.
+const nowHeader = "X-Dashboard-Now"
+
 // liveHeader marks the requests of live.js's refreshes.
 const liveHeader = "X-Dashboard-Live"
 
 // isLive reports whether r is a live refresh.
 func isLive(r *http.Request) bool { return r.Header.Get(liveHeader) == "1" }
 
-// ago says how long before now t was, shortly: "3s", "4m", "2h", "5d".
-func ago(t time.Time) string {
+// ago says how long before now t was, shortly: "3s", "4m", "2h", "5d",
+// in a <time> that carries t, so that live.js moves it on between
+// refreshes and the page's ETag does not change with it.
+func ago(t time.Time) template.HTML {
 	if t.IsZero() {
 		return "–"
 	}
-	return duration(time.Since(t))
+	return relTime("ago", t, duration(time.Since(t)))
 }
 
 // when says when t is from now: "in 3m" or "3m ago".
-func when(t time.Time) string {
+func when(t time.Time) template.HTML {
 	if t.IsZero() {
 		return "–"
 	}
 	d := time.Until(t)
 	if d >= 0 {
-		return "in " + duration(d)
+		return relTime("when", t, "in "+duration(d))
 	}
-	return duration(-d) + " ago"
+	return relTime("when", t, duration(-d)+" ago")
 }
+
+// left says how long until t, shortly, or 0s once it has passed.
+func left(t time.Time) template.HTML {
+	return relTime("left", t, duration(time.Until(t)))
+}
+
+// relTime is text, which says how far t is from now, as a <time> that
+// names t (unix ms) and how text reads it: ago, when or left.
+func relTime(kind string, t time.Time, text string) template.HTML {
+	return template.HTML(`<time data-` + kind + `="` + strconv.FormatInt(t.UnixMilli(), 10) + `">` + template.HTMLEscapeString(text) + `</time>`)
+}
+
+// relTexts are the texts of relTime: they change with the clock alone,
+// so the ETag leaves them out.
+var relTexts = regexp.MustCompile(`(<time data-(?:ago|when|left)="-?\d+">)[^<]*(</time>)`)
 
 // stamp is t as the pages write an instant, in t's own zone.
 func stamp(t time.Time) string { return t.Format("2006-01-02 15:04:05 MST") }

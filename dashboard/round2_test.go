@@ -227,9 +227,9 @@ func TestSearchAndBatchesArePaged(t *testing.T) {
 		ids = append(ids, id)
 	}
 	seen := map[string]bool{}
-	for page := 1; page <= 3; page++ {
+	for page := 1; page <= 6; page++ { // 40 a page
 		_, body, _ := b.get(t, fmt.Sprintf("batches?page=%d", page))
-		require.Contains(t, body, fmt.Sprintf("page %d of 3", page))
+		require.Contains(t, body, fmt.Sprintf("page %d of 6", page))
 		for _, id := range ids {
 			if strings.Contains(body, id) {
 				seen[id] = true

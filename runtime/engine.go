@@ -266,6 +266,9 @@ type Engine struct {
 	notifier *notifier
 	// awaitStep, if set, replaces the package's awaitStep (the tests).
 	awaitStep time.Duration
+	// history keeps the per-minute counts and runtime histograms of
+	// spans that have ended (history_cache.go), shared with phys.
+	history *closedHashes
 }
 
 // Subscribe calls fn with a JobQueued event after every job this engine
@@ -302,12 +305,13 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 		}
 	}
 	e := &Engine{rdb: rdb, store: store, cfg: cfg, keys: keys, flow: &flowState{}, grouped: &groupedQueues{},
-		notifier: newNotifier(store, keys.Notes())}
+		notifier: newNotifier(store, keys.Notes()), history: &closedHashes{}}
 	// The physical view: the same Redis and keys, with no partitions, for
 	// the partition loop to run each partition's call on (partition.go).
 	physCfg := cfg
 	physCfg.Partitions = nil
-	e.phys = &Engine{rdb: rdb, store: e.store, cfg: physCfg, keys: e.keys, flow: e.flow, grouped: e.grouped, notifier: e.notifier}
+	e.phys = &Engine{rdb: rdb, store: e.store, cfg: physCfg, keys: e.keys, flow: e.flow, grouped: e.grouped, notifier: e.notifier,
+		history: e.history}
 	e.phys.phys = e.phys
 	e.phys.flights = send.Flights{Call: e.phys.pushCall, Run: e.phys.runPush, Err: pushError}
 	e.flights = send.Flights{Call: e.pushCall, Run: e.runPush, Err: pushError}

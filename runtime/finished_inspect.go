@@ -201,15 +201,19 @@ func (i *Inspector) JobMetrics(ctx context.Context, queue string) ([]JobClassMet
 	cur := now.UnixMilli() / slotMs
 	const daySlots, hourSlots = 144, 6
 	names := i.e.queueNames(queue)
-	keys := make([]string, 0, daySlots*len(names))
+	var hashes []map[string]string
 	for _, q := range names {
+		keys := make([]string, 0, daySlots)
+		settled := make([]bool, 0, daySlots)
 		for s := cur - daySlots + 1; s <= cur; s++ {
 			keys = append(keys, i.e.keys.Runtimes(q, s))
+			settled = append(settled, now.After(time.UnixMilli((s+1)*slotMs).Add(historySettle)))
 		}
-	}
-	hashes, err := i.e.store.Hashes(ctx, keys)
-	if err != nil {
-		return nil, fmt.Errorf("job metrics of %q: %w", queue, err)
+		hs, err := i.e.readHistory(ctx, keys, settled, runtimesTTL, true)
+		if err != nil {
+			return nil, fmt.Errorf("job metrics of %q: %w", queue, err)
+		}
+		hashes = append(hashes, hs...)
 	}
 	hour := map[string]map[int]int64{}
 	day := map[string]map[int]int64{}

@@ -11,6 +11,12 @@ import (
 // queue's group wait set: "<group>\x00<seq>" + job ID (internal/keyspace).
 const groupSeqDigits = 16
 
+// groupWaitWhole is the most jobs waiting in a queue's groups that
+// OldestGrouped reads in one command (about 50 bytes each), for their
+// groups' heads; past it, it reads each group's head too, one command
+// each.
+const groupWaitWhole = 1000
+
 // ListGroupedJobs returns a page of the jobs of queue waiting in fair
 // groups for their group's turn (docs/flow-control.md), from offset, at
 // most limit, and how many wait so. They are ready jobs that ListJobs
@@ -91,11 +97,7 @@ func (i *Inspector) OldestGrouped(ctx context.Context, queue string) (at time.Ti
 		return at, ok, err
 	}
 	qk := e.keys.Queue(queue)
-	ring, err := e.store.GroupRing(ctx, qk, 100)
-	if err != nil || ring.Waiting == 0 {
-		return time.Time{}, false, err
-	}
-	heads, err := e.store.GroupHeads(ctx, qk, ring.Ring)
+	heads, err := e.store.GroupWaitHeads(ctx, qk, 100, groupWaitWhole)
 	if err != nil {
 		return time.Time{}, false, fmt.Errorf("oldest grouped job of %q: %w", queue, err)
 	}

@@ -168,6 +168,7 @@ func (i *Inspector) States(ctx context.Context, queues []string) (map[string]Que
 		s.Reserved += v.Reserved
 		s.Failed += v.Failed
 		s.Paused = s.Paused || v.Paused
+		s.Grouped += v.Grouped
 		out[logical[i]] = s
 	}
 	return out, nil

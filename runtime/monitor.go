@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Monitoring: each worker keeps a record of itself in Redis, renewed
@@ -119,10 +121,13 @@ func (i *Inspector) Metrics(ctx context.Context, since time.Time) ([]MinuteCount
 	}
 	first, last := since.Unix()/3600, now.Unix()/3600
 	keys := make([]string, 0, last-first+1)
+	settled := make([]bool, 0, last-first+1)
 	for h := first; h <= last; h++ {
 		keys = append(keys, e.keys.Metrics(h))
+		settled = append(settled, now.After(time.Unix((h+1)*3600, 0).Add(historySettle)))
 	}
-	hashes, err := e.store.Hashes(ctx, keys)
+	_, cluster := e.rdb.(*redis.ClusterClient) // the hours' keys are on many slots
+	hashes, err := e.readHistory(ctx, keys, settled, metricsRetention, !cluster)
 	if err != nil {
 		return nil, fmt.Errorf("read metrics: %w", err)
 	}

@@ -20,6 +20,9 @@ func (s Sizes) Total() int64 { return s.Ready + s.Delayed + s.Reserved }
 type QueueState struct {
 	Sizes
 	Paused bool
+	// Grouped are the ready jobs that wait in fair groups for their
+	// group's turn (counted in Ready too).
+	Grouped int64
 }
 
 // wait is Wait that, if id is not "", also ends, returning "", when wake

@@ -14,6 +14,52 @@
     return parseInt(document.body.getAttribute("data-refresh") || "0", 10);
   }
 
+  // skew is the server's clock less this one's, from the last response:
+  // the times on the page are read against the server's clock.
+  var skew = 0;
+
+  // dur writes ms as the server does (render.go, duration).
+  function dur(ms) {
+    if (ms < 0) {
+      ms = 0;
+    }
+    var s = Math.floor(ms / 1000), m = Math.floor(s / 60), h = Math.floor(m / 60);
+    if (ms < 1000) {
+      return Math.floor(ms) + "ms";
+    }
+    if (s < 60) {
+      return s + "s";
+    }
+    if (m < 60) {
+      return s % 60 === 0 ? m + "m" : m + "m " + (s % 60) + "s";
+    }
+    if (h < 48) {
+      return h + "h " + (m % 60) + "m";
+    }
+    return Math.floor(h / 24) + "d";
+  }
+
+  // moveTimes brings the texts of the <time data-ago|when|left> elements
+  // to now: a refresh answered 304 leaves them as they were sent.
+  function moveTimes() {
+    var now = Date.now() + skew;
+    var times = document.querySelectorAll("time[data-ago],time[data-when],time[data-left]");
+    for (var i = 0; i < times.length; i++) {
+      var t = times[i], text;
+      if (t.hasAttribute("data-ago")) {
+        text = dur(now - parseInt(t.getAttribute("data-ago"), 10));
+      } else if (t.hasAttribute("data-left")) {
+        text = dur(parseInt(t.getAttribute("data-left"), 10) - now);
+      } else {
+        var d = parseInt(t.getAttribute("data-when"), 10) - now;
+        text = d >= 0 ? "in " + dur(d) : dur(-d) + " ago";
+      }
+      if (t.textContent !== text) {
+        t.textContent = text;
+      }
+    }
+  }
+
   var busy = false;
   var timer = null;
   var etag = null;
@@ -54,6 +100,10 @@
     }
     fetch(window.location.href, { credentials: "same-origin", cache: "no-store", headers: headers })
       .then(function (res) {
+        var serverNow = parseInt(res.headers.get("X-Dashboard-Now") || "", 10);
+        if (!isNaN(serverNow)) {
+          skew = serverNow - Date.now();
+        }
         if (res.status === 304) {
           return null;
         }
@@ -67,6 +117,7 @@
       .then(function (html) {
         up();
         if (html === null) {
+          moveTimes();
           document.documentElement.setAttribute("data-refreshed", String(Date.now()));
           return;
         }
@@ -78,6 +129,7 @@
             live[i].innerHTML = fresh.innerHTML;
           }
         }
+        moveTimes();
         document.documentElement.setAttribute("data-refreshed", String(Date.now()));
         if (parseInt(doc.body.getAttribute("data-refresh") || "0", 10) === 0) {
           stop();

@@ -46,6 +46,12 @@ func (s *Store) Exists(ctx context.Context, key string) (bool, error) {
 	return n == 1, err
 }
 
+// CountExisting returns how many of keys exist, in one command: in a
+// cluster they must share a slot.
+func (s *Store) CountExisting(ctx context.Context, keys []string) (int64, error) {
+	return s.c.Exists(ctx, keys...).Result()
+}
+
 // Members returns the members of the set key.
 func (s *Store) Members(ctx context.Context, key string) ([]string, error) {
 	return s.c.SMembers(ctx, key).Result()

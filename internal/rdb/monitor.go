@@ -13,19 +13,35 @@ import (
 // deadline, and hashes of counts that expire.
 
 // LiveMembers returns the members of the sorted set key whose score is
-// now (unix ms) or later, and deletes those below it.
+// now (unix ms) or later, and deletes those below it: one command when
+// none is below.
 func (s *Store) LiveMembers(ctx context.Context, key string, now int64) ([]string, error) {
-	ids, err := s.c.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: strconv.FormatInt(now, 10), Max: "+inf"}).Result()
+	all, err := s.c.ZRangeWithScores(ctx, key, 0, -1).Result()
 	if err != nil {
 		return nil, err
 	}
-	_ = s.c.ZRemRangeByScore(ctx, key, "-inf", "("+strconv.FormatInt(now, 10)).Err()
+	ids := make([]string, 0, len(all))
+	for _, z := range all {
+		if z.Score >= float64(now) {
+			ids = append(ids, z.Member.(string))
+		}
+	}
+	if len(ids) < len(all) {
+		_ = s.c.ZRemRangeByScore(ctx, key, "-inf", "("+strconv.FormatInt(now, 10)).Err()
+	}
 	return ids, nil
 }
 
-// Values reads the string keys, in one pipeline of one GET each (not
-// MGET: on a cluster they may be in different slots).
+// Values reads the string keys: in one MGET, or on a cluster, where
+// they may be in different slots, in one pipeline of one GET each.
 func (s *Store) Values(ctx context.Context, keys []string) ([]Field, error) {
+	if _, cluster := s.c.(*redis.ClusterClient); !cluster && len(keys) > 0 {
+		vals, err := s.c.MGet(ctx, keys...).Result()
+		if err != nil {
+			return nil, err
+		}
+		return fields(vals, len(keys)), nil
+	}
 	cmds := make([]*redis.StringCmd, len(keys))
 	if _, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {

@@ -16,10 +16,12 @@ var (
 )
 
 // Sizes counts the jobs of one queue by state, and says whether it is
-// paused.
+// paused. Grouped are the ready jobs waiting in fair groups, counted in
+// Ready too.
 type Sizes struct {
 	Ready, Delayed, Reserved, Failed int64
 	Paused                           bool
+	Grouped                          int64
 }
 
 func (s *Store) sizesCall(queue string) Call {
@@ -29,13 +31,13 @@ func (s *Store) sizesCall(queue string) Call {
 
 func parseSizes(cmd Reply) (Sizes, error) {
 	v, err := cmd.Int64Slice()
-	if err == nil && len(v) != 5 {
+	if err == nil && len(v) != 6 {
 		err = fmt.Errorf("unexpected reply %v", v)
 	}
 	if err != nil {
 		return Sizes{}, err
 	}
-	return Sizes{Ready: v[0], Delayed: v[1], Reserved: v[2], Failed: v[3], Paused: v[4] == 1}, nil
+	return Sizes{Ready: v[0], Delayed: v[1], Reserved: v[2], Failed: v[3], Paused: v[4] == 1, Grouped: v[5]}, nil
 }
 
 // Sizes reads the sizes of queue, one snapshot. It only reads, so it
