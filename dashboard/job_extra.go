@@ -120,7 +120,7 @@ func timeline(v jobView, started time.Time) []step {
 		}
 		out = append(out, step{Kind: "waiting", Attempt: v.Attempts + 1, Text: txt})
 	case string(runtime.StateDelayed):
-		out = append(out, step{At: v.Due, Kind: "due", Attempt: v.Attempts + 1, Text: "due " + when(v.Due)})
+		out = append(out, step{At: v.Due, Kind: "due", Attempt: v.Attempts + 1, Text: "waiting for its delay or backoff to end"})
 	case string(runtime.StateReserved):
 		txt := "running"
 		if v.Worker != "" {
