@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -13,6 +14,12 @@ type ClassSlot struct {
 	// Start is when the slot began.
 	Start time.Time
 	ClassMetrics
+	// Wait is the wait of the jobs of the slot whose wait is known: from
+	// when each became ready (its dispatch, or the end of the delay it
+	// was dispatched with) to when its handler started, for the jobs that
+	// succeeded at their first attempt. Wait.Jobs counts them, and
+	// Wait.PerMinute is 0.
+	Wait ClassMetrics
 }
 
 // JobClassHistory is the history of one job class (wire name) of a
@@ -51,26 +58,30 @@ func (i *Inspector) JobHistory(ctx context.Context, queue string, slots int) ([]
 	if err != nil {
 		return nil, fmt.Errorf("job history of %q: %w", queue, err)
 	}
-	// by class, then slot: the histogram's buckets
-	by := map[string][]map[int]int64{}
+	// by class, then slot: the histogram's buckets, of runtimes and of
+	// waits
+	by, waits := map[string][]map[int]int64{}, map[string][]map[int]int64{}
+	add := func(m map[string][]map[int]int64, name string, s, b int, n int64) {
+		if m[name] == nil {
+			m[name] = make([]map[int]int64, slots)
+		}
+		if m[name][s] == nil {
+			m[name][s] = map[int]int64{}
+		}
+		m[name][s][b] += n
+	}
 	for k, h := range hashes {
 		s := k % slots
 		for field, v := range h {
-			name, b, ok := parseRuntimeField(field)
-			if !ok {
-				continue
-			}
 			var n int64
 			if _, err := fmt.Sscan(v, &n); err != nil {
 				continue
 			}
-			if by[name] == nil {
-				by[name] = make([]map[int]int64, slots)
+			if name, b, ok := parseRuntimeField(field); ok {
+				add(by, name, s, b, n)
+			} else if name, b, ok := parseWaitField(field); ok {
+				add(waits, name, s, b, n)
 			}
-			if by[name][s] == nil {
-				by[name][s] = map[int]int64{}
-			}
-			by[name][s][b] += n
 		}
 	}
 	minutes := float64(runtimesSlot / time.Minute)
@@ -79,9 +90,27 @@ func (i *Inspector) JobHistory(ctx context.Context, queue string, slots int) ([]
 		hist := JobClassHistory{Name: name, Slots: make([]ClassSlot, slots)}
 		for s := range perSlot {
 			hist.Slots[s] = ClassSlot{Start: time.UnixMilli((first + int64(s)) * slotMs), ClassMetrics: classMetrics(perSlot[s], minutes)}
+			if w := waits[name]; w != nil {
+				hist.Slots[s].Wait = classMetrics(w[s], minutes)
+				hist.Slots[s].Wait.PerMinute = 0
+			}
 		}
 		out = append(out, hist)
 	}
 	slices.SortFunc(out, func(a, b JobClassHistory) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// parseWaitField splits a runtimes hash field that counts waits,
+// "name|w<bucket>" (waitField).
+func parseWaitField(f string) (string, int, bool) {
+	k := strings.LastIndexByte(f, '|')
+	if k < 0 || !strings.HasPrefix(f[k+1:], "w") {
+		return "", 0, false
+	}
+	b, err := strconv.Atoi(f[k+2:])
+	if err != nil {
+		return "", 0, false
+	}
+	return f[:k], b, true
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
@@ -122,6 +123,19 @@ func (e *Engine) stored(env *Envelope, delay time.Duration, now int64, by string
 		return "", nil, "", err
 	}
 	queue = e.partitionFor(env.Queue, by)
+	if delay > 0 && env.Headers[DueHeader] == "" {
+		// its due time, for the wait it is counted (readyAt)
+		h := make(map[string]string, len(env.Headers)+1)
+		for k, v := range env.Headers {
+			h[k] = v
+		}
+		at := env.DispatchedAt
+		if at == 0 {
+			at = now
+		}
+		h[DueHeader] = strconv.FormatInt(at+delay.Milliseconds(), 10)
+		env.Headers = h
+	}
 	payload, err = e.encodeStored(env, queue, now)
 	if err != nil {
 		return "", nil, "", err
