@@ -70,7 +70,7 @@ func TestMonitoredTagRecordsItsJobs(t *testing.T) {
 		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"tq", "tq2"}, StopWhenEmpty: true})
 		got = tagIDs(t, ins, b.ctx, "acme", "tq", "tq2")
 		want = map[string]runtime.TagState{ids[0]: runtime.TagCompleted, ids[1]: runtime.TagFailed,
-			ids[4]: runtime.TagGone, // tq2 keeps no record of finished jobs
+			ids[4]:  runtime.TagGone, // tq2 keeps no record of finished jobs
 			many[0]: runtime.TagCompleted, many[2]: runtime.TagCompleted}
 		require.Equal(t, want, got)
 
