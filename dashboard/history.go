@@ -75,11 +75,21 @@ func (h *handler) history(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data["Throughput"] = newSeries(counts, queue, minutes/span.Bucket, span.Bucket, now, "last "+span.Name)
-	classes, err := h.ins.JobHistory(ctx, queue, span.Slots)
+	qh, err := h.ins.QueueHistory(ctx, queue, span.Slots)
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
+	// the queue's wait, every class together
+	var peakWait time.Duration
+	for _, s := range qh.All.Slots {
+		peakWait = max(peakWait, s.Wait.P95)
+	}
+	if peakWait > 0 {
+		data["Wait"] = runtimeSVG(qh.All.Slots, func(s runtime.ClassSlot) runtime.ClassMetrics { return s.Wait }, peakWait, "waits of every job class, last "+span.Name)
+		data["PeakWait"] = peakWait
+	}
+	classes := qh.Classes
 	views := make([]classHistory, 0, len(classes))
 	for _, c := range classes {
 		cv := classHistory{Name: c.Name, Slots: c.Slots, Span: "last " + span.Name}

@@ -34,6 +34,8 @@ func TestHistoryPageShowsWait(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	require.LessOrEqual(t, n, int64(maxPageCommands))
 	require.Contains(t, body, `<figure class="chart-box wait-chart">`)
+	require.Contains(t, body, `<figure class="chart-box wait-chart" id="queue-wait">`)
+	require.Contains(t, body, `aria-label="waits of every job class, last 1h"`)
 	require.Contains(t, body, `aria-label="waits, last 1h"`)
 	require.Contains(t, body, "<th class=\"n\">Wait p50</th><th class=\"n\">Wait p95</th>")
 	rows := body[strings.Index(body, `<table class="class-slots">`):]

@@ -40,8 +40,26 @@ const MaxHistorySlots = 144
 // (EngineConfig.KeepFinished). It reads one hash a slot (one a slot and
 // partition, for a partitioned queue).
 func (i *Inspector) JobHistory(ctx context.Context, queue string, slots int) ([]JobClassHistory, error) {
+	h, err := i.QueueHistory(ctx, queue, slots)
+	return h.Classes, err
+}
+
+// QueueHistory is a queue's history in ten-minute slots
+// (Inspector.QueueHistory).
+type QueueHistory struct {
+	// Classes are each job class's, sorted by name.
+	Classes []JobClassHistory
+	// All is every class's together (Name ""): the queue's throughput,
+	// runtimes and waits.
+	All JobClassHistory
+}
+
+// QueueHistory is JobHistory, with every class's histograms added up
+// into the queue's, for its percentiles of runtime and wait: from the
+// same reads.
+func (i *Inspector) QueueHistory(ctx context.Context, queue string, slots int) (QueueHistory, error) {
 	if err := validateQueueOrPartition(queue); err != nil {
-		return nil, err
+		return QueueHistory{}, err
 	}
 	slots = min(max(slots, 1), MaxHistorySlots)
 	slotMs := runtimesSlot.Milliseconds()
@@ -56,11 +74,12 @@ func (i *Inspector) JobHistory(ctx context.Context, queue string, slots int) ([]
 	}
 	hashes, err := i.e.store.Hashes(ctx, keys)
 	if err != nil {
-		return nil, fmt.Errorf("job history of %q: %w", queue, err)
+		return QueueHistory{}, fmt.Errorf("job history of %q: %w", queue, err)
 	}
 	// by class, then slot: the histogram's buckets, of runtimes and of
 	// waits
 	by, waits := map[string][]map[int]int64{}, map[string][]map[int]int64{}
+	all, allWaits := map[string][]map[int]int64{}, map[string][]map[int]int64{}
 	add := func(m map[string][]map[int]int64, name string, s, b int, n int64) {
 		if m[name] == nil {
 			m[name] = make([]map[int]int64, slots)
@@ -79,25 +98,33 @@ func (i *Inspector) JobHistory(ctx context.Context, queue string, slots int) ([]
 			}
 			if name, b, ok := parseRuntimeField(field); ok {
 				add(by, name, s, b, n)
+				add(all, "", s, b, n)
 			} else if name, b, ok := parseWaitField(field); ok {
 				add(waits, name, s, b, n)
+				add(allWaits, "", s, b, n)
 			}
 		}
 	}
 	minutes := float64(runtimesSlot / time.Minute)
-	out := make([]JobClassHistory, 0, len(by))
-	for name, perSlot := range by {
+	history := func(name string, perSlot, waited []map[int]int64) JobClassHistory {
 		hist := JobClassHistory{Name: name, Slots: make([]ClassSlot, slots)}
-		for s := range perSlot {
-			hist.Slots[s] = ClassSlot{Start: time.UnixMilli((first + int64(s)) * slotMs), ClassMetrics: classMetrics(perSlot[s], minutes)}
-			if w := waits[name]; w != nil {
-				hist.Slots[s].Wait = classMetrics(w[s], minutes)
+		for s := range hist.Slots {
+			hist.Slots[s] = ClassSlot{Start: time.UnixMilli((first + int64(s)) * slotMs)}
+			if perSlot != nil {
+				hist.Slots[s].ClassMetrics = classMetrics(perSlot[s], minutes)
+			}
+			if waited != nil {
+				hist.Slots[s].Wait = classMetrics(waited[s], minutes)
 				hist.Slots[s].Wait.PerMinute = 0
 			}
 		}
-		out = append(out, hist)
+		return hist
 	}
-	slices.SortFunc(out, func(a, b JobClassHistory) int { return strings.Compare(a.Name, b.Name) })
+	out := QueueHistory{Classes: make([]JobClassHistory, 0, len(by)), All: history("", all[""], allWaits[""])}
+	for name, perSlot := range by {
+		out.Classes = append(out.Classes, history(name, perSlot, waits[name]))
+	}
+	slices.SortFunc(out.Classes, func(a, b JobClassHistory) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 

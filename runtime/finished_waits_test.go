@@ -45,6 +45,15 @@ func TestJobHistoryCountsWaits(t *testing.T) {
 		}
 		require.Equal(t, int64(4), runs)
 		require.Equal(t, int64(3), waited, "the retry's wait is not known")
+		qh, err := runtime.NewInspector(b.engine).QueueHistory(b.ctx, "waits", 2)
+		require.NoError(t, err)
+		require.Equal(t, hist, qh.Classes)
+		runs, waited = 0, 0
+		for _, s := range qh.All.Slots {
+			runs, waited = runs+s.Jobs, waited+s.Wait.Jobs
+		}
+		require.Equal(t, int64(4), runs, "the queue's, every class together")
+		require.Equal(t, int64(3), waited)
 		// a bucket's middle is within about 10% of the wait
 		require.GreaterOrEqual(t, p50, least*85/100)
 	})
