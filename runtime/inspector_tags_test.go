@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/runtime"
+	"github.com/jobgen/jobgen/schedule"
 )
 
 func tagOpts(queue string, tags ...string) runtime.JobOptions {
@@ -114,5 +116,41 @@ func TestMonitoredTagKeepsABound(t *testing.T) {
 			}
 		}
 		require.Equal(t, runtime.MaxTagJobs, kept)
+	})
+}
+
+// A monitored tag records the jobs of a chain's later links, of the
+// schedule and of a debounce too: every path into a queue that goes
+// through the enqueue step with the job's envelope.
+func TestMonitoredTagOnOtherPaths(t *testing.T) {
+	forEachFinishedBackend(t, runtime.EngineConfig{}, func(t *testing.T, b wbundle) {
+		runtime.Register(b.router, "test.Job", func(ctx context.Context, j testJob) error { return nil })
+		ins := runtime.NewInspector(b.engine)
+		require.NoError(t, ins.MonitorTag(b.ctx, "acme"))
+
+		// a chain: its second link is pushed by the worker
+		_, err := runtime.Chain(job(1, tagOpts("tp")), job(2, tagOpts("tp", "acme"))).Dispatch(b.ctx)
+		require.NoError(t, err)
+		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"tp"}, StopWhenEmpty: true})
+		got := tagIDs(t, ins, b.ctx, "acme", "tp")
+		require.Len(t, got, 1, "the chain's second link")
+
+		// the schedule
+		s := schedule.New()
+		s.Job(job(3, tagOpts("tp", "acme"))).Name("tagged")
+		reports, err := s.RunDue(b.ctx, b.engine, schedule.Config{Clock: compClock{time.Now().UTC().Truncate(time.Minute)}, Logger: quiet})
+		require.NoError(t, err)
+		require.Len(t, reports, 1)
+		require.NoError(t, reports[0].Err)
+		got = tagIDs(t, ins, b.ctx, "acme", "tp")
+		require.Contains(t, got, reports[0].JobID)
+		require.Equal(t, runtime.TagPending, got[reports[0].JobID])
+
+		// a debounce
+		id, err := runtime.Dispatch(b.ctx, dbJob{Key: "k", opts: runtime.JobOptions{Queue: "tp", Tags: []string{"acme"}, Debounce: time.Minute}})
+		require.NoError(t, err)
+		got = tagIDs(t, ins, b.ctx, "acme", "tp")
+		require.Len(t, got, 3)
+		require.Equal(t, runtime.TagPending, got[id])
 	})
 }

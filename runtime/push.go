@@ -220,6 +220,15 @@ func (p *pushGroups) add(queue string, delay int64, id string, payload []byte, c
 // newest (keyspace QueueKeys.TagJobs).
 const MaxTagJobs = 1000
 
+// oneJobTags is the Enqueue.Tags of a step of one job with tags: nil
+// when it has none.
+func oneJobTags(tags []string) [][]string {
+	if len(tags) == 0 {
+		return nil
+	}
+	return [][]string{tags}
+}
+
 // tagJob records tags, those of the job about to be added to g (its
 // index is g.Jobs()), so that its push records it under the tags
 // monitored on its queue. g.Tags stays nil while no job of g has tags.
