@@ -16,7 +16,7 @@ import (
 
 var allVerbs = []string{
 	"queue:work", "queue:failed", "queue:retry", "queue:forget", "queue:flush", "queue:prune-failed", "queue:job", "queue:cancel",
-	"queue:clear", "queue:restart", "queue:pause", "queue:resume", "queue:limit", "queue:size", "queue:monitor", "queue:metrics",
+	"queue:clear", "queue:restart", "queue:pause", "queue:resume", "queue:limit", "queue:size", "queue:monitor", "queue:monitor-tag", "queue:metrics",
 	"schedule:work", "schedule:run", "schedule:list", "schedule:test", "schedule:pause", "schedule:resume",
 	"dashboard",
 }

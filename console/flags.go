@@ -41,7 +41,7 @@ var verbs = []*verb{
 	workVerb,
 	failedVerb, retryVerb, forgetVerb, flushVerb, pruneVerb, jobVerb, cancelVerb,
 	pushVerb, clearVerb, restartVerb, pauseVerb, resumeVerb, limitVerb,
-	sizeVerb, monitorVerb, metricsVerb,
+	sizeVerb, monitorVerb, monitorTagVerb, metricsVerb,
 	scheduleWorkVerb, scheduleRunVerb, scheduleListVerb, scheduleTestVerb,
 	schedulePauseVerb, scheduleResumeVerb,
 	dashboardVerb,

@@ -101,7 +101,8 @@ type step struct {
 }
 
 // timeline is what is known of v's life, oldest first: its dispatch,
-// each attempt's error (the last 10 kept), and its state now. started
+// each attempt's error (the last 10 kept; the last 3 once it succeeded),
+// and its state now. started
 // is when its running attempt began, if one runs, or when the attempt
 // that succeeded began.
 func timeline(v jobView, started time.Time) []step {
@@ -140,9 +141,14 @@ func timeline(v jobView, started time.Time) []step {
 		out = append(out, step{At: v.FailedAt, Kind: kind, Attempt: v.Attempts, Text: txt + ": " + errorGist(v.Error)})
 	case "finished":
 		if v.Attempts > 1 && len(v.Errors) == 0 {
-			// The ack of a job deletes its attempts' errors.
+			// Earlier attempts that left no error: released by their
+			// handler, given back, or from before errors were kept.
 			out = append(out, step{Kind: "retried", Attempt: v.Attempts - 1,
-				Text: fmt.Sprintf("%d earlier attempts did not succeed; their errors are not kept once a job succeeds", v.Attempts-1)})
+				Text: fmt.Sprintf("%d earlier attempts did not succeed, with no error kept", v.Attempts-1)})
+		} else if n := v.Attempts - 1 - len(v.Errors); len(v.Errors) > 0 && n > 0 && v.Errors[0].Attempt > 1 {
+			// The record of a finished job keeps its last 3 errors.
+			out = append(out, step{Kind: "retried", Attempt: v.Errors[0].Attempt - 1,
+				Text: fmt.Sprintf("%d earlier attempts before these; the record of a finished job keeps the last 3 errors", v.Errors[0].Attempt-1)})
 		}
 		if !started.IsZero() {
 			out = append(out, step{At: started, Kind: "running", Attempt: v.Attempts, Text: "started" + onWorker(v.Worker)})

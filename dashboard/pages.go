@@ -488,7 +488,8 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	}
 	if ok {
 		v := jobView{Queue: f.Queue, ID: f.ID, State: "finished", Name: f.Name, Attempts: f.Attempts, Tags: f.Tags,
-			Worker: f.Worker, FinishedAt: f.FinishedAt, Runtime: f.Runtime, ResultSize: f.ResultSize, Finished: true}
+			Worker: f.Worker, FinishedAt: f.FinishedAt, Runtime: f.Runtime, ResultSize: f.ResultSize, Finished: true,
+			Errors: f.AttemptErrors}
 		res, err := h.jobResult(ctx, f.Queue, id)
 		if err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)

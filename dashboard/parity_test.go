@@ -164,7 +164,11 @@ func TestJobPageShowsResultAndTimeline(t *testing.T) {
 	require.Contains(t, body, `<ol class="timeline" id="job-timeline">`)
 	tl := body[strings.Index(body, `id="job-timeline"`):]
 	tl = tl[:strings.Index(tl, "</ol>")]
-	require.Contains(t, tl, "2 earlier attempts did not succeed")
+	// the record of the finished job kept its earlier attempts' errors
+	require.Equal(t, 2, strings.Count(tl, `class="step-error"`), tl)
+	require.Contains(t, tl, "attempt failed: &lt;b&gt;1&lt;/b&gt;")
+	require.Contains(t, tl, "attempt failed: &lt;b&gt;2&lt;/b&gt;")
+	require.NotContains(t, tl, "earlier attempts did not succeed")
 	require.Contains(t, tl, `<li class="step-running"><span class="badge state-running">running</span> <span class="muted">attempt 3</span>`)
 	require.Contains(t, tl, "succeeded after")
 

@@ -368,7 +368,7 @@ func (e *Engine) pushLink(ctx context.Context, next *Envelope, delay time.Durati
 	if err := e.remember(ctx, next.Queue); err != nil {
 		return err
 	}
-	step := jobrdb.Enqueue{Width: jobrdb.WidthEach}
+	step := jobrdb.Enqueue{Width: jobrdb.WidthEach, Tags: oneJobTags(next.Tags), TagBound: MaxTagJobs}
 	step.Add(next.ID, payload, delayMillis(delay), cg)
 	c := e.enqueueCall(scriptChainPush, q, &step, []string{e.keys.Chained(q, next.ID)}, e.cfg.StateRetention.Milliseconds())
 	n, err := e.store.RunOne(ctx, c).Int64()

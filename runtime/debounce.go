@@ -218,7 +218,7 @@ func (e *Engine) pushDebounced(ctx context.Context, env *Envelope, queue string,
 		if err != nil {
 			return "", err
 		}
-		step := jobrdb.Enqueue{Width: jobrdb.WidthEach}
+		step := jobrdb.Enqueue{Width: jobrdb.WidthEach, Tags: oneJobTags(env.Tags), TagBound: MaxTagJobs}
 		step.Add(env.ID, payload, s.window.Milliseconds(), cg)
 		c := e.enqueueCall(scriptDebounce, queue, &step, []string{e.keys.Debounce(queue, s.key)},
 			s.window.Milliseconds(), s.maxWait.Milliseconds(), bound)

@@ -291,6 +291,7 @@ func (e *Engine) pushManyChunks(ctx context.Context, chunks []*bulkChunk, ids []
 					ids[c.items[k]] = ""
 					continue
 				}
+				tagJob(&c.pushGroup, env.Tags)
 				if cg != "" {
 					c.Args = append(c.Args, env.ID, payload, cg)
 				} else {

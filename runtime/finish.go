@@ -43,6 +43,15 @@ type FinishedJob struct {
 	Tags       []string
 	// FinishedAt is when the ack landed, by Redis's clock.
 	FinishedAt time.Time
+	// Wait is how long the attempt that succeeded waited, ready, before
+	// its handler started (readyAt); negative when not known. It is counted in the
+	// queue's wait histogram (Inspector.JobHistory), not kept in the
+	// record.
+	Wait time.Duration
+	// AttemptErrors are the errors of the job's last earlier attempts
+	// (at most 3, oldest first), kept in its record when it succeeded
+	// after them; nil when its attempts before left no error.
+	AttemptErrors []AttemptError
 }
 
 // finishedInfo is how a FinishedJob is stored (finished info hash).
@@ -111,6 +120,9 @@ func (e *Engine) finishJobs(jobs []Finish) ([]jobrdb.FinishJobs, [][]Ref, error)
 						return nil, nil, fmt.Errorf("finish job %s: %w", f.ID, err)
 					}
 					info, field = string(b), runtimeField(f.Record.Name, f.Record.Runtime)
+					if f.Record.Wait >= 0 {
+						field += "\x1e" + waitField(f.Record.Name, f.Record.Wait)
+					}
 				}
 				fj.Add(f.ID, f.Token, f.Result, info, field)
 				refs[i] = f.Ref
@@ -160,4 +172,11 @@ func bucketMid(b int) time.Duration {
 // that ran for d.
 func runtimeField(name string, d time.Duration) string {
 	return name + "|" + strconv.Itoa(runtimeBucket(d))
+}
+
+// waitField is the runtimes hash field that counts a job of name that
+// waited d, ready, before it started: the same buckets as runtimes,
+// "name|w<bucket>".
+func waitField(name string, d time.Duration) string {
+	return name + "|w" + strconv.Itoa(runtimeBucket(d))
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -13,6 +14,12 @@ type ClassSlot struct {
 	// Start is when the slot began.
 	Start time.Time
 	ClassMetrics
+	// Wait is the wait of the jobs of the slot whose wait is known: from
+	// when each became ready (its dispatch, or the end of the delay it
+	// was dispatched with) to when its handler started, for the jobs that
+	// succeeded at their first attempt. Wait.Jobs counts them, and
+	// Wait.PerMinute is 0.
+	Wait ClassMetrics
 }
 
 // JobClassHistory is the history of one job class (wire name) of a
@@ -33,8 +40,26 @@ const MaxHistorySlots = 144
 // (EngineConfig.KeepFinished). It reads one hash a slot (one a slot and
 // partition, for a partitioned queue).
 func (i *Inspector) JobHistory(ctx context.Context, queue string, slots int) ([]JobClassHistory, error) {
+	h, err := i.QueueHistory(ctx, queue, slots)
+	return h.Classes, err
+}
+
+// QueueHistory is a queue's history in ten-minute slots
+// (Inspector.QueueHistory).
+type QueueHistory struct {
+	// Classes are each job class's, sorted by name.
+	Classes []JobClassHistory
+	// All is every class's together (Name ""): the queue's throughput,
+	// runtimes and waits.
+	All JobClassHistory
+}
+
+// QueueHistory is JobHistory, with every class's histograms added up
+// into the queue's, for its percentiles of runtime and wait: from the
+// same reads.
+func (i *Inspector) QueueHistory(ctx context.Context, queue string, slots int) (QueueHistory, error) {
 	if err := validateQueueOrPartition(queue); err != nil {
-		return nil, err
+		return QueueHistory{}, err
 	}
 	slots = min(max(slots, 1), MaxHistorySlots)
 	slotMs := runtimesSlot.Milliseconds()
@@ -49,39 +74,70 @@ func (i *Inspector) JobHistory(ctx context.Context, queue string, slots int) ([]
 	}
 	hashes, err := i.e.store.Hashes(ctx, keys)
 	if err != nil {
-		return nil, fmt.Errorf("job history of %q: %w", queue, err)
+		return QueueHistory{}, fmt.Errorf("job history of %q: %w", queue, err)
 	}
-	// by class, then slot: the histogram's buckets
-	by := map[string][]map[int]int64{}
+	// by class, then slot: the histogram's buckets, of runtimes and of
+	// waits
+	by, waits := map[string][]map[int]int64{}, map[string][]map[int]int64{}
+	all, allWaits := map[string][]map[int]int64{}, map[string][]map[int]int64{}
+	add := func(m map[string][]map[int]int64, name string, s, b int, n int64) {
+		if m[name] == nil {
+			m[name] = make([]map[int]int64, slots)
+		}
+		if m[name][s] == nil {
+			m[name][s] = map[int]int64{}
+		}
+		m[name][s][b] += n
+	}
 	for k, h := range hashes {
 		s := k % slots
 		for field, v := range h {
-			name, b, ok := parseRuntimeField(field)
-			if !ok {
-				continue
-			}
 			var n int64
 			if _, err := fmt.Sscan(v, &n); err != nil {
 				continue
 			}
-			if by[name] == nil {
-				by[name] = make([]map[int]int64, slots)
+			if name, b, ok := parseRuntimeField(field); ok {
+				add(by, name, s, b, n)
+				add(all, "", s, b, n)
+			} else if name, b, ok := parseWaitField(field); ok {
+				add(waits, name, s, b, n)
+				add(allWaits, "", s, b, n)
 			}
-			if by[name][s] == nil {
-				by[name][s] = map[int]int64{}
-			}
-			by[name][s][b] += n
 		}
 	}
 	minutes := float64(runtimesSlot / time.Minute)
-	out := make([]JobClassHistory, 0, len(by))
-	for name, perSlot := range by {
+	history := func(name string, perSlot, waited []map[int]int64) JobClassHistory {
 		hist := JobClassHistory{Name: name, Slots: make([]ClassSlot, slots)}
-		for s := range perSlot {
-			hist.Slots[s] = ClassSlot{Start: time.UnixMilli((first + int64(s)) * slotMs), ClassMetrics: classMetrics(perSlot[s], minutes)}
+		for s := range hist.Slots {
+			hist.Slots[s] = ClassSlot{Start: time.UnixMilli((first + int64(s)) * slotMs)}
+			if perSlot != nil {
+				hist.Slots[s].ClassMetrics = classMetrics(perSlot[s], minutes)
+			}
+			if waited != nil {
+				hist.Slots[s].Wait = classMetrics(waited[s], minutes)
+				hist.Slots[s].Wait.PerMinute = 0
+			}
 		}
-		out = append(out, hist)
+		return hist
 	}
-	slices.SortFunc(out, func(a, b JobClassHistory) int { return strings.Compare(a.Name, b.Name) })
+	out := QueueHistory{Classes: make([]JobClassHistory, 0, len(by)), All: history("", all[""], allWaits[""])}
+	for name, perSlot := range by {
+		out.Classes = append(out.Classes, history(name, perSlot, waits[name]))
+	}
+	slices.SortFunc(out.Classes, func(a, b JobClassHistory) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// parseWaitField splits a runtimes hash field that counts waits,
+// "name|w<bucket>" (waitField).
+func parseWaitField(f string) (string, int, bool) {
+	k := strings.LastIndexByte(f, '|')
+	if k < 0 || !strings.HasPrefix(f[k+1:], "w") {
+		return "", 0, false
+	}
+	b, err := strconv.Atoi(f[k+2:])
+	if err != nil {
+		return "", 0, false
+	}
+	return f[:k], b, true
 }

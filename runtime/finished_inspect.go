@@ -159,15 +159,35 @@ func (i *Inspector) loadFinished(ctx context.Context, queue string, ids []string
 		if !v.Found {
 			continue
 		}
-		var fi finishedInfo
-		if err := msgpack.Unmarshal([]byte(v.Value), &fi); err != nil {
+		fi, errs, err := decodeFinished(v.Value)
+		if err != nil {
 			return nil, fmt.Errorf("record of finished job %s: %w", ids[k], err)
 		}
 		out = append(out, FinishedJob{ID: ids[k], Queue: queue, Name: fi.Name, Attempts: fi.Attempts, Worker: fi.Worker,
 			StartedAt: time.UnixMilli(fi.StartedAt), Runtime: time.Duration(fi.Runtime) * time.Microsecond,
-			ResultSize: fi.ResultSize, Tags: fi.Tags, FinishedAt: time.UnixMilli(int64(at[k]))})
+			ResultSize: fi.ResultSize, Tags: fi.Tags, FinishedAt: time.UnixMilli(int64(at[k])), Wait: -1,
+			AttemptErrors: parseAttemptErrors(errs)})
 	}
 	return out, nil
+}
+
+// decodeFinished reads a record of the finished info hash: the encoded
+// finishedInfo, then, for a job whose earlier attempts left errors, the
+// byte 30 and those errors as the errors hash holds them (finish.lua).
+func decodeFinished(v string) (finishedInfo, string, error) {
+	var fi finishedInfo
+	r := strings.NewReader(v)
+	if err := msgpack.NewDecoder(r).Decode(&fi); err != nil {
+		return fi, "", err
+	}
+	rest := v[len(v)-r.Len():]
+	if rest == "" {
+		return fi, "", nil
+	}
+	if rest[0] != 0x1e {
+		return fi, "", fmt.Errorf("%d bytes after the record, not errors", len(rest))
+	}
+	return fi, rest[1:], nil
 }
 
 // ClassMetrics are the runtimes and throughput of one job class over one

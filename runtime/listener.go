@@ -222,7 +222,7 @@ func (e *Engine) DispatchEvent(ctx context.Context, p *PendingEvent) ([]string, 
 			if err != nil {
 				return err
 			}
-			g.add(queue, delayMillis(delay), env.ID, payload, env.groupArg(), len(envs))
+			g.add(queue, delayMillis(delay), env.ID, payload, env.groupArg(), env.Tags, len(envs))
 		}
 		return e.send(ctx, g.groups)
 	})

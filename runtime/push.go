@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
@@ -63,7 +64,7 @@ func (e *Engine) enqueueCall(s *script, queue string, step *jobrdb.Enqueue, keys
 // records a nonce of its own, so that a retry of it by the Redis client
 // is not pushed again.
 func (e *Engine) pushCall(g *pushGroup) call {
-	step := jobrdb.Enqueue{Width: g.W(), Delay: g.Delay, Jobs: g.Args}
+	step := jobrdb.Enqueue{Width: g.W(), Delay: g.Delay, Jobs: g.Args, Tags: g.Tags, TagBound: MaxTagJobs}
 	return e.enqueueCall(scriptPush, g.Queue, &step, []string{e.callsKey(g.Queue)}, e.retryWindow(), newNonce())
 }
 
@@ -104,7 +105,7 @@ func (e *Engine) pushMany(ctx context.Context, jobs []Outgoing) error {
 		if err != nil {
 			return err
 		}
-		g.add(q, delayMillis(delay), j.Envelope.ID, payload, cg, len(jobs))
+		g.add(q, delayMillis(delay), j.Envelope.ID, payload, cg, j.Envelope.Tags, len(jobs))
 	}
 	if err := e.send(ctx, g.groups); err != nil {
 		return err
@@ -136,6 +137,19 @@ func (e *Engine) stored(env *Envelope, delay time.Duration, now int64, by string
 		return "", nil, "", err
 	}
 	queue = e.partitionFor(env.Queue, by)
+	if delay > 0 && env.Headers[DueHeader] == "" {
+		// its due time, for the wait it is counted (readyAt)
+		h := make(map[string]string, len(env.Headers)+1)
+		for k, v := range env.Headers {
+			h[k] = v
+		}
+		at := env.DispatchedAt
+		if at == 0 {
+			at = now
+		}
+		h[DueHeader] = strconv.FormatInt(at+delay.Milliseconds(), 10)
+		env.Headers = h
+	}
 	payload, err = e.encodeStored(env, queue, now)
 	if err != nil {
 		return "", nil, "", err
@@ -177,9 +191,9 @@ type pushGroupKey struct {
 }
 
 // add adds one job to the group of its queue, delay and width (grouped
-// jobs, cg not "", are three arguments wide); total is the number of
-// jobs of the push, to size the first group.
-func (p *pushGroups) add(queue string, delay int64, id string, payload []byte, cg string, total int) {
+// jobs, cg not "", are three arguments wide), with its tags; total is
+// the number of jobs of the push, to size the first group.
+func (p *pushGroups) add(queue string, delay int64, id string, payload []byte, cg string, tags []string, total int) {
 	w := jobrdb.WidthPlain
 	if cg != "" {
 		w = jobrdb.WidthGrouped
@@ -208,6 +222,7 @@ func (p *pushGroups) add(queue string, delay int64, id string, payload []byte, c
 		}
 		p.groups = append(p.groups, g)
 	}
+	tagJob(g, tags)
 	if cg != "" {
 		g.Args = append(g.Args, id, payload, cg)
 	} else {
@@ -215,8 +230,38 @@ func (p *pushGroups) add(queue string, delay int64, id string, payload []byte, c
 	}
 }
 
+// MaxTagJobs is how many jobs of a queue each monitored tag keeps, the
+// newest (keyspace QueueKeys.TagJobs).
+const MaxTagJobs = 1000
+
+// oneJobTags is the Enqueue.Tags of a step of one job with tags: nil
+// when it has none.
+func oneJobTags(tags []string) [][]string {
+	if len(tags) == 0 {
+		return nil
+	}
+	return [][]string{tags}
+}
+
+// tagJob records tags, those of the job about to be added to g (its
+// index is g.Jobs()), so that its push records it under the tags
+// monitored on its queue. g.Tags stays nil while no job of g has tags.
+func tagJob(g *pushGroup, tags []string) {
+	if len(tags) == 0 {
+		if g.Tags != nil {
+			g.Tags = append(g.Tags, nil)
+		}
+		return
+	}
+	for len(g.Tags) < g.Jobs() {
+		g.Tags = append(g.Tags, nil)
+	}
+	g.Tags = append(g.Tags, tags)
+}
+
 // send pushes the groups: one group through the group commit of
-// concurrent pushes (send.Flights), several in one pipeline.
+// concurrent pushes (send.Flights), several, or one with tags, in one
+// pipeline.
 func (e *Engine) send(ctx context.Context, groups []*pushGroup) error {
 	if len(groups) == 0 {
 		return nil
@@ -226,7 +271,7 @@ func (e *Engine) send(ctx context.Context, groups []*pushGroup) error {
 			return err
 		}
 	}
-	if len(groups) == 1 {
+	if len(groups) == 1 && groups[0].Tags == nil {
 		return e.flights.Push(ctx, groups[0])
 	}
 	calls := make([]call, len(groups))
@@ -248,14 +293,23 @@ func pushError(err error) error {
 	return fmt.Errorf("push: %w", err)
 }
 
-// remember adds queue to the set of known queues, once per engine.
+// remember adds queue to the set of known queues, once per engine; a
+// queue new to the set gets a copy of the monitored tags.
 func (e *Engine) remember(ctx context.Context, queue string) error {
 	queue = e.logicalQueue(queue)
 	if _, ok := e.known.Load(queue); ok {
 		return nil
 	}
-	if err := e.store.AddQueue(ctx, queue); err != nil {
+	added, err := e.store.AddQueue(ctx, queue)
+	if err != nil {
 		return fmt.Errorf("register queue %q: %w", queue, err)
+	}
+	if added {
+		// A queue new to the known set takes the monitored tags
+		// (Inspector.MonitorTag writes them to the queues it knows).
+		if _, err := e.store.CopyTags(ctx, e.queueNames(queue)); err != nil {
+			return fmt.Errorf("register queue %q: monitored tags: %w", queue, err)
+		}
 	}
 	e.known.Store(queue, struct{}{})
 	return nil

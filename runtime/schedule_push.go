@@ -136,7 +136,7 @@ func (e *Engine) claimTick(ctx context.Context, t TickPush, env *Envelope, q str
 		keep += t.Next.Sub(t.At)
 	}
 	delay := t.Job.DelayDuration()
-	step := jobrdb.Enqueue{Width: jobrdb.WidthEach}
+	step := jobrdb.Enqueue{Width: jobrdb.WidthEach, Tags: oneJobTags(env.Tags), TagBound: MaxTagJobs}
 	step.Add(env.ID, b, delayMillis(delay), env.groupArg())
 	locked := "0"
 	if len(keys) > 1 {

@@ -81,6 +81,12 @@ type QueueKeys struct {
 	// rate_ms, win, used, held_limit, held_rate. Absent for a queue with
 	// none; reserve reads it with one HMGET.
 	Settings string
+	// Monitored is a SET of the tags monitored on the queue (a copy of
+	// the engine's MonitoredTags, written to every known queue): a push
+	// records a job carrying one of them in TagJobs(tag).
+	Monitored string
+	// tagPrefix names the TagJobs keys.
+	tagPrefix string
 
 	// The keys of fair groups (docs/flow-control.md); they exist only
 	// while the queue holds grouped jobs. A group's members sort by
@@ -157,8 +163,16 @@ func (k Keys) Build(name string) QueueKeys {
 		GroupActive:    p + "group:active",
 		GroupSeq:       p + "group:seq",
 		GroupRunning:   p + "group:running",
+		Monitored:      p + "monitored",
+		tagPrefix:      p + "tag:",
 	}
 }
+
+// TagJobs is a ZSET job ID -> pushed at (Redis unix ms) of the newest
+// jobs pushed to the queue carrying monitored tag (lib/enqueue.lua),
+// trimmed to a bound at each push. It lives in the queue's slot, so the
+// push writes it.
+func (qk QueueKeys) TagJobs(tag string) string { return qk.tagPrefix + tag }
 
 // Wake is a LIST that worker id's doorbell BLPOP waits on beside the
 // doorbells of its queues, in the slot of queue, the first it waits on:
@@ -171,6 +185,11 @@ func (k Keys) Wake(queue, id string) string {
 // Queues is a SET of every queue name that has been pushed to. It lives
 // outside any queue's slot and is never touched by a script.
 func (k Keys) Queues() string { return k.prefix + ":queues" }
+
+// MonitoredTags is a SET of the monitored tags (Inspector.MonitorTag):
+// the list the dashboard shows, and what a queue's Monitored set is a
+// copy of. It lives outside any queue's slot and no script touches it.
+func (k Keys) MonitoredTags() string { return k.prefix + ":monitored" }
 
 // Restart is a STRING holding the unix ms of the last restart broadcast.
 func (k Keys) Restart() string { return k.prefix + ":restart" }

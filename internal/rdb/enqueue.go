@@ -38,8 +38,25 @@ type Enqueue struct {
 	// Jobs holds Width arguments a job: ID, payload, [delay,] [group]; a
 	// group is "<limit>:<group>", or "" for none.
 	Jobs []any
+	// Tags holds each job's tags, in the order of Jobs (nil or shorter
+	// for jobs with none), so that the step records the jobs carrying a
+	// tag monitored on the queue (QueueKeys.TagJobs); nil when no job has
+	// tags: the step then passes no key or argument for them.
+	Tags [][]string
+	// TagBound is how many jobs each TagJobs set keeps, the newest.
+	TagBound int
 
 	groups bool // a job has a group
+}
+
+// tagged reports whether a job of the step has tags.
+func (q *Enqueue) tagged() bool {
+	for _, t := range q.Tags {
+		if len(t) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Len is the number of jobs.
@@ -72,27 +89,65 @@ func (q *Enqueue) Add(id string, payload any, delay int64, group string) {
 
 // Keys returns lead followed by the step's keys: ready, delayed,
 // payloads, notify, and for a grouped step reserved and the group keys.
+//
+// A step with tagged jobs then passes the queue's monitored set and, per
+// tagged job in order, the TagJobs set of each of its tags.
 func (q *Enqueue) Keys(lead ...string) []string {
 	qk := &q.Queue
 	if !q.Grouped() {
-		return append(lead, qk.Ready, qk.Delayed, qk.Payloads, qk.Notify)
+		lead = append(lead, qk.Ready, qk.Delayed, qk.Payloads, qk.Notify)
+	} else {
+		lead = append(lead, qk.Ready, qk.Delayed, qk.Payloads, qk.Notify, qk.Reserved,
+			qk.GroupOf, qk.GroupWait, qk.GroupRing, qk.GroupActive, qk.GroupSeq, qk.GroupRunning)
 	}
-	return append(lead, qk.Ready, qk.Delayed, qk.Payloads, qk.Notify, qk.Reserved,
-		qk.GroupOf, qk.GroupWait, qk.GroupRing, qk.GroupActive, qk.GroupSeq, qk.GroupRunning)
+	if q.Tags == nil || !q.tagged() {
+		return lead
+	}
+	lead = append(lead, qk.Monitored)
+	for _, tags := range q.Tags {
+		for _, t := range tags {
+			lead = append(lead, qk.TagJobs(t))
+		}
+	}
+	return lead
 }
 
 // Args returns lead followed by the step's arguments: the number of
-// jobs, the width, the delay, then the jobs.
+// jobs, the width, the delay, then the jobs; then, for a step with tagged
+// jobs, the number of them, TagBound, and for each its index (from 1),
+// its number of tags and its tags.
 func (q *Enqueue) Args(lead ...any) []any {
 	out := make([]any, 0, len(lead)+3+len(q.Jobs))
 	out = append(out, lead...)
 	out = append(out, q.Len(), q.Width, q.Delay)
-	return append(out, q.Jobs...)
+	out = append(out, q.Jobs...)
+	if q.Tags == nil || !q.tagged() {
+		return out
+	}
+	n := 0
+	for _, tags := range q.Tags {
+		if len(tags) > 0 {
+			n++
+		}
+	}
+	out = append(out, n, max(q.TagBound, 1))
+	for i, tags := range q.Tags {
+		if len(tags) == 0 {
+			continue
+		}
+		out = append(out, i+1, len(tags))
+		for _, t := range tags {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
-// AddQueue adds queue to the set of known queues.
-func (s *Store) AddQueue(ctx context.Context, queue string) error {
-	return s.c.SAdd(ctx, s.keys.Queues(), queue).Err()
+// AddQueue adds queue to the set of known queues, and reports whether
+// it is new to it.
+func (s *Store) AddQueue(ctx context.Context, queue string) (bool, error) {
+	n, err := s.c.SAdd(ctx, s.keys.Queues(), queue).Result()
+	return n == 1, err
 }
 
 // Replicas is how many replicas must acknowledge a push, and for how

@@ -69,6 +69,10 @@ type Group struct {
 	// encoded envelope) or 3 (and its fair group). 0 means 2.
 	Width int
 	Args  []any
+	// Tags holds each job's tags, in the order of Args, for monitored
+	// tags (rdb.Enqueue.Tags); nil when no job of the group has any. A
+	// group with tags is sent on its own, not merged in a flight.
+	Tags [][]string
 }
 
 // W is g's width, 2 when unset.

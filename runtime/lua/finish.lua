@@ -6,12 +6,14 @@
 -- KEYS[2] -> state hash (job ID -> "attempts:exceptions:token")
 -- KEYS[3] -> payloads hash
 -- KEYS[4] -> errors hash (job ID -> its last attempts' errors): every job
---            acked loses its entry, as in ack.lua
+--            acked loses its entry, as in ack.lua; a job recorded as
+--            finished keeps its last 3 in its record (below)
 -- KEYS[5] -> progress hash (job ID -> its last progress): every job
 --            acked loses its entry, as in ack.lua
 -- KEYS[6] -> finished zset (job ID -> finished at, Redis unix ms)
 -- KEYS[7] -> finished info hash (job ID -> encoded record)
--- KEYS[8] -> runtimes hash of the current slot ("name|bucket" -> count)
+-- KEYS[8] -> runtimes hash of the current slot ("name|bucket" -> count of
+--            runtimes, "name|w<bucket>" -> count of waits)
 -- KEYS[9..] -> per job of ARGV with a result, in order: its result
 --              string, its done list
 -- then, optionally, 7 keys for a queue that holds grouped jobs (as in
@@ -25,7 +27,15 @@
 -- ARGV[5] -> lifetime of the runtimes hash, ms
 -- ARGV[6..] -> quintuples: job ID, reservation token, encoded result
 --              ("" for none), encoded finished record ("" for none),
---              runtimes field ("" for none) (at most 500 quintuples)
+--              runtimes field ("" for none; or the runtimes field and the
+--              wait field, joined by the byte 30) (at most 500
+--              quintuples)
+--
+-- A job with a record whose earlier attempts left errors in KEYS[4]
+-- keeps the last 3 of them: its record is stored as the encoded record,
+-- the byte 30, then the errors as the errors hash holds them. A call
+-- reads the errors hash only if it exists (one EXISTS a call): a queue
+-- whose jobs do not fail pays nothing per job.
 --
 -- Returns: per quintuple, 1 if acked or 0 if the token is stale. A stale
 -- quintuple changes nothing: no result, record or count is written for a
@@ -79,6 +89,7 @@ local nows = string.format('%d', now)
 
 local ids = {}
 for j = 1, n do ids[j] = ARGV[1 + 5 * j] end
+local errs = redis.call('EXISTS', KEYS[4]) == 1
 local states = redis.call('HMGET', KEYS[2], unpack(ids))
 
 local out, recorded, counted, k = {}, false, false, 0
@@ -93,20 +104,40 @@ for j = 1, n do
     redis.call('ZREM', KEYS[1], id)
     redis.call('HDEL', KEYS[2], id)
     redis.call('HDEL', KEYS[3], id)
-    redis.call('HDEL', KEYS[4], id)
+    local rec = ARGV[a + 3]
+    if errs then
+      local e = rec ~= '' and redis.call('HGET', KEYS[4], id)
+      if e then
+        -- the last 3 records, separated by the byte 30
+        local _, c = string.gsub(e, '\30', '')
+        while c > 2 do
+          e = string.sub(e, string.find(e, '\30', 1, true) + 1)
+          c = c - 1
+        end
+        rec = rec .. '\30' .. e
+      end
+      redis.call('HDEL', KEYS[4], id)
+    end
     redis.call('HDEL', KEYS[5], id)
     if ARGV[a + 2] ~= '' then
       redis.call('SET', KEYS[7 + 2 * k], ARGV[a + 2], 'PX', retention)
       redis.call('LPUSH', KEYS[8 + 2 * k], '1')
       redis.call('PEXPIRE', KEYS[8 + 2 * k], doneTTL)
     end
-    if ARGV[a + 3] ~= '' then
+    if rec ~= '' then
       redis.call('ZADD', KEYS[6], nows, id)
-      redis.call('HSET', KEYS[7], id, ARGV[a + 3])
+      redis.call('HSET', KEYS[7], id, rec)
       recorded = true
     end
-    if ARGV[a + 4] ~= '' then
-      redis.call('HINCRBY', KEYS[8], ARGV[a + 4], 1)
+    local f = ARGV[a + 4]
+    if f ~= '' then
+      local cut = string.find(f, '\30', 1, true)
+      if cut then
+        redis.call('HINCRBY', KEYS[8], string.sub(f, 1, cut - 1), 1)
+        redis.call('HINCRBY', KEYS[8], string.sub(f, cut + 1), 1)
+      else
+        redis.call('HINCRBY', KEYS[8], f, 1)
+      end
       counted = true
     end
     out[j] = 1

@@ -26,6 +26,17 @@
 --   a + 2  -> the delay in ms of every job, for widths 2 and 3
 --   a + 3.. -> n jobs of width values each; a group is "<limit>:<group>"
 --             (limit 0 for none; no NUL in the group), "" for no group.
+--   then, only for a call with jobs carrying tags: t, the number of
+--             them; the bound of a tag's set; and per tagged job its
+--             index (from 1), its number of tags c, and its c tags.
+-- A call with tagged jobs passes after the queue's keys (and the group
+-- keys) the queue's monitored set, then per tagged job in order the
+-- TagJobs set of each of its tags (all in the queue's slot). A job
+-- carrying a tag the monitored set holds is added to that tag's set,
+-- scored by the Redis ms of the push, and the set keeps its newest
+-- bound jobs. The check is one SCARD of the monitored set a call, and
+-- one SISMEMBER per tag when it is not empty: a call without tags pays
+-- nothing.
 -- A script that takes its jobs from elsewhere (retry) gives them in
 -- tables instead.
 --
@@ -69,10 +80,7 @@
 
 local function enqueueOpen(b, a, ids, payloads)
   local Q = {b = b, a = 0, w = 2, delay = 0, n = 0, rung = 0}
-  if KEYS[b + 10] then
-    Q.G = {reserved = b + 4, of = b + 5, wait = b + 6, ring = b + 7, active = b + 8, seq = b + 9, running = b + 10, ready = b}
-  end
-  local later = false
+  local later, last, tags = false, #KEYS, nil
   if a then
     -- tonumber costs more than the rest of a push's checks: the common
     -- values are told by their text.
@@ -85,6 +93,37 @@ local function enqueueOpen(b, a, ids, payloads)
     end
     Q.a, Q.w, Q.delay, Q.n = a + 3, w, delay, n
     later = delay > 0
+    -- The tags, after the jobs; their keys are the last of KEYS.
+    local ta = a + 3 + n * w
+    if ARGV[ta] ~= nil then
+      local t, bound = tonumber(ARGV[ta]), tonumber(ARGV[ta + 1])
+      if not t or t < 1 or not bound or bound < 1 then
+        return nil, redis.error_reply('ERR enqueue: want a count of tagged jobs and a bound of 1 or more from ARGV[' .. ta .. ']; nothing was written')
+      end
+      tags = {bound = bound}
+      local p, nk = ta + 2, 0
+      for _ = 1, t do
+        local i, c = tonumber(ARGV[p]), tonumber(ARGV[p + 1])
+        if not i or i < 1 or i > n or not c or c < 1 or ARGV[p + 1 + c] == nil then
+          return nil, redis.error_reply('ERR enqueue: tags at ARGV[' .. p .. '] are not a job index, a count and the tags; nothing was written')
+        end
+        for y = 1, c do
+          nk = nk + 1
+          tags[nk] = {i, p + 1 + y}
+        end
+        p = p + 2 + c
+      end
+      if ARGV[p] ~= nil or #KEYS < b + 4 + nk then
+        return nil, redis.error_reply('ERR enqueue: the tags do not end the arguments, or the call lacks their ' .. (nk + 1) .. ' keys; nothing was written')
+      end
+      last = #KEYS - nk - 1
+    end
+  end
+  if last >= b + 10 then
+    Q.G = {reserved = b + 4, of = b + 5, wait = b + 6, ring = b + 7, active = b + 8, seq = b + 9, running = b + 10, ready = b}
+  end
+  if a then
+    local n, w, delay = Q.n, Q.w, Q.delay
     -- Delays and groups are checked job by job for widths 3 and 4.
     for i = 1, (w > 2 and n or 0) do
       local j = Q.a + (i - 1) * w
@@ -114,6 +153,20 @@ local function enqueueOpen(b, a, ids, payloads)
     (later and typeError(KEYS[b + 1], 'zset')) or
     (Q.G and (groupsLoad().bad(Q.G) or typeError(KEYS[Q.G.reserved], 'zset')))
   if bad then return nil, bad end
+  if tags then
+    -- Q.mon: pairs of the job index and the key index of a monitored tag
+    local m = last + 1
+    local size = redis.pcall('SCARD', KEYS[m])
+    if type(size) == 'table' then return nil, typeError(KEYS[m], 'set') or size end
+    for k = 1, (size > 0 and #tags or 0) do
+      if redis.call('SISMEMBER', KEYS[m], ARGV[tags[k][2]]) == 1 then
+        bad = typeError(KEYS[m + k], 'zset')
+        if bad then return nil, bad end
+        Q.mon = Q.mon or {bound = tags.bound}
+        Q.mon[#Q.mon + 1] = {tags[k][1], m + k}
+      end
+    end
+  end
   return Q
 end
 
@@ -174,6 +227,30 @@ local function enqueueWrite(Q, pick)
   local k = pick and #pick or Q.n
   if k == 0 then return 0 end
   local b = Q.b
+  if Q.mon then
+    -- The jobs written that carry a monitored tag join its set.
+    local t = redis.call('TIME')
+    local at = string.format('%d', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000))
+    local picked = nil
+    if pick then
+      picked = {}
+      for x = 1, k do picked[pick[x]] = true end
+    end
+    local seen, sets = {}, {}
+    for _, e in ipairs(Q.mon) do
+      local i = e[1]
+      if not picked or picked[i] then
+        redis.call('ZADD', KEYS[e[2]], at, Q.ids and Q.ids[i] or ARGV[Q.a + (i - 1) * Q.w])
+        if not seen[KEYS[e[2]]] then
+          seen[KEYS[e[2]]] = true
+          sets[#sets + 1] = e[2]
+        end
+      end
+    end
+    for _, x in ipairs(sets) do
+      redis.call('ZREMRANGEBYRANK', KEYS[x], 0, -Q.mon.bound - 1)
+    end
+  end
   -- The clock is read once, for a delay, and rounded up, so that a job
   -- never falls due early: migrate moves it once the clock, rounded
   -- down, has reached its due time.
