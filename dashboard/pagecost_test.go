@@ -72,6 +72,14 @@ var costPages = []struct{ name, path string }{
 	{"task", "tasks/{task}"},
 	{"dispatch", "dispatch"},
 	{"schedule", "schedule"},
+	{"recent, completed", "recent?kind=completed"},
+	{"recent, failed", "recent?kind=failed"},
+	{"recent, pending", "recent?kind=pending"},
+	{"history", "history?queue=q01"},
+	{"history, 12h", "history?queue=q01&span=12h"},
+	{"redis", "redis"},
+	{"tags", "tags"},
+	{"tags, one tag", "tags?tag=big"},
 }
 
 // costJob is a job of the fill: its Pad makes it big.

@@ -162,6 +162,12 @@ func fillHostile(t *testing.T, opts ...func(*dashboard.Options)) *hostile {
 		return id
 	}
 
+	// Monitored tags, before any job: one with an override, one of
+	// markup.
+	for _, tag := range []string{"file:" + rtlQueue, "note:" + evil} {
+		require.NoError(t, runtime.NewInspector(e).MonitorTag(bg, tag))
+	}
+
 	// Run through a worker: two jobs succeed and one fails on each
 	// queue, and a batch allowed to fail has one of each.
 	n := 0
