@@ -291,7 +291,7 @@ func TestLoadErrors(t *testing.T) {
 		{
 			name: "type named like a parameter of the generated code",
 			src:  "//job:\ntype job struct{ A int }\n",
-			want: []string{"jobs.go:4:6: job is a name the generated code uses for a parameter (c, cond, ctx, d, e, err, h, id, j, job, jobs, q, r, tx); give the job type another name"},
+			want: []string{"jobs.go:4:6: job is a name the generated code uses for a parameter (c, cond, ctx, d, e, err, h, id, j, job, jobs, q, r, t, tx); give the job type another name"},
 		},
 		{
 			name: "channel field",

@@ -170,4 +170,4 @@ var LaravelNames = []string{"RegisterLaravel", "laravel"}
 // Locals are the names of the receivers, parameters and variables in the
 // generated code. A job type named like one of them would be shadowed
 // there, so none may be.
-var Locals = []string{"c", "cond", "ctx", "d", "e", "err", "h", "id", "j", "job", "jobs", "q", "r", "tx"}
+var Locals = []string{"c", "cond", "ctx", "d", "e", "err", "h", "id", "j", "job", "jobs", "q", "r", "t", "tx"}
