@@ -21,7 +21,10 @@ type Notifier interface {
 
 // RelayConfig configures a Relay.
 type RelayConfig struct {
-	// DB is the PostgreSQL database holding the outbox. Required.
+	// DB is the PostgreSQL database holding the outbox. Required. While
+	// claims come back full, Run holds two transactions at once (a pass
+	// settling while the next claims), so give it two connections or
+	// more; with one it works, one pass at a time.
 	DB *sql.DB
 	// Wake, if set, wakes the relay when a transaction that wrote to the
 	// outbox commits (pgxoutbox.Listen). DispatchTx notifies at most once

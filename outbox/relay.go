@@ -140,9 +140,15 @@ func (r *Relay) Run(ctx context.Context) error {
 	}
 	var lastErr string
 	var nextReconcile, nextPublish, hotUntil time.Time
-	look := false // whether to read that rows wait before the claim
+	look := false       // whether to read that rows wait before the claim
+	var settle settling // a full pass's settle, still running
+	defer func() {
+		if err := settle.wait(); err != nil && ctx.Err() == nil {
+			r.cfg.Logger.Error("outbox relay", "table", r.table, "err", err)
+		}
+	}()
 	for ctx.Err() == nil {
-		n, err := r.pass(ctx, look)
+		n, err := r.pass(ctx, look, &settle)
 		if err != nil && ctx.Err() == nil {
 			if msg := err.Error(); msg != lastErr {
 				r.cfg.Logger.Error("outbox relay", "table", r.table, "err", err)
@@ -158,6 +164,9 @@ func (r *Relay) Run(ctx context.Context) error {
 		now := time.Now()
 		if !now.Before(nextReconcile) {
 			nextReconcile = now.Add(time.Minute)
+			if err := settle.wait(); err != nil && ctx.Err() == nil {
+				r.cfg.Logger.Error("outbox relay", "table", r.table, "err", err)
+			}
 			if _, err := r.Reconcile(ctx); err != nil && ctx.Err() == nil {
 				r.cfg.Logger.Warn("outbox relay: reconcile", "table", r.table, "err", err)
 			}
@@ -198,17 +207,38 @@ const publishEvery = 5 * time.Second
 
 // pass claims and relays rows (RelayOnce), and returns how many it
 // claimed; with look, only if a read shows a row waiting.
-func (r *Relay) pass(ctx context.Context, look bool) (int, error) {
+//
+// A pass that claims a full batch, so that more rows likely wait, leaves
+// its settle (delete, commit, release of the marks) running in s, and
+// the next pass claims and pushes meanwhile: the commit's WAL flush and
+// the release's round trip overlap the next claim and push. The next
+// pass waits for that settle before it settles, and before it returns,
+// so at most one settle is out, settles come in the order of the pushes,
+// and the pushes stay in the order of the claims. The rows of a pass
+// still settling are locked by its transaction, which the next claim
+// skips (FOR UPDATE SKIP LOCKED). A pass that claims fewer settles at
+// once, as RelayOnce does. The error of a settle left running is
+// returned by the pass that waited for it.
+func (r *Relay) pass(ctx context.Context, look bool, s *settling) (int, error) {
 	if look {
 		var waiting bool
 		if err := r.cfg.DB.QueryRowContext(ctx, r.probe).Scan(&waiting); err != nil {
-			return 0, fmt.Errorf("outbox relay: look for rows: %w", err)
+			return 0, errors.Join(s.wait(), fmt.Errorf("outbox relay: look for rows: %w", err))
 		}
 		if !waiting {
-			return 0, nil
+			return 0, s.wait()
 		}
 	}
-	return r.RelayOnce(ctx)
+	p, err := r.claimAndPush(ctx)
+	prevErr := s.wait()
+	if p == nil {
+		return 0, errors.Join(prevErr, err)
+	}
+	if len(p.rows) >= r.cfg.Batch && ctx.Err() == nil {
+		s.start(func() error { return r.settleAndRelease(ctx, p) })
+		return len(p.rows), prevErr
+	}
+	return len(p.rows), errors.Join(prevErr, r.settleAndRelease(ctx, p))
 }
 
 // wait returns when cfg.Wake wakes the relay, reporting true, or when d
@@ -234,46 +264,93 @@ type relayRow struct {
 // RelayOnce claims up to cfg.Batch committed rows, pushes their jobs,
 // deletes the rows, and returns how many rows it claimed.
 func (r *Relay) RelayOnce(ctx context.Context) (int, error) {
+	p, err := r.claimAndPush(ctx)
+	if p == nil {
+		return 0, err
+	}
+	return len(p.rows), r.settleAndRelease(ctx, p)
+}
+
+// pushed is a pass between its push and its settle: its transaction
+// still holds the claimed rows' locks.
+type pushed struct {
+	tx      *sql.Tx
+	rows    []*relayRow
+	byConn  map[*conn][]*relayRow
+	pushErr error // those of the push that may pass
+}
+
+// claimAndPush reads the Redis clock, claims up to cfg.Batch rows in a
+// transaction and pushes their jobs. It returns nil, and no open
+// transaction, when it claimed none or failed before the push.
+func (r *Relay) claimAndPush(ctx context.Context) (*pushed, error) {
 	t0, err := r.clock.now(ctx, r.main.store)
 	if err != nil {
-		return 0, fmt.Errorf("outbox relay: read the Redis clock: %w", err)
+		return nil, fmt.Errorf("outbox relay: read the Redis clock: %w", err)
 	}
 	deadline := t0.Add(r.cfg.Lease)
 	tx, err := r.cfg.DB.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, fmt.Errorf("outbox relay: begin: %w", err)
+		return nil, fmt.Errorf("outbox relay: begin: %w", err)
 	}
-	defer func() { _ = tx.Rollback() }()
 	rows, err := r.claimRows(ctx, tx)
 	if err != nil || len(rows) == 0 {
-		return 0, err
+		_ = tx.Rollback()
+		return nil, err
 	}
-	byConn := map[*conn][]*relayRow{}
+	p := &pushed{tx: tx, rows: rows, byConn: map[*conn][]*relayRow{}}
 	for _, row := range rows {
 		c := r.conns[row.connection]
-		byConn[c] = append(byConn[c], row)
+		p.byConn[c] = append(p.byConn[c], row)
 	}
-	var pushErr error
-	for c, rs := range byConn {
-		pushErr = errors.Join(pushErr, r.push(ctx, c, rs, deadline))
+	for c, rs := range p.byConn {
+		p.pushErr = errors.Join(p.pushErr, r.push(ctx, c, rs, deadline))
 	}
+	return p, nil
+}
+
+// settleAndRelease deletes p's rows that are done, parks those that
+// failed for good, commits, and then releases the marks of the rows
+// deleted. It rolls p's transaction back on any error.
+func (r *Relay) settleAndRelease(ctx context.Context, p *pushed) error {
+	defer func() { _ = p.tx.Rollback() }()
 	if r.afterPush != nil {
 		if err := r.afterPush(); err != nil {
-			return len(rows), err
+			return err
 		}
 	}
-	if err := r.settle(ctx, tx, rows); err != nil {
-		return len(rows), errors.Join(pushErr, err)
+	if err := r.settle(ctx, p.tx, p.rows); err != nil {
+		return errors.Join(p.pushErr, err)
 	}
 	if r.afterCommit != nil {
 		if err := r.afterCommit(); err != nil {
-			return len(rows), err
+			return err
 		}
 	}
-	for c, rs := range byConn {
+	for c, rs := range p.byConn {
 		r.release(ctx, c, rs)
 	}
-	return len(rows), pushErr
+	return p.pushErr
+}
+
+// settling is the settle of a full pass, run while the next pass claims
+// and pushes (Run): at most one at a time.
+type settling struct{ done chan error }
+
+// start runs fn, the settle, in the background.
+func (s *settling) start(fn func() error) {
+	s.done = make(chan error, 1)
+	go func() { s.done <- fn() }()
+}
+
+// wait waits for the settle started, if any, and returns its error.
+func (s *settling) wait() error {
+	if s.done == nil {
+		return nil
+	}
+	err := <-s.done
+	s.done = nil
+	return err
 }
 
 // claimRows locks and reads the next rows.
