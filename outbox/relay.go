@@ -242,16 +242,35 @@ func (r *Relay) pass(ctx context.Context, look bool, s *settling) (int, error) {
 }
 
 // wait returns when cfg.Wake wakes the relay, reporting true, or when d
-// has passed or ctx ended, reporting false.
+// has passed or ctx ended, reporting false. While the waker is down (its
+// Wait fails at once: a listener whose connection broke), notifies are
+// lost, so the relay looks every listenerDownPoll at most, rather than
+// sleeping out a poll meant for a relay that is woken.
 func (r *Relay) wait(ctx context.Context, d time.Duration) bool {
 	wctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	if r.cfg.Wake != nil && r.cfg.Wake.Wait(wctx) == nil {
+	if r.cfg.Wake == nil {
+		<-wctx.Done()
+		return false
+	}
+	err := r.cfg.Wake.Wait(wctx)
+	if err == nil {
 		return true
 	}
-	<-wctx.Done()
+	if wctx.Err() == nil {
+		t := time.NewTimer(listenerDownPoll)
+		defer t.Stop()
+		select {
+		case <-wctx.Done():
+		case <-t.C:
+		}
+	}
 	return false
 }
+
+// listenerDownPoll is how often, at most, a relay whose waker is down
+// looks for rows.
+const listenerDownPoll = 100 * time.Millisecond
 
 // relayRow is one claimed row, and what its push came to.
 type relayRow struct {
