@@ -46,6 +46,17 @@ func newSeries(counts []runtime.MinuteCount, queue string, n, bucket int, now ti
 	return s
 }
 
+// Ago says how long before now the series begins, "60 min ago" or "24 h
+// ago": a clock time would change the page, and so its ETag, every
+// minute.
+func (s series) Ago() string {
+	m := len(s.Processed) * s.Bucket
+	if m >= 120 && m%60 == 0 {
+		return fmt.Sprintf("%d h ago", m/60)
+	}
+	return fmt.Sprintf("%d min ago", m)
+}
+
 // chartW and chartH are the chart's view box; it stretches to its box.
 const chartW, chartH = 600, 100
 
