@@ -146,7 +146,13 @@ func TestPagesAcrossQueuesReadThemInWindows(t *testing.T) {
 		require.Contains(t, body, fmt.Sprintf("%d failed jobs in queues", min(10, n-i*10)))
 		return linked(t, queueLink, "queues", body)
 	})
-	seen("search?tag=t%3A&name=Placed", 5, func(i int, body string) []string {
+	// The links keep the filters, escaped once: every tag holds this.
+	hostileTag := url.QueryEscape("y?a&b=1+2%41;")
+	seen("failed?name=Placed&tag="+hostileTag, 10, func(i int, body string) []string {
+		require.Contains(t, body, fmt.Sprintf("%d failed jobs match (among the newest of each queue) in queues", min(10, n-i*10)))
+		return linked(t, queueLink, "queues", body)
+	})
+	seen("search?name=Placed&tag="+hostileTag, 5, func(i int, body string) []string {
 		got := linked(t, queueLink, "queues", body)
 		require.Len(t, got, 3*min(5, n-i*5), "a ready, a batch's and a failed job a queue")
 		return got
