@@ -55,7 +55,7 @@ var sweepPages = []sweepPage{
 	{route: "GET /queues/{queue}/clear", name: "clear-rtl", path: fixed("queues/" + pe(rtlQueue) + "/clear"), shows: []string{"queue " + shown(rtlQueue) + "?"}},
 	{route: "GET /queues/{queue}/clear", name: "clear-escaped", path: fixed("queues/" + pe(escapedQueue) + "/clear"), shows: []string{"queue " + escapedQueue + "?"}},
 	{route: "GET /failed", name: "failed-all", path: fixed("failed"), shows: []string{"card issuer", evil, shown(rtlQueue)}},
-	{route: "GET /failed", name: "failed-next-queues", path: fixed("failed?from=10"), shows: []string{"in queues 11–12 of 12", "No failed job."}},
+	{route: "GET /failed", name: "failed-next-queues", path: fixed("failed?from=10"), shows: []string{"in queues 11–12 of 12", "No failed job in these queues."}},
 	{route: "GET /failed", name: "failed-escaped", path: fixed("failed?queue=" + qe(escapedQueue)), shows: []string{escapedQueue, "card issuer"}},
 	{route: "GET /failed/flush", name: "flush-rtl", path: fixed("failed/flush?queue=" + qe(rtlQueue)), shows: []string{shown(rtlQueue)}},
 	{route: "GET /jobs", name: "find-job", path: func(h *hostile) string { return "jobs?id=" + h.ready[escapedQueue][0] }, shows: []string{escapedQueue, "Cancel job"}},
