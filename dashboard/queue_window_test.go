@@ -213,3 +213,55 @@ func TestIdleOverviewRefreshIsNotModifiedAcrossAMinute(t *testing.T) {
 	require.Equal(t, "60 min ago", axis[0][1])
 	require.Equal(t, "24 h ago", axis[1][1])
 }
+
+// A chart of quarter hours moves once a quarter hour: an overview whose
+// jobs ran more than an hour ago answers a refresh with a 304 across
+// the minutes of a quarter hour, and with the page when a quarter hour
+// begins.
+func TestIdleOverviewDayChartMovesOnceAQuarterHour(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, err := runtime.Open(ctx, "redis://"+redistest.Addr(t)+"/0", runtime.EngineConfig{Prefix: redistest.Prefix(t)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = e.Close() })
+	_, err = runtime.Dispatch(runtime.WithDispatcher(ctx, e), placed{Q: hostileQueue, Text: "runs"})
+	require.NoError(t, err)
+	r := runtime.NewRouter()
+	runtime.Register(r, "test.Placed", func(ctx context.Context, p placed) error { return nil })
+	w, err := runtime.NewWorker(e, r, runtime.WorkerConfig{Queues: []string{hostileQueue}, StopWhenEmpty: true, Logger: quiet})
+	require.NoError(t, err)
+	require.NoError(t, w.Run(ctx))
+	counts, err := runtime.NewInspector(e).Metrics(ctx, time.Now().Add(-time.Hour))
+	require.NoError(t, err)
+	require.NotEmpty(t, counts, "the worker recorded its minute")
+	ran := counts[0].Minute
+
+	// The dashboard's clock: two hours on, a minute into a quarter hour.
+	h := dashboard.New(e, dashboard.Options{Logger: quiet})
+	at := ran.Add(2 * time.Hour).Truncate(15 * time.Minute).Add(time.Minute + 30*time.Second)
+	dashboard.SetClock(h, func() time.Time { return at })
+	get := func(etag string) (*http.Response, string) {
+		req, err := http.NewRequest(http.MethodGet, "/", nil)
+		require.NoError(t, err)
+		req.Host = "127.0.0.1"
+		req.Header.Set("X-Dashboard-Live", "1")
+		if etag != "" {
+			req.Header.Set("If-None-Match", etag)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Result(), rec.Body.String()
+	}
+	first, body := get("")
+	require.Equal(t, http.StatusOK, first.StatusCode)
+	require.Contains(t, body, "processed 1", "the day chart holds the job")
+	etag := first.Header.Get("ETag")
+	for range 13 { // to the last minute of the quarter hour
+		at = at.Add(time.Minute)
+		res, _ := get(etag)
+		require.Equal(t, http.StatusNotModified, res.StatusCode, "a refresh at %v", at.Format(time.TimeOnly))
+	}
+	at = at.Add(time.Minute) // a quarter hour begins: the bars move
+	res, _ := get(etag)
+	require.Equal(t, http.StatusOK, res.StatusCode, "a refresh at %v", at.Format(time.TimeOnly))
+}
