@@ -22,17 +22,23 @@ type series struct {
 }
 
 // newSeries sums counts (of queue, or of every queue if queue is "")
-// into n buckets of bucket minutes each, up to now.
+// into n buckets of bucket minutes each, up to now. Buckets begin at
+// whole multiples of bucket minutes (a quarter hour at :00, :15…), the
+// last holding the current minute, so that a chart of buckets of 15
+// minutes changes once a quarter hour when nothing runs, not once a
+// minute.
 func newSeries(counts []runtime.MinuteCount, queue string, n, bucket int, now time.Time, span string) series {
-	last := now.Unix() / 60
-	first := last - int64(n*bucket) + 1
+	b := int64(bucket)
+	firstBucket := now.Unix()/60/b - int64(n) + 1
+	first := firstBucket * b
 	s := series{Span: span, Bucket: bucket, Processed: make([]int64, n), Failed: make([]int64, n), From: time.Unix(first*60, 0)}
 	for _, c := range counts {
 		if queue != "" && c.Queue != queue {
 			continue
 		}
-		i := (c.Minute.Unix()/60 - first) / int64(bucket)
-		if c.Minute.Unix()/60 < first || i >= int64(n) {
+		m := c.Minute.Unix() / 60
+		i := m/b - firstBucket
+		if m < first || i >= int64(n) {
 			continue
 		}
 		s.Processed[i] += c.Processed
@@ -44,6 +50,17 @@ func newSeries(counts []runtime.MinuteCount, queue string, n, bucket int, now ti
 		s.Peak = max(s.Peak, s.Processed[i]+s.Failed[i])
 	}
 	return s
+}
+
+// Ago says how long before now the series begins, "60 min ago" or "24 h
+// ago": a clock time would change the page, and so its ETag, every
+// minute.
+func (s series) Ago() string {
+	m := len(s.Processed) * s.Bucket
+	if m >= 120 && m%60 == 0 {
+		return fmt.Sprintf("%d h ago", m/60)
+	}
+	return fmt.Sprintf("%d min ago", m)
 }
 
 // chartW and chartH are the chart's view box; it stretches to its box.

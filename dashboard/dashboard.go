@@ -113,6 +113,10 @@ type handler struct {
 	mu    sync.Mutex
 	tasks map[string]*task
 	notes map[string]note
+
+	// now is the clock of the overview and of the pages' X-Dashboard-Now:
+	// time.Now, but in tests.
+	now func() time.Time
 }
 
 // New returns the dashboard of engine as an http.Handler. Mount it with
@@ -120,7 +124,7 @@ type handler struct {
 func New(engine *runtime.Engine, opts Options) http.Handler {
 	opts.setDefaults()
 	h := &handler{e: engine, ins: runtime.NewInspector(engine), opts: opts, pages: parsePages(), mux: http.NewServeMux(),
-		cop: http.NewCrossOriginProtection(), tasks: map[string]*task{}, notes: map[string]note{}}
+		cop: http.NewCrossOriginProtection(), tasks: map[string]*task{}, notes: map[string]note{}, now: time.Now}
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix("/static/", http.FileServerFS(static))
 	h.mux.Handle("GET /static/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

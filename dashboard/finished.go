@@ -104,13 +104,14 @@ func (h *handler) metrics(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
-	from := queues
+	// Across queues, the page reads a window of metricsQueues of them.
+	from, win := windowOf(r, queues, metricsQueues)
 	if queue != "" {
 		if err := runtime.ValidateQueueName(queue); err != nil {
 			h.fail(w, r, http.StatusBadRequest, err)
 			return
 		}
-		from = []string{queue}
+		from, win = []string{queue}, queueWindow{}
 	}
 	var rows []metricsRow
 	for _, fq := range from {
@@ -123,5 +124,5 @@ func (h *handler) metrics(w http.ResponseWriter, r *http.Request) {
 			rows = append(rows, metricsRow{Queue: fq, JobClassMetrics: m})
 		}
 	}
-	h.render(w, r, "metrics", "Metrics", map[string]any{"Queue": queue, "Queues": queues, "Rows": rows}, true)
+	h.render(w, r, "metrics", "Metrics", map[string]any{"Queue": queue, "Queues": queues, "Rows": rows, "Window": win}, true)
 }

@@ -32,14 +32,10 @@ type queueRow struct {
 	HoldUntil time.Time
 }
 
-// queueRows reads the state of every queue: their sizes, paused flags
-// and holds in a pipeline each, then the pickup wait of each, a few
-// queues at a time.
-func (h *handler) queueRows(ctx context.Context, counts []runtime.MinuteCount) ([]queueRow, error) {
-	names, err := h.ins.Queues(ctx)
-	if err != nil {
-		return nil, err
-	}
+// queueRows reads the state of the queues names: their sizes, paused
+// flags and holds in a pipeline each, then the pickup wait of each, a
+// few queues at a time.
+func (h *handler) queueRows(ctx context.Context, names []string, counts []runtime.MinuteCount, now time.Time) ([]queueRow, error) {
 	states, err := h.ins.States(ctx, names)
 	if err != nil {
 		return nil, err
@@ -48,7 +44,7 @@ func (h *handler) queueRows(ctx context.Context, counts []runtime.MinuteCount) (
 	if err != nil {
 		return nil, err
 	}
-	hourAgo := time.Now().Add(-time.Hour)
+	hourAgo := now.Add(-time.Hour)
 	rows := make([]queueRow, len(names))
 	errs := make([]error, len(names))
 	sem := make(chan struct{}, 8)
@@ -92,13 +88,22 @@ func holdUntil(left time.Duration) time.Time {
 
 func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	now := time.Now()
+	now := h.now()
 	counts, err := h.ins.Metrics(ctx, now.Add(-24*time.Hour))
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
-	rows, err := h.queueRows(ctx, counts)
+	names, err := h.ins.Queues(ctx)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	// The cards of sizes and wait add up the queues the page reads: all
+	// of them up to overviewQueues, and then those of its window, which
+	// the cards name.
+	names, win := windowOf(r, names, overviewQueues)
+	rows, err := h.queueRows(ctx, names, counts, now)
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
@@ -146,6 +151,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		"Workers":   len(workers),
 		"Busy":      busy,
 		"Slots":     slots,
+		"Window":    win,
 		"Hour":      newSeries(counts, "", 60, 1, now, "last hour"),
 		"Day":       newSeries(counts, "", 96, 15, now, "last day"),
 	}, false)
@@ -341,13 +347,14 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
-	from := queues
+	// Across queues, the list reads a window of failedQueues of them.
+	from, win := windowOf(r, queues, failedQueues)
 	if queue != "" {
 		if err := runtime.ValidateQueueName(queue); err != nil {
 			h.fail(w, r, http.StatusBadRequest, err)
 			return
 		}
-		from = []string{queue}
+		from, win = []string{queue}, queueWindow{}
 	}
 	size, page := h.opts.PageSize, pageOf(r)
 	filtered := name != "" || tag != ""
@@ -414,6 +421,7 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, "failed", "Failed jobs", map[string]any{
 		"Queue": queue, "Name": name, "Tag": tag, "Queues": queues, "Counts": counts,
 		"Jobs": all[lo:hi], "Pager": newPager(r, size, total), "Filtered": filtered, "StoppedAt": stoppedAt,
+		"Window": win,
 	}, false)
 }
 
@@ -530,14 +538,16 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, "search", "Search", data, true)
 		return
 	}
-	from := queues
+	// Across queues, a search reads a window of searchQueues of them.
+	from, win := windowOf(r, queues, searchQueues)
 	if queue != "" {
 		if err := runtime.ValidateQueueName(queue); err != nil {
 			h.fail(w, r, http.StatusBadRequest, err)
 			return
 		}
-		from = []string{queue}
+		from, win = []string{queue}, queueWindow{}
 	}
+	data["Window"] = win
 	var found []jobView
 	budget := scanBudget{started: time.Now()}
 	for _, fq := range from {
@@ -629,18 +639,40 @@ func (h *handler) findBatch(w http.ResponseWriter, r *http.Request) {
 		if pastLastPage(w, r, batchList, total) {
 			return
 		}
-		older := pageOf(r) == 1 && r.URL.Query().Get("older") == "1"
-		rows, stoppedAt, err := h.openBatches(r.Context(), pageOf(r), older)
+		if r.URL.Query().Get("older") == "1" {
+			h.findOlderBatches(w, r)
+			return
+		}
+		rows, err := h.openBatches(r.Context(), pageOf(r))
 		if err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
 		}
+		pg := newPager(r, batchList, total)
+		pg.What = "batches"
 		h.render(w, r, "batch", "Batches", map[string]any{"Ask": true, "Batches": rows, "Scan": batchScan, "List": batchList,
-			"Pager": newPager(r, batchList, total), "First": pageOf(r) == 1, "Older": older,
-			"StoppedAt": stoppedAt}, false)
+			"Pager": pg, "First": pageOf(r) == 1, "Window": queueWindow{}}, false)
 		return
 	}
 	seeOther(w, base(r)+"batches/"+url.PathEscape(id))
+}
+
+// findOlderBatches is the batches page's look for older batches, in a
+// window of batchQueues queues.
+func (h *handler) findOlderBatches(w http.ResponseWriter, r *http.Request) {
+	queues, err := h.ins.Queues(r.Context())
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	these, win := windowOf(r, queues, batchQueues)
+	rows, stoppedAt, more, err := h.olderBatches(r.Context(), these)
+	if err != nil {
+		h.fail(w, r, http.StatusBadGateway, err)
+		return
+	}
+	h.render(w, r, "batch", "Batches", map[string]any{"Ask": true, "Batches": rows, "Scan": batchScan, "List": batchList,
+		"Older": true, "Window": win, "StoppedAt": stoppedAt, "More": more, "Found": batchFound}, false)
 }
 
 func (h *handler) batch(w http.ResponseWriter, r *http.Request) {
@@ -677,30 +709,38 @@ func percent(part, whole int) int {
 const batchList = 40
 
 // openBatches returns a page of the batches, newest first, from their
-// index (BatchStore.List), and with older also the batches that jobs
-// near the head of each queue, or among its newest failed jobs, belong
-// to: those older than the index keeps that still have work. That scan
-// reads the payloads of up to batchScan jobs of each list of each queue,
-// so the page does it only when asked.
-func (h *handler) openBatches(ctx context.Context, page int, older bool) (rows []batchRow, stoppedAt string, err error) {
+// index (BatchStore.List).
+func (h *handler) openBatches(ctx context.Context, page int) ([]batchRow, error) {
 	newest, err := h.ins.Batches().List(ctx, (page-1)*batchList, batchList)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	rows = make([]batchRow, 0, len(newest))
-	seen := map[string]bool{}
+	rows := make([]batchRow, 0, len(newest))
 	for _, st := range newest {
-		seen[st.ID] = true
-		ok := st.Total - st.Pending
-		rows = append(rows, batchRow{BatchStatus: st, Succeeded: ok, Percent: percent(ok+st.Failed, st.Total)})
+		rows = append(rows, newBatchRow(st))
 	}
-	queues := []string(nil)
-	if older {
-		if queues, err = h.ins.Queues(ctx); err != nil {
-			return nil, "", err
-		}
-	}
+	return rows, nil
+}
+
+func newBatchRow(st runtime.BatchStatus) batchRow {
+	ok := st.Total - st.Pending
+	return batchRow{BatchStatus: st, Succeeded: ok, Percent: percent(ok+st.Failed, st.Total)}
+}
+
+// batchFound is the most batches the look for older batches reads a
+// request: each costs two reads (BatchStore.Find).
+const batchFound = 20
+
+// olderBatches is the look for older batches, those the index no longer
+// holds that still have work: the batches that jobs near the head of
+// the queues of a window, or among their newest failed jobs, belong to,
+// newest first, at most batchFound of them. It reads the payloads of up
+// to batchScan jobs of each list of each queue of the window, so the
+// page does it only when asked. more is how many more batches those
+// jobs belong to.
+func (h *handler) olderBatches(ctx context.Context, queues []string) (rows []batchRow, stoppedAt string, more int, err error) {
 	var ids []string
+	seen := map[string]bool{}
 	note := func(queue, id string, state runtime.JobState, payload []byte) {
 		if v := readJobHead(queue, id, state, payload); v.BatchID != "" && !seen[v.BatchID] {
 			seen[v.BatchID] = true
@@ -716,7 +756,7 @@ func (h *handler) openBatches(ctx context.Context, page int, older bool) (rows [
 		for _, st := range listStates {
 			jobs, _, _, err := h.listJobs(ctx, q, st, 0, batchScan)
 			if err != nil {
-				return nil, "", err
+				return nil, "", 0, err
 			}
 			for _, j := range jobs {
 				budget.bytes += len(j.Payload)
@@ -725,25 +765,27 @@ func (h *handler) openBatches(ctx context.Context, page int, older bool) (rows [
 		}
 		failed, err := h.ins.Failed().List(ctx, q, 0, batchScan)
 		if err != nil {
-			return nil, "", err
+			return nil, "", 0, err
 		}
 		for _, j := range failed {
 			budget.bytes += len(j.Payload)
 			note(q, j.ID, runtime.StateFailed, j.Payload)
 		}
 	}
+	if len(ids) > batchFound {
+		ids, more = ids[:batchFound], len(ids)-batchFound
+	}
 	for _, id := range ids {
 		st, ok, err := h.ins.Batches().Find(ctx, id)
 		if err != nil {
-			return nil, "", err
+			return nil, "", 0, err
 		}
 		if ok {
-			ok := st.Total - st.Pending
-			rows = append(rows, batchRow{BatchStatus: st, Succeeded: ok, Percent: percent(ok+st.Failed, st.Total)})
+			rows = append(rows, newBatchRow(st))
 		}
 	}
 	slices.SortFunc(rows, func(a, b batchRow) int { return b.CreatedAt.Compare(a.CreatedAt) })
-	return rows, stoppedAt, nil
+	return rows, stoppedAt, more, nil
 }
 
 // readOnly writes a 403 page for an action's confirmation page when the

@@ -75,7 +75,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, name, title str
 
 // renderStatus is render with another status than 200.
 func (h *handler) renderStatus(w http.ResponseWriter, r *http.Request, status int, name, title string, data any, still bool) {
-	v := view{Title: title, Page: name, Base: base(r), App: h.opts.Title, Banner: h.opts.Banner, ReadOnly: h.opts.ReadOnly, Dispatch: h.opts.Router != nil && !h.opts.ReadOnly, Schedule: h.opts.Schedule != nil, Now: time.Now(), Data: data, Live: isLive(r)}
+	v := view{Title: title, Page: name, Base: base(r), App: h.opts.Title, Banner: h.opts.Banner, ReadOnly: h.opts.ReadOnly, Dispatch: h.opts.Router != nil && !h.opts.ReadOnly, Schedule: h.opts.Schedule != nil, Now: h.now(), Data: data, Live: isLive(r)}
 	if h.opts.Refresh > 0 && !still {
 		v.Refresh = int(h.opts.Refresh.Milliseconds())
 	}
@@ -260,10 +260,11 @@ type pager struct {
 	Page, Pages int
 	Total       int64
 	Prev, Next  string // query strings, "" at an end
+	What        string // what the list holds: "jobs", "batches"
 }
 
 func newPager(r *http.Request, size int, total int64) pager {
-	p := pager{Page: pageOf(r), Total: total}
+	p := pager{Page: pageOf(r), Total: total, What: "jobs"}
 	p.Pages = int((total + int64(size) - 1) / int64(size))
 	q := r.URL.Query()
 	if p.Page > 1 {

@@ -137,6 +137,20 @@ func sweepRouter() *runtime.Router {
 	return r
 }
 
+// fillerQueue is the name of the i-th queue of addFillers: after the
+// others by name, with markup and an override.
+func fillerQueue(i int) string { return fmt.Sprintf("队列 %02d <b>%s</b> \u202Efdp.exe", i, "&amp;") }
+
+// addFillers adds n queues of one ready job each, after the others by
+// name, so that the pages across queues read them in windows.
+func (h *hostile) addFillers(t *testing.T, n int) {
+	t.Helper()
+	for i := range n {
+		_, err := runtime.Dispatch(h.ctx, sweepJob{Q: fillerQueue(i), N: 300 + i})
+		require.NoError(t, err)
+	}
+}
+
 // fillHostile fills a Redis of its own prefix with hostile data and
 // serves its dashboard. A worker named with a right-to-left override
 // runs one slow job until the test ends.

@@ -41,7 +41,8 @@ func fixed(p string) func(*hostile) string { return func(*hostile) string { retu
 
 // sweepPages is every page of the dashboard with hostile data in it.
 var sweepPages = []sweepPage{
-	{route: "GET /{$}", name: "overview", path: fixed(""), shows: []string{shown(rtlQueue), arabicQueue, hebrewQueue, escapedQueue, xssQueue}},
+	{route: "GET /{$}", name: "overview", path: fixed(""), shows: []string{shown(rtlQueue), arabicQueue, hebrewQueue, escapedQueue, xssQueue, "queues 1–10 of 12", "next queues"}},
+	{route: "GET /{$}", name: "overview-next-queues", path: fixed("?from=10"), shows: []string{"queues 11–12 of 12", shown(fillerQueue(4)), "queues before"}},
 	{route: "GET /workers", name: "workers", path: fixed("workers"), shows: []string{shown("web\u202E1-tsoh"), slowQueue}},
 	{route: "GET /queues/{queue}", name: "queue-escaped-ready", path: fixed("queues/" + pe(escapedQueue)), shows: []string{escapedQueue, "in group", "customer:acme-corporation-"}},
 	{route: "GET /queues/{queue}", name: "queue-escaped-delayed", path: fixed("queues/" + pe(escapedQueue) + "?state=delayed"), shows: []string{escapedQueue}},
@@ -54,6 +55,7 @@ var sweepPages = []sweepPage{
 	{route: "GET /queues/{queue}/clear", name: "clear-rtl", path: fixed("queues/" + pe(rtlQueue) + "/clear"), shows: []string{"queue " + shown(rtlQueue) + "?"}},
 	{route: "GET /queues/{queue}/clear", name: "clear-escaped", path: fixed("queues/" + pe(escapedQueue) + "/clear"), shows: []string{"queue " + escapedQueue + "?"}},
 	{route: "GET /failed", name: "failed-all", path: fixed("failed"), shows: []string{"card issuer", evil, shown(rtlQueue)}},
+	{route: "GET /failed", name: "failed-next-queues", path: fixed("failed?from=10"), shows: []string{"in queues 11–12 of 12", "No failed job in these queues."}},
 	{route: "GET /failed", name: "failed-escaped", path: fixed("failed?queue=" + qe(escapedQueue)), shows: []string{escapedQueue, "card issuer"}},
 	{route: "GET /failed/flush", name: "flush-rtl", path: fixed("failed/flush?queue=" + qe(rtlQueue)), shows: []string{shown(rtlQueue)}},
 	{route: "GET /jobs", name: "find-job", path: func(h *hostile) string { return "jobs?id=" + h.ready[escapedQueue][0] }, shows: []string{escapedQueue, "Cancel job"}},
@@ -262,6 +264,7 @@ var sweepSizes = []struct {
 func TestEveryPageWithHostileData(t *testing.T) {
 	ctx := startBrowser(t)
 	h := fillHostile(t)
+	h.addFillers(t, 5)
 	shot := newShots(t)
 	dialogs := watchDialogs(t, ctx)
 	for _, size := range sweepSizes {
