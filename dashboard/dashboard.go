@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jobgen/jobgen/runtime"
@@ -117,6 +118,9 @@ type handler struct {
 	// now is the clock of the overview and of the pages' X-Dashboard-Now:
 	// time.Now, but in tests.
 	now func() time.Time
+	// scanBytes, if set, is a test's budget of payload bytes for a
+	// search across queues, in place of scanBytes.
+	scanBytes atomic.Int64
 }
 
 // New returns the dashboard of engine as an http.Handler. Mount it with

@@ -42,6 +42,7 @@ type bundle struct {
 	engine *runtime.Engine
 	srv    *httptest.Server
 	client *http.Client
+	dash   http.Handler // the dashboard, as New made it
 }
 
 func setup(t testing.TB, opts dashboard.Options) bundle {
@@ -53,11 +54,12 @@ func setup(t testing.TB, opts dashboard.Options) bundle {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = e.Close() })
 	mux := http.NewServeMux()
-	mux.Handle("/admin/queues/", http.StripPrefix("/admin/queues", dashboard.New(e, opts)))
+	dash := dashboard.New(e, opts)
+	mux.Handle("/admin/queues/", http.StripPrefix("/admin/queues", dash))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	return bundle{ctx: runtime.WithDispatcher(ctx, e), engine: e, srv: srv, client: client}
+	return bundle{ctx: runtime.WithDispatcher(ctx, e), engine: e, srv: srv, client: client, dash: dash}
 }
 
 func (b bundle) url(path string) string {

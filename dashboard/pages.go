@@ -378,7 +378,7 @@ func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
 	if !isLive(r) && !filtered && pastLastPage(w, r, size, total) {
 		return
 	}
-	budget := scanBudget{started: time.Now()}
+	budget := h.newScanBudget()
 	stoppedAt := ""
 	for _, fq := range from {
 		if counts[fq] == 0 || (isLive(r) && !filtered) { // a live refresh swaps the count, not the list
@@ -549,7 +549,7 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 	}
 	data["Window"] = win
 	var found []jobView
-	budget := scanBudget{started: time.Now()}
+	budget := h.newScanBudget()
 	for _, fq := range from {
 		if budget.spent() {
 			data["StoppedAt"] = fq
@@ -607,6 +607,16 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 type scanBudget struct {
 	started time.Time
 	bytes   int
+	limit   int // scanBytes, or a test's
+}
+
+// newScanBudget starts a scan's budget.
+func (h *handler) newScanBudget() scanBudget {
+	limit := scanBytes
+	if n := h.scanBytes.Load(); n > 0 {
+		limit = int(n)
+	}
+	return scanBudget{started: time.Now(), limit: limit}
 }
 
 const (
@@ -615,7 +625,7 @@ const (
 )
 
 func (b scanBudget) spent() bool {
-	return b.bytes > scanBytes || time.Since(b.started) > scanTime
+	return b.bytes > b.limit || time.Since(b.started) > scanTime
 }
 
 // batchScan is how many jobs per queue and state the batches page reads
@@ -747,7 +757,7 @@ func (h *handler) olderBatches(ctx context.Context, queues []string) (rows []bat
 			ids = append(ids, v.BatchID)
 		}
 	}
-	budget := scanBudget{started: time.Now()}
+	budget := h.newScanBudget()
 	for _, q := range queues {
 		if budget.spent() {
 			stoppedAt = q
