@@ -193,3 +193,22 @@ func storedGroup(queue, id string, payload []byte) string {
 	}
 	return env.groupArg()
 }
+
+// tagsKey is how an encoded envelope names its tags (Envelope.Tags,
+// msgpack "tg", a fixstr of 2): an envelope without those bytes has no
+// tags, so most payloads are not decoded to learn it.
+var tagsKey = []byte("\xa2tg")
+
+// storedGroupAndTags returns the fair group argument (as storedGroup)
+// and the tags of a stored envelope, decoding it only when its bytes may
+// hold either.
+func storedGroupAndTags(queue, id string, payload []byte) (string, []string) {
+	if !bytes.Contains(payload, []byte(GroupHeader)) && !bytes.Contains(payload, tagsKey) {
+		return "", nil
+	}
+	env, err := DecodeEnvelope(queue, id, payload)
+	if err != nil {
+		return "", nil
+	}
+	return env.groupArg(), env.Tags
+}

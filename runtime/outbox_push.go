@@ -225,12 +225,21 @@ func (e *Engine) markedSend(ctx context.Context, res *RelayResult, jobs []relayP
 		if err := e.remember(ctx, g.queue); err != nil {
 			return fmt.Errorf("outbox relay: %w", err)
 		}
-		step := jobrdb.Enqueue{Width: jobrdb.WidthEach}
+		step := jobrdb.Enqueue{Width: jobrdb.WidthEach, TagBound: MaxTagJobs}
 		marks := make([]any, 0, 2+len(g.jobs))
 		marks = append(marks, deadline, len(g.jobs))
-		for _, j := range g.jobs {
+		for k, j := range g.jobs {
 			marks = append(marks, j.mark)
-			step.Add(j.id, j.payload, j.delay, storedGroup(g.queue, j.id, j.payload))
+			group, tags := storedGroupAndTags(g.queue, j.id, j.payload)
+			step.Add(j.id, j.payload, j.delay, group)
+			// Tagged jobs are recorded under their monitored tags, as a
+			// Dispatch records them.
+			if len(tags) > 0 {
+				if step.Tags == nil {
+					step.Tags = make([][]string, len(g.jobs))
+				}
+				step.Tags[k] = tags
+			}
 		}
 		calls[i] = e.enqueueCall(scriptOutboxPush, g.queue, &step, []string{set(g.queue)}, marks...)
 	}
