@@ -173,3 +173,23 @@ func allVersions() []int {
 	}
 	return out
 }
+
+// A table named with its schema migrates up, down to nothing and up
+// again: every statement of every version names what it makes with the
+// schema where PostgreSQL takes one, and without it where it does not
+// (an index's name).
+func TestOutboxMigrateInASchema(t *testing.T) {
+	t.Parallel()
+	ctx, db, plain := migrateBundle(t)
+	schema := "s" + plain
+	_, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = db.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	table := schema + ".jobgen_outbox"
+	for _, to := range []int{runtime.OutboxSchemaVersion, 0, runtime.OutboxSchemaVersion} {
+		_, err := runtime.MigrateOutboxTo(ctx, db, table, to, true)
+		require.NoError(t, err, "to version %d", to)
+	}
+	require.Equal(t, allVersions(), versions(t, ctx, db, table))
+	require.NoError(t, runtime.CheckOutbox(ctx, db, table))
+}

@@ -20,4 +20,4 @@ CREATE TABLE IF NOT EXISTS {{completions}} (
 );
 
 -- The worker prunes rows older than EngineConfig.CompletionRetention.
-CREATE INDEX IF NOT EXISTS {{completions}}_at ON {{completions}} (completed_at);
+CREATE INDEX IF NOT EXISTS {{name}}_completed_at ON {{completions}} (completed_at);
