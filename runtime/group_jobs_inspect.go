@@ -32,15 +32,8 @@ func (i *Inspector) ListGroupedJobs(ctx context.Context, queue string, offset, l
 	if offset < 0 || limit < 1 {
 		return nil, 0, fmt.Errorf("%w: list grouped jobs: offset (%d) must be >= 0 and limit (%d) >= 1", ErrInvalid, offset, limit)
 	}
-	var out []WaitingGroupJob
-	var total int64
-	if ok, err := e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
-		jobs, n, err := pe.inspector().ListGroupedJobs(ctx, name, max(offset-int(total), 0), limit)
-		if offset < int(total+n) && len(out) < limit {
-			out = append(out, jobs[:min(len(jobs), limit-len(out))]...)
-		}
-		total += n
-		return false, err
+	if out, total, ok, err := pageOfPartitions(e, queue, offset, limit, func(pi *Inspector, name string, offset int) ([]WaitingGroupJob, int64, error) {
+		return pi.ListGroupedJobs(ctx, name, offset, limit)
 	}); ok {
 		if err != nil {
 			return nil, 0, err
@@ -66,7 +59,7 @@ func (i *Inspector) ListGroupedJobs(ctx context.Context, queue string, offset, l
 	if err != nil {
 		return nil, 0, err
 	}
-	out = make([]WaitingGroupJob, len(jobs))
+	out := make([]WaitingGroupJob, len(jobs))
 	for k, j := range jobs {
 		out[k] = WaitingGroupJob{QueuedJob: j, Group: groups[k]}
 	}

@@ -62,15 +62,8 @@ func (i *Inspector) ListJobs(ctx context.Context, queue string, state JobState, 
 	if offset < 0 || limit < 1 {
 		return nil, 0, fmt.Errorf("%w: list jobs: offset (%d) must be >= 0 and limit (%d) >= 1", ErrInvalid, offset, limit)
 	}
-	var out []QueuedJob
-	var total int64
-	if ok, err := e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
-		jobs, n, err := pe.inspector().ListJobs(ctx, name, state, max(offset-int(total), 0), limit)
-		if offset < int(total+n) && len(out) < limit {
-			out = append(out, jobs[:min(len(jobs), limit-len(out))]...)
-		}
-		total += n
-		return false, err
+	if out, total, ok, err := pageOfPartitions(e, queue, offset, limit, func(pi *Inspector, name string, offset int) ([]QueuedJob, int64, error) {
+		return pi.ListJobs(ctx, name, state, offset, limit)
 	}); ok {
 		if err != nil {
 			return nil, 0, err
@@ -79,6 +72,7 @@ func (i *Inspector) ListJobs(ctx context.Context, queue string, state JobState, 
 	}
 	qk := e.keys.Queue(queue)
 	start, stop := int64(offset), int64(offset+limit-1)
+	var total int64
 	var ids []string
 	var scores []float64
 	var err error

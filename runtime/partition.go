@@ -180,6 +180,23 @@ func (e *Engine) reservePartitioned(ctx context.Context, queue string, n int, le
 	return b, ok, err
 }
 
+// pageOfPartitions lists a page of a partitioned queue's jobs as one
+// list, partition after partition: list returns a partition's jobs from
+// offset on (at most the page's limit) and how many it holds. It returns
+// the page, the jobs of every partition, and ok false if queue has no
+// partitions.
+func pageOfPartitions[T any](e *Engine, queue string, offset, limit int, list func(pi *Inspector, name string, offset int) ([]T, int64, error)) (out []T, total int64, ok bool, err error) {
+	ok, err = e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
+		jobs, n, err := list(pe.inspector(), name, max(offset-int(total), 0))
+		if offset < int(total+n) && len(out) < limit {
+			out = append(out, jobs[:min(len(jobs), limit-len(out))]...)
+		}
+		total += n
+		return false, err
+	})
+	return out, total, ok, err
+}
+
 // migratePartitioned is Migrate on every partition of a queue.
 func (e *Engine) migratePartitioned(ctx context.Context, queue string) (m Migration, ok bool, err error) {
 	ok, err = e.overPartitions(queue, 0, func(pe *Engine, name string) (bool, error) {
