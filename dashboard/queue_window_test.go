@@ -186,16 +186,8 @@ func TestIdleOverviewRefreshIsNotModifiedAcrossAMinute(t *testing.T) {
 	dashboard.SetClock(h, func() time.Time { return at })
 
 	get := func(etag string) *http.Response {
-		req, err := http.NewRequest(http.MethodGet, "/", nil)
-		require.NoError(t, err)
-		req.Host = "127.0.0.1"
-		req.Header.Set("X-Dashboard-Live", "1")
-		if etag != "" {
-			req.Header.Set("If-None-Match", etag)
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		return rec.Result()
+		res, _ := liveOverview(t, h, etag)
+		return res
 	}
 	first := get("")
 	require.Equal(t, http.StatusOK, first.StatusCode)
@@ -240,18 +232,7 @@ func TestIdleOverviewDayChartMovesOnceAQuarterHour(t *testing.T) {
 	h := dashboard.New(e, dashboard.Options{Logger: quiet})
 	at := ran.Add(2 * time.Hour).Truncate(15 * time.Minute).Add(time.Minute + 30*time.Second)
 	dashboard.SetClock(h, func() time.Time { return at })
-	get := func(etag string) (*http.Response, string) {
-		req, err := http.NewRequest(http.MethodGet, "/", nil)
-		require.NoError(t, err)
-		req.Host = "127.0.0.1"
-		req.Header.Set("X-Dashboard-Live", "1")
-		if etag != "" {
-			req.Header.Set("If-None-Match", etag)
-		}
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		return rec.Result(), rec.Body.String()
-	}
+	get := func(etag string) (*http.Response, string) { return liveOverview(t, h, etag) }
 	first, body := get("")
 	require.Equal(t, http.StatusOK, first.StatusCode)
 	require.Contains(t, body, "processed 1", "the day chart holds the job")
@@ -264,4 +245,20 @@ func TestIdleOverviewDayChartMovesOnceAQuarterHour(t *testing.T) {
 	at = at.Add(time.Minute) // a quarter hour begins: the bars move
 	res, _ := get(etag)
 	require.Equal(t, http.StatusOK, res.StatusCode, "a refresh at %v", at.Format(time.TimeOnly))
+}
+
+// liveOverview sends h the overview's live refresh, with etag as
+// If-None-Match unless empty, and returns the response and its body.
+func liveOverview(t *testing.T, h http.Handler, etag string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "/", nil)
+	require.NoError(t, err)
+	req.Host = "127.0.0.1"
+	req.Header.Set("X-Dashboard-Live", "1")
+	if etag != "" {
+		req.Header.Set("If-None-Match", etag)
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Result(), rec.Body.String()
 }
