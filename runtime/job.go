@@ -57,6 +57,11 @@ type JobOptions struct {
 	// GroupLimit is the most jobs of one group (see GroupedJob) that run
 	// at once, across all workers; 0 means no limit.
 	GroupLimit int
+	// Needs are the wire names of the jobs whose results the job is
+	// handed as a step of a workflow, in order; a name starting with "[]"
+	// is a list of such steps (a fan-in). A job that needs results runs
+	// only as a step of a workflow (workflow.go).
+	Needs []string
 }
 
 // DefaultQueue is the queue of jobs that name none.
