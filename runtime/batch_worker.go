@@ -44,7 +44,7 @@ func (s batches) cancelled(ctx context.Context, env *Envelope) bool {
 // callbacks that fall due. Counting is idempotent per job ID, so a job
 // that runs again after its worker died counts once. An error leaves the
 // job unacked, to be counted when it runs again.
-func (s batches) succeeded(ctx context.Context, env *Envelope) error {
+func (s batches) succeeded(ctx context.Context, _ Reservation, env *Envelope, _ *Finish) error {
 	if env.BatchID == "" {
 		return nil
 	}

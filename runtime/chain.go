@@ -311,7 +311,9 @@ func (s chains) before(ctx context.Context, res Reservation, env *Envelope) bool
 	}
 	return done
 }
-func (s chains) succeeded(ctx context.Context, env *Envelope) error     { return s.dispatchNext(ctx, env) }
+func (s chains) succeeded(ctx context.Context, _ Reservation, env *Envelope, _ *Finish) error {
+	return s.dispatchNext(ctx, env)
+}
 func (s chains) failed(ctx context.Context, env *Envelope, cause error) { s.runCatch(ctx, env, cause) }
 func (chains) ended(context.Context, *Envelope)                         {}
 func (chains) hasFailWork(env *Envelope) bool                           { return len(env.Catch) > 0 }

@@ -98,6 +98,11 @@ type EngineConfig struct {
 	// again; a queue not named keeps the limits it has. Default none.
 	QueueLimits map[string]QueueLimit
 
+	// WorkflowRetention is how long a workflow's graph and its steps'
+	// results are kept once it ends (they are kept while it runs).
+	// Default DefaultWorkflowRetention, 24 hours.
+	WorkflowRetention time.Duration
+
 	// ResultRetention is how long a job's result (RecordResult) is kept
 	// after its job finished, as the TTL of its key. Default 24 hours.
 	ResultRetention time.Duration

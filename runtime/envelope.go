@@ -97,10 +97,27 @@ type Envelope struct {
 	// version before the handler runs, and gives one of a newer version
 	// back, unused, for a newer worker (docs/changing-jobs.md).
 	SchemaVersion int `msgpack:"sv,omitempty"`
+	// Step is set on a step of a workflow: which workflow and step it
+	// is, what it needs, and, once released, its parents' results
+	// (workflow.go). nil, left out of the encoding, for any other job.
+	Step *EnvelopeStep `msgpack:"wf,omitempty"`
 	// DispatchedAt is when the job was dispatched (unix ms, dispatcher's
 	// clock). It is left out of the encoding when the ID tells it: an ID
 	// from NewID begins with its time.
 	DispatchedAt int64 `msgpack:"at"`
+}
+
+// EnvelopeStep is what a step of a workflow carries in its envelope.
+type EnvelopeStep struct {
+	// Workflow is the workflow's ID, Step the step's ID in it.
+	Workflow string `msgpack:"w"`
+	Step     string `msgpack:"s"`
+	// Needs gives the step's needs in order: -1 for the result of one
+	// step, n >= 0 for a list of n steps' results.
+	Needs []int `msgpack:"n,omitempty"`
+	// Inputs are the needed results, the needs' one after another, set
+	// when the step is released; nil for a parent that left none.
+	Inputs [][]byte `msgpack:"i,omitempty"`
 }
 
 // Encode returns the envelope's msgpack encoding, complete in itself:

@@ -63,7 +63,7 @@ func (e *Envelope) encodeStoredForm(enc *msgpack.Encoder, withQueue bool) error 
 
 // optionals says which of the fields that an encoding may leave out
 // e writes.
-type optionals [18]bool
+type optionals [19]bool
 
 // The fields of optionals, in the order they are written.
 const (
@@ -85,6 +85,7 @@ const (
 	optAt
 	optHeaders
 	optSchemaVersion
+	optStep
 )
 
 func (e *Envelope) optional(withQueue bool) optionals {
@@ -93,7 +94,7 @@ func (e *Envelope) optional(withQueue bool) optionals {
 		withQueue, e.Connection != "", e.Tries != 0, len(e.Backoff) > 0, e.Timeout != 0, e.RetryUntil != 0,
 		e.MaxExceptions != 0, e.FailOnTimeout, len(e.Chain) > 0, e.BatchID != "", e.UniqueKey != "", len(e.Tags) > 0,
 		e.UniqueUntilProcessing, e.Encrypted, len(e.Catch) > 0,
-		!ok || at != e.DispatchedAt, len(e.Headers) > 0, e.SchemaVersion > 1,
+		!ok || at != e.DispatchedAt, len(e.Headers) > 0, e.SchemaVersion > 1, e.Step != nil,
 	}
 }
 
@@ -185,6 +186,10 @@ func (e *Envelope) encodeTail(w *mpack.Writer, o optionals) {
 	}
 	if o[optSchemaVersion] {
 		w.Int("sv", int64(e.SchemaVersion))
+	}
+	if o[optStep] {
+		w.Key("wf")
+		w.Do(func() error { return enc.Encode(e.Step) })
 	}
 }
 
@@ -363,6 +368,9 @@ func (e *Envelope) decodeOptionField(d mpack.Decoder, k string) error {
 	case "sv":
 		i, err = dec.DecodeInt64()
 		e.SchemaVersion = int(i)
+	case "wf":
+		e.Step = new(EnvelopeStep)
+		err = dec.Decode(e.Step)
 	default:
 		err = d.Skip()
 	}

@@ -27,6 +27,7 @@ type jobContext struct {
 	// completing: the handler called CompleteTx (complete_tx.go).
 	completing atomic.Bool
 	result     resultSlot // what the handler recorded (RecordResult)
+	step       *stepRun   // the step of a workflow it runs, if it is one
 }
 
 // newJobContext returns a job's context, derived from parent, that ends
@@ -54,6 +55,11 @@ func (c *jobContext) Value(key any) any {
 	switch key.(type) {
 	case jobInfoKey:
 		return c.info
+	case stepKey:
+		if c.step != nil {
+			return c.step
+		}
+		return nil
 	case resultKey:
 		if c.engine != nil {
 			return &c.result

@@ -145,6 +145,9 @@ func (r *Router) lookup(name string) *route {
 	if rt == nil && name == CallbackJobName {
 		return r.callbackRoute() // callback_deferred.go
 	}
+	if rt == nil && name == WorkflowDeadlineJobName {
+		return r.workflowDeadlineRoute() // workflow_ops.go
+	}
 	return rt
 }
 

@@ -26,6 +26,7 @@ var (
 
 	// Chains, batches, unique jobs and job middleware.
 	scriptChainPush = mustScript("chain_push")
+	scriptStepPush  = mustScript("step_push")
 	scriptLock      = mustScript("lock")
 	scriptUnlock    = mustScript("unlock")
 	scriptBatchAdd  = mustScript("batch_add")

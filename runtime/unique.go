@@ -118,7 +118,7 @@ func (s uniques) before(ctx context.Context, _ Reservation, env *Envelope) bool 
 	s.release(ctx, env, true)
 	return false
 }
-func (uniques) succeeded(context.Context, *Envelope) error { return nil }
+func (uniques) succeeded(context.Context, Reservation, *Envelope, *Finish) error { return nil }
 func (uniques) failed(context.Context, *Envelope, error)   {}
 func (s uniques) ended(ctx context.Context, env *Envelope) { s.release(ctx, env, false) }
 func (uniques) hasFailWork(env *Envelope) bool {

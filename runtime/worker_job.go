@@ -36,6 +36,9 @@ func (w *Worker) process(base context.Context, res Reservation) {
 		Worker: w.cfg.Name, DispatchedAt: time.UnixMilli(env.DispatchedAt), Headers: env.Headers}, w.e)
 	defer cancelJob(nil)
 	jobCtx.ref = res.Ref
+	if env.Step != nil { // workflow_step.go: its inputs, and Spawn
+		jobCtx.step = newStepRun(w.e, env, res.Attempts)
+	}
 	w.track(res.Ref, cancelJob, RunningJob{Queue: res.Queue, ID: res.ID, Name: env.Name, Attempt: res.Attempts, StartedAt: began})
 
 	herr := w.attempt(jobCtx, env)
@@ -428,7 +431,7 @@ func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev
 			return
 		}
 	}
-	if err := w.completed(ctx, env); err != nil { // worker_steps.go: batch, chain
+	if err := w.completed(ctx, res, env, fin); err != nil { // worker_steps.go: batch, chain
 		// Not acked: the job runs again when its lease runs out, and its
 		// batch and chain are seen to then.
 		w.log.Error("counting a job in its batch or dispatching the next job of its chain failed", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", err)

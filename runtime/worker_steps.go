@@ -17,9 +17,10 @@ type jobStep interface {
 	// success without running it. A Redis error is logged, and the job
 	// runs.
 	before(ctx context.Context, res Reservation, env *Envelope) (skip bool)
-	// succeeded runs after the job succeeded, before its ack. It must be
-	// idempotent: on error the job is not acked, and runs again.
-	succeeded(ctx context.Context, env *Envelope) error
+	// succeeded runs after the job succeeded, before its ack, with what
+	// the ack will store (fin, nil for nothing). It must be idempotent:
+	// on error the job is not acked, and runs again.
+	succeeded(ctx context.Context, res Reservation, env *Envelope, fin *Finish) error
 	// failed runs once the failed store has the job.
 	failed(ctx context.Context, env *Envelope, cause error)
 	// hasFailWork says whether failed or ended has work for env, which
@@ -40,7 +41,7 @@ type busEnv struct {
 
 // newSteps returns the worker's steps, in the order they run.
 func newSteps(b busEnv) []jobStep {
-	return []jobStep{batches{b}, chains{b}, uniques{b}}
+	return []jobStep{batches{b}, chains{b}, workflows{b}, uniques{b}}
 }
 
 // prepare runs the steps' before: it says whether to skip the handler
@@ -59,9 +60,9 @@ func (w *Worker) prepare(ctx context.Context, res Reservation, env *Envelope) (s
 // its ack: its batch counts it, and its chain's next link is pushed. On
 // error the job is not acked, and all of it is done again when the job
 // runs again.
-func (w *Worker) completed(ctx context.Context, env *Envelope) error {
+func (w *Worker) completed(ctx context.Context, res Reservation, env *Envelope, fin *Finish) error {
 	for _, s := range w.steps {
-		if err := s.succeeded(ctx, env); err != nil {
+		if err := s.succeeded(ctx, res, env, fin); err != nil {
 			return err
 		}
 	}

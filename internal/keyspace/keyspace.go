@@ -410,3 +410,28 @@ func (k Keys) FinishedInfo(queue string) string {
 func (k Keys) Runtimes(queue string, slot int64) string {
 	return k.prefix + ":{" + queue + "}:runtimes:" + strconv.FormatInt(slot, 10)
 }
+
+// Workflow returns the keys of workflow id, all in its slot {wf:<id>},
+// in the order the wf_*.lua scripts take them (lib/workflow.lua):
+//
+//	meta      HASH  state, counts, policy, deadline, retention, times
+//	state     HASH  step -> its state (one letter)
+//	left      HASH  step -> its parents not ended yet
+//	kids      HASH  step -> its dependents, joined by commas
+//	parents   HASH  step -> the parents it needs, ";", those it waits for
+//	jobs      HASH  step -> its job (an encoded envelope and delay)
+//	results   HASH  step -> its result
+//	mayfail   SET   the steps whose failure the workflow survives
+//	spawned   HASH  spawned step -> the attempt of its spawner
+//
+// They have no lifetime while the workflow runs, and its retention once
+// it ends.
+func (k Keys) Workflow(id string) []string {
+	base := k.prefix + ":{wf:" + id + "}:"
+	names := [...]string{"meta", "state", "left", "kids", "parents", "jobs", "results", "mayfail", "spawned"}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = base + n
+	}
+	return out
+}

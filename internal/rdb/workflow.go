@@ -1,0 +1,252 @@
+package rdb
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/jobgen/jobgen/runtime/lua"
+)
+
+// Workflows: the graph of a workflow's steps, in its own slot (the
+// wf_*.lua scripts, lib/workflow.lua). The runtime decides what a step's
+// end means; these calls store it and say which steps are released.
+
+var (
+	scriptWfCreate = lua.Get("wf_create")
+	scriptWfSettle = lua.Get("wf_settle")
+	scriptWfSpawn  = lua.Get("wf_spawn")
+	scriptWfCancel = lua.Get("wf_cancel")
+	scriptWfRetry  = lua.Get("wf_retry")
+)
+
+// WfStep is a step as the workflow stores it.
+type WfStep struct {
+	ID      string
+	Job     []byte
+	Needs   string // need parents, joined by commas
+	Waits   string // wait-only parents, joined by commas
+	MayFail bool
+}
+
+func (s WfStep) args() []any {
+	f := ""
+	if s.MayFail {
+		f = "1"
+	}
+	return []any{s.ID, s.Job, s.Needs, s.Waits, f}
+}
+
+// WfRelease is a step released to run: its job, and the results of the
+// steps it needs, in order (nil for none).
+type WfRelease struct {
+	ID      string
+	Job     []byte
+	Results [][]byte
+}
+
+// WfOutcome is what a workflow call did.
+type WfOutcome struct {
+	// State is the workflow's state after the call: run, ok, failed,
+	// cancelled, or gone.
+	State string
+	// What is what the call did (the scripts' second reply).
+	What string
+	// Released are steps to push; Cancel, steps to take out of their
+	// queues or cancel.
+	Released []WfRelease
+	Cancel   []WfRelease
+}
+
+// WfCreate creates workflow id with steps, or finds it made before.
+func (s *Store) WfCreate(ctx context.Context, id, policy string, deadlineMs, retentionMs int64, catch []byte, steps []WfStep) (created bool, released []WfRelease, err error) {
+	args := []any{policy, deadlineMs, retentionMs, catch}
+	for _, st := range steps {
+		args = append(args, st.args()...)
+	}
+	v, err := s.RunOne(ctx, Call{Script: scriptWfCreate, Keys: s.keys.Workflow(id), Args: args}).Slice()
+	if err != nil {
+		return false, nil, err
+	}
+	rel, err := releases(v[1:])
+	return Int(v[0]) == 1, rel, err
+}
+
+// WfSettle records the end of step: how is s, f or r (see wf_settle.lua).
+func (s *Store) WfSettle(ctx context.Context, id, step, how string, attempt int, result []byte, why string) (WfOutcome, error) {
+	v, err := s.RunOne(ctx, Call{Script: scriptWfSettle, Keys: s.keys.Workflow(id), Args: []any{step, how, attempt, result, why}}).Slice()
+	if err != nil {
+		return WfOutcome{}, err
+	}
+	return outcome(v)
+}
+
+// WfSpawn adds steps spawned by spawner's attempt. dropped reports a
+// spawner that no longer runs: nothing was added.
+func (s *Store) WfSpawn(ctx context.Context, id, spawner string, attempt, most int, steps []WfStep) (dropped bool, err error) {
+	args := []any{spawner, attempt, most}
+	for _, st := range steps {
+		args = append(args, st.args()...)
+	}
+	v, err := s.RunOne(ctx, Call{Script: scriptWfSpawn, Keys: s.keys.Workflow(id), Args: args}).Slice()
+	if err != nil {
+		return false, err
+	}
+	return fmt.Sprint(v[0]) == "dropped", nil
+}
+
+// WfCancel ends a running workflow: kind is cancel, or deadline.
+func (s *Store) WfCancel(ctx context.Context, id, kind string) (WfOutcome, error) {
+	v, err := s.RunOne(ctx, Call{Script: scriptWfCancel, Keys: s.keys.Workflow(id), Args: []any{kind}}).Slice()
+	if err != nil {
+		return WfOutcome{}, err
+	}
+	return outcome(v)
+}
+
+// WfRetry runs the given steps of a failed or cancelled workflow again
+// with new jobs (ID -> job, in pairs).
+func (s *Store) WfRetry(ctx context.Context, id string, pairs []any) (ok bool, why string, released []WfRelease, err error) {
+	v, err := s.RunOne(ctx, Call{Script: scriptWfRetry, Keys: s.keys.Workflow(id), Args: pairs}).Slice()
+	if err != nil {
+		return false, "", nil, err
+	}
+	if fmt.Sprint(v[0]) != "ok" {
+		return false, fmt.Sprint(v[1]), nil, nil
+	}
+	rel, err := releases(v[1:])
+	return true, "", rel, err
+}
+
+// WfRead is a workflow as stored.
+type WfRead struct {
+	Meta    map[string]string
+	State   map[string]string
+	Parents map[string]string
+	Jobs    map[string]string
+	Sizes   map[string]int64 // step -> its result's size
+	MayFail []string
+}
+
+// WfGet reads workflow id: every step's state, parents and job, and the
+// sizes of its results. Meta is empty for a workflow that is not there.
+func (s *Store) WfGet(ctx context.Context, id string) (*WfRead, error) {
+	k := s.keys.Workflow(id)
+	p := s.c.Pipeline()
+	meta := p.HGetAll(ctx, k[0])
+	state := p.HGetAll(ctx, k[1])
+	par := p.HGetAll(ctx, k[4])
+	jobs := p.HGetAll(ctx, k[5])
+	res := p.HKeys(ctx, k[6])
+	cont := p.SMembers(ctx, k[7])
+	if _, err := p.Exec(ctx); err != nil && !IsNil(err) {
+		return nil, err
+	}
+	out := &WfRead{Meta: meta.Val(), State: state.Val(), Parents: par.Val(), Jobs: jobs.Val(), MayFail: cont.Val(), Sizes: map[string]int64{}}
+	if names := res.Val(); len(names) > 0 {
+		p := s.c.Pipeline()
+		lens := make([]*redis.IntCmd, len(names))
+		for i, n := range names {
+			lens[i] = p.HStrLen(ctx, k[6], n)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			return nil, err
+		}
+		for i, n := range names {
+			out.Sizes[n] = lens[i].Val()
+		}
+	}
+	return out, nil
+}
+
+// WfCatch reads the encoded catch callback of workflow id, nil for none.
+func (s *Store) WfCatch(ctx context.Context, id string) ([]byte, error) {
+	b, err := s.c.HGet(ctx, s.keys.Workflow(id)[0], "cb").Bytes()
+	if IsNil(err) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// WfWhy reads why workflow id failed.
+func (s *Store) WfWhy(ctx context.Context, id string) (string, error) {
+	v, err := s.c.HGet(ctx, s.keys.Workflow(id)[0], "why").Result()
+	if IsNil(err) {
+		return "", nil
+	}
+	return v, err
+}
+
+// WfResults reads the results of steps of workflow id, nil for none.
+func (s *Store) WfResults(ctx context.Context, id string, steps []string) ([][]byte, error) {
+	if len(steps) == 0 {
+		return nil, nil
+	}
+	v, err := s.c.HMGet(ctx, s.keys.Workflow(id)[6], steps...).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(v))
+	for i, x := range v {
+		if b, ok := x.(string); ok {
+			out[i] = []byte(b)
+		}
+	}
+	return out, nil
+}
+
+func outcome(v []any) (WfOutcome, error) {
+	if len(v) < 2 {
+		return WfOutcome{}, fmt.Errorf("workflow reply of %d values", len(v))
+	}
+	o := WfOutcome{State: fmt.Sprint(v[0]), What: fmt.Sprint(v[1])}
+	var err error
+	switch o.What {
+	case "failed":
+		o.Cancel, err = pairs(v[2:])
+	case "ended", "again", "wait":
+		o.Released, err = releases(v[2:])
+	}
+	return o, err
+}
+
+func pairs(v []any) ([]WfRelease, error) {
+	if len(v)%2 != 0 {
+		return nil, fmt.Errorf("workflow reply: %d values do not make pairs", len(v))
+	}
+	out := make([]WfRelease, 0, len(v)/2)
+	for i := 0; i < len(v); i += 2 {
+		out = append(out, WfRelease{ID: fmt.Sprint(v[i]), Job: bytesOf(v[i+1])})
+	}
+	return out, nil
+}
+
+func releases(v []any) ([]WfRelease, error) {
+	var out []WfRelease
+	for i := 0; i < len(v); {
+		if i+3 > len(v) {
+			return nil, fmt.Errorf("workflow reply: a release cut short at %d of %d values", i, len(v))
+		}
+		r := WfRelease{ID: fmt.Sprint(v[i]), Job: bytesOf(v[i+1])}
+		n := int(Int(v[i+2]))
+		i += 3
+		if i+n > len(v) {
+			return nil, fmt.Errorf("workflow reply: step %s has %d results, %d values left", r.ID, n, len(v)-i)
+		}
+		r.Results = make([][]byte, n)
+		for k := 0; k < n; k++ {
+			r.Results[k] = bytesOf(v[i+k])
+		}
+		i += n
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func bytesOf(v any) []byte {
+	if s, ok := v.(string); ok {
+		return []byte(s)
+	}
+	return nil
+}

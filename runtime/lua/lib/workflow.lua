@@ -1,0 +1,81 @@
+-- lib workflow: the graph of a workflow's steps, as the wf_*.lua scripts
+-- keep it. Every such script takes the workflow's keys first, in this
+-- order (keyspace.WorkflowKeys, all in the slot {wf:<id>}):
+--   1 -> meta hash: st (run, ok, failed, cancelled), n (steps), open
+--        (steps not ended), pol (f: fail, c: continue), dl (deadline,
+--        Redis unix ms, 0 for none), ret (retention ms), at, end, why
+--   2 -> state hash: step -> w (waiting), q (released: queued or
+--        running), s (succeeded), f (failed), x (dropped)
+--   3 -> left hash: step -> its parents not ended yet
+--   4 -> kids hash: step -> its dependents' IDs, joined by commas
+--   5 -> parents hash: step -> the parents whose results it needs,
+--        joined by commas, then ";", then the parents it only waits for
+--   6 -> job hash: step -> its job, encoded by the engine (opaque here)
+--   7 -> results hash: step -> its result
+--   8 -> may-fail set: the steps whose failure the workflow survives
+--   9 -> generation hash: spawned step -> the attempt of its spawner
+--        that spawned it
+-- A parent has ended for its dependents when it succeeded, or failed
+-- under the continue policy (its state is s or f while the workflow
+-- runs).
+local WF = {meta = 1, state = 2, left = 3, kids = 4, par = 5, job = 6, res = 7, cont = 8, gen = 9}
+
+-- wfBad returns an error reply if a workflow key holds another type.
+local function wfBad()
+  return wrongType({1, 'hash', 2, 'hash', 3, 'hash', 4, 'hash', 5, 'hash', 6, 'hash', 7, 'hash', 8, 'set', 9, 'hash'})
+end
+
+local function wfSplit(s)
+  local out = {}
+  if s then
+    for id in string.gmatch(s, '[^,]+') do out[#out + 1] = id end
+  end
+  return out
+end
+
+-- wfParents returns the step's need parents and wait-only parents.
+local function wfParents(step)
+  local p = redis.call('HGET', KEYS[WF.par], step)
+  if not p then return {}, {} end
+  local cut = string.find(p, ';', 1, true)
+  return wfSplit(string.sub(p, 1, cut - 1)), wfSplit(string.sub(p, cut + 1))
+end
+
+-- wfRelease appends to out a released step: its ID, job, the number of
+-- needed results and the results (false for none), read 1000 a call.
+local function wfRelease(out, step)
+  local needs = wfParents(step)
+  out[#out + 1] = step
+  out[#out + 1] = redis.call('HGET', KEYS[WF.job], step)
+  out[#out + 1] = #needs
+  for i = 1, #needs, 1000 do
+    local r = redis.call('HMGET', KEYS[WF.res], unpack(needs, i, math.min(i + 999, #needs)))
+    for k = 1, #r do out[#out + 1] = r[k] end
+  end
+end
+
+-- wfExpire sets every key of the workflow to expire in ms.
+local function wfExpire(ms)
+  for k = 1, 9 do redis.call('PEXPIRE', KEYS[k], ms) end
+end
+
+-- wfEnd ends a running workflow as st (failed, cancelled) for why:
+-- its waiting steps are dropped, and out gets each released step's ID
+-- and job, for the caller to take out of its queue or cancel.
+local function wfEnd(st, why, now, out)
+  local all = redis.call('HGETALL', KEYS[WF.state])
+  local dropped = 0
+  for i = 1, #all, 2 do
+    local s = all[i + 1]
+    if s == 'w' then
+      redis.call('HSET', KEYS[WF.state], all[i], 'x')
+      dropped = dropped + 1
+    elseif s == 'q' then
+      out[#out + 1] = all[i]
+      out[#out + 1] = redis.call('HGET', KEYS[WF.job], all[i])
+    end
+  end
+  redis.call('HSET', KEYS[WF.meta], 'st', st, 'why', why, 'end', now)
+  redis.call('HINCRBY', KEYS[WF.meta], 'open', -dropped)
+  wfExpire(tonumber(redis.call('HGET', KEYS[WF.meta], 'ret')))
+end

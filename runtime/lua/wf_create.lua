@@ -1,0 +1,89 @@
+-- wf_create: create a workflow with its steps, and release the steps
+-- that wait for nobody. Made again for a workflow that exists, it
+-- creates nothing and returns the steps released and not ended, so that
+-- a dispatcher that failed part way pushes them (their pushes are
+-- idempotent, step_push.lua).
+--
+-- KEYS[1..9] -> the workflow's keys (lib/workflow.lua)
+-- ARGV[1] -> policy: f (fail) or c (continue)
+-- ARGV[2] -> deadline in ms from now, 0 for none
+-- ARGV[3] -> retention of the ended workflow, ms
+-- ARGV[4] -> its catch callback, encoded ("" for none)
+-- ARGV[5..] -> per step, 5 values: ID, job, need parents (joined by
+--              commas), wait-only parents (joined by commas), may fail
+--              ("1" or "")
+--
+-- Returns: {1 if created or 0 if it existed, then per released step
+-- its ID, job, 0} (the release form of lib/workflow.lua, with no
+-- results: a root needs none).
+--
+-- Errors: "ERR wf_create: ..." for arguments out of shape or a parent
+-- that is not an earlier step; "WRONGTYPE ..." for a key of another
+-- type. Both are checked before the first write.
+
+-- uses: wrong_type, now_ms, workflow
+
+local bad = wfBad()
+if bad then return bad end
+local n = (#ARGV - 4) / 5
+local dl, ret = tonumber(ARGV[2]), tonumber(ARGV[3])
+if n < 1 or n ~= math.floor(n) or (ARGV[1] ~= 'f' and ARGV[1] ~= 'c') or not dl or not ret or ret < 1 then
+  return redis.error_reply('ERR wf_create: want a policy, a deadline, a retention and whole steps; nothing was written')
+end
+local out = {0}
+if redis.call('EXISTS', KEYS[WF.meta]) == 1 then
+  local st = redis.call('HGETALL', KEYS[WF.state])
+  for i = 1, #st, 2 do
+    if st[i + 1] == 'q' then wfRelease(out, st[i]) end
+  end
+  return out
+end
+local seen = {}
+for j = 0, n - 1 do
+  local a = 5 + 5 * j
+  for _, p in ipairs(wfSplit(ARGV[a + 2] .. ',' .. ARGV[a + 3])) do
+    if not seen[p] then
+      return redis.error_reply('ERR wf_create: step ' .. ARGV[a] .. ' waits for ' .. p .. ', which is not a step added before it; nothing was written')
+    end
+  end
+  if seen[ARGV[a]] then
+    return redis.error_reply('ERR wf_create: step ' .. ARGV[a] .. ' comes twice; nothing was written')
+  end
+  seen[ARGV[a]] = true
+end
+
+local now = nowMs()
+out[1] = 1
+local kids = {}
+for j = 0, n - 1 do
+  local a = 5 + 5 * j
+  local id = ARGV[a]
+  local parents = wfSplit(ARGV[a + 2] .. ',' .. ARGV[a + 3])
+  local uniq, left = {}, 0
+  for _, p in ipairs(parents) do
+    if not uniq[p] then
+      uniq[p] = true
+      left = left + 1
+      kids[p] = kids[p] and (kids[p] .. ',' .. id) or id
+    end
+  end
+  redis.call('HSET', KEYS[WF.job], id, ARGV[a + 1])
+  redis.call('HSET', KEYS[WF.left], id, left)
+  if #parents > 0 then
+    redis.call('HSET', KEYS[WF.par], id, ARGV[a + 2] .. ';' .. ARGV[a + 3])
+  end
+  if ARGV[a + 4] == '1' then redis.call('SADD', KEYS[WF.cont], id) end
+  if left == 0 then
+    redis.call('HSET', KEYS[WF.state], id, 'q')
+    out[#out + 1] = id
+    out[#out + 1] = ARGV[a + 1]
+    out[#out + 1] = 0
+  else
+    redis.call('HSET', KEYS[WF.state], id, 'w')
+  end
+end
+for p, k in pairs(kids) do redis.call('HSET', KEYS[WF.kids], p, k) end
+redis.call('HSET', KEYS[WF.meta], 'st', 'run', 'n', n, 'open', n, 'pol', ARGV[1],
+  'dl', dl > 0 and (now + dl) or 0, 'ret', ret, 'at', now)
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[WF.meta], 'cb', ARGV[4]) end
+return out

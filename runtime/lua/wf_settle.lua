@@ -1,0 +1,123 @@
+-- wf_settle: record the end of a step's run, and release the dependents
+-- it was the last parent of. The worker calls it before it acks the
+-- step's job; made again (the worker died before the ack, and the job
+-- ran again), it changes nothing and returns the step's released
+-- dependents again, whose pushes are idempotent (step_push.lua).
+--
+-- KEYS[1..9] -> the workflow's keys (lib/workflow.lua)
+-- ARGV[1] -> the step's ID
+-- ARGV[2] -> outcome: s (succeeded), f (failed for good), or r (look
+--            only: the step is about to run again)
+-- ARGV[3] -> the attempt that ended (steps it spawned in an earlier
+--            attempt are dropped)
+-- ARGV[4] -> its result, "" for none
+-- ARGV[5] -> why it failed, for a failure
+--
+-- Returns: {workflow state (run, ok, failed, cancelled, or gone if the
+-- workflow is not there), what happened, then steps}:
+--   "ended" (this call ended the step), "again" (the step had ended
+--   before), or "wait" (a look: the step has not ended): then per
+--   released dependent not ended, its release (lib/workflow.lua)
+--   "failed": this call failed the workflow: then per released step its
+--   ID and job, for the caller to cancel
+--   "dropped": the step was dropped (its workflow failed or was
+--   cancelled): nothing follows
+--
+-- Errors: "ERR wf_settle: ..." for arguments out of shape or a step the
+-- workflow does not have; "WRONGTYPE ..." for a key of another type.
+-- Both are checked before the first write.
+
+-- uses: wrong_type, now_ms, workflow
+
+local bad = wfBad()
+if bad then return bad end
+local step, how, attempt = ARGV[1], ARGV[2], ARGV[3]
+if #ARGV ~= 5 or (how ~= 's' and how ~= 'f' and how ~= 'r') then
+  return redis.error_reply('ERR wf_settle: want a step, an outcome (s, f, r), an attempt, a result and a reason')
+end
+local m = redis.call('HMGET', KEYS[WF.meta], 'st', 'pol', 'dl', 'open')
+local st = m[1]
+if not st then return {'gone', 'dropped'} end
+local cur = redis.call('HGET', KEYS[WF.state], step)
+if not cur then
+  return redis.error_reply('ERR wf_settle: workflow has no step ' .. step)
+end
+local now = nowMs()
+
+-- released dependents of step, not ended, for a step that ended before
+local function again(tag)
+  local out = {st, tag}
+  if st ~= 'run' then return out end
+  for _, k in ipairs(wfSplit(redis.call('HGET', KEYS[WF.kids], step))) do
+    if redis.call('HGET', KEYS[WF.state], k) == 'q' then wfRelease(out, k) end
+  end
+  return out
+end
+
+if cur == 'x' then return {st, 'dropped'} end
+if cur == 's' or cur == 'f' then return again('again') end
+if how == 'r' then
+  if st ~= 'run' then return {st, 'dropped'} end
+  return {st, 'wait'}
+end
+if st == 'run' and tonumber(m[3]) > 0 and now > tonumber(m[3]) then
+  local out = {'failed', 'failed'}
+  wfEnd('failed', 'deadline', now, out)
+  st = 'failed'
+  -- the step's own outcome is still recorded below
+  if how == 's' then
+    redis.call('HSET', KEYS[WF.state], step, 's')
+    if ARGV[4] ~= '' then redis.call('HSET', KEYS[WF.res], step, ARGV[4]) end
+  else
+    redis.call('HSET', KEYS[WF.state], step, 'f')
+  end
+  redis.call('HINCRBY', KEYS[WF.meta], 'open', -1)
+  return out
+end
+
+local survives = how == 's' or m[2] == 'c' or redis.call('SISMEMBER', KEYS[WF.cont], step) == 1
+if not survives then
+  redis.call('HSET', KEYS[WF.state], step, 'f')
+  redis.call('HINCRBY', KEYS[WF.meta], 'open', -1)
+  if st ~= 'run' then return {st, 'dropped'} end
+  local out = {'failed', 'failed'}
+  wfEnd('failed', 'step ' .. step .. ': ' .. ARGV[5], now, out)
+  return out
+end
+
+redis.call('HSET', KEYS[WF.state], step, how)
+if how == 's' and ARGV[4] ~= '' then redis.call('HSET', KEYS[WF.res], step, ARGV[4]) end
+local open = redis.call('HINCRBY', KEYS[WF.meta], 'open', -1)
+local out = {st, 'ended'}
+if st ~= 'run' then return out end
+local prefix = step .. '.'
+local kept, dropped = {}, 0
+for _, k in ipairs(wfSplit(redis.call('HGET', KEYS[WF.kids], step))) do
+  local g = string.sub(k, 1, #prefix) == prefix and redis.call('HGET', KEYS[WF.gen], k)
+  if g and g ~= attempt then
+    -- spawned by an attempt that failed: the attempt that ended spawned
+    -- its own
+    for kk = 1, 9 do
+      if kk == WF.cont then redis.call('SREM', KEYS[kk], k)
+      elseif kk ~= WF.meta then redis.call('HDEL', KEYS[kk], k) end
+    end
+    dropped = dropped + 1
+  else
+    kept[#kept + 1] = k
+    if redis.call('HINCRBY', KEYS[WF.left], k, -1) <= 0 and redis.call('HGET', KEYS[WF.state], k) == 'w' then
+      redis.call('HSET', KEYS[WF.state], k, 'q')
+      wfRelease(out, k)
+    end
+  end
+end
+if dropped > 0 then
+  redis.call('HSET', KEYS[WF.kids], step, table.concat(kept, ','))
+  redis.call('HINCRBY', KEYS[WF.meta], 'n', -dropped)
+  open = redis.call('HINCRBY', KEYS[WF.meta], 'open', -dropped)
+end
+if open <= 0 then
+  redis.call('HSET', KEYS[WF.meta], 'st', 'ok', 'end', now)
+  out[1] = 'ok'
+  wfExpire(tonumber(redis.call('HGET', KEYS[WF.meta], 'ret')))
+end
+return out

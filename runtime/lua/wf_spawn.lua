@@ -1,0 +1,79 @@
+-- wf_spawn: add steps to a running workflow, spawned by one of its steps
+-- while it runs. Each new step waits for its spawner and for the parents
+-- named; none is released here: the spawner's success releases them
+-- (wf_settle.lua), and its failure leaves them to the next attempt,
+-- which spawns them again under the same IDs.
+--
+-- KEYS[1..9] -> the workflow's keys (lib/workflow.lua)
+-- ARGV[1] -> the spawner's step ID
+-- ARGV[2] -> the spawner's attempt
+-- ARGV[3] -> the most steps the workflow may hold
+-- ARGV[4..] -> per step, 5 values: ID, job, need parents, wait-only
+--              parents (each joined by commas), may fail ("1" or "")
+--
+-- Returns: {"ok", steps the workflow holds}, or {"dropped", state} when
+-- the spawner is no longer running (the workflow ended, or it ended):
+-- nothing is written then.
+--
+-- Errors: "ERR wf_spawn: ..." for arguments out of shape, a parent the
+-- workflow does not have, or too many steps; "WRONGTYPE ..." for a key
+-- of another type. All are checked before the first write.
+
+-- uses: wrong_type, workflow
+
+local bad = wfBad()
+if bad then return bad end
+local spawner, attempt, most = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local n = (#ARGV - 3) / 5
+if n < 1 or n ~= math.floor(n) or not most then
+  return redis.error_reply('ERR wf_spawn: want a spawner, an attempt, a bound and whole steps; nothing was written')
+end
+local m = redis.call('HMGET', KEYS[WF.meta], 'st', 'n')
+local st = m[1]
+if st ~= 'run' or redis.call('HGET', KEYS[WF.state], spawner) ~= 'q' then
+  return {'dropped', st or 'gone'}
+end
+local new, fresh = {}, 0
+for j = 0, n - 1 do
+  local a = 4 + 5 * j
+  local id = ARGV[a]
+  new[id] = true
+  if not redis.call('HGET', KEYS[WF.state], id) then fresh = fresh + 1 end
+  for _, p in ipairs(wfSplit(ARGV[a + 2] .. ',' .. ARGV[a + 3])) do
+    if not new[p] and not redis.call('HGET', KEYS[WF.state], p) then
+      return redis.error_reply('ERR wf_spawn: step ' .. id .. ' waits for ' .. p .. ', which the workflow does not have; nothing was written')
+    end
+  end
+end
+if tonumber(m[2]) + fresh > most then
+  return redis.error_reply('ERR wf_spawn: the workflow would hold ' .. (tonumber(m[2]) + fresh) .. ' steps, over its bound of ' .. most .. '; nothing was written')
+end
+
+for j = 0, n - 1 do
+  local a = 4 + 5 * j
+  local id = ARGV[a]
+  local isNew = not redis.call('HGET', KEYS[WF.state], id)
+  local parents = wfSplit(ARGV[a + 2] .. ',' .. ARGV[a + 3])
+  parents[#parents + 1] = spawner
+  local uniq, left = {}, 0
+  for _, p in ipairs(parents) do
+    if not uniq[p] then
+      uniq[p] = true
+      local ps = redis.call('HGET', KEYS[WF.state], p)
+      if ps ~= 's' and ps ~= 'f' then left = left + 1 end
+      if isNew then
+        local k = redis.call('HGET', KEYS[WF.kids], p)
+        redis.call('HSET', KEYS[WF.kids], p, k and (k .. ',' .. id) or id)
+      end
+    end
+  end
+  redis.call('HSET', KEYS[WF.state], id, 'w')
+  redis.call('HSET', KEYS[WF.left], id, left)
+  redis.call('HSET', KEYS[WF.job], id, ARGV[a + 1])
+  redis.call('HSET', KEYS[WF.par], id, ARGV[a + 2] .. ';' .. ARGV[a + 3] .. ',' .. spawner)
+  redis.call('HSET', KEYS[WF.gen], id, attempt)
+  if ARGV[a + 4] == '1' then redis.call('SADD', KEYS[WF.cont], id) else redis.call('SREM', KEYS[WF.cont], id) end
+end
+local total = redis.call('HINCRBY', KEYS[WF.meta], 'n', fresh)
+redis.call('HINCRBY', KEYS[WF.meta], 'open', fresh)
+return {'ok', total}
