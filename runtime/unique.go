@@ -119,8 +119,8 @@ func (s uniques) before(ctx context.Context, _ Reservation, env *Envelope) bool 
 	return false
 }
 func (uniques) succeeded(context.Context, Reservation, *Envelope, *Finish) error { return nil }
-func (uniques) failed(context.Context, *Envelope, error)   {}
-func (s uniques) ended(ctx context.Context, env *Envelope) { s.release(ctx, env, false) }
+func (uniques) failed(context.Context, *Envelope, error)                         {}
+func (s uniques) ended(ctx context.Context, env *Envelope)                       { s.release(ctx, env, false) }
 func (uniques) hasFailWork(env *Envelope) bool {
 	return env.UniqueKey != "" && !env.UniqueUntilProcessing
 }
