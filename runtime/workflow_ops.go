@@ -159,16 +159,27 @@ func (e *Engine) endWorkflow(ctx context.Context, id, kind string) error {
 	if err != nil {
 		return fmt.Errorf("%s workflow %s: %w", kind, id, err)
 	}
+	b := busEnv{e: e, r: NewRouter(), log: e.cfg.Logger, retryAfter: time.Minute}
+	if r, ok := ctx.Value(routerKey{}).(*Router); ok {
+		b.r = r // the deadline job: the worker's callbacks
+	}
 	switch {
 	case o.State == "gone":
+		if kind == "deadline" {
+			return nil // past its retention
+		}
 		return fmt.Errorf("%w: %s", ErrNoWorkflow, id)
 	case o.What != "failed":
 		if kind == "deadline" {
+			if o.State == string(WorkflowFailed) {
+				// the deadline job ran before, and its worker died
+				// before the catch ran (the catch is marked: at most once)
+				b.runWorkflowCatch(ctx, id, DefaultQueue)
+			}
 			return nil
 		}
 		return fmt.Errorf("%w: workflow %s is %s", ErrWorkflowEnded, id, o.State)
 	}
-	b := busEnv{e: e, r: NewRouter(), log: e.cfg.Logger, retryAfter: time.Minute}
 	e.cancelSteps(ctx, id, o.Cancel, "", b.log)
 	queue := DefaultQueue
 	if len(o.Cancel) > 0 {

@@ -497,6 +497,15 @@ func (s busEnv) runWorkflowCatch(ctx context.Context, wf, queue string) {
 		s.log.Error("workflow catch callback does not decode", "workflow", wf, "err", err)
 		return
 	}
+	// Marked before it runs: at most once on this path. A worker that
+	// dies before the mark leaves the failure to be made again, and the
+	// catch to run then (wf_settle.lua).
+	if caught, err := s.e.store.WfCaught(ctx, wf); err != nil || caught {
+		if err != nil {
+			s.log.Error("could not mark a failed workflow's catch callback as run; it does not run", "workflow", wf, "err", err)
+		}
+		return
+	}
 	why, _ := s.e.store.WfWhy(ctx, wf)
 	s.runCallback(ctx, queue, "workflow catch", ref, Outcome{JobID: wf, JobName: "workflow", Err: errors.New(why)})
 }

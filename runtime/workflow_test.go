@@ -338,3 +338,37 @@ func TestWorkflowRefusesMissingNeeds(t *testing.T) {
 		require.True(t, slices.Contains([]string{"default"}, "default"))
 	})
 }
+
+// A workflow past its deadline fails: its step still waiting out a
+// delay is taken out of its queue, and its catch runs once.
+func TestWorkflowDeadline(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var rec wfRec
+		rec.register(b.router)
+		var c caught
+		cb := c.callback("wf-late")
+		runtime.RegisterCallback(b.router, cb)
+		wf := runtime.NewWorkflow().Catch(cb.With("o-1")).Deadline(300 * time.Millisecond)
+		stock := runtime.AddStep(wf, wfStock{Order: "o-1"})
+		runtime.AddStep(wf, wfCharge{Order: "o-1"}, runtime.After(stock), runtime.StepDelay(time.Minute))
+		id, err := wf.Dispatch(b.ctx)
+		require.NoError(t, err)
+		_, stop := b.start(t, runtime.WorkerConfig{Queues: wfQueues, Sleep: 20 * time.Millisecond})
+		in := runtime.NewInspector(b.engine)
+		require.Eventually(t, func() bool {
+			info, err := in.Workflow(b.ctx, id)
+			return err == nil && info.State == runtime.WorkflowFailed && len(c.list()) == 1
+		}, 10*time.Second, 20*time.Millisecond)
+		stop()
+		info, err := in.Workflow(b.ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, "deadline", info.Why)
+		require.Equal(t, runtime.StepSucceeded, info.Steps[0].State)
+		require.Zero(t, rec.runs("charge:o-1"))
+		s, err := in.Sizes(b.ctx, "pay")
+		require.NoError(t, err)
+		require.Zero(t, s.Delayed, "the delayed step left its queue")
+		require.Len(t, c.list(), 1)
+		require.Contains(t, c.list()[0], "deadline")
+	})
+}

@@ -169,6 +169,13 @@ func (s *Store) WfCatch(ctx context.Context, id string) ([]byte, error) {
 	return b, err
 }
 
+// WfCaught marks workflow id's catch as run; caught reports whether it
+// had been.
+func (s *Store) WfCaught(ctx context.Context, id string) (caught bool, err error) {
+	n, err := s.c.HSetNX(ctx, s.keys.Workflow(id)[0], "caught", "1").Result()
+	return !n, err
+}
+
 // WfWhy reads why workflow id failed.
 func (s *Store) WfWhy(ctx context.Context, id string) (string, error) {
 	v, err := s.c.HGet(ctx, s.keys.Workflow(id)[0], "why").Result()

@@ -39,7 +39,7 @@ for i = 1, #states, 2 do
   if states[i + 1] == 'w' or states[i + 1] == 'q' then open = open + 1 end
 end
 redis.call('HSET', KEYS[WF.meta], 'st', 'run', 'open', open, 'why', '', 'dl', 0)
-redis.call('HDEL', KEYS[WF.meta], 'end')
+redis.call('HDEL', KEYS[WF.meta], 'end', 'caught', 'failer')
 for k = 1, 9 do redis.call('PERSIST', KEYS[k]) end
 local out = {'ok'}
 for i = 1, #ARGV, 2 do

@@ -18,8 +18,10 @@
 --   "ended" (this call ended the step), "again" (the step had ended
 --   before), or "wait" (a look: the step has not ended): then per
 --   released dependent not ended, its release (lib/workflow.lua)
---   "failed": this call failed the workflow: then per released step its
---   ID and job, for the caller to cancel
+--   "failed": this call failed the workflow (or, for a failure made
+--   again by the step that failed it, the catch has not run yet: meta
+--   caught is not set, WfCaught): then per released step its ID and
+--   job, for the caller to cancel
 --   "dropped": the step was dropped (its workflow failed or was
 --   cancelled): nothing follows
 --
@@ -55,6 +57,20 @@ local function again(tag)
 end
 
 if cur == 'x' then return {st, 'dropped'} end
+if cur == 'f' and st == 'failed' and how == 'f' and redis.call('HGET', KEYS[WF.meta], 'failer') == step
+  and not redis.call('HGET', KEYS[WF.meta], 'caught') then
+  -- this step failed the workflow, and the catch has not run: the
+  -- worker died in between; its failure, made again, runs it
+  local out = {'failed', 'failed'}
+  local states = redis.call('HGETALL', KEYS[WF.state])
+  for i = 1, #states, 2 do
+    if states[i + 1] == 'q' then
+      out[#out + 1] = states[i]
+      out[#out + 1] = redis.call('HGET', KEYS[WF.job], states[i])
+    end
+  end
+  return out
+end
 if cur == 's' or cur == 'f' then return again('again') end
 if how == 'r' then
   if st ~= 'run' then return {st, 'dropped'} end
@@ -82,6 +98,7 @@ if not survives then
   if st ~= 'run' then return {st, 'dropped'} end
   local out = {'failed', 'failed'}
   wfEnd('failed', 'step ' .. step .. ': ' .. ARGV[5], now, out)
+  redis.call('HSET', KEYS[WF.meta], 'failer', step)
   return out
 end
 

@@ -33,7 +33,7 @@ local st = m[1]
 if st ~= 'run' or redis.call('HGET', KEYS[WF.state], spawner) ~= 'q' then
   return {'dropped', st or 'gone'}
 end
-local new, fresh = {}, 0
+local new, fresh, kids = {}, 0, {}
 for j = 0, n - 1 do
   local a = 4 + 5 * j
   local id = ARGV[a]
@@ -62,8 +62,12 @@ for j = 0, n - 1 do
       local ps = redis.call('HGET', KEYS[WF.state], p)
       if ps ~= 's' and ps ~= 'f' then left = left + 1 end
       if isNew then
-        local k = redis.call('HGET', KEYS[WF.kids], p)
-        redis.call('HSET', KEYS[WF.kids], p, k and (k .. ',' .. id) or id)
+        local k = kids[p]
+        if not k then
+          k = {}
+          kids[p] = k
+        end
+        k[#k + 1] = id
       end
     end
   end
@@ -73,6 +77,12 @@ for j = 0, n - 1 do
   redis.call('HSET', KEYS[WF.par], id, ARGV[a + 2] .. ';' .. ARGV[a + 3] .. ',' .. spawner)
   redis.call('HSET', KEYS[WF.gen], id, attempt)
   if ARGV[a + 4] == '1' then redis.call('SADD', KEYS[WF.cont], id) else redis.call('SREM', KEYS[WF.cont], id) end
+end
+-- each parent's new dependents are appended in one write
+for p, k in pairs(kids) do
+  local old = redis.call('HGET', KEYS[WF.kids], p)
+  local add = table.concat(k, ',')
+  redis.call('HSET', KEYS[WF.kids], p, old and (old .. ',' .. add) or add)
 end
 local total = redis.call('HINCRBY', KEYS[WF.meta], 'n', fresh)
 redis.call('HINCRBY', KEYS[WF.meta], 'open', fresh)
