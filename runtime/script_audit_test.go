@@ -321,7 +321,51 @@ func exerciseScripts(t *testing.T, b bundle) {
 	mu.Lock()
 	defer mu.Unlock()
 	require.ElementsMatch(t, []int{1, 2, 3, 4, 5, 6, 6, 7, 8, 9, 10, 21}, seen)
+	exerciseWorkflowScripts(t, b)
 	exerciseLaravelScripts(t, b)
+}
+
+// exerciseWorkflowScripts runs workflows whose steps are on queues of
+// other slots than the workflow's: created (wf_create), each step's end
+// recorded (wf_settle) and its dependents pushed (step_push), a step that
+// spawns (wf_spawn), a workflow cancelled (wf_cancel), and one failed and
+// retried (wf_retry).
+func exerciseWorkflowScripts(t *testing.T, b bundle) {
+	ctx := runtime.WithDispatcher(b.ctx, b.engine)
+	var rec wfRec
+	r := runtime.NewRouter()
+	rec.register(r)
+	in := runtime.NewInspector(b.engine)
+	wf := runtime.NewWorkflow()
+	charge := runtime.AddStep(wf, wfCharge{Order: "a-1"})
+	stock := runtime.AddStep(wf, wfStock{Order: "a-1"})
+	wfShip{Order: "a-1"}.AddTo(wf, charge, stock)
+	runtime.AddStep(wf, wfSplit{Lines: 3})
+	ok, err := wf.Dispatch(ctx)
+	require.NoError(t, err)
+	wf = runtime.NewWorkflow()
+	runtime.AddStep(wf, wfCharge{Order: "a-2", Fail: true})
+	failed, err := wf.Dispatch(ctx)
+	require.NoError(t, err)
+	wf = runtime.NewWorkflow()
+	runtime.AddStep(wf, wfStock{Order: "a-3"}, runtime.StepDelay(time.Hour))
+	cancelled, err := wf.Dispatch(ctx)
+	require.NoError(t, err)
+	require.NoError(t, in.CancelWorkflow(ctx, cancelled))
+	run := func() {
+		w, err := runtime.NewWorker(b.engine, r, runtime.WorkerConfig{Queues: wfQueues, Logger: quiet, StopWhenEmpty: true})
+		require.NoError(t, err)
+		require.NoError(t, w.Run(ctx))
+	}
+	run()
+	require.NoError(t, in.RetryWorkflow(ctx, failed))
+	run()
+	for id, want := range map[string]runtime.WorkflowState{ok: runtime.WorkflowSucceeded, failed: runtime.WorkflowFailed, cancelled: runtime.WorkflowCancelled} {
+		info, err := in.Workflow(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, want, info.State, id)
+	}
+	require.Equal(t, 2, rec.runs("charge:a-2"), "the failed workflow ran again")
 }
 
 // exerciseLaravelScripts runs the Laravel bridge's scripts (laravel_*),

@@ -228,6 +228,23 @@ var failCases = []failCase{
 		args:  []any{10, 0, "j1", "tok", "info"}},
 	{name: "chain_push grouped", s: scriptChainPush, kinds: []string{"", "list", "", "hash", "list", "zset", "hash", "zset", "list", "set", "string", "zset"},
 		args: []any{60000, 1, 4, 0, "j1", "p1", 0, "2:A"}},
+	{name: "step_push", s: scriptStepPush, kinds: []string{"", "list", "", "hash", "list"},
+		args: []any{1, 60000, 1, 4, 0, "j1", "p1", 0, ""}},
+	{name: "step_push grouped", s: scriptStepPush, kinds: []string{"", "list", "", "hash", "list", "zset", "hash", "zset", "list", "set", "string", "zset"},
+		args: []any{1, 60000, 1, 4, 0, "j1", "p1", 0, "2:A"}},
+	{name: "wf_create", s: lua.Get("wf_create"), kinds: wfKinds,
+		args: []any{"f", 0, 60000, "", "0", "job0", "", "", "", "1", "job1", "0", "", "1"}},
+	{name: "wf_settle", s: lua.Get("wf_settle"), kinds: wfKinds, setup: wfSetup("q", "w"),
+		args: []any{"0", "s", 1, "res", ""}},
+	{name: "wf_settle fails it", s: lua.Get("wf_settle"), kinds: wfKinds, setup: wfSetup("q", "w"),
+		args: []any{"0", "f", 1, "", "boom"}},
+	{name: "wf_spawn", s: lua.Get("wf_spawn"), kinds: wfKinds, setup: wfSetup("q", "w"),
+		args: []any{"0", 1, 100, "0.0", "job", "", "", ""}},
+	{name: "wf_cancel", s: lua.Get("wf_cancel"), kinds: wfKinds, setup: wfSetup("q", "w"),
+		args: []any{"cancel"}},
+	{name: "wf_retry", s: lua.Get("wf_retry"), kinds: wfKinds,
+		setup: append(wfSetup("s", "f"), []any{"HSET", "K1", "st", "failed"}),
+		args:  []any{"1", "job1b"}},
 	{name: "lock", s: scriptLock, kinds: []string{"string"}, args: []any{"owner", 60000}},
 	{name: "unlock", s: scriptUnlock, kinds: []string{"string"},
 		setup: [][]any{{"SET", "K1", "owner"}}, args: []any{"owner"}},
@@ -311,6 +328,19 @@ var failCases = []failCase{
 	{name: "laravel_extend", s: lua.Get("laravel_extend"), kinds: []string{"zset"},
 		setup: [][]any{{"ZADD", "K1", 1, "r1"}},
 		args:  []any{"r1", 60}},
+}
+
+// wfKinds are the types of a workflow's keys (lib/workflow.lua).
+var wfKinds = []string{"hash", "hash", "hash", "hash", "hash", "hash", "hash", "set", "hash"}
+
+// wfSetup fills the keys of a running workflow of two steps, 1 after 0,
+// in states s0 and s1.
+func wfSetup(s0, s1 string) [][]any {
+	return [][]any{
+		{"HSET", "K1", "st", "run", "n", 2, "open", 2, "pol", "f", "dl", 0, "ret", 60000, "at", 1},
+		{"HSET", "K2", "0", s0, "1", s1}, {"HSET", "K3", "0", 0, "1", 1}, {"HSET", "K4", "0", "1"},
+		{"HSET", "K5", "1", "0;"}, {"HSET", "K6", "0", "job0", "1", "job1"},
+	}
 }
 
 // groupedSetup fills the keys of a settle of job j1 (token tok) of
