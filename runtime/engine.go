@@ -246,6 +246,9 @@ type Engine struct {
 	// script call goes through it.
 	store *jobrdb.Store
 	cfg   EngineConfig
+	// settles gathers the ends of workflow steps into batches
+	// (workflow_settle.go).
+	settles settleBatcher
 	// lost are reserve calls whose reply was lost (reserve_lost.go).
 	lost   lostReserves
 	keys   keyspace.Keys

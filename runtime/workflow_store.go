@@ -411,7 +411,7 @@ func (s workflows) before(ctx context.Context, res Reservation, env *Envelope) b
 	if env.Step == nil || res.Attempts < 2 {
 		return false
 	}
-	o, err := s.e.store.WfSettle(ctx, env.Step.Workflow, env.Step.Step, "r", res.Attempts, nil, "")
+	o, err := s.e.settleStep(ctx, env.Step.Workflow, jobrdb.WfEnd{Step: env.Step.Step, How: "r", Attempt: res.Attempts})
 	if err != nil {
 		s.log.Warn("could not tell whether a workflow step ended before; running it", "job", env.Name, "id", env.ID, "workflow", env.Step.Workflow, "step", env.Step.Step, "err", err)
 		return false
@@ -436,7 +436,7 @@ func (s workflows) succeeded(ctx context.Context, res Reservation, env *Envelope
 		result = fin.Result
 		fin.Result = nil // kept in the workflow, not beside the queue
 	}
-	o, err := s.e.store.WfSettle(ctx, env.Step.Workflow, env.Step.Step, "s", res.Attempts, result, "")
+	o, err := s.e.settleStep(ctx, env.Step.Workflow, jobrdb.WfEnd{Step: env.Step.Step, How: "s", Attempt: res.Attempts, Result: result})
 	if err != nil {
 		if fin != nil {
 			fin.Result = result
@@ -469,7 +469,7 @@ func (s workflows) failed(ctx context.Context, env *Envelope, cause error) {
 	if cause != nil {
 		why = cause.Error()
 	}
-	o, err := s.e.store.WfSettle(ctx, env.Step.Workflow, env.Step.Step, "f", 0, nil, why)
+	o, err := s.e.settleStep(ctx, env.Step.Workflow, jobrdb.WfEnd{Step: env.Step.Step, How: "f", Why: why})
 	if err != nil {
 		s.log.Error("could not record a workflow step's failure; its workflow waits on it", "job", env.Name, "id", env.ID, "workflow", env.Step.Workflow, "step", env.Step.Step, "err", err)
 		return

@@ -73,13 +73,77 @@ func (s *Store) WfCreate(ctx context.Context, id, policy string, deadlineMs, ret
 	return Int(v[0]) == 1, rel, err
 }
 
-// WfSettle records the end of step: how is s, f or r (see wf_settle.lua).
-func (s *Store) WfSettle(ctx context.Context, id, step, how string, attempt int, result []byte, why string) (WfOutcome, error) {
-	v, err := s.RunOne(ctx, Call{Script: scriptWfSettle, Keys: s.keys.Workflow(id), Args: []any{step, how, attempt, result, why}}).Slice()
+// WfEnd is the end of one step's run, for WfSettle: How is s
+// (succeeded), f (failed for good) or r (look only; see wf_settle.lua).
+type WfEnd struct {
+	Step    string
+	How     string
+	Attempt int
+	Result  []byte
+	Why     string
+}
+
+// WfSettle records the ends of steps of workflow id, in order, and
+// returns each one's outcome.
+func (s *Store) WfSettle(ctx context.Context, id string, ends []WfEnd) ([]WfOutcome, error) {
+	out, err := s.WfSettleMany(ctx, []string{id}, [][]WfEnd{ends})
 	if err != nil {
-		return WfOutcome{}, err
+		return nil, err
 	}
-	return outcome(v)
+	return out[0], nil
+}
+
+// WfSettleMany records the ends of steps of several workflows, ends[i]
+// of workflow ids[i], in one pipeline of a script call a workflow (of up
+// to 500 ends each), and returns each end's outcome, in the same shape.
+// Its error is the first call's; a call that failed leaves its
+// workflow's outcomes nil.
+func (s *Store) WfSettleMany(ctx context.Context, ids []string, ends [][]WfEnd) ([][]WfOutcome, error) {
+	var calls []Call
+	var owner []int // the index in ids of each call
+	for i, id := range ids {
+		for k := 0; k < len(ends[i]); k += 500 {
+			chunk := ends[i][k:min(k+500, len(ends[i]))]
+			args := make([]any, 0, 5*len(chunk))
+			for _, e := range chunk {
+				args = append(args, e.Step, e.How, e.Attempt, e.Result, e.Why)
+			}
+			calls = append(calls, Call{Script: scriptWfSettle, Keys: s.keys.Workflow(id), Args: args})
+			owner = append(owner, i)
+		}
+	}
+	replies, err := s.Run(ctx, calls)
+	out := make([][]WfOutcome, len(ids))
+	var first error
+	for c, r := range replies {
+		i := owner[c]
+		v, rerr := r.Slice()
+		if rerr == nil {
+			for _, one := range v {
+				o, perr := outcome(anySlice(one))
+				if perr != nil {
+					rerr = perr
+					break
+				}
+				out[i] = append(out[i], o)
+			}
+		}
+		if rerr != nil {
+			out[i] = nil
+			if first == nil {
+				first = rerr
+			}
+		}
+	}
+	if first == nil {
+		first = err
+	}
+	return out, first
+}
+
+func anySlice(v any) []any {
+	s, _ := v.([]any)
+	return s
 }
 
 // WfSpawn adds steps spawned by spawner's attempt. dropped reports a
