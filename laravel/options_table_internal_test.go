@@ -58,6 +58,7 @@ var notInPayload = map[string]string{
 	"Tags":       "dropped: labels for monitoring, which Laravel's payload has no place for",
 	"GroupLimit": "no effect on a job of no group; a job dispatched in a group is refused (TestGroupedJobIsRefused)",
 	"UniqueFor":  "the lifetime of the unique lock the Dispatcher takes in the app's cache store, as Laravel's dispatch does (unique.go), outside the payload",
+	"Needs":      "read only when a workflow adds the job as a step, which no Laravel payload is; jobgen refuses needs= beside laravel=",
 }
 
 // TestEveryOtherOptionIsRefusedOrAccountedFor: each option that the

@@ -70,6 +70,14 @@
 //	result=Quote              the handler returns a Quote as well as an error,
 //	                          stored with the ack for the dispatcher to Await or
 //	                          read (results in docs/results.md)
+//	needs=Charge,[]SendEmail  the job runs as a step of a workflow
+//	                          (runtime.NewWorkflow), handed the results of these
+//	                          jobs of the package, each of which declares result=,
+//	                          in order; [] before a name takes the results of a
+//	                          list of such steps (a fan-in). Generates the struct
+//	                          <Type>Inputs its handler takes, and the methods
+//	                          AddTo and SpawnAfter, whose parameters are the
+//	                          needed steps, typed
 //	laravel=App\Jobs\Mail     the Laravel app's PHP job class the struct stands
 //	                          for (or Class@method, a string job); adds
 //	                          RegisterLaravel for the Laravel bridge in

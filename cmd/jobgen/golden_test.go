@@ -29,24 +29,36 @@ func TestGolden(t *testing.T) {
 		}
 		dir := filepath.Join("testdata", e.Name())
 		pkgs = append(pkgs, "./"+filepath.ToSlash(dir))
-		t.Run(e.Name(), func(t *testing.T) {
-			res, err := generate.Run(load.Config{Dir: dir})
-			require.NoError(t, err)
-			// The generated file, and the schema lock (schema_lock_test.go
-			// has the lock's own cases).
-			require.Len(t, res.Files, 2)
-			for _, f := range res.Files {
-				require.Contains(t, []string{model.OutputFile, model.LockFile}, filepath.Base(f.Path))
-				if *update {
-					require.NoError(t, os.WriteFile(f.Path, f.Src, 0o644))
-				}
-				want, err := os.ReadFile(f.Path)
-				require.NoError(t, err, "no golden file: run go test ./cmd/jobgen -run TestGolden -update")
-				require.Equal(t, string(want), string(f.Src), "%s is out of date: run go test ./cmd/jobgen -run TestGolden -update", f.Path)
-			}
-		})
+		t.Run(e.Name(), func(t *testing.T) { checkGolden(t, dir) })
 	}
 	require.NotEmpty(t, pkgs)
+	buildGolden(t, pkgs...)
+}
+
+// checkGolden generates the case in dir and compares the result with
+// its committed files; -update rewrites them.
+func checkGolden(t *testing.T, dir string) {
+	t.Helper()
+	res, err := generate.Run(load.Config{Dir: dir})
+	require.NoError(t, err)
+	// The generated file, and the schema lock (schema_lock_test.go
+	// has the lock's own cases).
+	require.Len(t, res.Files, 2)
+	for _, f := range res.Files {
+		require.Contains(t, []string{model.OutputFile, model.LockFile}, filepath.Base(f.Path))
+		if *update {
+			require.NoError(t, os.WriteFile(f.Path, f.Src, 0o644))
+		}
+		want, err := os.ReadFile(f.Path)
+		require.NoError(t, err, "no golden file: run go test ./cmd/jobgen -run TestGolden -update")
+		require.Equal(t, string(want), string(f.Src), "%s is out of date: run go test ./cmd/jobgen -run TestGolden -update", f.Path)
+	}
+}
+
+// buildGolden compiles and vets the golden cases pkgs, generated files
+// included.
+func buildGolden(t *testing.T, pkgs ...string) {
+	t.Helper()
 	for _, args := range [][]string{{"build"}, {"vet"}} {
 		cmd := exec.Command("go", append(args, pkgs...)...)
 		out, err := cmd.CombinedOutput()

@@ -111,6 +111,12 @@ var All = []Option{
 	// header beside the group (runtime.GroupLimitHeader).
 	{Name: "GroupLimit", Kind: PositiveInt, Key: "group_limit",
 		Doc: `is the most jobs of one group (see GroupedJob) that run at once, across all workers; 0 means no limit.`},
+	// Needs never travels in the envelope: the workflow's graph, kept
+	// apart from the queues, hands a step its inputs. The annotation
+	// names job types of the package (needs=Charge,[]SendEmail); the
+	// generator writes their wire names.
+	{Name: "Needs", Kind: Strings, Key: "needs",
+		Doc: `are the wire names of the jobs whose results the job is handed as a step of a workflow, in order; a name starting with "[]" is a list of such steps (a fan-in). A job that needs results runs only as a step of a workflow (workflow.go).`},
 }
 
 // Overrides are the options one dispatch sets that no annotation does:

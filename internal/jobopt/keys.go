@@ -71,6 +71,8 @@ var Keys = []Key{
 		Usage: "labels carried with the job (`Envelope.Tags`) for monitoring"},
 	{Key: "result", Job: true, Example: "result=Quote",
 		Usage: "the handler returns a `Quote` as well as an error, stored with the ack for the dispatcher to `Await` or read ([results](results.md))"},
+	{Key: "needs", Option: "Needs", Job: true, Example: "needs=Charge,[]SendEmail",
+		Usage: "the job runs as a step of a workflow (`runtime.NewWorkflow`), handed the results of these jobs of the package, each of which declares `result=`, in order; `[]` before a name takes the results of a list of such steps (a fan-in). Generates the struct `<Type>Inputs` its handler takes, and the methods `AddTo` and `SpawnAfter`, whose parameters are the needed steps, typed"},
 	{Key: "laravel", Job: true, Example: `laravel=App\Jobs\Mail`,
 		Usage: "the Laravel app's PHP job class the struct stands for (or `Class@method`, a string job); adds `RegisterLaravel` for the [Laravel bridge](laravel.md)"},
 	{Key: "version", Job: true, Example: "version=2",

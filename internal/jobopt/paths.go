@@ -78,7 +78,22 @@ var (
 		return Outcome{Effect: Refused, Err: "ErrInvalid", Names: []string{"At(t)", where}, Why: why}
 	}
 	atDispatch = Outcome{Effect: NotApplied, Why: "decided when the job was dispatched: a retry pushes the job back ready at once, without a unique lock"}
+	// notAStep is Needs on every path: they dispatch jobs, not steps.
+	notAStep = Outcome{Effect: NotApplied, Why: "a job that needs results is handed them only as a step of a workflow (`AddTo`, `SpawnAfter`); pushed any other way it gets none, and its generated handler fails it at once with `runtime.ErrNotAStep`"}
 )
+
+// init gives Needs its outcome on every path but those with no way to
+// set it.
+func init() {
+	for _, p := range Paths {
+		if _, ok := outcomes[p.Name]["Needs"]; !ok {
+			if outcomes[p.Name] == nil {
+				outcomes[p.Name] = map[string]Outcome{}
+			}
+			outcomes[p.Name]["Needs"] = notAStep
+		}
+	}
+}
 
 // debounceRefused is the refusal of a debounced job on path, whose
 // error names it as where.
@@ -99,7 +114,7 @@ var outcomes = map[string]map[string]Outcome{
 		"Connection": noOptions, "Tries": noOptions, "Backoff": noOptions, "Timeout": noOptions,
 		"RetryUntil": noOptions, "MaxExceptions": noOptions, "FailOnTimeout": noOptions,
 		"Delay": noOptions, "UniqueFor": noOptions, "Debounce": noOptions, "DebounceMaxWait": noOptions,
-		"Encrypted": noOptions, "Tags": noOptions, "GroupLimit": noOptions, "At": noOptions,
+		"Encrypted": noOptions, "Tags": noOptions, "GroupLimit": noOptions, "At": noOptions, "Needs": noOptions,
 	},
 	"DispatchMany": {
 		"At": {Effect: NoWay, Why: "`DispatchMany` takes the jobs alone: `NewPendingMany(jobs).At(t)` is the PendingMany path"},
@@ -140,6 +155,7 @@ var outcomes = map[string]map[string]Outcome{
 		"Debounce":        debounceRefused("listeners"),
 		"DebounceMaxWait": debounceRefused("listeners"),
 		"GroupLimit":      {Effect: NoWay, Why: "a listener's job carries its event and nothing else: it has no group"},
+		"Needs":           {Effect: NoWay, Why: "a listener's job carries its event and nothing else: jobgen refuses `needs=` on a listener"},
 		"At":              {Effect: NoWay, Why: "a queued listener's options are its type's: `Fire` has no dispatch to set `At` on"},
 	},
 	"Debounced": {

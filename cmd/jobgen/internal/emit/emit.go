@@ -58,6 +58,10 @@ func File(p *model.Package) ([]byte, error) {
 			f.Add(c)
 			f.Line()
 		}
+		for _, c := range StepDecls(j) { // steps.go
+			f.Add(c)
+			f.Line()
+		}
 	}
 	for _, ev := range p.Events {
 		f.Line()

@@ -16,6 +16,10 @@ func Handlers(p *model.Package) jen.Code {
 		if j.HandleMethod {
 			continue
 		}
+		if len(j.Needs) > 0 {
+			methods = append(methods, stepHandler(j)...)
+			continue
+		}
 		if j.Result != "" {
 			methods = append(methods,
 				jen.Commentf("%s handles %s jobs (wire name %q) and returns the job's result.", handlerMethod(j), j.TypeName, j.Name),
@@ -37,6 +41,22 @@ func Handlers(p *model.Package) jen.Code {
 		text = "Handlers is empty: every job of package %s has a Handle method of its\nown. Pass nil to Register."
 	}
 	return doc(text, p.Name).Type().Id("Handlers").Interface(methods...)
+}
+
+// stepHandler is the Handlers method of j, a job with needs: it takes
+// the job's inputs as well.
+func stepHandler(j model.Job) []jen.Code {
+	params := []jen.Code{ctxParam(), jen.Id("job").Id(j.TypeName), jen.Id("in").Id(j.InputsType())}
+	if j.Result != "" {
+		return []jen.Code{
+			jen.Commentf("%s handles %s jobs (wire name %q), steps handed the results of the steps they need, and returns the job's result.", handlerMethod(j), j.TypeName, j.Name),
+			jen.Id(handlerMethod(j)).Params(params...).Params(jen.Id(j.Result), jen.Error()),
+		}
+	}
+	return []jen.Code{
+		jen.Commentf("%s handles %s jobs (wire name %q), steps handed the results of the steps they need.", handlerMethod(j), j.TypeName, j.Name),
+		jen.Id(handlerMethod(j)).Params(params...).Error(),
+	}
 }
 
 // handlerMethod is the Handlers method of job j.
@@ -66,13 +86,21 @@ func Register(p *model.Package) jen.Code {
 // RegisterCall returns the runtime.Register call for one job.
 func RegisterCall(j model.Job) jen.Code {
 	handler := jen.Id("h").Dot(handlerMethod(j))
+	needs := len(j.Needs) > 0
 	switch {
+	case j.HandleMethod && needs && j.Result != "":
+		handler = jen.Qual(runtimePkg, "HandleStepResultMethod").Types(jen.Id(j.TypeName), jen.Id(j.InputsType()), jen.Id(j.Result))
+	case j.HandleMethod && needs:
+		handler = jen.Qual(runtimePkg, "HandleStepMethod").Types(jen.Id(j.TypeName), jen.Id(j.InputsType()))
 	case j.HandleMethod && j.Result != "":
 		handler = jen.Qual(runtimePkg, "HandleResultMethod").Types(jen.Id(j.TypeName), jen.Id(j.Result))
 	case j.HandleMethod:
 		handler = jen.Qual(runtimePkg, "HandleMethod").Types(jen.Id(j.TypeName))
 	}
 	args := []jen.Code{jen.Id("r"), jen.Lit(j.Name), handler}
+	if needs {
+		args = append(args, jen.Id(j.InputsDecoder()))
+	}
 	if j.FailedMethod {
 		args = append(args, jen.Qual(runtimePkg, "OnFailed").Call(
 			jen.Func().Params(ctxParam(), jen.Id("job").Id(j.TypeName), jen.Err().Error()).Block(
@@ -81,6 +109,12 @@ func RegisterCall(j model.Job) jen.Code {
 		))
 	}
 	args = append(args, SchemaOptions(j)...) // schema.go
+	switch {
+	case needs && j.Result != "":
+		return jen.Qual(runtimePkg, "RegisterStepResult").Types(jen.Id(j.TypeName), jen.Id(j.InputsType()), jen.Id(j.Result)).Call(args...)
+	case needs:
+		return jen.Qual(runtimePkg, "RegisterStep").Types(jen.Id(j.TypeName), jen.Id(j.InputsType())).Call(args...)
+	}
 	if j.Result != "" {
 		return jen.Qual(runtimePkg, "RegisterResult").Types(jen.Id(j.TypeName), jen.Id(j.Result)).Call(args...)
 	}

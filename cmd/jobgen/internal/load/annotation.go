@@ -205,9 +205,28 @@ func parseKind(o jobopt.Option, value string) (any, error) {
 	case jobopt.Durations:
 		return durationList(value)
 	case jobopt.Strings:
+		if o.Name == "Needs" {
+			return needsList(value)
+		}
 		return list(value)
 	}
 	return nil, fmt.Errorf("option %s has no parser for its kind", o.Name)
+}
+
+// needsList reads the value of needs=: job type names, each optionally
+// after "[]" for a list of such steps. The loader then checks that they
+// are jobs of the package with results (needs.go).
+func needsList(value string) ([]string, error) {
+	items, err := list(value)
+	if err != nil {
+		return nil, err
+	}
+	for i, item := range items {
+		if !token.IsIdentifier(strings.TrimPrefix(item, "[]")) {
+			return nil, fmt.Errorf("item %d (%q): want the name of a job type of this package, or []Name for a list of its steps, such as needs=Charge,[]SendEmail", i+1, item)
+		}
+	}
+	return items, nil
 }
 
 // nonEmpty reads a word option; a queue's name also follows the queue

@@ -65,11 +65,12 @@ func (l *loader) listener(spec *ast.TypeSpec, a annotation) (model.Listener, boo
 			l.errs.add(pos, "listener %s is sync: it runs inside Fire, not as a queued job, so %s does not apply; drop it, or drop sync", name, strings.Join(extra, ", "))
 		}
 	default:
-		for _, k := range []string{"laravel", "result", "unique_for", "debounce", "debounce_key", "debounce_max_wait", "version", "upgrade", "decode"} {
+		for _, k := range []string{"laravel", "result", "needs", "unique_for", "debounce", "debounce_key", "debounce_max_wait", "version", "upgrade", "decode"} {
 			if a.seen[k] {
 				l.errs.add(pos, "listener %s may not set %s: %s", name, k, map[string]string{
 					"laravel":           "a listener's job is no PHP job class",
 					"result":            "nobody awaits a listener's job: Fire returns no job IDs",
+					"needs":             "a listener's job carries its event and runs when it is fired, not as a step of a workflow",
 					"unique_for":        "an event's listener jobs are pushed in one atomic call, and a unique lock would be a second",
 					"debounce":          "an event's listener jobs are pushed in one atomic call, and a burst is kept per dispatch",
 					"debounce_key":      "an event's listener jobs are not debounced",

@@ -188,6 +188,7 @@ func loadPackage(pkg *packages.Package) (*model.Package, List) {
 	}
 	var f foundTypes
 	f.events = map[string]*model.Event{}
+	f.annotated = map[string]bool{}
 	for _, file := range pkg.Syntax {
 		l.collect(file, &f)
 	}
@@ -195,10 +196,15 @@ func loadPackage(pkg *packages.Package) (*model.Package, List) {
 		l.errs.add(l.position(c.Slash), "//job: annotation is not in the doc comment of a package-level type (is there a blank line between it and the type?)")
 	}
 	dup := l.duplicateNames(f)
+	var kept []foundJob
 	for _, j := range f.jobs {
 		if !dup[j.job.TypeName] {
-			p.Jobs = append(p.Jobs, j.job)
+			kept = append(kept, j)
 		}
+	}
+	l.linkNeeds(kept, f.annotated) // needs.go
+	for _, j := range kept {
+		p.Jobs = append(p.Jobs, j.job)
 	}
 	slices.SortFunc(p.Jobs, func(a, b model.Job) int { return cmp.Compare(a.TypeName, b.TypeName) })
 	l.linkListeners(p, f.events, f.listeners, dup)
@@ -210,15 +216,18 @@ func loadPackage(pkg *packages.Package) (*model.Package, List) {
 	return p, l.errs
 }
 
-// foundJob is a job with the position of its type name.
+// foundJob is a job with the position of its type name, and of its
+// `needs=` key if it has one.
 type foundJob struct {
-	job model.Job
-	pos token.Position
+	job      model.Job
+	pos      token.Position
+	needsPos token.Position
 }
 
 // foundTypes is what the annotated types of a package declare.
 type foundTypes struct {
 	jobs      []foundJob
+	annotated map[string]bool // every type annotated as a job, sound or not
 	events    map[string]*model.Event
 	listeners []foundListener
 }
@@ -249,8 +258,9 @@ func (l *loader) collect(file *ast.File, f *foundTypes) {
 					f.listeners = append(f.listeners, foundListener{li, pos})
 				}
 			default:
+				f.annotated[spec.spec.Name.Name] = true
 				if job, jok := l.job(spec.spec, a); jok && ok {
-					f.jobs = append(f.jobs, foundJob{job, pos})
+					f.jobs = append(f.jobs, foundJob{job, pos, l.keyPos(spec.doc, "needs")})
 				}
 			}
 		}
@@ -264,7 +274,7 @@ func (l *loader) duplicateNames(f foundTypes) map[string]bool {
 	named := make([]foundJob, 0, len(f.jobs)+len(f.listeners))
 	named = append(named, f.jobs...)
 	for _, li := range f.listeners {
-		named = append(named, foundJob{model.Job{TypeName: li.l.TypeName, Name: li.l.Name}, li.pos})
+		named = append(named, foundJob{job: model.Job{TypeName: li.l.TypeName, Name: li.l.Name}, pos: li.pos})
 	}
 	slices.SortFunc(named, func(a, b foundJob) int {
 		return cmp.Or(cmp.Compare(a.pos.Filename, b.pos.Filename), cmp.Compare(a.pos.Offset, b.pos.Offset))
@@ -398,6 +408,9 @@ func (l *loader) checkType(spec *ast.TypeSpec, job *model.Job, seen map[string]b
 		methods = append(slices.Clone(methods), model.ResultMethods...)
 		l.checkResult(spec, job)
 	}
+	if len(job.Options.Needs) > 0 {
+		methods = append(slices.Clone(methods), model.StepMethods...)
+	}
 	l.checkFields(l.position(spec.Name.Pos()), spec.Name.Name, st, methods, "job")
 	l.checkMethods(named, job, methods)
 	l.checkDebounce(l.position(spec.Name.Pos()), named, st, *job, seen)
@@ -495,10 +508,15 @@ func (l *loader) checkMethods(named *types.Named, job *model.Job, methods []stri
 	ptrSet := types.NewMethodSet(types.NewPointer(named))
 	if sel := ptrSet.Lookup(nil, "Handle"); sel != nil {
 		m, _ := sel.Obj().(*types.Func)
+		needs := len(job.Options.Needs) > 0
 		switch {
-		case job.Result != "" && (m == nil || !l.isResultHandle(m, job.Result)):
+		case needs && job.Result != "" && (m == nil || !l.isStepHandle(m, job)):
+			l.errs.add(l.position(sel.Obj().Pos()), "%s.Handle is not Handle(ctx context.Context, in %s) (%s, error), as needs= and result=%s want; give it that signature to handle the job itself, or rename it", name, job.InputsType(), job.Result, job.Result)
+		case needs && (m == nil || !l.isStepHandle(m, job)):
+			l.errs.add(l.position(sel.Obj().Pos()), "%s.Handle is not Handle(ctx context.Context, in %s) error, as needs= wants; give it that signature to handle the job itself, or rename it", name, job.InputsType())
+		case !needs && job.Result != "" && (m == nil || !l.isResultHandle(m, job.Result)):
 			l.errs.add(l.position(sel.Obj().Pos()), "%s.Handle is not Handle(ctx context.Context) (%s, error), as result=%s wants; give it that signature to handle the job itself, or rename it", name, job.Result, job.Result)
-		case job.Result == "" && (m == nil || !l.isHandle(m)):
+		case !needs && job.Result == "" && (m == nil || !l.isHandle(m)):
 			l.errs.add(l.position(sel.Obj().Pos()), "%s.Handle is not Handle(ctx context.Context) error; give it that signature to handle the job itself, or rename it", name)
 		case valueSet.Lookup(nil, "Handle") == nil:
 			l.errs.add(l.position(m.Pos()), "%s.Handle has a pointer receiver; declare it on the value, func (j %s) Handle(ctx context.Context) error, since jobs reach their handler by value", name, name)

@@ -75,8 +75,9 @@ type Job struct {
 	// Options are the annotation's values for runtime.JobOptions.
 	Options Options
 	// HandleMethod is set when the type has its own
-	// Handle(ctx context.Context) error method; the job is then routed to
-	// it and has no method in the generated Handlers interface.
+	// Handle(ctx context.Context) error method (with a result, it returns
+	// one; with needs, it takes the inputs as well); the job is then
+	// routed to it and has no method in the generated Handlers interface.
 	HandleMethod bool
 	// FailedMethod is set when the type has a
 	// Failed(ctx context.Context, err error) method, its failed hook.
@@ -102,7 +103,45 @@ type Job struct {
 	// (`version=`, `upgrade=`, `decode=`), and the keys the lock found
 	// added (schema.go).
 	Wire WireOptions
+	// Needs are the jobs of the package whose results the job is handed
+	// as a step of a workflow (the `needs=` key), in order; empty for
+	// none. A job with needs gets an inputs struct (InputsType), is
+	// registered with runtime.RegisterStep, and gets the StepMethods.
+	// Options.Needs holds their wire names.
+	Needs []Need
 }
+
+// Need is one entry of a job's `needs=`: a job of the same package
+// whose result the needing job is handed.
+type Need struct {
+	// TypeName is the needed job's Go type, and the name of its field in
+	// the inputs struct.
+	TypeName string
+	// Name is the needed job's wire name.
+	Name string
+	// Result is the needed job's result type, of this package.
+	Result string
+	// List is set for a fan-in (`[]Type`): the results of a list of
+	// steps of that job, in order.
+	List bool
+}
+
+// WireName is how runtime.JobOptions.Needs names n: its wire name,
+// after "[]" for a list.
+func (n Need) WireName() string {
+	if n.List {
+		return "[]" + n.Name
+	}
+	return n.Name
+}
+
+// InputsType is the name of the struct of j's inputs, the results of
+// its needs: "<TypeName>Inputs".
+func (j Job) InputsType() string { return j.TypeName + "Inputs" }
+
+// InputsDecoder is the name of the generated function that decodes j's
+// inputs: "decode<TypeName>Inputs".
+func (j Job) InputsDecoder() string { return "decode" + j.TypeName + "Inputs" }
 
 // HasLaravel reports whether any job of p maps to a PHP class.
 func (p *Package) HasLaravel() bool {
@@ -135,6 +174,7 @@ type Options struct {
 	Encrypted       bool
 	Tags            []string
 	GroupLimit      int
+	Needs           []string
 }
 
 // Methods are the methods generated on every job type, in the order they
@@ -149,6 +189,10 @@ var Methods = []string{
 // ResultMethods are the methods generated on a job type with a result
 // (`result=`), in the order they are emitted.
 var ResultMethods = []string{"Await", "Result"}
+
+// StepMethods are the methods generated on a job type with needs
+// (`needs=`), in the order they are emitted.
+var StepMethods = []string{"AddTo", "SpawnAfter"}
 
 // EventMethods are the methods generated on every event type.
 var EventMethods = []string{"Fire"}

@@ -58,7 +58,7 @@ import "context"
 // it. Keys: name, queue, connection, tries, backoff, timeout, retry_until,
 // max_exceptions, fail_on_timeout, delay, unique_for, debounce,
 // debounce_key, debounce_max_wait, group, group_limit, encrypted, tags,
-// result, laravel, version, upgrade, decode.
+// result, needs, laravel, version, upgrade, decode.
 //
 //job:queue=emails tries=3
 type SendEmail struct {
