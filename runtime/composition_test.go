@@ -295,6 +295,12 @@ var compAspects = map[string]compAspect{
 		},
 		check: checkDebounce,
 	},
+	"Needs": {
+		set: func(_ *compCell, o *runtime.JobOptions) { o.Needs = []string{"test.Parent"} },
+		check: func(t *testing.T, c *compCell, effect jobopt.Effect) {
+			t.Errorf("%s: a job that needs results went through (%v); it runs only as a step of a workflow", c.path.Name, effect)
+		},
+	},
 	"Encrypted": {
 		set: func(_ *compCell, o *runtime.JobOptions) { o.Encrypted = true },
 		check: func(t *testing.T, c *compCell, _ jobopt.Effect) {

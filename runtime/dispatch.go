@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -300,6 +301,15 @@ func (p *PendingDispatch) build(seal func(*Envelope) error) (*Envelope, error) {
 
 // newEnvelope builds the envelope of job, dispatched at now.
 func newEnvelope(job Job, queue, connection string, now time.Time) (*Envelope, error) {
+	if needs := job.JobOptions().Needs; len(needs) > 0 {
+		return nil, fmt.Errorf("%w: job %s needs the results of %s (needs=): it runs only as a step of a workflow; add it with its generated AddTo or SpawnAfter", ErrInvalid, job.JobName(), strings.Join(needs, ", "))
+	}
+	return newStepEnvelope(job, queue, connection, now)
+}
+
+// newStepEnvelope is newEnvelope without the refusal of a job that
+// needs results: a step of a workflow (workflow_store.go).
+func newStepEnvelope(job Job, queue, connection string, now time.Time) (*Envelope, error) {
 	if c, ok := underlying(job).(*PendingChain); ok {
 		// It would encode its first job only, and drop the rest.
 		return nil, fmt.Errorf("%w: job %s is a chain of %d jobs: dispatch it with its own Dispatch or runtime.Dispatch, and list a chain's jobs in it rather than nest chains", ErrInvalid, c.JobName(), len(c.jobs))

@@ -169,7 +169,7 @@ func (e *Engine) encodeStep(wf string, s *stepSpec, now time.Time) (jobrdb.WfSte
 	if err := ValidateQueueName(queue); err != nil {
 		return jobrdb.WfStep{}, nil, where(err)
 	}
-	env, err := newEnvelope(p.job, queue, conn, now)
+	env, err := newStepEnvelope(p.job, queue, conn, now)
 	if err != nil {
 		return jobrdb.WfStep{}, nil, where(err)
 	}

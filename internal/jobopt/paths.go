@@ -79,7 +79,7 @@ var (
 	}
 	atDispatch = Outcome{Effect: NotApplied, Why: "decided when the job was dispatched: a retry pushes the job back ready at once, without a unique lock"}
 	// notAStep is Needs on every path: they dispatch jobs, not steps.
-	notAStep = Outcome{Effect: NotApplied, Why: "a job that needs results is handed them only as a step of a workflow (`AddTo`, `SpawnAfter`); pushed any other way it gets none, and its generated handler fails it at once with `runtime.ErrNotAStep`"}
+	notAStep = Outcome{Effect: Refused, Err: "ErrInvalid", Names: []string{"needs", "workflow"}, Why: "a job that needs results runs only as a step of a workflow (`AddTo`, `SpawnAfter`), handed them"}
 )
 
 // init gives Needs its outcome on every path but those with no way to
