@@ -22,6 +22,9 @@ func TestWorkflowExample(t *testing.T) {
 		t.Run(be.Name, func(t *testing.T) {
 			ctx := context.Background()
 			prefix := redistest.Prefix(t)
+			e, err := runtime.Open(ctx, be.URL, runtime.EngineConfig{Prefix: prefix})
+			require.NoError(t, err)
+			defer e.Close()
 			var out bytes.Buffer
 			ids, err := run(ctx, be.URL, prefix, &out)
 			require.NoError(t, err)
@@ -47,9 +50,6 @@ func TestWorkflowExample(t *testing.T) {
 			require.Equal(t, "stock released", b[len(b)-1])
 			require.False(t, slices.ContainsFunc(b, func(s string) bool { return strings.HasPrefix(s, "shipped") }))
 
-			e, err := runtime.Open(ctx, be.URL, runtime.EngineConfig{Prefix: prefix})
-			require.NoError(t, err)
-			defer e.Close()
 			in := runtime.NewInspector(e)
 			ok, err := in.Workflow(ctx, ids[0])
 			require.NoError(t, err)
