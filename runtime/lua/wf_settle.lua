@@ -56,10 +56,13 @@ for j = 0, n - 1 do
   end
 end
 local now = nowMs()
+-- the workflow's state, policy and deadline, read once a call; a step
+-- that ends the workflow updates M.st
+local M = redis.call('HMGET', KEYS[WF.meta], 'st', 'pol', 'dl')
+M = {st = M[1], pol = M[2], dl = tonumber(M[3])}
 
 local function settle(step, how, attempt, result, why)
-  local m = redis.call('HMGET', KEYS[WF.meta], 'st', 'pol', 'dl', 'open')
-  local st = m[1]
+  local st = M.st
   if not st then return {'gone', 'dropped'} end
   local cur = redis.call('HGET', KEYS[WF.state], step)
   if not cur then return {st, 'dropped'} end -- dropped by a step before it in this call
@@ -94,10 +97,10 @@ local function settle(step, how, attempt, result, why)
     if st ~= 'run' then return {st, 'dropped'} end
     return {st, 'wait'}
   end
-  if st == 'run' and tonumber(m[3]) > 0 and now > tonumber(m[3]) then
+  if st == 'run' and M.dl > 0 and now > M.dl then
     local out = {'failed', 'failed'}
     wfEnd('failed', 'deadline', now, out)
-    st = 'failed'
+    M.st = 'failed'
     -- the step's own outcome is still recorded below
     if how == 's' then
       redis.call('HSET', KEYS[WF.state], step, 's')
@@ -109,13 +112,14 @@ local function settle(step, how, attempt, result, why)
     return out
   end
 
-  local survives = how == 's' or m[2] == 'c' or redis.call('SISMEMBER', KEYS[WF.cont], step) == 1
+  local survives = how == 's' or M.pol == 'c' or redis.call('SISMEMBER', KEYS[WF.cont], step) == 1
   if not survives then
     redis.call('HSET', KEYS[WF.state], step, 'f')
     redis.call('HINCRBY', KEYS[WF.meta], 'open', -1)
     if st ~= 'run' then return {st, 'dropped'} end
     local out = {'failed', 'failed'}
     wfEnd('failed', 'step ' .. step .. ': ' .. why, now, out)
+    M.st = 'failed'
     redis.call('HSET', KEYS[WF.meta], 'failer', step)
     return out
   end
@@ -152,6 +156,7 @@ local function settle(step, how, attempt, result, why)
   end
   if open <= 0 then
     redis.call('HSET', KEYS[WF.meta], 'st', 'ok', 'end', now)
+    M.st = 'ok'
     out[1] = 'ok'
     wfExpire(tonumber(redis.call('HGET', KEYS[WF.meta], 'ret')))
   end
