@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/jobgen/jobgen/dashboard"
@@ -44,6 +46,7 @@ import (
 // q00's ready list. A new page is one more line.
 var costPages = []struct{ name, path string }{
 	{"overview", ""},
+	{"overview, last queues", "?from=100000"}, // past the end: the last window, with the fair groups
 	{"workers", "workers"},
 	{"queue", "queues/q00"},
 	{"queue, last page", "queues/q00?page={last}"},
@@ -117,10 +120,17 @@ func (f costFill) path(p string) string {
 }
 
 // costSize is a fill: waiting jobs over queues, big of each queue's at
-// its head and its tail of size pad bytes, and finished and failed jobs.
+// its head and its tail of size pad bytes, finished and failed jobs,
+// batches, and grouped jobs on the last queue over groups fair groups
+// (20 if 0). partitions, if more than 1, splits q02 into that many
+// partitions.
 type costSize struct {
-	waiting, queues, big, pad, finished, failed, batches, grouped int
+	waiting, queues, big, pad, finished, failed, batches, grouped, groups int
+	partitions                                                            int
 }
+
+// costPartitioned is the queue a fill of costSize.partitions splits.
+const costPartitioned = "q02"
 
 // costBench is a dashboard on a Redis server of its own.
 type costBench struct {
@@ -142,7 +152,11 @@ func newCostBench(t *testing.T, size costSize) *costBench {
 		queues[i] = fmt.Sprintf("q%02d", i)
 		keep[queues[i]] = runtime.FinishedConfig{MaxJobs: 10_000}
 	}
-	e, err := runtime.Open(ctx, "redis://"+server.Addr+"/0", runtime.EngineConfig{Prefix: "cost", KeepFinished: keep})
+	cfg := runtime.EngineConfig{Prefix: "cost", KeepFinished: keep}
+	if size.partitions > 1 {
+		cfg.Partitions = map[string]int{costPartitioned: size.partitions}
+	}
+	e, err := runtime.Open(ctx, "redis://"+server.Addr+"/0", cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = e.Close() })
 	cb := &costBench{ctx: runtime.WithDispatcher(ctx, e), engine: e, rdb: redis.NewClient(&redis.Options{Addr: server.Addr})}
@@ -229,8 +243,9 @@ func (cb *costBench) fillWith(t *testing.T, queues []string, size costSize) cost
 		f.batch = id
 	}
 	var grouped []groupedJob
+	groups := cmp.Or(size.groups, 20)
 	for i := range size.grouped {
-		grouped = append(grouped, groupedJob{costJob{Q: queues[len(queues)-1], Text: "grouped", Group: "tenant-" + strconv.Itoa(i%20)}})
+		grouped = append(grouped, groupedJob{costJob{Q: queues[len(queues)-1], Text: "grouped", Group: "tenant-" + strconv.Itoa(i%groups)}})
 	}
 	for chunk := range slices.Chunk(grouped, 500) {
 		_, err := runtime.DispatchMany(ctx, chunk)
@@ -483,13 +498,71 @@ func TestPagesStayCheap(t *testing.T) {
 	size := costSize{waiting: 3000, queues: 30, big: 3, pad: 64 << 10, finished: 20, failed: 12, batches: 45, grouped: 200}
 	cb := newCostBench(t, size)
 	costs := cb.measureAll(t, 0)
+	requireCheap(t, costs, nil)
+}
+
+// overWithPartitions are the pages that may still pass costBound when a
+// queue of their window has many partitions: they read each queue
+// through the runtime's calls on the whole queue, every partition of
+// it. TestPagesStayCheapWithPartitionsAndGroups does not hold them to
+// it (the searches among them stop at a budget of time, so on a busy
+// machine they may come in under it).
+var overWithPartitions = map[string]bool{
+	"search, by tag":     true,
+	"metrics":            true, // on a process's first render
+	"batches, older too": true,
+	"recent, pending":    true,
+}
+
+// Every page costs at most costBound Redis commands, whatever the number
+// of partitions of a queue and of fair groups (but the pages of
+// overWithPartitions): TestPagesStayCheap's thirty queues, one of them
+// (q02) split into 16 partitions and the last (q29) holding 1,500 jobs
+// waiting in 250 fair groups, past what one read of the groups' heads
+// takes. The overview reads a window of partitions, and past 1,000 jobs
+// in groups, the heads of the groups among the first 1,000.
+func TestPagesStayCheapWithPartitionsAndGroups(t *testing.T) {
+	t.Parallel()
+	size := costSize{waiting: 3000, queues: 30, big: 3, pad: 64 << 10, finished: 20, failed: 12, batches: 45,
+		grouped: 1500, groups: 250, partitions: 16}
+	cb := newCostBench(t, size)
+	st, err := runtime.NewInspector(cb.engine).States(cb.ctx, []string{"q29"})
+	require.NoError(t, err)
+	require.EqualValues(t, 1500, st["q29"].Grouped, "the jobs wait in their groups")
+	costs := cb.measureAll(t, 0)
+	requireCheap(t, costs, overWithPartitions)
+
+	// The overview's windows are of ten partitions: q02's are read over
+	// three of them, and each says which it read.
+	_, page := cb.get(t, "", map[string]string{"Accept-Encoding": "identity"})
+	require.Contains(t, string(page), "q02</a> <span class=\"muted\">(partitions 1–8 of 16)</span>")
+	require.Contains(t, string(page), "queues 1–3 of 30, by name (q02: partitions 1–8 of 16)")
+	_, page = cb.get(t, "?from=10", map[string]string{"Accept-Encoding": "identity"})
+	require.Contains(t, string(page), "q02</a> <span class=\"muted\">(partitions 9–16 of 16)</span>")
+	require.Contains(t, string(page), "queues 3–5 of 30, by name (q02: partitions 9–16 of 16)")
+	// The last window holds q29, whose wait is a bound: more than 1,000
+	// jobs wait in its groups.
+	_, page = cb.get(t, "?from=100000", map[string]string{"Accept-Encoding": "identity"})
+	require.Contains(t, string(page), "at least: not every fair group's head was read")
+}
+
+// requireCheap checks each page's cost of costs (of costPages): at most
+// costBound commands, on a first render and on the next, and an idle
+// refresh of a 304 or under 1 KB; the commands of the pages of over
+// are only logged.
+func requireCheap(t *testing.T, costs []pageCost, over map[string]bool) {
+	t.Helper()
 	for i, p := range costPages {
 		c := costs[i]
 		t.Logf("%s: %d, %d commands; idle refresh %s", p.name, c.first, c.commands, c.refresh)
-		require.Less(t, c.status, 500, p.name)
-		require.LessOrEqual(t, c.first, int64(costBound), "%s: Redis commands of a first render", p.name)
-		require.LessOrEqual(t, c.commands, int64(costBound), "%s: Redis commands of a render", p.name)
-		require.True(t, c.refresh == "none" || c.refresh == "304" || c.refreshBytes < 1024, "%s: idle refresh %s", p.name, c.refresh)
+		// assert, not require: a failure names every page over.
+		assert.Less(t, c.status, 500, p.name)
+		assert.True(t, c.refresh == "none" || c.refresh == "304" || c.refreshBytes < 1024, "%s: idle refresh %s", p.name, c.refresh)
+		if over[p.name] {
+			continue
+		}
+		assert.LessOrEqual(t, c.first, int64(costBound), "%s: Redis commands of a first render", p.name)
+		assert.LessOrEqual(t, c.commands, int64(costBound), "%s: Redis commands of a render", p.name)
 	}
 	require.Equal(t, "304", costs[0].refresh, "the overview answers 304 when nothing changed")
 }

@@ -20,10 +20,17 @@ type queueRow struct {
 	Name   string
 	Sizes  runtime.Sizes
 	Paused bool
+	// Parts is "partitions 1–8 of 16" when the row is of some partitions
+	// of a partitioned queue only (the window has the others); "" when
+	// it is of the whole queue.
+	Parts string
 	// OldestAt is when the next job to be taken was dispatched; HasWait
-	// is false when none is ready.
-	OldestAt time.Time
-	HasWait  bool
+	// is false when none is ready. WaitAtLeast is true when not every
+	// fair group's head was read (more than 1,000 jobs wait in groups):
+	// the queue's longest wait is at least since OldestAt.
+	OldestAt    time.Time
+	HasWait     bool
+	WaitAtLeast bool
 	// Processed and Failed in the last hour.
 	Processed, Failed int64
 	// Hold is what is left of the queue's hold (runtime.HoldQueue); 0
@@ -32,35 +39,61 @@ type queueRow struct {
 	HoldUntil time.Time
 }
 
-// queueRows reads the state of the queues names: their sizes, paused
-// flags and holds in a pipeline each, then the pickup wait of each, a
-// few queues at a time.
-func (h *handler) queueRows(ctx context.Context, names []string, counts []runtime.MinuteCount, now time.Time) ([]queueRow, error) {
-	states, err := h.ins.States(ctx, names)
+// queueRows reads the state of the queues of the window, each of the
+// partitions it reads: their sizes, paused flags and holds in a pipeline
+// each, then the pickup wait of each partition, a few at a time. A
+// partition costs what a queue does.
+func (h *handler) queueRows(ctx context.Context, window []queueParts, counts []runtime.MinuteCount, now time.Time) ([]queueRow, error) {
+	ins := h.ins.PerPartition()
+	var names []string
+	for _, q := range window {
+		names = append(names, q.Parts...)
+	}
+	states, err := ins.States(ctx, names)
 	if err != nil {
 		return nil, err
 	}
-	holds, err := h.ins.QueueHolds(ctx, names)
+	holds, err := ins.QueueHolds(ctx, names)
 	if err != nil {
 		return nil, err
 	}
 	hourAgo := now.Add(-time.Hour)
-	rows := make([]queueRow, len(names))
-	errs := make([]error, len(names))
+	rows := make([]queueRow, len(window))
+	var mu sync.Mutex
+	var errs []error
 	sem := make(chan struct{}, 8)
 	var wg sync.WaitGroup
-	for i, q := range names {
-		st := states[q]
-		rows[i] = queueRow{Name: q, Sizes: runtime.Sizes{Ready: st.Ready, Delayed: st.Delayed, Reserved: st.Reserved, Failed: st.Failed},
-			Paused: st.Paused, Hold: holds[q], HoldUntil: holdUntil(holds[q])}
-		if st.Ready == 0 {
-			continue // nothing waits: no wait to read
+	for i, q := range window {
+		row := &rows[i]
+		*row = queueRow{Name: q.Queue, Parts: q.Label()}
+		for _, p := range q.Parts {
+			st := states[p]
+			row.Sizes.Ready += st.Ready
+			row.Sizes.Delayed += st.Delayed
+			row.Sizes.Reserved += st.Reserved
+			row.Sizes.Failed += st.Failed
+			row.Paused = row.Paused || st.Paused
+			row.Hold = max(row.Hold, holds[p])
+			if st.Ready == 0 {
+				continue // nothing waits: no wait to read
+			}
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				at, ok, atLeast, err := h.oldestWaiting(ctx, ins, p, st)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+					return
+				}
+				if ok && (!row.HasWait || at.Before(row.OldestAt)) {
+					row.OldestAt, row.HasWait = at, true
+				}
+				row.WaitAtLeast = row.WaitAtLeast || atLeast
+			})
 		}
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			rows[i].OldestAt, rows[i].HasWait, errs[i] = h.oldestWaiting(ctx, q, st)
-		})
+		row.HoldUntil = holdUntil(row.Hold)
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -100,10 +133,10 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// The cards of sizes and wait add up the queues the page reads: all
-	// of them up to overviewQueues, and then those of its window, which
-	// the cards name.
-	names, win := windowOf(r, names, overviewQueues)
-	rows, err := h.queueRows(ctx, names, counts, now)
+	// of them up to overviewQueues partitions, and then those of its
+	// window, which the cards name.
+	window, win := overviewWindow(r, names, h.ins.QueuePartitions, overviewQueues)
+	rows, err := h.queueRows(ctx, window, counts, now)
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
@@ -115,7 +148,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	var total runtime.Sizes
 	var oldest time.Time
-	waiting := false
+	waiting, atLeast := false, false
 	busy, slots := 0, 0
 	for _, q := range rows {
 		total.Ready += q.Sizes.Ready
@@ -125,6 +158,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		if q.HasWait && (!waiting || q.OldestAt.Before(oldest)) {
 			oldest, waiting = q.OldestAt, true
 		}
+		atLeast = atLeast || q.WaitAtLeast
 	}
 	for _, wk := range workers {
 		busy += len(wk.Running)
@@ -148,6 +182,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		"Total":     total,
 		"OldestAt":  oldest,
 		"Waiting":   waiting,
+		"AtLeast":   atLeast,
 		"Workers":   len(workers),
 		"Busy":      busy,
 		"Slots":     slots,

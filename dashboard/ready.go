@@ -36,23 +36,25 @@ func (h *handler) listJobs(ctx context.Context, q string, state runtime.JobState
 }
 
 // oldestWaiting is when the longest-waiting job of q, at the head of its
-// ready list or of one of its fair groups, was dispatched. st says
-// where jobs wait: a place that holds none is not read.
-func (h *handler) oldestWaiting(ctx context.Context, q string, st runtime.QueueState) (at time.Time, ok bool, err error) {
+// ready list or of one of its fair groups, was dispatched, read through
+// ins. st says where jobs wait: a place that holds none is not read.
+// atLeast is true when not every group's head was read
+// (runtime.GroupedWait.Partial): the wait is at least since at.
+func (h *handler) oldestWaiting(ctx context.Context, ins *runtime.Inspector, q string, st runtime.QueueState) (at time.Time, ok, atLeast bool, err error) {
 	if st.Ready > st.Grouped {
-		if at, ok, err = h.ins.OldestReady(ctx, q); err != nil {
-			return at, ok, err
+		if at, ok, err = ins.OldestReady(ctx, q); err != nil {
+			return at, ok, false, err
 		}
 	}
 	if st.Grouped == 0 {
-		return at, ok, nil
+		return at, ok, false, nil
 	}
-	g, gok, err := h.ins.OldestGrouped(ctx, q)
+	g, err := ins.OldestGroupedWait(ctx, q)
 	if err != nil {
-		return at, ok, err
+		return at, ok, false, err
 	}
-	if gok && (!ok || g.Before(at)) {
-		return g, true, nil
+	if g.OK && (!ok || g.At.Before(at)) {
+		at, ok = g.At, true
 	}
-	return at, ok, nil
+	return at, ok, g.Partial, nil
 }

@@ -12,10 +12,15 @@ import (
 const groupSeqDigits = 16
 
 // groupWaitWhole is the most jobs waiting in a queue's groups that
-// OldestGrouped reads in one command (about 50 bytes each), for their
-// groups' heads; past it, it reads each group's head too, one command
-// each.
+// OldestGrouped reads, in one command (about 50 bytes each), for their
+// groups' heads. Past it, the groups that sort after those jobs are not
+// read, and GroupedWait.Partial says so: the commands stay two whatever
+// the number of groups.
 const groupWaitWhole = 1000
+
+// groupRingRead is how many groups of the ring of turns OldestGrouped
+// looks at.
+const groupRingRead = 100
 
 // ListGroupedJobs returns a page of the jobs of queue waiting in fair
 // groups for their group's turn (docs/flow-control.md), from offset, at
@@ -76,32 +81,66 @@ type WaitingGroupJob struct {
 
 // OldestGrouped returns when the longest-waiting job at the head of one
 // of queue's fair groups was dispatched, by its ID, among the first
-// groups of the ring of turns (at most 100); ok is false if no group on
-// the ring has a job waiting. It is the grouped jobs' counterpart of
-// OldestReady.
+// groups of the ring of turns (at most 100) whose jobs are among the
+// first 1,000 waiting in groups, by group name; ok is false if none has
+// a job waiting. It is the grouped jobs' counterpart of OldestReady, and
+// OldestGroupedWait without its Partial flag.
 func (i *Inspector) OldestGrouped(ctx context.Context, queue string) (at time.Time, ok bool, err error) {
+	w, err := i.OldestGroupedWait(ctx, queue)
+	return w.At, w.OK, err
+}
+
+// GroupedWait is the longest-waiting job at the head of a queue's fair
+// groups, as OldestGroupedWait reads it.
+type GroupedWait struct {
+	// At is when the job was dispatched, by its ID; zero if OK is false.
+	At time.Time
+	// OK is false if no group read has a job waiting.
+	OK bool
+	// Partial is true when more than 1,000 jobs wait in the queue's
+	// groups and some groups of the ring, those whose names sort after
+	// the groups of the first 1,000, were not read: a job of theirs may
+	// have waited longer, and the longest wait is at least since At
+	// (when OK), not exactly.
+	Partial bool
+}
+
+// OldestGroupedWait reads the job at the head of each of the first
+// groups of queue's ring of turns (at most 100), and returns the oldest,
+// in one round trip of two commands whatever the number of groups or of
+// jobs: the ring, and the first 1,000 jobs waiting in groups (members
+// sort by group name, then by turn), whose groups' heads are among
+// them. Past 1,000 jobs the groups after them are not read, and the
+// answer says so (Partial). A partitioned queue answers with the oldest
+// of its partitions' heads, Partial if any partition's is: two commands
+// a partition.
+func (i *Inspector) OldestGroupedWait(ctx context.Context, queue string) (GroupedWait, error) {
 	e := i.e
 	if err := validateQueueOrPartition(queue); err != nil {
-		return time.Time{}, false, err
+		return GroupedWait{}, err
 	}
+	partial := false
 	if at, ok, partitioned, err := e.oldestOfPartitions(queue, func(pi *Inspector, name string) (time.Time, bool, error) {
-		return pi.OldestGrouped(ctx, name)
+		w, err := pi.OldestGroupedWait(ctx, name)
+		partial = partial || w.Partial
+		return w.At, w.OK, err
 	}); partitioned {
-		return at, ok, err
+		return GroupedWait{At: at, OK: ok, Partial: partial}, err
 	}
 	qk := e.keys.Queue(queue)
-	heads, err := e.store.GroupWaitHeads(ctx, qk, 100, groupWaitWhole)
+	heads, partial, err := e.store.GroupWaitHeads(ctx, qk, groupRingRead, groupWaitWhole)
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("oldest grouped job of %q: %w", queue, err)
+		return GroupedWait{}, fmt.Errorf("oldest grouped job of %q: %w", queue, err)
 	}
+	w := GroupedWait{Partial: partial}
 	for _, m := range heads {
 		_, rest, found := strings.Cut(m, "\x00")
 		if !found || len(rest) <= groupSeqDigits {
 			continue
 		}
-		if ms, good := idTime(rest[groupSeqDigits:]); good && (!ok || ms < at.UnixMilli()) {
-			at, ok = time.UnixMilli(ms), true
+		if ms, good := idTime(rest[groupSeqDigits:]); good && (!w.OK || ms < w.At.UnixMilli()) {
+			w.At, w.OK = time.UnixMilli(ms), true
 		}
 	}
-	return at, ok, nil
+	return w, nil
 }

@@ -94,5 +94,45 @@ func TestGroupedCountAndOldestHead(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, at, again, "each group's head is one of the first five")
+		w, err := ins.OldestGroupedWait(b.ctx, "fair")
+		require.NoError(t, err)
+		require.Equal(t, runtime.GroupedWait{At: at, OK: true}, w, "every group has its head among the first 1,000 jobs")
+	})
+}
+
+// Past 1,000 jobs waiting in groups, OldestGroupedWait reads the heads of
+// the groups among the first 1,000 only, in the same two commands, and
+// says so: here the oldest job is in the group that sorts last, which it
+// does not read, and the wait it gives is a bound.
+func TestOldestGroupedPastAThousandJobs(t *testing.T) {
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		oldest := grouped("fair", "g249", 0, "x")
+		pushAll(t, b, oldest)
+		time.Sleep(5 * time.Millisecond) // the later jobs' IDs are of a later millisecond
+		var more []*runtime.Envelope
+		for i := range 250 * 6 {
+			if g := i % 250; g != 249 {
+				more = append(more, grouped("fair", fmt.Sprintf("g%03d", g), 0, "x"))
+			}
+		}
+		ins := runtime.NewInspector(b.engine)
+		pushAll(t, b, more[:900]...)
+		w, err := ins.OldestGroupedWait(b.ctx, "fair")
+		require.NoError(t, err)
+		require.Equal(t, runtime.GroupedWait{At: time.UnixMilli(oldest.DispatchedAt), OK: true}, w, "901 jobs: every head is read")
+
+		pushAll(t, b, more[900:]...)
+		st, err := ins.States(b.ctx, []string{"fair"})
+		require.NoError(t, err)
+		require.EqualValues(t, 1495, st["fair"].Grouped)
+		w, err = ins.OldestGroupedWait(b.ctx, "fair")
+		require.NoError(t, err)
+		require.True(t, w.OK)
+		require.True(t, w.Partial, "g249 sorts after the first 1,000 jobs")
+		require.True(t, w.At.After(time.UnixMilli(oldest.DispatchedAt)), "its head is not read")
+		at, ok, err := ins.OldestGrouped(b.ctx, "fair")
+		require.NoError(t, err)
+		require.Equal(t, w.At, at)
+		require.True(t, ok)
 	})
 }

@@ -134,6 +134,22 @@ func (e *Engine) logicalQueue(name string) string {
 // first act on that partition alone; the queue's own name means all.
 func PartitionNames(queue string, n int) []string { return partition.Names(queue, max(n, 1)) }
 
+// QueuePartitions returns the names of queue's partitions as this
+// engine splits it (EngineConfig.Partitions), the first being queue
+// itself, or queue alone if it has none. PerPartition's methods take
+// each for that partition alone, so that a tool may read a queue of
+// many partitions a few partitions at a time.
+func (i *Inspector) QueuePartitions(queue string) []string {
+	return slices.Clone(i.e.queueNames(queue))
+}
+
+// PerPartition returns an Inspector of the same engine on which a
+// partitioned queue's own name means its first partition alone, and
+// the name of another partition (QueuePartitions) that partition, as on
+// an engine without EngineConfig.Partitions. Its methods that change
+// queues change one partition too.
+func (i *Inspector) PerPartition() *Inspector { return i.e.phys.inspector() }
+
 // overPartitions runs op on the partitions of queue in turn, from the
 // one at start, each on the engine's physical view with the partition's
 // own name, until op says it is done or fails: the one partition loop.

@@ -220,3 +220,42 @@ func urlOf(b bundle) string {
 	}
 	return ""
 }
+
+// QueuePartitions lists a queue's partitions, and PerPartition reads each
+// alone, the first included, so that a tool may read a queue of many
+// partitions a few at a time; QueueHolds takes a partition's name.
+func TestPerPartitionReadsOnePartition(t *testing.T) {
+	forEachPartitionedBackend(t, map[string]int{"p": 3}, func(t *testing.T, b bundle) {
+		ins := runtime.NewInspector(b.engine)
+		parts := ins.QueuePartitions("p")
+		require.Equal(t, runtime.PartitionNames("p", 3), parts)
+		require.Equal(t, []string{"plain"}, ins.QueuePartitions("plain"))
+		var out []runtime.Outgoing
+		for i := range 6 {
+			out = append(out, runtime.Outgoing{Envelope: env("p", "app.Job", fmt.Sprint(i))})
+		}
+		require.NoError(t, b.engine.PushMany(b.ctx, out))
+		st, err := ins.States(b.ctx, []string{"p"})
+		require.NoError(t, err)
+		require.EqualValues(t, 6, st["p"].Ready, "the queue's own name is every partition")
+
+		one := ins.PerPartition()
+		st, err = one.States(b.ctx, parts)
+		require.NoError(t, err)
+		for _, name := range parts {
+			require.EqualValues(t, 2, st[name].Ready, "%s alone", name)
+		}
+		_, ok, err := one.OldestReady(b.ctx, parts[0])
+		require.NoError(t, err)
+		require.True(t, ok)
+
+		_, err = ins.HoldQueue(b.ctx, "p", time.Minute)
+		require.NoError(t, err)
+		holds, err := one.QueueHolds(b.ctx, parts)
+		require.NoError(t, err)
+		require.Len(t, holds, 3, "a hold of the queue is on each partition")
+		for _, name := range parts {
+			require.Greater(t, holds[name], 50*time.Second)
+		}
+	})
+}

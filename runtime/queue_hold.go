@@ -84,12 +84,13 @@ func (i *Inspector) HoldQueue(ctx context.Context, queue string, d time.Duration
 
 // QueueHolds returns the time left of each queue's hold (HoldQueue), by
 // the Redis clock; a queue with no hold on is left out. One round trip
-// for all of them.
+// for all of them. A queue may be named by one of its partitions
+// (QueuePartitions), for that partition's hold alone.
 func (i *Inspector) QueueHolds(ctx context.Context, queues []string) (map[string]time.Duration, error) {
 	e := i.e
 	var queueOf, settings []string
 	for _, q := range queues {
-		if err := ValidateQueueName(q); err != nil {
+		if err := validateQueueOrPartition(q); err != nil {
 			return nil, err
 		}
 		for _, name := range e.queueNames(q) {

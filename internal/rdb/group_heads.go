@@ -9,48 +9,27 @@ import (
 	"github.com/jobgen/jobgen/internal/keyspace"
 )
 
-// GroupHeads returns the first member of the wait set of each of groups
-// in the queue of qk, the next job each will give, in one round trip; a
-// group with none waiting gives no member.
-func (s *Store) GroupHeads(ctx context.Context, qk keyspace.QueueKeys, groups []string) ([]string, error) {
-	cmds := make([]*redis.StringSliceCmd, len(groups))
-	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for k, g := range groups {
-			cmds[k] = p.ZRangeByLex(ctx, qk.GroupWait, &redis.ZRangeBy{Min: "[" + g + "\x00", Max: "(" + g + "\x01", Count: 1})
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, c := range cmds {
-		out = append(out, c.Val()...)
-	}
-	return out, nil
-}
-
 // GroupWaitHeads returns the head, the first member, of the wait of each
-// of the first n groups on the ring of the queue of qk. One round trip
-// of two commands reads the ring and the first whole+1 members of the
-// wait set: when that is all of it, each group's head is its first
-// member there (members sort by group, then by turn); past that, one
-// command per group reads its head.
-func (s *Store) GroupWaitHeads(ctx context.Context, qk keyspace.QueueKeys, n int, whole int64) ([]string, error) {
+// of the first n groups on the ring of the queue of qk that it reads:
+// one round trip of two commands reads the ring and the first whole+1
+// members of the wait set. Members sort by group, then by turn, and the
+// read begins at the first, so each group with a member among those
+// read has its head there. partial is true when more than whole jobs
+// wait and a group of those on the ring sorts after the last one read:
+// its head is not read. The commands do not depend on the number
+// of groups or of jobs.
+func (s *Store) GroupWaitHeads(ctx context.Context, qk keyspace.QueueKeys, n int, whole int64) (heads []string, partial bool, err error) {
 	var ring, members *redis.StringSliceCmd
-	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+	_, err = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		ring = p.LRange(ctx, qk.GroupRing, 0, int64(n)-1)
 		members = p.ZRange(ctx, qk.GroupWait, 0, whole)
 		return nil
 	})
 	if err != nil && err != redis.Nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(ring.Val()) == 0 || len(members.Val()) == 0 {
-		return nil, nil
-	}
-	if int64(len(members.Val())) > whole {
-		return s.GroupHeads(ctx, qk, ring.Val())
+		return nil, false, nil
 	}
 	first := map[string]string{}
 	for _, m := range members.Val() {
@@ -59,11 +38,18 @@ func (s *Store) GroupWaitHeads(ctx context.Context, qk keyspace.QueueKeys, n int
 			first[g] = m
 		}
 	}
-	var out []string
+	// Past the members read are only groups that sort after the last
+	// one read.
+	last := ""
+	if int64(len(members.Val())) > whole {
+		last, _, _ = strings.Cut(members.Val()[len(members.Val())-1], "\x00")
+	}
 	for _, g := range ring.Val() {
 		if m, ok := first[g]; ok {
-			out = append(out, m)
+			heads = append(heads, m)
+		} else if last != "" && g > last {
+			partial = true
 		}
 	}
-	return out, nil
+	return heads, partial, nil
 }
