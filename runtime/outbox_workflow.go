@@ -70,6 +70,9 @@ func (e *Engine) DispatchWorkflowTx(ctx context.Context, tx Tx, w *Workflow) (st
 	if err != nil {
 		return "", err
 	}
+	if err := e.checkStepConnections(ctx, plan.id, w); err != nil {
+		return "", err
+	}
 	rec := outboxWorkflowRecord{Policy: plan.policy, Deadline: plan.deadline, Retention: e.workflowRetention().Milliseconds(),
 		Catch: plan.catch, FirstQueue: plan.firstQueue, Steps: make([]outboxWorkflow, len(plan.steps))}
 	for i, s := range plan.steps {
