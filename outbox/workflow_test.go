@@ -252,3 +252,63 @@ func TestWorkflowDispatchTxRefusesWhatDispatchRefuses(t *testing.T) {
 		require.Equal(t, 0, b.rows(t))
 	})
 }
+
+// A relay stalled past its claim's deadline creates nothing when it
+// wakes: its workflow row stays, neither done nor parked, for a later
+// claim, and the workflow is not made (it may have been made, have run
+// and have expired meanwhile).
+func TestWorkflowRelayPastItsDeadlineCreatesNothing(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		var id string
+		b.tx(t, true, func(tx *sql.Tx) {
+			var err error
+			id, err = invoiceWorkflow("inv-11").DispatchTx(b.ctx, tx)
+			require.NoError(t, err)
+		})
+		row := runtime.RelayRow{}
+		require.NoError(t, b.db.QueryRowContext(b.ctx, "SELECT id, kind, queue, name, payload FROM "+b.table).
+			Scan(&row.ID, &row.Kind, &row.Queue, &row.Name, &row.Payload))
+		require.Equal(t, id, row.ID)
+		require.Equal(t, "workflow", row.Kind)
+
+		res, err := b.engine.PushRelayed(b.ctx, time.UnixMilli(1), []runtime.RelayRow{row})
+		require.ErrorContains(t, err, "LATE")
+		require.Equal(t, []runtime.RelayOutcome{{}}, res.Rows)
+		_, err = runtime.NewInspector(b.engine).Workflow(b.ctx, id)
+		require.ErrorIs(t, err, runtime.ErrNoWorkflow)
+		for _, q := range wfTxQueues {
+			require.Equal(t, runtime.Sizes{}, b.sizes(t, q), "queue %s", q)
+		}
+
+		res, err = b.engine.PushRelayed(b.ctx, time.Now().Add(time.Minute), []runtime.RelayRow{row})
+		require.NoError(t, err)
+		require.True(t, res.Rows[0].Done)
+		require.Equal(t, int64(2), res.Pushed)
+		_, err = runtime.NewInspector(b.engine).Workflow(b.ctx, id)
+		require.NoError(t, err)
+	})
+}
+
+// A workflow row the relay can never create (its plan does not decode,
+// or wf_create refuses it) is parked, saying why, and the rows beside
+// it are relayed.
+func TestWorkflowRowThatCannotBeCreatedIsParked(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		// 0x93 is a msgpack array of 3, where the plan is a map.
+		_, err := b.db.ExecContext(b.ctx, "INSERT INTO "+b.table+" (id, kind, queue, name, payload) VALUES "+
+			"('wf-junk', 'workflow', 'price', 'workflow', '\\x93010203')")
+		require.NoError(t, err)
+		b.tx(t, true, func(tx *sql.Tx) {
+			_, err := runtime.DispatchTx(b.ctx, tx, mailJob{To: "fine"})
+			require.NoError(t, err)
+		})
+		b.relayAll(t)
+		require.Equal(t, int64(1), b.sizes(t, "mail").Ready)
+		require.Equal(t, int64(1), b.relay.Counts().Parked)
+		var msg string
+		require.NoError(t, b.db.QueryRowContext(b.ctx, "SELECT coalesce(error, '') FROM "+b.table+" WHERE id = 'wf-junk'").Scan(&msg))
+		require.Contains(t, msg, "decode workflow plan")
+	})
+}

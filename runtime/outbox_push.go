@@ -114,7 +114,7 @@ func (e *Engine) PushRelayed(ctx context.Context, deadline time.Time, rows []Rel
 			errs = errors.Join(errs, err)
 			jobs = append(jobs, js...)
 		case outboxsql.KindWorkflow:
-			n, err := e.relayWorkflow(ctx, row, out)
+			n, err := e.relayWorkflow(ctx, row, out, deadline)
 			errs = errors.Join(errs, err)
 			res.Pushed += n
 		default:

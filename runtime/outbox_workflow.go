@@ -98,7 +98,12 @@ func (e *Engine) DispatchWorkflowTx(ctx context.Context, tx Tx, w *Workflow) (st
 // pushes its released steps not pushed yet; then it queues the
 // workflow's deadline, if it has one. It returns the number of steps a
 // create released.
-func (e *Engine) relayWorkflow(ctx context.Context, row RelayRow, out *RelayOutcome) (int64, error) {
+//
+// Past deadline (Redis's clock), the create writes nothing and fails
+// LATE, as outbox_push does for a job row: a relay stalled past its
+// lease, whose row another relay has relayed since, must not create the
+// workflow again once it has ended and expired.
+func (e *Engine) relayWorkflow(ctx context.Context, row RelayRow, out *RelayOutcome, deadline time.Time) (int64, error) {
 	var rec outboxWorkflowRecord
 	if err := msgpack.Unmarshal(row.Payload, &rec); err != nil {
 		out.Parked = fmt.Sprintf("decode workflow plan: %v", err)
@@ -112,9 +117,9 @@ func (e *Engine) relayWorkflow(ctx context.Context, row RelayRow, out *RelayOutc
 	for i, s := range rec.Steps {
 		steps[i] = jobrdb.WfStep{ID: s.ID, Job: s.Job, Needs: s.Needs, Waits: s.Waits, MayFail: s.MayFail}
 	}
-	created, rel, err := e.store.WfCreate(ctx, row.ID, rec.Policy, rec.Deadline, rec.Retention, rec.Catch, steps)
+	created, rel, err := e.store.WfCreate(ctx, row.ID, rec.Policy, rec.Deadline, rec.Retention, rec.Catch, deadline.UnixMilli(), steps)
 	if err != nil {
-		if jobrdb.HasErrorPrefix(err, "WRONGTYPE") || jobrdb.HasErrorPrefix(err, "ERR wf_create") {
+		if jobrdb.HasErrorPrefix(err, "WRONGTYPE") || jobrdb.HasErrorPrefix(err, "wf_create") {
 			out.Parked = "create workflow: " + err.Error()
 			return 0, nil
 		}
