@@ -133,6 +133,22 @@ var compDrivers = map[string]func(c *compCell, jobs []compJob) ([]string, error)
 			return c.pending(j).Debounce(j.Key, c.window).Dispatch(c.ctx)
 		})
 	},
+	// Each job is a step of a workflow, after a first step of its own
+	// (Link 1, on the cell's queue with no other option), whose success
+	// releases it: the worker that ran the first step pushes it.
+	"WorkflowStep": func(c *compCell, jobs []compJob) ([]string, error) {
+		wf := runtime.NewWorkflow()
+		for _, j := range jobs {
+			first := runtime.AddStep(wf, compJob{Cell: j.Cell, N: j.N, Link: 1, opts: runtime.JobOptions{Queue: c.queue}})
+			runtime.AddStep(wf, c.pending(j), runtime.After(first))
+		}
+		id, err := wf.Dispatch(c.ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.workflows = append(c.workflows, id)
+		return make([]string, len(jobs)), nil
+	},
 	// The jobs are dispatched, fail their first run, and are retried
 	// from the failed store (compCell.run); the retry is what the cell
 	// looks at.

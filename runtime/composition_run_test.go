@@ -221,6 +221,9 @@ type compCell struct {
 	// at is the time the drivers give At, for a row with At: compDelay
 	// after the first dispatch.
 	at time.Time
+	// workflows are the IDs of the workflows the WorkflowStep path
+	// dispatched.
+	workflows []string
 
 	main       *runtime.Engine
 	connEngine *runtime.Engine // of the other connection, if the jobs go there

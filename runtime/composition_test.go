@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"slices"
@@ -404,6 +405,7 @@ func (c *compCell) check(t *testing.T) {
 	require.NoError(t, c.obs.harness)
 	require.NoError(t, c.obs.sendErr, "%s of %s", c.path.Name, c.row.name)
 	c.checkEnded(t)
+	c.checkWorkflows(t)
 	for _, name := range c.row.options {
 		effect := jobopt.Expect(name, c.path.Name).Effect
 		if effect == jobopt.Works {
@@ -442,6 +444,26 @@ func (c *compCell) checkEnded(t *testing.T) {
 	}
 	for _, n := range c.ns() {
 		assert.Contains(t, want, n, "job %d ran", n)
+	}
+}
+
+// checkWorkflows checks that the workflows of a WorkflowStep cell
+// ended as their steps did: succeeded, or failed when the jobs fail.
+func (c *compCell) checkWorkflows(t *testing.T) {
+	t.Helper()
+	if c.path.Name != "WorkflowStep" {
+		return
+	}
+	want := runtime.WorkflowSucceeded
+	if c.fails != nil {
+		want = runtime.WorkflowFailed
+	}
+	require.NotEmpty(t, c.workflows, "no workflow was dispatched")
+	for _, id := range c.workflows {
+		info, err := runtime.NewInspector(c.main).Workflow(context.Background(), id)
+		if assert.NoError(t, err, "workflow %s", id) {
+			assert.Equal(t, want, info.State, "the state of workflow %s: %+v", id, info.Steps)
+		}
 	}
 }
 

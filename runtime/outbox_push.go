@@ -18,10 +18,12 @@ var scriptOutboxPush = mustScript("outbox_push")
 // Engine.PushRelayed. Its fields are the table's columns
 // (docs/outbox.md).
 type RelayRow struct {
-	// ID is the row's id column: the job's ID, or the batch's.
+	// ID is the row's id column: the job's ID, or the batch's, or the
+	// workflow's.
 	ID string
-	// Kind is the row's kind column: "job", or "batch" for a row holding
-	// a batch's record and its jobs.
+	// Kind is the row's kind column: "job", "batch" for a row holding
+	// a batch's record and its jobs, or "workflow" for a row holding a
+	// workflow's plan.
 	Kind string
 	// Queue is the queue, or the partition, the row's job goes to.
 	Queue string
@@ -35,7 +37,8 @@ type RelayRow struct {
 	// UniqueFor is how long the unique lock is held.
 	UniqueFor time.Duration
 	// Payload is the job's envelope as DispatchTx encoded it, or for a
-	// batch row, the batch's record and its jobs.
+	// batch row, the batch's record and its jobs, or for a workflow row,
+	// its plan.
 	Payload []byte
 }
 
@@ -68,7 +71,8 @@ type RelayOutcome struct {
 type RelayResult struct {
 	// Rows holds an outcome per row, in the order of the rows given.
 	Rows []RelayOutcome
-	// Pushed counts the jobs pushed, batch jobs included.
+	// Pushed counts the jobs pushed, batch jobs and the first steps of
+	// the workflows created included.
 	Pushed int64
 	// Skipped counts the jobs whose mark was found: a relay pushed them
 	// before, and died before it deleted their rows.
@@ -80,8 +84,9 @@ type RelayResult struct {
 // pushed again; Redis refuses a push that would run after deadline
 // (Redis's clock). It takes a unique job's lock (unless its mark is
 // there) and drops a job whose lock another job holds, creates a batch
-// row's batch unless it exists, and emits JobQueued for each job it
-// pushes. With EngineConfig.Replication, a push counts only once the
+// row's batch unless it exists, creates a workflow row's workflow unless
+// it exists and pushes its released steps not pushed yet, and emits
+// JobQueued for each job it pushes. With EngineConfig.Replication, a push counts only once the
 // replicas confirm it.
 //
 // It is the outbox relay's low-level step (package outbox, which
@@ -108,6 +113,10 @@ func (e *Engine) PushRelayed(ctx context.Context, deadline time.Time, rows []Rel
 			js, err := e.relayBatch(ctx, row, out)
 			errs = errors.Join(errs, err)
 			jobs = append(jobs, js...)
+		case outboxsql.KindWorkflow:
+			n, err := e.relayWorkflow(ctx, row, out, deadline)
+			errs = errors.Join(errs, err)
+			res.Pushed += n
 		default:
 			out.Parked = fmt.Sprintf("unknown outbox row kind %q", row.Kind)
 		}

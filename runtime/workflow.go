@@ -195,7 +195,10 @@ func After(parents ...Parent) StepOption {
 func StepOnQueue(q string) StepOption { return func(s *stepSpec) { s.queue = q } }
 
 // StepOnConnection pushes the step through the dispatcher named name.
-// It must be an *Engine on the same Redis as the workflow's.
+// It must be an *Engine on the same Redis, and with the same key prefix,
+// as the workflow's: the worker that runs the step records its end in
+// the workflow through its own engine's keys. Dispatch refuses another
+// prefix (ErrInvalid).
 func StepOnConnection(name string) StepOption { return func(s *stepSpec) { s.conn = name } }
 
 // StepDelay delays the step by d once it is ready.

@@ -55,7 +55,10 @@ func (e *Engine) DispatchWorkflow(ctx context.Context, w *Workflow) (string, err
 	if err != nil {
 		return "", err
 	}
-	_, rel, err := e.store.WfCreate(ctx, plan.id, plan.policy, plan.deadline, e.workflowRetention().Milliseconds(), plan.catch, plan.steps)
+	if err := e.checkStepConnections(ctx, plan.id, w); err != nil {
+		return "", err
+	}
+	_, rel, err := e.store.WfCreate(ctx, plan.id, plan.policy, plan.deadline, e.workflowRetention().Milliseconds(), plan.catch, 0, plan.steps)
 	if err != nil {
 		return "", fmt.Errorf("dispatch workflow %s: %w", plan.id, err)
 	}

@@ -27,6 +27,7 @@ var Paths = []Path{
 	{Name: "Schedule", Call: "a tick of a `schedule.Schedule` entry"},
 	{Name: "Listener", Call: "a queued listener of an event (`Fire`)"},
 	{Name: "Debounced", Call: "a debounced dispatch (`PendingDispatch.Debounce`)"},
+	{Name: "WorkflowStep", Call: "a workflow's step (`AddStep`), released by its parent and pushed by the worker"},
 	{Name: "FailedRetry", Call: "a retry from the failed store (`FailedStore.Retry`)"},
 	{Name: "FailedRetrySQL", Call: "a retry from a failed store in PostgreSQL (`EngineConfig.FailedStore`, `failedsql`)"},
 }
@@ -102,6 +103,11 @@ func debounceRefused(where string) Outcome {
 		Why: "only `Dispatch` and `DispatchMany` debounce"}
 }
 
+// stepDebounceRefused is the refusal of a debounced job as a workflow's
+// step.
+var stepDebounceRefused = Outcome{Effect: Refused, Err: "ErrInvalid", Names: []string{"debounced", "step"},
+	Why: "a step is released once, by its parents: it is not debounced"}
+
 // outcomes lists, per path, the options that do not simply work there.
 var outcomes = map[string]map[string]Outcome{
 	"PushMany": {
@@ -135,6 +141,15 @@ var outcomes = map[string]map[string]Outcome{
 		"DebounceMaxWait": {Effect: Refused, Err: "ErrInvalid", Names: []string{"debounced", "chain"},
 			Why: "the links of a chain after the first are pushed by the worker, each on its own, not debounced"},
 		"At": atRefused("chain", "a chain's link after the first is pushed when the one before succeeds, with a delay from then"),
+	},
+	"WorkflowStep": {
+		"Connection": {Effect: Refused, Err: "ErrInvalid", Names: []string{"connection", "step"},
+			Why: "the worker that runs a step records its end in the workflow through its own engine's keys: a step's connection must share the workflow's Redis and key prefix, and the test's other connection has a prefix of its own"},
+		"UniqueFor": {Effect: Refused, Err: "ErrInvalid", Names: []string{"unique_for", "step"},
+			Why: "a step is released once, by its parents, and takes no unique lock"},
+		"Debounce":        stepDebounceRefused,
+		"DebounceMaxWait": stepDebounceRefused,
+		"At":              atRefused("step", "a step runs when its parents have succeeded; its delay (or `StepDelay`) counts from then"),
 	},
 	"Batch": {
 		"Connection": {Effect: Refused, Err: "ErrInvalid", Names: []string{"connection", "batch"},

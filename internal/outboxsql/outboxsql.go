@@ -27,6 +27,9 @@ const (
 	KindJob = "job"
 	// KindBatch is a row whose payload is a batch's record and its jobs.
 	KindBatch = "batch"
+	// KindWorkflow is a row whose payload is a workflow's plan: its
+	// steps, encoded, and its policy, deadline and catch.
+	KindWorkflow = "workflow"
 )
 
 //go:embed outbox.sql

@@ -60,8 +60,10 @@ type WfOutcome struct {
 }
 
 // WfCreate creates workflow id with steps, or finds it made before.
-func (s *Store) WfCreate(ctx context.Context, id, policy string, deadlineMs, retentionMs int64, catch []byte, steps []WfStep) (created bool, released []WfRelease, err error) {
-	args := []any{policy, deadlineMs, retentionMs, catch}
+// notAfter, if not 0, is a Redis time in ms past which it writes and
+// returns nothing, failing with "LATE <now> <notAfter>".
+func (s *Store) WfCreate(ctx context.Context, id, policy string, deadlineMs, retentionMs int64, catch []byte, notAfter int64, steps []WfStep) (created bool, released []WfRelease, err error) {
+	args := []any{policy, deadlineMs, retentionMs, catch, notAfter}
 	for _, st := range steps {
 		args = append(args, st.args()...)
 	}

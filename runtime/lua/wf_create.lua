@@ -9,7 +9,9 @@
 -- ARGV[2] -> deadline in ms from now, 0 for none
 -- ARGV[3] -> retention of the ended workflow, ms
 -- ARGV[4] -> its catch callback, encoded ("" for none)
--- ARGV[5..] -> per step, 5 values: ID, job, need parents (joined by
+-- ARGV[5] -> not after: Redis ms past which the call writes and returns
+--            nothing (an outbox relay's deadline), 0 for no bound
+-- ARGV[6..] -> per step, 5 values: ID, job, need parents (joined by
 --              commas), wait-only parents (joined by commas), may fail
 --              ("1" or "")
 --
@@ -19,16 +21,21 @@
 --
 -- Errors: "ERR wf_create: ..." for arguments out of shape or a parent
 -- that is not an earlier step; "WRONGTYPE ..." for a key of another
--- type. Both are checked before the first write.
+-- type; "LATE <now> <not after>" past ARGV[5]. All are checked before
+-- the first write.
 
 -- uses: wrong_type, now_ms, workflow
 
 local bad = wfBad()
 if bad then return bad end
-local n = (#ARGV - 4) / 5
-local dl, ret = tonumber(ARGV[2]), tonumber(ARGV[3])
-if n < 1 or n ~= math.floor(n) or (ARGV[1] ~= 'f' and ARGV[1] ~= 'c') or not dl or not ret or ret < 1 then
-  return redis.error_reply('ERR wf_create: want a policy, a deadline, a retention and whole steps; nothing was written')
+local n = (#ARGV - 5) / 5
+local dl, ret, late = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[5])
+if n < 1 or n ~= math.floor(n) or (ARGV[1] ~= 'f' and ARGV[1] ~= 'c') or not dl or not ret or ret < 1 or not late then
+  return redis.error_reply('ERR wf_create: want a policy, a deadline, a retention, a bound and whole steps; nothing was written')
+end
+local now = nowMs()
+if late > 0 and now > late then
+  return redis.error_reply(string.format('LATE %d %d', now, late))
 end
 local out = {0}
 if redis.call('EXISTS', KEYS[WF.meta]) == 1 then
@@ -40,7 +47,7 @@ if redis.call('EXISTS', KEYS[WF.meta]) == 1 then
 end
 local seen = {}
 for j = 0, n - 1 do
-  local a = 5 + 5 * j
+  local a = 6 + 5 * j
   for _, p in ipairs(wfSplit(ARGV[a + 2] .. ',' .. ARGV[a + 3])) do
     if not seen[p] then
       return redis.error_reply('ERR wf_create: step ' .. ARGV[a] .. ' waits for ' .. p .. ', which is not a step added before it; nothing was written')
@@ -52,11 +59,10 @@ for j = 0, n - 1 do
   seen[ARGV[a]] = true
 end
 
-local now = nowMs()
 out[1] = 1
 local kids = {}
 for j = 0, n - 1 do
-  local a = 5 + 5 * j
+  local a = 6 + 5 * j
   local id = ARGV[a]
   local parents = wfSplit(ARGV[a + 2] .. ',' .. ARGV[a + 3])
   local uniq, left = {}, 0
