@@ -76,6 +76,7 @@ local function wfEnd(st, why, now, out)
     end
   end
   redis.call('HSET', KEYS[WF.meta], 'st', st, 'why', why, 'end', now)
-  redis.call('HINCRBY', KEYS[WF.meta], 'open', -dropped)
+  -- Lua writes -0 as "-0", which HINCRBY refuses
+  if dropped > 0 then redis.call('HINCRBY', KEYS[WF.meta], 'open', -dropped) end
   wfExpire(tonumber(redis.call('HGET', KEYS[WF.meta], 'ret')))
 end
