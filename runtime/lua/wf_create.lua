@@ -64,7 +64,11 @@ for j = 0, n - 1 do
     if not uniq[p] then
       uniq[p] = true
       left = left + 1
-      kids[p] = kids[p] and (kids[p] .. ',' .. id) or id
+      -- a list per parent, joined once below: joining as it grows
+      -- copies the string each time, quadratic in a wide fan-out
+      local k = kids[p]
+      if not k then k = {}; kids[p] = k end
+      k[#k + 1] = id
     end
   end
   redis.call('HSET', KEYS[WF.job], id, ARGV[a + 1])
@@ -82,7 +86,7 @@ for j = 0, n - 1 do
     redis.call('HSET', KEYS[WF.state], id, 'w')
   end
 end
-for p, k in pairs(kids) do redis.call('HSET', KEYS[WF.kids], p, k) end
+for p, k in pairs(kids) do redis.call('HSET', KEYS[WF.kids], p, table.concat(k, ',')) end
 redis.call('HSET', KEYS[WF.meta], 'st', 'run', 'n', n, 'open', n, 'pol', ARGV[1],
   'dl', dl > 0 and (now + dl) or 0, 'ret', ret, 'at', now)
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[WF.meta], 'cb', ARGV[4]) end
