@@ -36,7 +36,7 @@ func TestWorkflowKill9(t *testing.T) {
 	ctx := runtime.WithDispatcher(b.ctx, b.engine)
 	ids := make([]string, 0, wfs+1)
 	steps := 0
-	ms := func() int { return rand.IntN(20) }
+	ms := func() int { return rand.IntN(50) }
 	for w := range wfs {
 		base := w*10 + 1 // the workflow's steps are base to base+9
 		wf := runtime.NewWorkflow()
