@@ -527,18 +527,47 @@ func (e *Engine) cancelSteps(ctx context.Context, wf string, steps []jobrdb.WfRe
 			log.Warn("a step of an ended workflow does not decode; it is dropped when it runs", "workflow", wf, "step", st.ID, "err", err)
 			continue
 		}
-		_, err = e.inspector().Cancel(ctx, env.Queue, env.ID, 0)
-		var stale *StaleCancelError
-		for range 3 { // it was reserved meanwhile: cancel the attempt it is at
-			if !errors.As(err, &stale) {
-				break
-			}
-			_, err = e.inspector().Cancel(ctx, env.Queue, env.ID, stale.Now)
+		err = e.cancelStep(ctx, env)
+		if errors.Is(err, ErrNoJob) {
+			err = e.forestallStepPush(ctx, env)
 		}
 		if err != nil && !errors.Is(err, ErrNoJob) && !errors.Is(err, ErrJobFailed) {
 			log.Warn("could not cancel a step of an ended workflow; it is dropped when it runs", "workflow", wf, "step", st.ID, "job", env.ID, "err", err)
 		}
 	}
+}
+
+// cancelStep takes a released step's job out of its queue, or cancels
+// it where it runs.
+func (e *Engine) cancelStep(ctx context.Context, env *Envelope) error {
+	_, err := e.inspector().Cancel(ctx, env.Queue, env.ID, 0)
+	var stale *StaleCancelError
+	for range 3 { // it was reserved meanwhile: cancel the attempt it is at
+		if !errors.As(err, &stale) {
+			break
+		}
+		_, err = e.inspector().Cancel(ctx, env.Queue, env.ID, stale.Now)
+	}
+	return err
+}
+
+// forestallStepPush handles a released step found in no queue: it ran
+// and ended, or the worker whose step released it has yet to push it.
+// Its push marker is set so that push pushes nothing; if the marker was
+// set, it was pushed meanwhile, and is cancelled where it now is.
+func (e *Engine) forestallStepPush(ctx context.Context, env *Envelope) error {
+	te := e
+	if env.Connection != "" {
+		var err error
+		if te, err = e.stepEngine(ctx, env.Connection); err != nil {
+			return err
+		}
+	}
+	set, err := te.store.MarkPushed(ctx, te.keys.Chained(te.partitionFor(env.Queue, env.ID), env.ID), te.cfg.StateRetention)
+	if err != nil || set {
+		return err
+	}
+	return e.cancelStep(ctx, env)
 }
 
 // stepIDs sorts step IDs as numbers, part by part: 2 before 10, 3 before

@@ -3,6 +3,7 @@ package rdb
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -322,4 +323,11 @@ func bytesOf(v any) []byte {
 		return []byte(s)
 	}
 	return nil
+}
+
+// MarkPushed sets a step's push marker (keyspace Chained) for ttl unless
+// it is set, and reports whether this call set it: a step_push.lua made
+// after it pushes nothing for that step.
+func (s *Store) MarkPushed(ctx context.Context, marker string, ttl time.Duration) (bool, error) {
+	return s.c.SetNX(ctx, marker, "1", ttl).Result()
 }

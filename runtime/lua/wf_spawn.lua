@@ -33,7 +33,7 @@ local st = m[1]
 if st ~= 'run' or redis.call('HGET', KEYS[WF.state], spawner) ~= 'q' then
   return {'dropped', st or 'gone'}
 end
-local new, fresh, kids = {}, 0, {}
+local new, fresh = {}, 0
 for j = 0, n - 1 do
   local a = 4 + 5 * j
   local id = ARGV[a]
@@ -49,6 +49,10 @@ if tonumber(m[2]) + fresh > most then
   return redis.error_reply('ERR wf_spawn: the workflow would hold ' .. (tonumber(m[2]) + fresh) .. ' steps, over its bound of ' .. most .. '; nothing was written')
 end
 
+-- each parent's new dependents, appended to its list once at the end:
+-- appending one at a time copies the list each time, quadratic in a
+-- wide fan-out
+local add, order = {}, {}
 for j = 0, n - 1 do
   local a = 4 + 5 * j
   local id = ARGV[a]
@@ -62,12 +66,8 @@ for j = 0, n - 1 do
       local ps = redis.call('HGET', KEYS[WF.state], p)
       if ps ~= 's' and ps ~= 'f' then left = left + 1 end
       if isNew then
-        local k = kids[p]
-        if not k then
-          k = {}
-          kids[p] = k
-        end
-        k[#k + 1] = id
+        if not add[p] then add[p] = {}; order[#order + 1] = p end
+        add[p][#add[p] + 1] = id
       end
     end
   end
@@ -78,11 +78,10 @@ for j = 0, n - 1 do
   redis.call('HSET', KEYS[WF.gen], id, attempt)
   if ARGV[a + 4] == '1' then redis.call('SADD', KEYS[WF.cont], id) else redis.call('SREM', KEYS[WF.cont], id) end
 end
--- each parent's new dependents are appended in one write
-for p, k in pairs(kids) do
-  local old = redis.call('HGET', KEYS[WF.kids], p)
-  local add = table.concat(k, ',')
-  redis.call('HSET', KEYS[WF.kids], p, old and (old .. ',' .. add) or add)
+for _, p in ipairs(order) do
+  local k = redis.call('HGET', KEYS[WF.kids], p)
+  local ids = table.concat(add[p], ',')
+  redis.call('HSET', KEYS[WF.kids], p, k and (k .. ',' .. ids) or ids)
 end
 local total = redis.call('HINCRBY', KEYS[WF.meta], 'n', fresh)
 redis.call('HINCRBY', KEYS[WF.meta], 'open', fresh)

@@ -22,6 +22,8 @@ import (
 //	F id seq attempt pid unixms           a handler run finishes with success
 //	B id pid unixns                       a traced run begins (Task.Trace)
 //	E id pid unixns                       a traced run returns
+//	W id seq pid unixms detail...         a workflow step was handed
+//	                                      results other than its parents'
 //	C label id pid unixms                 a chain or batch callback runs:
 //	                                      label is its argument (Callback),
 //	                                      id the job whose end made it run
@@ -64,6 +66,12 @@ func (l *Ledger) Finish(id string, seq, attempt int) {
 	l.write(fmt.Sprintf("F %s %d %d %d %d\n", id, seq, attempt, l.pid, now()))
 }
 
+// Mismatch records a workflow step run handed results other than its
+// parents', with what differed.
+func (l *Ledger) Mismatch(id string, seq int, detail string) {
+	l.write(fmt.Sprintf("W %s %d %d %d %s\n", id, seq, l.pid, now(), strings.Join(strings.Fields(detail), " ")))
+}
+
 // Begin records that a traced run begins, to the nanosecond.
 func (l *Ledger) Begin(id string) {
 	l.write(fmt.Sprintf("B %s %d %d\n", id, l.pid, time.Now().UnixNano()))
@@ -92,7 +100,7 @@ func (l *Ledger) Exit(reason string) {
 
 // Record is one ledger line.
 type Record struct {
-	Kind    byte   // R, S, F, B, E, C, M or X
+	Kind    byte   // R, S, F, W, B, E, C, M or X
 	File    string // base name of the ledger it came from
 	ID      string
 	Seq     int
@@ -104,7 +112,7 @@ type Record struct {
 	Goroutines int
 	// Reason is set on X lines.
 	Reason string
-	// Label is set on C lines, with ID.
+	// Label is set on C lines, with ID; on W lines, what differed.
 	Label string
 }
 
@@ -158,6 +166,8 @@ func parse(line string) (Record, bool) {
 	switch {
 	case (r.Kind == 'S' || r.Kind == 'F') && len(f) == 6:
 		r.ID, r.Seq, r.Attempt, r.PID, r.At = f[1], atoi(f[2]), atoi(f[3]), atoi(f[4]), ms(f[5])
+	case r.Kind == 'W' && len(f) >= 5:
+		r.ID, r.Seq, r.PID, r.At, r.Label = f[1], atoi(f[2]), atoi(f[3]), ms(f[4]), strings.Join(f[5:], " ")
 	case (r.Kind == 'B' || r.Kind == 'E') && len(f) == 4:
 		ns, _ := strconv.ParseInt(f[3], 10, 64)
 		r.ID, r.PID, r.At = f[1], atoi(f[2]), time.Unix(0, ns)

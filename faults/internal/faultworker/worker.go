@@ -167,6 +167,7 @@ func run(cfg Config) error {
 	}
 	r := runtime.NewRouter()
 	runtime.Register(r, TaskName, func(ctx context.Context, t Task) error { return handle(ctx, ledger, t) })
+	registerWorkflow(r, ledger)
 	runtime.RegisterCallback(r, runtime.NewCallback(CallbackName, func(ctx context.Context, label string, o runtime.Outcome) error {
 		ledger.Callback(label, o.JobID)
 		return nil
