@@ -233,7 +233,7 @@ var failCases = []failCase{
 	{name: "step_push grouped", s: scriptStepPush, kinds: []string{"", "list", "", "hash", "list", "zset", "hash", "zset", "list", "set", "string", "zset"},
 		args: []any{1, 60000, 1, 4, 0, "j1", "p1", 0, "2:A"}},
 	{name: "wf_create", s: lua.Get("wf_create"), kinds: wfKinds,
-		args: []any{"f", 0, 60000, "", "0", "job0", "", "", "", "1", "job1", "0", "", "1"}},
+		args: []any{"f", 0, 60000, "", 0, "0", "job0", "", "", "", "1", "job1", "0", "", "1"}},
 	{name: "wf_settle", s: lua.Get("wf_settle"), kinds: wfKinds, setup: wfSetup("q", "w"),
 		args: []any{"0", "s", 1, "res", ""}},
 	{name: "wf_settle fails it", s: lua.Get("wf_settle"), kinds: wfKinds, setup: wfSetup("q", "w"),
