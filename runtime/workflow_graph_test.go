@@ -42,3 +42,20 @@ func TestWorkflowGraphReadsNoSizes(t *testing.T) {
 		require.ErrorIs(t, err, runtime.ErrNoWorkflow)
 	})
 }
+
+// A workflow whose every step is released, none waiting, is cancelled:
+// the count of its open steps moves by zero (a Lua -0 that Redis would
+// refuse as "not an integer").
+func TestWorkflowCancelWithNoStepWaiting(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		wf := runtime.NewWorkflow()
+		runtime.AddStep(wf, wfStock{Order: "o-19"})
+		id, err := wf.Dispatch(b.ctx)
+		require.NoError(t, err)
+		ins := runtime.NewInspector(b.engine)
+		require.NoError(t, ins.CancelWorkflow(b.ctx, id))
+		info, err := ins.Workflow(b.ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, runtime.WorkflowCancelled, info.State)
+	})
+}

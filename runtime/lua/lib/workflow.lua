@@ -76,6 +76,8 @@ local function wfEnd(st, why, now, out)
     end
   end
   redis.call('HSET', KEYS[WF.meta], 'st', st, 'why', why, 'end', now)
-  redis.call('HINCRBY', KEYS[WF.meta], 'open', -dropped)
+  if dropped > 0 then -- Lua's -0 would reach Redis as "-0", not an integer
+    redis.call('HINCRBY', KEYS[WF.meta], 'open', -dropped)
+  end
   wfExpire(tonumber(redis.call('HGET', KEYS[WF.meta], 'ret')))
 end
