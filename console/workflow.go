@@ -115,9 +115,9 @@ func (s *session) showWorkflow(w *runtime.WorkflowInfo) error {
 		state += ": " + oneLineText(w.Why)
 	}
 	fmt.Fprintf(tw, "State\t%s\n", state)
-	policy := "a failed step fails the workflow"
+	policy := "fail: a failed step fails the workflow"
 	if w.Policy == runtime.ContinueWorkflow {
-		policy = "a failed step fails only its dependents"
+		policy = "continue: a failed step does not stop the others"
 	}
 	fmt.Fprintf(tw, "On failure\t%s\n", policy)
 	fmt.Fprintf(tw, "Created\t%s\n", stampOr(w.CreatedAt, "-"))
