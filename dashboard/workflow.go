@@ -34,7 +34,7 @@ const (
 	wfNodeW = 176
 	wfNodeH = 58
 	wfGapX  = 14
-	wfGapY  = 38
+	wfGapY  = 56
 	wfPad   = 10
 )
 
@@ -213,19 +213,10 @@ func drawWorkflow(w *runtime.WorkflowInfo) wfGraph {
 			rank := func(s runtime.WorkflowStepInfo) int { return slices.Index(stepOrder, s.State) }
 			order := slices.Clone(steps)
 			slices.SortStableFunc(order, func(a, b runtime.WorkflowStepInfo) int { return rank(a) - rank(b) })
-			keep := map[string]bool{}
-			for _, s := range order[:wfPerLayer] {
-				keep[s.ID] = true
-			}
-			shown = nil
-			var rest []runtime.WorkflowStepInfo
-			for _, s := range steps {
-				if keep[s.ID] {
-					shown = append(shown, s)
-				} else {
-					rest = append(rest, s)
-				}
-			}
+			// The most telling first, so that a narrow window shows them
+			// without scrolling; in the order of their IDs within a state.
+			shown = order[:wfPerLayer]
+			rest := order[wfPerLayer:]
 			sx := wfPad + len(shown)*(wfNodeW+wfGapX)
 			l.Summary = &wfSummary{X: sx, Y: y, More: len(rest), Counts: countStates(rest)}
 			for _, s := range rest {
