@@ -3,6 +3,7 @@ package console_test
 import (
 	"bytes"
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 
 var allVerbs = []string{
 	"queue:work", "queue:failed", "queue:retry", "queue:forget", "queue:flush", "queue:prune-failed", "queue:job", "queue:cancel",
+	"queue:workflow", "queue:workflow-cancel", "queue:workflow-retry",
 	"queue:clear", "queue:restart", "queue:pause", "queue:resume", "queue:limit", "queue:size", "queue:monitor", "queue:monitor-tag", "queue:metrics",
 	"schedule:work", "schedule:run", "schedule:list", "schedule:test", "schedule:pause", "schedule:resume",
 	"dashboard",
@@ -84,7 +86,7 @@ func TestOverview(t *testing.T) {
 	for _, v := range allVerbs {
 		require.Contains(t, stdout, "  "+v+" ")
 	}
-	require.Contains(t, stdout, "queue:work          Process jobs from the queues until stopped (from your own binary: console.Main)")
+	require.Regexp(t, `queue:work +`+regexp.QuoteMeta("Process jobs from the queues until stopped (from your own binary: console.Main)"), stdout)
 
 	_, stdout, _ = runNoRedis(&console.Command{Router: runtime.NewRouter()}, "list")
 	require.NotContains(t, stdout, "console.Main")

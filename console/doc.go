@@ -64,6 +64,11 @@
 //	                    errors
 //	queue:cancel ID     cancel a waiting, delayed or running job; it goes
 //	                    to the failed store, marked cancelled
+//	queue:workflow ID   a workflow's state and its steps as a table
+//	queue:workflow-cancel ID, queue:workflow-retry ID
+//	                    cancel a running workflow; run a failed or
+//	                    cancelled one again from the steps that did not
+//	                    succeed
 //	queue:push NAME     push a job by wire name, its fields as --json
 //	                    '{...}', from the binary that knows its type
 //	queue:clear         delete the pending jobs of queues

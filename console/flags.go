@@ -40,6 +40,7 @@ type verb struct {
 var verbs = []*verb{
 	workVerb,
 	failedVerb, retryVerb, forgetVerb, flushVerb, pruneVerb, jobVerb, cancelVerb,
+	workflowVerb, workflowCancelVerb, workflowRetryVerb,
 	pushVerb, clearVerb, restartVerb, pauseVerb, resumeVerb, limitVerb,
 	sizeVerb, monitorVerb, monitorTagVerb, metricsVerb,
 	scheduleWorkVerb, scheduleRunVerb, scheduleListVerb, scheduleTestVerb,

@@ -6,10 +6,11 @@
 // over the last hour and per quarter hour over the last day, the live
 // workers and the jobs they run, the jobs of a queue page by page with
 // their payloads, the failed jobs, a job by ID, a search by name and
-// tag, and batches. It pauses and
+// tag, batches, and a workflow by ID with its steps drawn by depth. It
+// pauses and
 // resumes queues, clears them, retries and forgets failed jobs one by
 // one, in bulk or all of a queue (with progress), and cancels and
-// retries batches. With Options.Router it dispatches jobs too, from a
+// retries batches and workflows. With Options.Router it dispatches jobs too, from a
 // form built from the fields of a registered job type. With
 // Options.Schedule, the Periodic page lists the application's periodic
 // jobs (schedule.Schedule) with their spec, queue, next and last runs,

@@ -15,11 +15,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jobgen/jobgen/runtime"
 )
 
 // pageNames are the templates under templates/, each rendered inside
 // layout.html.
-var pageNames = []string{"overview", "workers", "queue", "failed", "job", "search", "batch", "task", "confirm", "dispatch", "schedule", "error", "completed", "metrics", "redis", "recent", "history", "tags"}
+var pageNames = []string{"overview", "workers", "queue", "failed", "job", "search", "batch", "task", "confirm", "dispatch", "schedule", "error", "completed", "metrics", "redis", "recent", "history", "tags", "workflow"}
 
 var funcs = template.FuncMap{
 	"ago":        ago,
@@ -38,6 +40,7 @@ var funcs = template.FuncMap{
 	"add":        func(a, b int) int { return a + b },
 	"contains":   func(s, sub string) bool { return strings.Contains(s, sub) },
 	"resultArgs": resultArgs,
+	"wfstate":    workflowState,
 }
 
 func parsePages() map[string]*template.Template {
@@ -309,4 +312,15 @@ func pastLastPage(w http.ResponseWriter, r *http.Request, size int, total int64)
 	q.Set("page", strconv.Itoa(max(pages, 1)))
 	seeOther(w, "?"+q.Encode())
 	return true
+}
+
+// workflowState is a workflow's state in words.
+func workflowState(s runtime.WorkflowState) string {
+	switch s {
+	case runtime.WorkflowRunning:
+		return "running"
+	case runtime.WorkflowSucceeded:
+		return "succeeded"
+	}
+	return string(s)
 }

@@ -32,6 +32,11 @@
 //   - The next link of a chain is pushed by the worker that finished the
 //     link before it: its "send" span is a child of that link's "process"
 //     span, and the next link's "process" span links to it.
+//   - So is a workflow's step, by the worker of the parent whose end
+//     released it: one "send" span for the steps a parent released, a
+//     child of that parent's "process" span. The first steps' "send" is
+//     a child of the context the workflow was dispatched in, so with
+//     ChildOf every span of a workflow's steps is in that one trace.
 //
 // Attributes: messaging.system ("jobgen"), messaging.operation.type
 // (send or process), messaging.operation.name, messaging.destination.name

@@ -67,17 +67,32 @@ type WorkflowStepInfo struct {
 	Needs, Waits []string
 	// MayFail: its failure does not fail the workflow.
 	MayFail bool
-	// ResultSize is the size in bytes of its result, 0 for none.
+	// HasResult: its result is kept. ResultSize is its size in bytes
+	// (Workflow; WorkflowGraph leaves it 0).
+	HasResult  bool
 	ResultSize int64
 }
 
-// Workflow reads workflow id: its state and every step's. It returns
+// Workflow reads workflow id: its state and every step's, with the
+// size of each step's result (one Redis command a result). It returns
 // ErrNoWorkflow for an ID Redis does not hold.
 func (i *Inspector) Workflow(ctx context.Context, id string) (*WorkflowInfo, error) {
+	return i.readWorkflow(ctx, id, true)
+}
+
+// WorkflowGraph reads workflow id as Workflow does, but not the sizes of
+// its steps' results (ResultSize is 0; HasResult says which have one):
+// six Redis commands whatever the number of steps, for a page that
+// draws a big workflow.
+func (i *Inspector) WorkflowGraph(ctx context.Context, id string) (*WorkflowInfo, error) {
+	return i.readWorkflow(ctx, id, false)
+}
+
+func (i *Inspector) readWorkflow(ctx context.Context, id string, sizes bool) (*WorkflowInfo, error) {
 	if err := validateWorkflowID(id); err != nil {
 		return nil, err
 	}
-	r, err := i.e.store.WfGet(ctx, id)
+	r, err := i.e.store.WfGet(ctx, id, sizes)
 	if err != nil {
 		return nil, fmt.Errorf("read workflow %s: %w", id, err)
 	}
@@ -95,13 +110,17 @@ func (i *Inspector) Workflow(ctx context.Context, id string) (*WorkflowInfo, err
 	for _, s := range r.MayFail {
 		mayFail[s] = true
 	}
+	hasResult := make(map[string]bool, len(r.Results))
+	for _, s := range r.Results {
+		hasResult[s] = true
+	}
 	ids := make([]string, 0, len(r.State))
 	for s := range r.State {
 		ids = append(ids, s)
 	}
 	sortStepIDs(ids)
 	for _, s := range ids {
-		st := WorkflowStepInfo{ID: s, State: stepStates[r.State[s]], MayFail: mayFail[s], ResultSize: r.Sizes[s]}
+		st := WorkflowStepInfo{ID: s, State: stepStates[r.State[s]], MayFail: mayFail[s], HasResult: hasResult[s], ResultSize: r.Sizes[s]}
 		if p, ok := r.Parents[s]; ok {
 			needs, waits, _ := strings.Cut(p, ";")
 			st.Needs, st.Waits = splitIDs(needs), splitIDs(waits)
@@ -204,7 +223,7 @@ func (i *Inspector) RetryWorkflow(ctx context.Context, id string) error {
 	if w.State != WorkflowFailed && w.State != WorkflowCancelled {
 		return fmt.Errorf("%w: retry workflow %s: it is %s, not failed or cancelled", ErrInvalid, id, w.State)
 	}
-	r, err := e.store.WfGet(ctx, id)
+	r, err := e.store.WfGet(ctx, id, false)
 	if err != nil {
 		return err
 	}

@@ -117,7 +117,23 @@ type hostile struct {
 	task     string              // ID of a retry-all task
 	rawName  string              // ID of a job whose name is markup, in xssQueue
 	result   string              // ID of a finished job of escapedQueue with a result
+	wfRun    string              // a running workflow: two steps released, 21 waiting
+	wfDone   string              // a workflow run through: succeeded, failed and dropped steps
 }
+
+// wfRunID and wfDoneID are the hostile IDs of the workflows (WithID).
+var (
+	wfRunID  = "order " + evil + " " + rtlQueue
+	wfDoneID = "done " + arabicQueue + " <b>x & y</b>"
+)
+
+// evilStep is a step whose job name is markup with an override; it
+// waits, and never runs.
+type evilStep struct{ Q string }
+
+func (evilStep) JobName() string                  { return "evil." + evil + "\u202Egnp.exe" }
+func (j evilStep) JobOptions() runtime.JobOptions { return runtime.JobOptions{Queue: j.Q} }
+func (j evilStep) EncodeJob() ([]byte, error)     { return runtime.Encode(j) }
 
 // sweepRouter registers the sweep's jobs; fails counts the failures.
 func sweepRouter() *runtime.Router {
@@ -194,6 +210,14 @@ func fillHostile(t *testing.T, opts ...func(*dashboard.Options)) *hostile {
 		h.failed[q] = dispatch(sweepJob{Q: q, N: n, Fail: true, Extra: []string{"note:" + evil}})
 	}
 	h.result = dispatch(quoteJob{Q: escapedQueue})
+	// A workflow run through on escapedQueue: a step succeeds, one fails,
+	// and the one after both is dropped.
+	ended := runtime.NewWorkflow().WithID(wfDoneID)
+	ok := runtime.AddStep(ended, sweepJob{Q: escapedQueue, N: 600})
+	bad := runtime.AddStep(ended, sweepJob{Q: escapedQueue, N: 601, Fail: true})
+	runtime.AddStep(ended, sweepJob{Q: escapedQueue, N: 602}, runtime.After(ok, bad))
+	h.wfDone, err = ended.Dispatch(h.ctx)
+	require.NoError(t, err)
 	h.batchRun, err = runtime.NewBatch(sweepJob{Q: escapedQueue, N: 90}, sweepJob{Q: escapedQueue, N: 91, Fail: true}).
 		Name("customers " + evil + " " + rtlQueue).AllowFailures().Dispatch(h.ctx)
 	require.NoError(t, err)
@@ -225,6 +249,17 @@ func fillHostile(t *testing.T, opts ...func(*dashboard.Options)) *hostile {
 	}
 	h.batchNew, err = runtime.NewBatch(sweepJob{Q: escapedQueue, N: 92}, sweepJob{Q: escapedQueue, N: 93}).
 		Name("waiting " + arabicQueue).Dispatch(h.ctx)
+	require.NoError(t, err)
+	// A running workflow: two steps released to their queues, 20 after
+	// them (more than a layer draws), and one named with markup.
+	run := runtime.NewWorkflow().WithID(wfRunID)
+	a := runtime.AddStep(run, sweepJob{Q: escapedQueue, N: 700})
+	b := runtime.AddStep(run, sweepJob{Q: xssQueue, N: 701})
+	for i := range 20 {
+		runtime.AddStep(run, sweepJob{Q: hebrewQueue, N: 710 + i}, runtime.After(a, b))
+	}
+	runtime.AddStep(run, evilStep{Q: xssQueue}, runtime.After(b))
+	h.wfRun, err = run.Dispatch(h.ctx)
 	require.NoError(t, err)
 	h.rawName = runtime.NewID()
 	require.NoError(t, e.Push(bg, &runtime.Envelope{ID: h.rawName, Name: "evil." + evil + "\u202Egnp.exe", Queue: xssQueue, Body: []byte{0x80}}))

@@ -192,13 +192,16 @@ type WfRead struct {
 	State   map[string]string
 	Parents map[string]string
 	Jobs    map[string]string
-	Sizes   map[string]int64 // step -> its result's size
+	Sizes   map[string]int64 // step -> its result's size, when asked for
+	Results []string         // the steps with a result
 	MayFail []string
 }
 
-// WfGet reads workflow id: every step's state, parents and job, and the
-// sizes of its results. Meta is empty for a workflow that is not there.
-func (s *Store) WfGet(ctx context.Context, id string) (*WfRead, error) {
+// WfGet reads workflow id: every step's state, parents and job, the
+// steps with a result, and if sizes, the sizes of those results (one
+// HSTRLEN each; without sizes it is six commands, whatever the number
+// of steps). Meta is empty for a workflow that is not there.
+func (s *Store) WfGet(ctx context.Context, id string, sizes bool) (*WfRead, error) {
 	k := s.keys.Workflow(id)
 	p := s.c.Pipeline()
 	meta := p.HGetAll(ctx, k[0])
@@ -210,8 +213,8 @@ func (s *Store) WfGet(ctx context.Context, id string) (*WfRead, error) {
 	if _, err := p.Exec(ctx); err != nil && !IsNil(err) {
 		return nil, err
 	}
-	out := &WfRead{Meta: meta.Val(), State: state.Val(), Parents: par.Val(), Jobs: jobs.Val(), MayFail: cont.Val(), Sizes: map[string]int64{}}
-	if names := res.Val(); len(names) > 0 {
+	out := &WfRead{Meta: meta.Val(), State: state.Val(), Parents: par.Val(), Jobs: jobs.Val(), MayFail: cont.Val(), Sizes: map[string]int64{}, Results: res.Val()}
+	if names := res.Val(); sizes && len(names) > 0 {
 		p := s.c.Pipeline()
 		lens := make([]*redis.IntCmd, len(names))
 		for i, n := range names {
