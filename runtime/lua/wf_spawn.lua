@@ -33,14 +33,32 @@ local st = m[1]
 if st ~= 'run' or redis.call('HGET', KEYS[WF.state], spawner) ~= 'q' then
   return {'dropped', st or 'gone'}
 end
-local new, fresh = {}, 0
+-- the states of the steps named, read once each: the new steps' in
+-- chunks of 1000, each other parent's on its first mention
+local ids = {}
+for j = 0, n - 1 do ids[j + 1] = ARGV[4 + 5 * j] end
+local known = {}
+for i = 1, n, 1000 do
+  local got = redis.call('HMGET', KEYS[WF.state], unpack(ids, i, math.min(i + 999, n)))
+  for k = 1, #got do known[ids[i + k - 1]] = got[k] end
+end
+local function stateOf(p)
+  local s = known[p]
+  if s == nil then
+    s = redis.call('HGET', KEYS[WF.state], p)
+    known[p] = s
+  end
+  return s
+end
+local new, fresh, was = {}, 0, {}
 for j = 0, n - 1 do
   local a = 4 + 5 * j
   local id = ARGV[a]
+  was[id] = known[id]
   new[id] = true
-  if not redis.call('HGET', KEYS[WF.state], id) then fresh = fresh + 1 end
+  if not known[id] then fresh = fresh + 1 end
   for _, p in ipairs(wfSplit(ARGV[a + 2] .. ',' .. ARGV[a + 3])) do
-    if not new[p] and not redis.call('HGET', KEYS[WF.state], p) then
+    if not new[p] and not stateOf(p) then
       return redis.error_reply('ERR wf_spawn: step ' .. id .. ' waits for ' .. p .. ', which the workflow does not have; nothing was written')
     end
   end
@@ -49,21 +67,28 @@ if tonumber(m[2]) + fresh > most then
   return redis.error_reply('ERR wf_spawn: the workflow would hold ' .. (tonumber(m[2]) + fresh) .. ' steps, over its bound of ' .. most .. '; nothing was written')
 end
 
--- each parent's new dependents, appended to its list once at the end:
--- appending one at a time copies the list each time, quadratic in a
--- wide fan-out
+-- what each hash gets, written at the end in HSETs of up to 500 fields:
+-- a command a field costs more than the rest of a spawn. Each parent's
+-- new dependents are appended to its list once: appending one at a time
+-- copies the list each time, quadratic in a wide fan-out.
+local W = {state = {}, left = {}, job = {}, par = {}, gen = {}}
+local cont, notCont = {}, {}
 local add, order = {}, {}
+local function put(t, field, value)
+  t[#t + 1] = field
+  t[#t + 1] = value
+end
 for j = 0, n - 1 do
   local a = 4 + 5 * j
   local id = ARGV[a]
-  local isNew = not redis.call('HGET', KEYS[WF.state], id)
+  local isNew = not was[id]
   local parents = wfSplit(ARGV[a + 2] .. ',' .. ARGV[a + 3])
   parents[#parents + 1] = spawner
   local uniq, left = {}, 0
   for _, p in ipairs(parents) do
     if not uniq[p] then
       uniq[p] = true
-      local ps = redis.call('HGET', KEYS[WF.state], p)
+      local ps = new[p] and 'w' or stateOf(p)
       if ps ~= 's' and ps ~= 'f' then left = left + 1 end
       if isNew then
         if not add[p] then add[p] = {}; order[#order + 1] = p end
@@ -71,17 +96,29 @@ for j = 0, n - 1 do
       end
     end
   end
-  redis.call('HSET', KEYS[WF.state], id, 'w')
-  redis.call('HSET', KEYS[WF.left], id, left)
-  redis.call('HSET', KEYS[WF.job], id, ARGV[a + 1])
-  redis.call('HSET', KEYS[WF.par], id, ARGV[a + 2] .. ';' .. ARGV[a + 3] .. ',' .. spawner)
-  redis.call('HSET', KEYS[WF.gen], id, attempt)
-  if ARGV[a + 4] == '1' then redis.call('SADD', KEYS[WF.cont], id) else redis.call('SREM', KEYS[WF.cont], id) end
+  put(W.state, id, 'w')
+  put(W.left, id, left)
+  put(W.job, id, ARGV[a + 1])
+  put(W.par, id, ARGV[a + 2] .. ';' .. ARGV[a + 3] .. ',' .. spawner)
+  put(W.gen, id, attempt)
+  if ARGV[a + 4] == '1' then cont[#cont + 1] = id elseif not isNew then notCont[#notCont + 1] = id end
 end
+local function many(cmd, key, list)
+  for i = 1, #list, 1000 do
+    redis.call(cmd, key, unpack(list, i, math.min(i + 999, #list)))
+  end
+end
+many('HSET', KEYS[WF.state], W.state)
+many('HSET', KEYS[WF.left], W.left)
+many('HSET', KEYS[WF.job], W.job)
+many('HSET', KEYS[WF.par], W.par)
+many('HSET', KEYS[WF.gen], W.gen)
+many('SADD', KEYS[WF.cont], cont)
+many('SREM', KEYS[WF.cont], notCont)
 for _, p in ipairs(order) do
   local k = redis.call('HGET', KEYS[WF.kids], p)
-  local ids = table.concat(add[p], ',')
-  redis.call('HSET', KEYS[WF.kids], p, k and (k .. ',' .. ids) or ids)
+  local joined = table.concat(add[p], ',')
+  redis.call('HSET', KEYS[WF.kids], p, k and (k .. ',' .. joined) or joined)
 end
 local total = redis.call('HINCRBY', KEYS[WF.meta], 'n', fresh)
 redis.call('HINCRBY', KEYS[WF.meta], 'open', fresh)
