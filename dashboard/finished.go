@@ -91,6 +91,7 @@ func (h *handler) findFinished(ctx context.Context, queues []string, id string) 
 // metricsRow is one job class of one queue on the metrics page.
 type metricsRow struct {
 	Queue string
+	Parts string // the partitions of Queue it adds up, "" for all (queueParts.Label)
 	runtime.JobClassMetrics
 }
 
@@ -104,24 +105,30 @@ func (h *handler) metrics(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
-	// Across queues, the page reads a window of metricsQueues of them.
-	from, win := windowOf(r, queues, metricsQueues)
+	// The page reads a window of metricsQueues partitions (a queue of
+	// none counts as one), across queues or of the one it names: a
+	// queue's row adds up the partitions of it read, which the window
+	// names.
 	if queue != "" {
 		if err := runtime.ValidateQueueName(queue); err != nil {
 			h.fail(w, r, http.StatusBadRequest, err)
 			return
 		}
-		from, win = []string{queue}, queueWindow{}
 	}
+	read := queues
+	if queue != "" {
+		read = []string{queue}
+	}
+	from, win := partitionWindow(r, read, h.ins.QueuePartitions, metricsQueues)
 	var rows []metricsRow
 	for _, fq := range from {
-		ms, err := h.ins.JobMetrics(ctx, fq)
+		ms, err := h.ins.JobMetricsOfPartitions(ctx, fq.Queue, fq.Parts)
 		if err != nil {
 			h.fail(w, r, http.StatusBadGateway, err)
 			return
 		}
 		for _, m := range ms {
-			rows = append(rows, metricsRow{Queue: fq, JobClassMetrics: m})
+			rows = append(rows, metricsRow{Queue: fq.Queue, Parts: fq.Label(), JobClassMetrics: m})
 		}
 	}
 	h.render(w, r, "metrics", "Metrics", map[string]any{"Queue": queue, "Queues": queues, "Rows": rows, "Window": win}, true)

@@ -135,7 +135,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 	// The cards of sizes and wait add up the queues the page reads: all
 	// of them up to overviewQueues partitions, and then those of its
 	// window, which the cards name.
-	window, win := overviewWindow(r, names, h.ins.QueuePartitions, overviewQueues)
+	window, win := partitionWindow(r, names, h.ins.QueuePartitions, overviewQueues)
 	rows, err := h.queueRows(ctx, window, counts, now)
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
@@ -573,49 +573,54 @@ func (h *handler) search(w http.ResponseWriter, r *http.Request) {
 		h.render(w, r, "search", "Search", data, true)
 		return
 	}
-	// Across queues, a search reads a window of searchQueues of them.
-	from, win := windowOf(r, queues, searchQueues)
+	// A search reads a window of searchQueues partitions (a queue of none
+	// counts as one), across queues or of the one it names.
 	if queue != "" {
 		if err := runtime.ValidateQueueName(queue); err != nil {
 			h.fail(w, r, http.StatusBadRequest, err)
 			return
 		}
-		from, win = []string{queue}, queueWindow{}
+		queues = []string{queue}
 	}
+	from, win := partitionWindow(r, queues, h.ins.QueuePartitions, searchQueues)
 	data["Window"] = win
+	ins := h.ins.PerPartition()
 	var found []jobView
 	budget := h.newScanBudget()
+scan:
 	for _, fq := range from {
-		if budget.spent() {
-			data["StoppedAt"] = fq
-			break
-		}
-		for _, st := range listStates {
-			jobs, groups, _, err := h.listJobs(ctx, fq, st, 0, scanLimit)
+		for _, part := range fq.Parts {
+			if budget.spent() {
+				data["StoppedAt"] = part
+				break scan
+			}
+			for _, st := range listStates {
+				jobs, groups, _, err := listJobsOf(ctx, ins, part, st, 0, scanLimit)
+				if err != nil {
+					h.fail(w, r, http.StatusBadGateway, err)
+					return
+				}
+				for k, j := range jobs {
+					budget.bytes += len(j.Payload)
+					v := readJobHead(j.Queue, j.ID, j.State, j.Payload)
+					v.Attempts, v.Due, v.Group = j.Attempts, j.Due, groups[k]
+					if v.matches(name, tag) {
+						found = append(found, v)
+					}
+				}
+			}
+			failed, err := ins.Failed().List(ctx, part, 0, scanLimit)
 			if err != nil {
 				h.fail(w, r, http.StatusBadGateway, err)
 				return
 			}
-			for k, j := range jobs {
+			for _, j := range failed {
 				budget.bytes += len(j.Payload)
-				v := readJobHead(j.Queue, j.ID, j.State, j.Payload)
-				v.Attempts, v.Due, v.Group = j.Attempts, j.Due, groups[k]
+				v := readJobHead(j.Queue, j.ID, runtime.StateFailed, j.Payload)
+				v.Attempts, v.Error, v.FailedAt = j.Attempts, j.Error, j.FailedAt
 				if v.matches(name, tag) {
 					found = append(found, v)
 				}
-			}
-		}
-		failed, err := h.ins.Failed().List(ctx, fq, 0, scanLimit)
-		if err != nil {
-			h.fail(w, r, http.StatusBadGateway, err)
-			return
-		}
-		for _, j := range failed {
-			budget.bytes += len(j.Payload)
-			v := readJobHead(j.Queue, j.ID, runtime.StateFailed, j.Payload)
-			v.Attempts, v.Error, v.FailedAt = j.Attempts, j.Error, j.FailedAt
-			if v.matches(name, tag) {
-				found = append(found, v)
 			}
 		}
 	}
@@ -703,14 +708,14 @@ func (h *handler) findBatch(w http.ResponseWriter, r *http.Request) {
 }
 
 // findOlderBatches is the batches page's look for older batches, in a
-// window of batchQueues queues.
+// window of batchQueues partitions (a queue of none counts as one).
 func (h *handler) findOlderBatches(w http.ResponseWriter, r *http.Request) {
 	queues, err := h.ins.Queues(r.Context())
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
-	these, win := windowOf(r, queues, batchQueues)
+	these, win := partitionWindow(r, queues, h.ins.QueuePartitions, batchQueues)
 	rows, stoppedAt, more, err := h.olderBatches(r.Context(), these)
 	if err != nil {
 		h.fail(w, r, http.StatusBadGateway, err)
@@ -780,10 +785,10 @@ const batchFound = 20
 // holds that still have work: the batches that jobs near the head of
 // the queues of a window, or among their newest failed jobs, belong to,
 // newest first, at most batchFound of them. It reads the payloads of up
-// to batchScan jobs of each list of each queue of the window, so the
+// to batchScan jobs of each list of each partition of the window, so the
 // page does it only when asked. more is how many more batches those
 // jobs belong to.
-func (h *handler) olderBatches(ctx context.Context, queues []string) (rows []batchRow, stoppedAt string, more int, err error) {
+func (h *handler) olderBatches(ctx context.Context, queues []queueParts) (rows []batchRow, stoppedAt string, more int, err error) {
 	var ids []string
 	seen := map[string]bool{}
 	note := func(queue, id string, state runtime.JobState, payload []byte) {
@@ -792,29 +797,33 @@ func (h *handler) olderBatches(ctx context.Context, queues []string) (rows []bat
 			ids = append(ids, v.BatchID)
 		}
 	}
+	ins := h.ins.PerPartition()
 	budget := h.newScanBudget()
+scan:
 	for _, q := range queues {
-		if budget.spent() {
-			stoppedAt = q
-			break
-		}
-		for _, st := range listStates {
-			jobs, _, _, err := h.listJobs(ctx, q, st, 0, batchScan)
+		for _, part := range q.Parts {
+			if budget.spent() {
+				stoppedAt = part
+				break scan
+			}
+			for _, st := range listStates {
+				jobs, _, _, err := listJobsOf(ctx, ins, part, st, 0, batchScan)
+				if err != nil {
+					return nil, "", 0, err
+				}
+				for _, j := range jobs {
+					budget.bytes += len(j.Payload)
+					note(q.Queue, j.ID, st, j.Payload)
+				}
+			}
+			failed, err := ins.Failed().List(ctx, part, 0, batchScan)
 			if err != nil {
 				return nil, "", 0, err
 			}
-			for _, j := range jobs {
+			for _, j := range failed {
 				budget.bytes += len(j.Payload)
-				note(q, j.ID, st, j.Payload)
+				note(q.Queue, j.ID, runtime.StateFailed, j.Payload)
 			}
-		}
-		failed, err := h.ins.Failed().List(ctx, q, 0, batchScan)
-		if err != nil {
-			return nil, "", 0, err
-		}
-		for _, j := range failed {
-			budget.bytes += len(j.Payload)
-			note(q, j.ID, runtime.StateFailed, j.Payload)
 		}
 	}
 	if len(ids) > batchFound {

@@ -349,7 +349,7 @@ func TestRecentPage(t *testing.T) {
 		require.Equal(t, 2*5, named, "%s: each of the 5 jobs of the queue links to its page and its queue", kind)
 		require.Contains(t, body, "inv⟨U+202E⟩fdp.exe")
 		require.NotContains(t, body, "<script>")
-		require.Contains(t, body, `href="?kind=`+kind+`&amp;from=10" rel="next"`)
+		require.Contains(t, body, `href="?from=10&amp;kind=`+kind+`" rel="next"`)
 		_, next, _ := o.get(t, page+"&from=10")
 		require.Equal(t, 2*5, strings.Count(next, "<tr data-id="), "%s: the 11th and 12th queues on the next page", kind)
 	}

@@ -8,8 +8,9 @@ import (
 )
 
 // A page that reads every queue (the overview, the failed list and the
-// search across queues, the look for older batches) reads a window of
-// them a request, by name, so that its Redis commands do not grow with
+// search across queues, the look for older batches, the metrics, the
+// Recent page) reads a window of them a request, by name (of their
+// partitions, by partitionWindow, where it reads each partition), so that its Redis commands do not grow with
 // the number of queues: the window's links step to the queues before
 // and after. The request names the window by the index of its first
 // queue, from.
@@ -18,11 +19,12 @@ import (
 // 100 Redis commands with what else the page reads (docs/dashboard.md,
 // "What each page costs").
 const (
-	overviewQueues = 10 // about nine commands a queue (a partition of a partitioned one)
+	overviewQueues = 10 // about nine commands a partition (a queue of none counts as one)
 	failedQueues   = 10 // about five a queue
-	searchQueues   = 5  // about sixteen a queue
-	batchQueues    = 3  // about sixteen a queue, and two a batch found
-	metricsQueues  = 20 // two a queue, three on a process's first render
+	searchQueues   = 5  // about sixteen a partition
+	batchQueues    = 3  // about sixteen a partition, and two a batch found
+	metricsQueues  = 20 // two a partition, three on a process's first render
+	recentQueues   = 10 // about five a partition, of pending jobs
 )
 
 // queueWindow says which queues a request read, and links to the others.
@@ -102,14 +104,16 @@ func (q queueParts) Label() string {
 	return fmt.Sprintf("partitions %d–%d of %d", q.First, q.First+len(q.Parts)-1, q.Of)
 }
 
-// overviewWindow is windowOf for the overview, whose window is n
-// partitions rather than n queues (a queue of no partitions counts as
-// one), so that its Redis commands depend on neither the number of
-// queues nor the number of partitions: a queue of more partitions than
-// fit is read over several windows. partsOf returns a queue's
+// partitionWindow is windowOf for the pages that read each queue's
+// partitions (the overview, the search, the look for older batches, the
+// metrics, the Recent page), whose window is n partitions rather than n
+// queues (a queue of no partitions counts as one), so that their Redis
+// commands depend on neither the number of queues nor the number of
+// partitions: a queue of more partitions than fit is read over several
+// windows, and each says which partitions it read (queueWindow.Split). partsOf returns a queue's
 // partitions. from is the index of the window's first partition among
 // every queue's, by name, then by partition.
-func overviewWindow(r *http.Request, queues []string, partsOf func(string) []string, n int) ([]queueParts, queueWindow) {
+func partitionWindow(r *http.Request, queues []string, partsOf func(string) []string, n int) ([]queueParts, queueWindow) {
 	type unit struct {
 		queue, part int
 		name        string

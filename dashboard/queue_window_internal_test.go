@@ -38,7 +38,7 @@ func TestOverviewWindowCountsPartitions(t *testing.T) {
 			labels: []string{""}},
 	} {
 		r := httptest.NewRequest("GET", "/?from="+from, nil)
-		read, win := overviewWindow(r, queues, partsOf, 2)
+		read, win := partitionWindow(r, queues, partsOf, 2)
 		require.Equal(t, w.read, read, "from=%s", from)
 		require.Equal(t, w.win, win, "from=%s", from)
 		require.True(t, win.Partial())
@@ -49,7 +49,7 @@ func TestOverviewWindowCountsPartitions(t *testing.T) {
 
 	// Without partitions, the windows are those of windowOf.
 	r := httptest.NewRequest("GET", "/?from=2", nil)
-	read, win := overviewWindow(r, queues, func(q string) []string { return []string{q} }, 2)
+	read, win := partitionWindow(r, queues, func(q string) []string { return []string{q} }, 2)
 	names, plain := windowOf(r, queues, 2)
 	require.Equal(t, plain, win)
 	require.Len(t, read, len(names))

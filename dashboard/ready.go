@@ -16,13 +16,19 @@ import (
 // from the ready list into the jobs waiting in groups; group[k] is the
 // group of jobs[k] ("" for one in the ready list).
 func (h *handler) listJobs(ctx context.Context, q string, state runtime.JobState, offset, limit int) (jobs []runtime.QueuedJob, group []string, total int64, err error) {
-	jobs, total, err = h.ins.ListJobs(ctx, q, state, offset, limit)
+	return listJobsOf(ctx, h.ins, q, state, offset, limit)
+}
+
+// listJobsOf is listJobs through ins: through Inspector.PerPartition,
+// of one partition of a queue.
+func listJobsOf(ctx context.Context, ins *runtime.Inspector, q string, state runtime.JobState, offset, limit int) (jobs []runtime.QueuedJob, group []string, total int64, err error) {
+	jobs, total, err = ins.ListJobs(ctx, q, state, offset, limit)
 	if err != nil || state != runtime.StateReady {
 		return jobs, make([]string, len(jobs)), total, err
 	}
 	group = make([]string, len(jobs))
 	from := max(offset-int(total), 0)
-	grouped, n, err := h.ins.ListGroupedJobs(ctx, q, from, max(limit-len(jobs), 1))
+	grouped, n, err := ins.ListGroupedJobs(ctx, q, from, max(limit-len(jobs), 1))
 	if err != nil {
 		return nil, nil, 0, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jobgen/jobgen/runtime"
@@ -13,15 +12,13 @@ import (
 // The Recent page lists jobs across queues, newest first: those waiting
 // to run (the head of each queue's ready list), those that succeeded
 // (the record of finished jobs of queues with EngineConfig.KeepFinished)
-// and those in the failed store. It reads at most recentQueues queues a
-// page, and recentPerQueue jobs of each, so that its cost does not grow
-// with the number of jobs or queues; further queues are on the next
-// pages.
+// and those in the failed store. It reads at most recentQueues
+// partitions a page (a queue of none counts as one), and recentPerQueue
+// jobs of each, so that its cost does not grow with the number of jobs,
+// queues or partitions; further queues, or further partitions of a
+// queue, are on the next pages.
 
-const (
-	recentQueues   = 10
-	recentPerQueue = 5
-)
+const recentPerQueue = 5
 
 // recentKinds are the Recent page's tabs.
 var recentKinds = []string{"completed", "failed", "pending"}
@@ -48,36 +45,35 @@ func (h *handler) recent(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusBadGateway, err)
 		return
 	}
-	from, _ := strconv.Atoi(r.URL.Query().Get("from"))
-	from = min(max(from, 0), len(queues))
-	these := queues[from:min(from+recentQueues, len(queues))]
+	// A window of recentQueues partitions (a queue of none counts as
+	// one), each read alone, so that a queue of many partitions is read
+	// over several pages, which say which partitions they read.
+	these, win := partitionWindow(r, queues, h.ins.QueuePartitions, recentQueues)
+	ins := h.ins.PerPartition()
 	var rows []recentRow
 	for _, q := range these {
-		got, err := h.recentOf(ctx, kind, q)
-		if err != nil {
-			h.fail(w, r, http.StatusBadGateway, err)
-			return
+		for _, part := range q.Parts {
+			got, err := recentOf(ctx, ins, kind, q.Queue, part)
+			if err != nil {
+				h.fail(w, r, http.StatusBadGateway, err)
+				return
+			}
+			rows = append(rows, got...)
 		}
-		rows = append(rows, got...)
 	}
 	slices.SortStableFunc(rows, func(a, b recentRow) int { return b.At.Compare(a.At) })
-	data := map[string]any{"Kind": kind, "Kinds": recentKinds, "Rows": rows, "Queues": len(queues),
-		"From": from + 1, "To": from + len(these), "PerQueue": recentPerQueue}
-	if from > 0 {
-		data["Prev"] = "?kind=" + kind + "&from=" + strconv.Itoa(max(from-recentQueues, 0))
-	}
-	if from+recentQueues < len(queues) {
-		data["Next"] = "?kind=" + kind + "&from=" + strconv.Itoa(from+recentQueues)
-	}
+	data := map[string]any{"Kind": kind, "Kinds": recentKinds, "Rows": rows, "Queues": win.Of,
+		"From": win.From, "To": win.To, "Split": win.Split, "PerQueue": recentPerQueue, "Prev": win.Prev, "Next": win.Next}
 	h.render(w, r, "recent", "Recent jobs", data, kind != "pending")
 }
 
-// recentOf reads the newest jobs of kind of queue q.
-func (h *handler) recentOf(ctx context.Context, kind, q string) ([]recentRow, error) {
+// recentOf reads the newest jobs of kind of partition part of queue q
+// (q itself for a queue of none), through ins, Inspector.PerPartition.
+func recentOf(ctx context.Context, ins *runtime.Inspector, kind, q, part string) ([]recentRow, error) {
 	var out []recentRow
 	switch kind {
 	case "completed":
-		jobs, _, err := h.ins.FinishedJobs(ctx, q, runtime.FinishedQuery{Limit: recentPerQueue})
+		jobs, _, err := ins.FinishedJobs(ctx, part, runtime.FinishedQuery{Limit: recentPerQueue})
 		if err != nil {
 			return nil, err
 		}
@@ -85,7 +81,7 @@ func (h *handler) recentOf(ctx context.Context, kind, q string) ([]recentRow, er
 			out = append(out, recentRow{Queue: q, ID: j.ID, Name: j.Name, State: "finished", At: j.FinishedAt, Attempts: j.Attempts, Runtime: j.Runtime, Tags: j.Tags})
 		}
 	case "failed":
-		jobs, err := h.ins.Failed().List(ctx, q, 0, recentPerQueue)
+		jobs, err := ins.Failed().List(ctx, part, 0, recentPerQueue)
 		if err != nil {
 			return nil, err
 		}
@@ -98,7 +94,7 @@ func (h *handler) recentOf(ctx context.Context, kind, q string) ([]recentRow, er
 			out = append(out, recentRow{Queue: q, ID: j.ID, Name: cmpOr(v.Name, j.Name), State: state, At: j.FailedAt, Attempts: j.Attempts, Error: cutUTF8(errorGist(j.Error), 300), Tags: v.Tags, Sealed: v.Sealed})
 		}
 	case "pending":
-		jobs, groups, _, err := h.listJobs(ctx, q, runtime.StateReady, 0, recentPerQueue)
+		jobs, groups, _, err := listJobsOf(ctx, ins, part, runtime.StateReady, 0, recentPerQueue)
 		if err != nil {
 			return nil, err
 		}

@@ -216,11 +216,32 @@ func (i *Inspector) JobMetrics(ctx context.Context, queue string) ([]JobClassMet
 	if err := validateQueueOrPartition(queue); err != nil {
 		return nil, err
 	}
+	return i.jobMetrics(ctx, queue, i.e.queueNames(queue))
+}
+
+// JobMetricsOfPartitions is JobMetrics of some partitions of queue
+// together (QueuePartitions' names), their histograms added up before
+// the percentiles are taken, so that a tool may read a queue of many
+// partitions a few at a time. Names that are not queue's partitions
+// are an ErrInvalid.
+func (i *Inspector) JobMetricsOfPartitions(ctx context.Context, queue string, partitions []string) ([]JobClassMetrics, error) {
+	if err := validateQueueOrPartition(queue); err != nil {
+		return nil, err
+	}
+	all := i.e.queueNames(queue)
+	for _, p := range partitions {
+		if !slices.Contains(all, p) {
+			return nil, fmt.Errorf("%w: %q is not a partition of %q", ErrInvalid, p, queue)
+		}
+	}
+	return i.jobMetrics(ctx, queue, partitions)
+}
+
+func (i *Inspector) jobMetrics(ctx context.Context, queue string, names []string) ([]JobClassMetrics, error) {
 	now := time.Now()
 	slotMs := runtimesSlot.Milliseconds()
 	cur := now.UnixMilli() / slotMs
 	const daySlots, hourSlots = 144, 6
-	names := i.e.queueNames(queue)
 	var hashes []map[string]string
 	for _, q := range names {
 		keys := make([]string, 0, daySlots)

@@ -141,6 +141,16 @@ func TestJobMetricsFromRealRuns(t *testing.T) {
 		inRange(slow.Hour.P50, 80*time.Millisecond, 160*time.Millisecond)
 		inRange(slow.Hour.P95, 80*time.Millisecond, time.Second) // the slowest of ten, on a busy machine
 		require.Equal(t, []time.Duration{fast.Hour.P50, fast.Hour.P95}, []time.Duration{fast.Day.P50, fast.Day.P95}, "every run is within the hour")
+
+		// Of a queue of no partitions, its one partition is the queue.
+		of, err := runtime.NewInspector(b.engine).JobMetricsOfPartitions(b.ctx, "timed", []string{"timed"})
+		require.NoError(t, err)
+		require.Len(t, of, 2)
+		for k, m := range of { // PerMinute moves with the clock
+			require.Equal(t, []any{ms[k].Name, ms[k].Day.Jobs, ms[k].Day.P50, ms[k].Day.P95}, []any{m.Name, m.Day.Jobs, m.Day.P50, m.Day.P95})
+		}
+		_, err = runtime.NewInspector(b.engine).JobMetricsOfPartitions(b.ctx, "timed", []string{"other"})
+		require.ErrorIs(t, err, runtime.ErrInvalid, "a name that is not a partition of the queue")
 	})
 }
 
