@@ -437,6 +437,11 @@ func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev
 		w.log.Error("counting a job in its batch or dispatching the next job of its chain failed", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", err)
 		return
 	}
+	if fin != nil && len(fin.Result) == 0 && fin.Record == nil {
+		// A step's result went into its workflow: nothing is left behind,
+		// and the plain ack serves.
+		fin = nil
+	}
 	w.queueAck(ctx, ackItem{ref: res.Ref, env: env, ev: ev, progressed: progressed, fin: fin})
 }
 

@@ -17,8 +17,9 @@
 --
 -- Errors: "ERR enqueue: ..." for malformed steps, "ERR step_push: ..."
 -- when the markers and steps differ in number, "WRONGTYPE <key> ..." if
--- a queue key holds another type (a marker is replaced whatever its
--- type). All are checked before the first write: it writes nothing then.
+-- a queue key holds another type (a marker of another type counts as
+-- none, and is replaced). All are checked before the first write: it
+-- writes nothing then.
 
 -- uses: wrong_type, groups, enqueue
 
@@ -31,11 +32,15 @@ if not Q then return bad end
 if Q.n ~= n then
   return redis.error_reply('ERR step_push: ' .. n .. ' markers for ' .. Q.n .. ' steps; nothing was written')
 end
+-- markers and payloads are read 1000 a call
+local found, marks = enqueueFresh(Q, true), {}
+for s = 1, n, 1000 do
+  local m = redis.call('MGET', unpack(KEYS, s, math.min(s + 999, n)))
+  for i = 1, #m do marks[s + i - 1] = m[i] end
+end
 local pick = {}
 for i = 1, n do
-  if redis.call('EXISTS', KEYS[i]) == 0 and redis.call('HEXISTS', KEYS[Q.b + 2], (enqueueJob(Q, i))) == 0 then
-    pick[#pick + 1] = i
-  end
+  if not marks[i] and not found[i] then pick[#pick + 1] = i end
 end
 if #pick == 0 then return 0 end
 for _, i in ipairs(pick) do

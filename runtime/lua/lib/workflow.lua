@@ -26,10 +26,10 @@ local function wfBad()
 end
 
 local function wfSplit(s)
+  if not s or s == '' then return {} end
+  if not string.find(s, ',', 1, true) then return {s} end
   local out = {}
-  if s then
-    for id in string.gmatch(s, '[^,]+') do out[#out + 1] = id end
-  end
+  for id in string.gmatch(s, '[^,]+') do out[#out + 1] = id end
   return out
 end
 
@@ -41,17 +41,45 @@ local function wfParents(step)
   return wfSplit(string.sub(p, 1, cut - 1)), wfSplit(string.sub(p, cut + 1))
 end
 
--- wfRelease appends to out a released step: its ID, job, the number of
--- needed results and the results (false for none), read 1000 a call.
-local function wfRelease(out, step)
-  local needs = wfParents(step)
-  out[#out + 1] = step
-  out[#out + 1] = redis.call('HGET', KEYS[WF.job], step)
-  out[#out + 1] = #needs
-  for i = 1, #needs, 1000 do
-    local r = redis.call('HMGET', KEYS[WF.res], unpack(needs, i, math.min(i + 999, #needs)))
-    for k = 1, #r do out[#out + 1] = r[k] end
+-- wfReleaseMany appends to out each released step of steps, in order:
+-- its ID, job, the number of needed results and the results (false for
+-- none). Parents and jobs are read 1000 steps a call, results 1000 a
+-- call.
+local function wfReleaseMany(out, steps)
+  local par, job = {}, {}
+  for i = 1, #steps, 1000 do
+    local j = math.min(i + 999, #steps)
+    local p = redis.call('HMGET', KEYS[WF.par], unpack(steps, i, j))
+    local b = redis.call('HMGET', KEYS[WF.job], unpack(steps, i, j))
+    for x = 1, j - i + 1 do
+      par[i + x - 1] = p[x]
+      job[i + x - 1] = b[x]
+    end
   end
+  local o = #out
+  for x, step in ipairs(steps) do
+    local p, needs = par[x], nil
+    -- (59 is ";": a step that needs no result has no text before it)
+    if p and string.byte(p, 1) ~= 59 then
+      needs = wfSplit(string.sub(p, 1, string.find(p, ';', 1, true) - 1))
+    end
+    out[o + 1] = step
+    out[o + 2] = job[x]
+    out[o + 3] = needs and #needs or 0
+    o = o + 3
+    if needs then
+      for i = 1, #needs, 1000 do
+        local r = redis.call('HMGET', KEYS[WF.res], unpack(needs, i, math.min(i + 999, #needs)))
+        for k = 1, #r do out[o + k] = r[k] end
+        o = o + #r
+      end
+    end
+  end
+end
+
+-- wfRelease appends one released step to out, as wfReleaseMany does.
+local function wfRelease(out, step)
+  wfReleaseMany(out, {step})
 end
 
 -- wfExpire sets every key of the workflow to expire in ms.
