@@ -369,10 +369,42 @@ func (e *Envelope) decodeOptionField(d mpack.Decoder, k string) error {
 		i, err = dec.DecodeInt64()
 		e.SchemaVersion = int(i)
 	case "wf":
-		e.Step = new(EnvelopeStep)
-		err = dec.Decode(e.Step)
+		e.Step, err = decodeStep(d)
 	default:
 		err = d.Skip()
 	}
 	return err
+}
+
+// decodeStep reads a step's field (EnvelopeStep, as msgpack encodes the
+// struct: a map of its tags) by hand, as the worker does for every step
+// it takes.
+func decodeStep(d mpack.Decoder) (*EnvelopeStep, error) {
+	s := new(EnvelopeStep)
+	n, err := d.Length(d.Dec.DecodeMapLen())
+	if err != nil || n <= 0 {
+		return s, err
+	}
+	for range n {
+		k, err := d.Str()
+		if err != nil {
+			return nil, err
+		}
+		switch k {
+		case "w":
+			s.Workflow, err = d.Str()
+		case "s":
+			s.Step, err = d.Str()
+		case "n":
+			s.Needs, err = mpack.Array(d, d.Dec.DecodeInt)
+		case "i":
+			s.Inputs, err = mpack.Array(d, d.Bytes)
+		default:
+			err = d.Skip()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("its step's %q: %w", k, err)
+		}
+	}
+	return s, nil
 }

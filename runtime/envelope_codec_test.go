@@ -35,7 +35,17 @@ type mirror struct {
 	DispatchedAt  int64             `msgpack:"at"`
 	Headers       map[string]string `msgpack:"hd,omitempty"`
 	SchemaVersion int               `msgpack:"sv,omitempty"`
+	Step          *mirrorStep       `msgpack:"wf,omitempty"`
 	Future        string            `msgpack:"zz,omitempty"` // a field a newer writer might add
+}
+
+// mirrorStep is EnvelopeStep, encoded by reflection.
+type mirrorStep struct {
+	Workflow string   `msgpack:"w"`
+	Step     string   `msgpack:"s"`
+	Needs    []int    `msgpack:"n,omitempty"`
+	Inputs   [][]byte `msgpack:"i,omitempty"`
+	Future   string   `msgpack:"zz,omitempty"`
 }
 
 func TestEnvelopeCodec(t *testing.T) {
@@ -46,6 +56,7 @@ func TestEnvelopeCodec(t *testing.T) {
 		Chain: [][]byte{{9}, {8, 7}}, BatchID: "b1", UniqueKey: "u1", Tags: []string{"a", "b"},
 		UniqueUntilProcessing: true, Encrypted: true, Catch: []byte{5, 6},
 		DispatchedAt: 1_700_000_000_000, SchemaVersion: 3,
+		Step:    &runtime.EnvelopeStep{Workflow: "w1", Step: "3", Needs: []int{-1, 2}, Inputs: [][]byte{{1}, nil, {2, 3}}},
 		Headers: map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "baggage": "k=v"},
 	}
 	minimal := runtime.Envelope{Version: 2, ID: "01K", Name: "app.Job", Queue: "q", DispatchedAt: 1}
@@ -74,6 +85,10 @@ func TestEnvelopeCodec(t *testing.T) {
 			require.Equal(t, env.Catch, m.Catch)
 			require.Equal(t, env.Headers, m.Headers)
 			require.Equal(t, env.SchemaVersion, m.SchemaVersion)
+			if env.Step != nil {
+				require.Equal(t, runtime.EnvelopeStep{Workflow: m.Step.Workflow, Step: m.Step.Step, Needs: m.Step.Needs, Inputs: m.Step.Inputs}, *env.Step)
+				m.Step.Future = "ignored"
+			}
 
 			// ...and reads what reflection writes, skipping unknown keys.
 			m.Future = "ignored"
