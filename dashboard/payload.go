@@ -27,9 +27,12 @@ type jobView struct {
 	Due        time.Time
 	Tags       []string
 	BatchID    string
-	Tries      int
-	Timeout    time.Duration
-	Chain      int
+	// Workflow and Step name the workflow a step's job belongs to, and
+	// the step; "" for any other job.
+	Workflow, Step string
+	Tries          int
+	Timeout        time.Duration
+	Chain          int
 	// Body is the payload as indented JSON, its first previewLimit
 	// bytes; "" when Sealed or Bad.
 	Body string
@@ -88,6 +91,9 @@ func readJobHead(queue, id string, state runtime.JobState, payload []byte) jobVi
 		return v
 	}
 	v.Name, v.Tags, v.BatchID, v.Tries, v.Timeout, v.Chain = env.Name, env.Tags, env.BatchID, env.Tries, env.Timeout, len(env.Chain)
+	if env.Step != nil {
+		v.Workflow, v.Step = env.Step.Workflow, env.Step.Step
+	}
 	if env.DispatchedAt > 0 {
 		v.Dispatched = time.UnixMilli(env.DispatchedAt)
 	}

@@ -116,6 +116,13 @@ func TestWorkflowPage(t *testing.T) {
 	_, body, _ = b.get(t, page)
 	require.Contains(t, body, `id="cancel-workflow"`)
 	require.Contains(t, body, `class="wf-node st-released"`)
+	// The step's job, queued again, links back to its workflow.
+	info, err = runtime.NewInspector(b.engine).Workflow(b.ctx, id)
+	require.NoError(t, err)
+	status, body, _ = b.get(t, "jobs/"+info.Steps[1].JobID+"?queue=pay")
+	require.Equal(t, http.StatusOK, status, body)
+	require.Contains(t, body, `<a href="../workflows/`+url.PathEscape(id)+`" id="job-workflow">`+html.EscapeString(id)+`</a>, step <bdi>1</bdi>`)
+	require.NotContains(t, body, evil)
 	res = b.post(t, page+"/cancel", nil, b.srv.URL)
 	require.Equal(t, http.StatusSeeOther, res.StatusCode)
 	info, err = runtime.NewInspector(b.engine).Workflow(b.ctx, id)
