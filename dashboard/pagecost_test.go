@@ -41,9 +41,10 @@ import (
 // hold the bounds on a smaller fill in every run.
 
 // costPages are the GET pages measured, one line each: a name, and the
-// path, in which {job}, {bigjob}, {batch}, {task} and {last} stand for a
-// small waiting job, a job of 1 MB, a batch, a task and the last page of
-// q00's ready list. A new page is one more line.
+// path, in which {job}, {bigjob}, {batch}, {task}, {workflow} and {last}
+// stand for a small waiting job, a job of 1 MB, a batch, a task, a
+// workflow of 202 steps and the last page of q00's ready list. A new page
+// is one more line.
 var costPages = []struct{ name, path string }{
 	{"overview", ""},
 	{"overview, last queues", "?from=100000"}, // past the end: the last window, with the fair groups
@@ -72,6 +73,7 @@ var costPages = []struct{ name, path string }{
 	{"batches", "batches"},
 	{"batches, older too", "batches?older=1"},
 	{"batch", "batches/{batch}"},
+	{"workflow", "workflows/{workflow}"},
 	{"task", "tasks/{task}"},
 	{"dispatch", "dispatch"},
 	{"schedule", "schedule"},
@@ -109,14 +111,14 @@ func (j groupedJob) JobGroup() string { return j.Group }
 
 // costFill is what a fill made, for the pages' paths.
 type costFill struct {
-	queues                   []string
-	job, bigjob, batch, task string
-	last                     int
+	queues                             []string
+	job, bigjob, batch, task, workflow string
+	last                               int
 }
 
 func (f costFill) path(p string) string {
 	return strings.NewReplacer("{job}", f.job, "{bigjob}", f.bigjob, "{batch}", f.batch, "{task}", f.task,
-		"{last}", strconv.Itoa(f.last)).Replace(p)
+		"{workflow}", f.workflow, "{last}", strconv.Itoa(f.last)).Replace(p)
 }
 
 // costSize is a fill: waiting jobs over queues, big of each queue's at
@@ -242,6 +244,21 @@ func (cb *costBench) fillWith(t *testing.T, queues []string, size costSize) cost
 		require.NoError(t, err)
 		f.batch = id
 	}
+	// A workflow of 202 steps, waiting on its root: a fan-out and a
+	// fan-in.
+	wf := runtime.NewWorkflow()
+	root := runtime.AddStep(wf, costJob{Q: queues[0], Text: "root"})
+	lines := make([]costJob, 200)
+	for i := range lines {
+		lines[i] = costJob{Q: queues[0], Text: "line"}
+	}
+	var parents []runtime.Parent
+	for _, s := range runtime.AddSteps(wf, lines, runtime.After(root)) {
+		parents = append(parents, s)
+	}
+	runtime.AddStep(wf, costJob{Q: queues[0], Text: "sum"}, runtime.After(parents...))
+	f.workflow, err = wf.Dispatch(ctx)
+	require.NoError(t, err)
 	var grouped []groupedJob
 	groups := cmp.Or(size.groups, 20)
 	for i := range size.grouped {
