@@ -70,7 +70,7 @@ func (e *Engine) DispatchWorkflowTx(ctx context.Context, tx Tx, w *Workflow) (st
 	if err != nil {
 		return "", err
 	}
-	if err := e.checkStepConnections(ctx, plan.id, w); err != nil {
+	if err := e.checkStepConnections(ctx, plan.id, w.steps); err != nil {
 		return "", err
 	}
 	rec := outboxWorkflowRecord{Policy: plan.policy, Deadline: plan.deadline, Retention: e.workflowRetention().Milliseconds(),

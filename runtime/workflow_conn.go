@@ -5,13 +5,13 @@ import (
 	"fmt"
 )
 
-// checkStepConnections refuses, with ErrInvalid, a step of w pushed
+// checkStepConnections refuses, with ErrInvalid, a step of steps pushed
 // through a connection whose engine keeps its keys under another prefix
 // than e's. The worker that runs a step records its end in its workflow
 // through its own engine's keys: under another prefix it would not find
 // the workflow, which would then wait on the step for ever.
-func (e *Engine) checkStepConnections(ctx context.Context, id string, w *Workflow) error {
-	for _, s := range w.steps {
+func (e *Engine) checkStepConnections(ctx context.Context, id string, steps []*stepSpec) error {
+	for _, s := range steps {
 		conn := s.conn
 		if conn == "" {
 			conn = asPending(s.job).JobOptions().Connection

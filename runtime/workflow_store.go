@@ -55,7 +55,7 @@ func (e *Engine) DispatchWorkflow(ctx context.Context, w *Workflow) (string, err
 	if err != nil {
 		return "", err
 	}
-	if err := e.checkStepConnections(ctx, plan.id, w); err != nil {
+	if err := e.checkStepConnections(ctx, plan.id, w.steps); err != nil {
 		return "", err
 	}
 	_, rel, err := e.store.WfCreate(ctx, plan.id, plan.policy, plan.deadline, e.workflowRetention().Milliseconds(), plan.catch, 0, plan.steps)
@@ -250,6 +250,9 @@ func newStepRun(e *Engine, env *Envelope, attempt int) *stepRun {
 
 // spawn adds specs to s's workflow, 1,000 steps a call.
 func (e *Engine) spawn(ctx context.Context, s *stepRun, specs []*stepSpec) error {
+	if err := e.checkStepConnections(ctx, s.workflow, specs); err != nil {
+		return err
+	}
 	now := time.Now()
 	steps := make([]jobrdb.WfStep, len(specs))
 	for i, sp := range specs {
