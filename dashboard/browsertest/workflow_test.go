@@ -89,6 +89,24 @@ func TestWorkflowGraphInABrowser(t *testing.T) {
 		newShots(t).full(ctx, "workflow-page")
 	}
 
+	// On a phone the steps table reads as one card a step: no cell lies
+	// past the page's right edge, to be scrolled to.
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile), chromedp.Navigate(base+"workflows/"+pe(id))))
+	until(t, ctx, `!!document.getElementById("workflow-steps")`)
+	wide, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+		const edge = document.querySelector("main").getBoundingClientRect().right;
+		const out = Array.from(document.querySelectorAll("#workflow-steps td")).find(td => td.getBoundingClientRect().right > edge + 1);
+		return out ? out.dataset.label + " ends at " + Math.round(out.getBoundingClientRect().right) + "px, past " + Math.round(edge) + "px" : "";
+	})()`))
+	require.NoError(t, err)
+	require.Empty(t, wide, "the steps table fits a 390px window")
+	laidOut(t, ctx)
+	if os.Getenv(ScreenshotsEnv) != "" {
+		newShots(t).full(ctx, "workflow-page-390")
+	}
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(2600, 900), chromedp.Navigate(base+"workflows/"+pe(id))))
+	until(t, ctx, `!!document.getElementById("workflow-graph")`)
+
 	// A failed step opens its job's page.
 	follow(t, ctx, "#workflow-graph a:has(g.st-failed)")
 	loc, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname + location.search`))
