@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"github.com/jobgen/jobgen/internal/urlscheme"
 )
 
@@ -69,7 +70,7 @@ func OpenClient(rawURL string) (redis.UniversalClient, func() error, error) {
 }
 
 func openClient(rawURL string) (redis.UniversalClient, func() error, error) {
-	quietRedisLog() // redis_log.go
+	jobrdb.QuietLog()
 	if strings.TrimSpace(rawURL) == "" {
 		return nil, nil, fmt.Errorf("%w: set %s (or pass a URL), for example redis://127.0.0.1:6379/0, or embedded:// for an in-process server", ErrNoURL, URLEnv)
 	}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Monitoring: each worker keeps a record of itself in Redis, renewed
@@ -126,8 +124,8 @@ func (i *Inspector) Metrics(ctx context.Context, since time.Time) ([]MinuteCount
 		keys = append(keys, e.keys.Metrics(h))
 		settled = append(settled, now.After(time.Unix((h+1)*3600, 0).Add(historySettle)))
 	}
-	_, cluster := e.rdb.(*redis.ClusterClient) // the hours' keys are on many slots
-	hashes, err := e.readHistory(ctx, keys, settled, metricsRetention, !cluster)
+	// the hours' keys are on many slots of a cluster
+	hashes, err := e.readHistory(ctx, keys, settled, metricsRetention, !e.store.IsCluster())
 	if err != nil {
 		return nil, fmt.Errorf("read metrics: %w", err)
 	}
