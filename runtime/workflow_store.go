@@ -449,6 +449,13 @@ func (s workflows) succeeded(ctx context.Context, res Reservation, env *Envelope
 		}
 		return fmt.Errorf("record the end of step %s of workflow %s: %w", env.Step.Step, env.Step.Workflow, err)
 	}
+	if o.What == "again" && res.Attempts == 1 {
+		// A first attempt of a step that had ended for its workflow: a
+		// step that failed, retried from the failed store. Its workflow
+		// counted it failed, and its success changes nothing.
+		s.log.Warn("a workflow step retried from the failed store succeeded, but its workflow had counted it failed, and its success releases nothing: retry the workflow instead (Inspector.RetryWorkflow, queue:workflow-retry)",
+			"job", env.Name, "id", env.ID, "workflow", env.Step.Workflow, "step", env.Step.Step, "state", o.State)
+	}
 	return s.follow(ctx, env, o)
 }
 
