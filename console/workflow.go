@@ -110,7 +110,7 @@ func workflowError(id string, err error) error {
 func (s *session) showWorkflow(w *runtime.WorkflowInfo) error {
 	tw := table(s.out)
 	fmt.Fprintf(tw, "Workflow\t%s\n", oneLineText(w.ID))
-	state := string(workflowStateName(w.State))
+	state := w.State.Word()
 	if w.Why != "" {
 		state += ": " + oneLineText(w.Why)
 	}
@@ -143,17 +143,6 @@ func (s *session) showWorkflow(w *runtime.WorkflowInfo) error {
 			dash(st.JobID), state, dash(strings.Join(st.Needs, ",")), dash(strings.Join(st.Waits, ",")), result)
 	}
 	return tw.Flush()
-}
-
-// workflowStateName is a workflow's state in words.
-func workflowStateName(s runtime.WorkflowState) string {
-	switch s {
-	case runtime.WorkflowRunning:
-		return "running"
-	case runtime.WorkflowSucceeded:
-		return "succeeded"
-	}
-	return string(s)
 }
 
 // stepCounts is "5 steps: 2 succeeded, 1 failed, 2 dropped", the states

@@ -40,7 +40,7 @@ var funcs = template.FuncMap{
 	"add":        func(a, b int) int { return a + b },
 	"contains":   func(s, sub string) bool { return strings.Contains(s, sub) },
 	"resultArgs": resultArgs,
-	"wfstate":    workflowState,
+	"wfstate":    runtime.WorkflowState.Word,
 }
 
 func parsePages() map[string]*template.Template {
@@ -312,15 +312,4 @@ func pastLastPage(w http.ResponseWriter, r *http.Request, size int, total int64)
 	q.Set("page", strconv.Itoa(max(pages, 1)))
 	seeOther(w, "?"+q.Encode())
 	return true
-}
-
-// workflowState is a workflow's state in words.
-func workflowState(s runtime.WorkflowState) string {
-	switch s {
-	case runtime.WorkflowRunning:
-		return "running"
-	case runtime.WorkflowSucceeded:
-		return "succeeded"
-	}
-	return string(s)
 }

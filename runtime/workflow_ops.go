@@ -23,6 +23,19 @@ const (
 	WorkflowCancelled WorkflowState = "cancelled"
 )
 
+// Word is the state as an operator reads it: running, succeeded, failed
+// or cancelled. (The state itself is what Redis keeps, and what the
+// dashboard's styles are named after.)
+func (s WorkflowState) Word() string {
+	switch s {
+	case WorkflowRunning:
+		return "running"
+	case WorkflowSucceeded:
+		return "succeeded"
+	}
+	return string(s)
+}
+
 // StepState is the state of a step of a workflow.
 type StepState string
 
@@ -197,7 +210,7 @@ func (e *Engine) endWorkflow(ctx context.Context, id, kind string) error {
 			}
 			return nil
 		}
-		return fmt.Errorf("%w: workflow %s is %s", ErrWorkflowEnded, id, o.State)
+		return fmt.Errorf("%w: workflow %s is %s", ErrWorkflowEnded, id, WorkflowState(o.State).Word())
 	}
 	e.cancelSteps(ctx, id, o.Cancel, "", b.log)
 	queue := DefaultQueue
@@ -221,7 +234,7 @@ func (i *Inspector) RetryWorkflow(ctx context.Context, id string) error {
 		return err
 	}
 	if w.State != WorkflowFailed && w.State != WorkflowCancelled {
-		return fmt.Errorf("%w: retry workflow %s: it is %s, not failed or cancelled", ErrInvalid, id, w.State)
+		return fmt.Errorf("%w: retry workflow %s: it is %s, not failed or cancelled", ErrInvalid, id, w.State.Word())
 	}
 	r, err := e.store.WfGet(ctx, id, false)
 	if err != nil {
