@@ -24,6 +24,10 @@ type Finish struct {
 	// nil for none, and ignored on a queue that keeps none. Its ID, Queue
 	// and FinishedAt are filled in from Ref and Redis's clock.
 	Record *FinishedJob
+
+	// step is the end of a workflow step to record in the ack
+	// (workflow_ack.go), set while the worker's steps run.
+	step *jobrdb.StepEnd
 }
 
 // FinishedJob is one entry of a queue's record of finished jobs

@@ -326,7 +326,8 @@ func exerciseScripts(t *testing.T, b bundle) {
 }
 
 // exerciseWorkflowScripts runs workflows whose steps are on queues of
-// other slots than the workflow's: created (wf_create), each step's end
+// other slots than the workflow's, and one whose steps share a queue:
+// created (wf_create), each step's end
 // recorded (wf_settle) and its dependents pushed (step_push), a step that
 // spawns (wf_spawn), a workflow cancelled (wf_cancel), and one failed and
 // retried (wf_retry).
@@ -343,6 +344,13 @@ func exerciseWorkflowScripts(t *testing.T, b bundle) {
 	runtime.AddStep(wf, wfSplit{Lines: 3})
 	ok, err := wf.Dispatch(ctx)
 	require.NoError(t, err)
+	// Two steps on one queue: the workflow lives in its slot, and each
+	// step's end is recorded by its ack (step_ack).
+	wf = runtime.NewWorkflow()
+	runtime.AddStep(wf, wfStock{Order: "a-5"}, runtime.After(runtime.AddStep(wf, wfStock{Order: "a-4"})))
+	home, err := wf.Dispatch(ctx)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(home, "{stock}"), home)
 	wf = runtime.NewWorkflow()
 	runtime.AddStep(wf, wfCharge{Order: "a-2", Fail: true})
 	failed, err := wf.Dispatch(ctx)
@@ -360,7 +368,7 @@ func exerciseWorkflowScripts(t *testing.T, b bundle) {
 	run()
 	require.NoError(t, in.RetryWorkflow(ctx, failed))
 	run()
-	for id, want := range map[string]runtime.WorkflowState{ok: runtime.WorkflowSucceeded, failed: runtime.WorkflowFailed, cancelled: runtime.WorkflowCancelled} {
+	for id, want := range map[string]runtime.WorkflowState{ok: runtime.WorkflowSucceeded, home: runtime.WorkflowSucceeded, failed: runtime.WorkflowFailed, cancelled: runtime.WorkflowCancelled} {
 		info, err := in.Workflow(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, want, info.State, id)

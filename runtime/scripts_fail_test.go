@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -238,6 +239,12 @@ var failCases = []failCase{
 		args: []any{"0", "s", 1, "res", ""}},
 	{name: "wf_settle fails it", s: lua.Get("wf_settle"), kinds: wfKinds, setup: wfSetup("q", "w"),
 		args: []any{"0", "f", 1, "", "boom"}},
+	{name: "step_ack", s: lua.Get("step_ack"), kinds: append([]string{"zset", "hash", "hash", "hash"}, wfKinds...),
+		setup: append(stepAckSetup(), shiftKeys(wfSetup("s", "q"), 4)...),
+		args:  []any{1, "j1", "tok", "1", 1, "res"}},
+	{name: "step_ack releasing", s: lua.Get("step_ack"), kinds: append([]string{"zset", "hash", "hash", "hash"}, wfKinds...),
+		setup: append(stepAckSetup(), shiftKeys(wfSetup("q", "w"), 4)...),
+		args:  []any{1, "j1", "tok", "0", 1, "res"}},
 	{name: "wf_spawn", s: lua.Get("wf_spawn"), kinds: wfKinds, setup: wfSetup("q", "w"),
 		args: []any{"0", 1, 100, "0.0", "job", "", "", ""}},
 	{name: "wf_cancel", s: lua.Get("wf_cancel"), kinds: wfKinds, setup: wfSetup("q", "w"),
@@ -341,6 +348,26 @@ func wfSetup(s0, s1 string) [][]any {
 		{"HSET", "K2", "0", s0, "1", s1}, {"HSET", "K3", "0", 0, "1", 1}, {"HSET", "K4", "0", "1"},
 		{"HSET", "K5", "1", "0;"}, {"HSET", "K6", "0", "job0", "1", "job1"},
 	}
+}
+
+// stepAckSetup fills the keys of an ack of job j1 (token tok), with an
+// error recorded.
+func stepAckSetup() [][]any {
+	return [][]any{{"ZADD", "K1", 1, "j1"}, {"HSET", "K2", "j1", "1:0:tok"}, {"HSET", "K3", "j1", "p1"}, {"HSET", "K4", "j1", "1 1 boom"}}
+}
+
+// shiftKeys renames the placeholders K<n> of setup to K<n+by>.
+func shiftKeys(setup [][]any, by int) [][]any {
+	out := make([][]any, len(setup))
+	for i, c := range setup {
+		out[i] = append([]any(nil), c...)
+		if k, ok := c[1].(string); ok && strings.HasPrefix(k, "K") {
+			if n, err := strconv.Atoi(k[1:]); err == nil {
+				out[i][1] = "K" + strconv.Itoa(n+by)
+			}
+		}
+	}
+	return out
 }
 
 // groupedSetup fills the keys of a settle of job j1 (token tok) of

@@ -29,6 +29,7 @@ type Worker struct {
 	ackStop  chan struct{}  // closed when the acker should flush and end
 	ackDone  chan struct{}  // closed when the acker has ended
 	wg       sync.WaitGroup // running jobs
+	follows  sync.WaitGroup // follow-ups of workflow steps' acks (workflow_ack.go)
 
 	mu       sync.Mutex
 	active   map[Ref]*activeJob
@@ -290,8 +291,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		close(w.starts)
 		<-starterDone
 	}
+	w.follows.Wait()
 	close(w.ackStop)
 	<-w.ackDone
+	w.follows.Wait()
 	stopSide()
 	sideWG.Wait()
 	w.stopped()

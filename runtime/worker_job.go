@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/internal/attempt"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // process runs one reserved job and settles it: ack, release or fail.
@@ -431,18 +432,28 @@ func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev
 			return
 		}
 	}
+	if end := w.stepOnAck(res, env, fin, progressed); end != nil { // workflow_ack.go
+		if fin == nil {
+			fin = &Finish{Ref: res.Ref}
+		}
+		fin.step = end
+	}
 	if err := w.completed(ctx, res, env, fin); err != nil { // worker_steps.go: batch, chain
 		// Not acked: the job runs again when its lease runs out, and its
 		// batch and chain are seen to then.
 		w.log.Error("counting a job in its batch or dispatching the next job of its chain failed", "queue", res.Queue, "job", env.Name, "id", res.ID, "err", err)
 		return
 	}
+	var step *jobrdb.StepEnd
+	if fin != nil && fin.step != nil {
+		step, fin = fin.step, nil // the ack records the step's end, and its result
+	}
 	if fin != nil && len(fin.Result) == 0 && fin.Record == nil {
 		// A step's result went into its workflow: nothing is left behind,
 		// and the plain ack serves.
 		fin = nil
 	}
-	w.queueAck(ctx, ackItem{ref: res.Ref, env: env, ev: ev, progressed: progressed, fin: fin})
+	w.queueAck(ctx, ackItem{ref: res.Ref, env: env, ev: ev, progressed: progressed, fin: fin, step: step})
 }
 
 func (w *Worker) emit(ev Event, kind EventKind) {

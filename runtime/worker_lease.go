@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
 // heartbeat renews the leases of running jobs every RetryAfter/3, and
@@ -101,6 +103,9 @@ type ackItem struct {
 	// progressed: the job reported progress, whose entry the ack deletes.
 	progressed bool
 	fin        *Finish // what the job leaves behind (finish.go); nil: a plain ack
+	// step is the end of a workflow step the ack records
+	// (workflow_ack.go); nil for any other job.
+	step *jobrdb.StepEnd
 }
 
 // acker deletes finished jobs in batches: it takes what has queued up
@@ -149,6 +154,12 @@ func (w *Worker) queueAck(ctx context.Context, it ackItem) {
 // then emits JobProcessed for each job whose ack was accepted and
 // releases its unique lock. A refused ack reports nothing.
 func (w *Worker) ackBatch(ctx context.Context, items []ackItem) {
+	if k := stepsLast(items); k < len(items) {
+		w.ackSteps(ctx, items[k:])
+		if items = items[:k]; len(items) == 0 {
+			return
+		}
+	}
 	refs := make([]Ref, len(items))
 	var progressed map[string]bool
 	for i, it := range items {
@@ -285,4 +296,17 @@ func (w *Worker) drain() {
 	case <-time.After(abandonAfter + 5*time.Second):
 		w.log.Error("jobs still settling after the grace; they come back when their leases run out")
 	}
+}
+
+// stepsLast moves the items with a step's end to record after the others,
+// and returns the index of the first of them.
+func stepsLast(items []ackItem) int {
+	k := 0
+	for i := range items {
+		if items[i].step == nil {
+			items[k], items[i] = items[i], items[k]
+			k++
+		}
+	}
+	return k
 }

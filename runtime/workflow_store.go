@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/keyspace"
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
@@ -95,7 +96,7 @@ func (e *Engine) planWorkflow(w *Workflow) (*workflowPlan, error) {
 	}
 	id := w.id
 	if id == "" {
-		id = NewID()
+		id = e.workflowID(w)
 	}
 	if err := validateWorkflowID(id); err != nil {
 		return nil, err
@@ -128,12 +129,54 @@ func (e *Engine) planWorkflow(w *Workflow) (*workflowPlan, error) {
 }
 
 // validateWorkflowID checks a workflow ID: 1 to 100 bytes, no braces
-// (its keys' hash tag) and no comma or semicolon.
+// (its keys' hash tag) but around a home queue's name at its start
+// (keyspace.WorkflowHome), and no comma or semicolon.
 func validateWorkflowID(id string) error {
-	if id == "" || len(id) > 100 || strings.ContainsAny(id, "{},;") {
-		return fmt.Errorf("%w: workflow ID %q must be 1 to 100 bytes with no {, }, comma or semicolon", ErrInvalid, id)
+	rest := id
+	if home, ok := keyspace.WorkflowHome(id); ok && ValidateQueueName(home) == nil {
+		rest = id[len(home)+2:]
+	}
+	if rest == "" || len(id) > 100 || strings.ContainsAny(rest, "{},;") {
+		return fmt.Errorf("%w: workflow ID %q must be 1 to 100 bytes with no {, }, comma or semicolon (but for a home queue in braces at its start)", ErrInvalid, id)
 	}
 	return nil
+}
+
+// workflowID returns a new ID for w. A workflow whose steps all run on
+// one queue of this engine, not partitioned, gets that queue as its home
+// ("{<queue>}<ID>"): its keys share the queue's slot, and each step's
+// end is recorded in the call that acks its job (step_ack.lua), not in a
+// call of its own.
+func (e *Engine) workflowID(w *Workflow) string {
+	id := NewID()
+	home := ""
+	for _, s := range w.steps {
+		q, conn := stepTarget(s)
+		if conn != "" || (home != "" && q != home) {
+			return id
+		}
+		home = q
+	}
+	if home == "" || e.partitionsOf(home) != nil || len(home)+2+len(id) > 100 || ValidateQueueName(home) != nil {
+		return id
+	}
+	return "{" + home + "}" + id
+}
+
+// stepTarget returns the queue and connection step s runs on.
+func stepTarget(s *stepSpec) (queue, conn string) {
+	o := asPending(s.job).JobOptions()
+	queue, conn = o.Queue, o.Connection
+	if s.queue != "" {
+		queue = s.queue
+	}
+	if s.conn != "" {
+		conn = s.conn
+	}
+	if queue == "" {
+		queue = DefaultQueue
+	}
+	return queue, conn
 }
 
 // encodeStep encodes one step: its job's envelope, carrying the
@@ -159,16 +202,7 @@ func (e *Engine) encodeStep(wf string, s *stepSpec, now time.Time) (jobrdb.WfSte
 	if err := checkNeeds(o.Needs, s.needs); err != nil {
 		return jobrdb.WfStep{}, nil, where(err)
 	}
-	queue, conn := o.Queue, o.Connection
-	if s.queue != "" {
-		queue = s.queue
-	}
-	if s.conn != "" {
-		conn = s.conn
-	}
-	if queue == "" {
-		queue = DefaultQueue
-	}
+	queue, conn := stepTarget(s)
 	if err := ValidateQueueName(queue); err != nil {
 		return jobrdb.WfStep{}, nil, where(err)
 	}
@@ -434,7 +468,7 @@ func (s workflows) before(ctx context.Context, res Reservation, env *Envelope) b
 }
 
 func (s workflows) succeeded(ctx context.Context, res Reservation, env *Envelope, fin *Finish) error {
-	if env.Step == nil {
+	if env.Step == nil || fin != nil && fin.step != nil { // its ack records its end (workflow_ack.go)
 		return nil
 	}
 	var result []byte
@@ -449,14 +483,18 @@ func (s workflows) succeeded(ctx context.Context, res Reservation, env *Envelope
 		}
 		return fmt.Errorf("record the end of step %s of workflow %s: %w", env.Step.Step, env.Step.Workflow, err)
 	}
-	if o.What == "again" && res.Attempts == 1 {
-		// A first attempt of a step that had ended for its workflow: a
-		// step that failed, retried from the failed store. Its workflow
-		// counted it failed, and its success changes nothing.
+	s.warnRetriedAlone(env, res.Attempts, o)
+	return s.follow(ctx, env, o)
+}
+
+// warnRetriedAlone warns of a first attempt of a step that had ended for
+// its workflow: a step that failed, retried from the failed store. Its
+// workflow counted it failed, and its success changes nothing.
+func (s workflows) warnRetriedAlone(env *Envelope, attempt int, o jobrdb.WfOutcome) {
+	if o.What == "again" && attempt == 1 {
 		s.log.Warn("a workflow step retried from the failed store succeeded, but its workflow had counted it failed, and its success releases nothing: retry the workflow instead (Inspector.RetryWorkflow, queue:workflow-retry)",
 			"job", env.Name, "id", env.ID, "workflow", env.Step.Workflow, "step", env.Step.Step, "state", o.State)
 	}
-	return s.follow(ctx, env, o)
 }
 
 // follow does what a step's end calls for: push the steps it released,

@@ -5,6 +5,7 @@ package keyspace
 
 import (
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -411,8 +412,8 @@ func (k Keys) Runtimes(queue string, slot int64) string {
 	return k.prefix + ":{" + queue + "}:runtimes:" + strconv.FormatInt(slot, 10)
 }
 
-// Workflow returns the keys of workflow id, all in its slot {wf:<id>},
-// in the order the wf_*.lua scripts take them (lib/workflow.lua):
+// Workflow returns the keys of workflow id, all in one slot, in the
+// order the wf_*.lua scripts take them (lib/workflow.lua):
 //
 //	meta      HASH  state, counts, policy, deadline, retention, times
 //	state     HASH  step -> its state (one letter)
@@ -426,12 +427,35 @@ func (k Keys) Runtimes(queue string, slot int64) string {
 //
 // They have no lifetime while the workflow runs, and its retention once
 // it ends.
+//
+// The slot is {wf:<id>}, but for a workflow whose ID begins with its
+// home queue in braces ("{<queue>}<rest>", WorkflowHome): its keys are
+// then "<prefix>:{<queue>}<rest>:<name>", in the slot of that queue's
+// keys, so that a script of the queue can settle one of its steps in the
+// same call as its ack (step_ack.lua).
 func (k Keys) Workflow(id string) []string {
 	base := k.prefix + ":{wf:" + id + "}:"
+	if _, ok := WorkflowHome(id); ok {
+		base = k.prefix + ":" + id + ":"
+	}
 	names := [...]string{"meta", "state", "left", "kids", "parents", "jobs", "results", "mayfail", "spawned"}
 	out := make([]string, len(names))
 	for i, n := range names {
 		out[i] = base + n
 	}
 	return out
+}
+
+// WorkflowHome returns the home queue of workflow id: the queue whose
+// slot its keys share, named in braces at the start of the ID
+// ("{emails}01J…"); ok is false for an ID that names none.
+func WorkflowHome(id string) (queue string, ok bool) {
+	if len(id) < 3 || id[0] != '{' {
+		return "", false
+	}
+	end := strings.IndexByte(id, '}')
+	if end < 2 || end == len(id)-1 {
+		return "", false
+	}
+	return id[1:end], true
 }

@@ -20,6 +20,7 @@ var (
 	scriptWfSpawn  = lua.Get("wf_spawn")
 	scriptWfCancel = lua.Get("wf_cancel")
 	scriptWfRetry  = lua.Get("wf_retry")
+	scriptStepAck  = lua.Get("step_ack")
 )
 
 // WfStep is a step as the workflow stores it.
@@ -333,4 +334,76 @@ func bytesOf(v any) []byte {
 // after it pushes nothing for that step.
 func (s *Store) MarkPushed(ctx context.Context, marker string, ttl time.Duration) (bool, error) {
 	return s.c.SetNX(ctx, marker, "1", ttl).Result()
+}
+
+// StepEnd is the success of a step, whose job StepAck acks: the job's
+// ID and reservation token, its workflow, and its end.
+type StepEnd struct {
+	ID, Token, Workflow string
+	End                 WfEnd
+}
+
+// StepAcked is what StepAck did for one job: Stale, nothing (the token
+// was stale); Acked, its end recorded and its job acked; otherwise its
+// end recorded and its job left for the caller to ack once it has done
+// what Outcome asks.
+type StepAcked struct {
+	Stale, Acked bool
+	Outcome      WfOutcome
+}
+
+// StepAck records the success of steps run on queue, whose workflows
+// keep their keys in its slot, and acks their jobs, in one script call
+// of up to 500 jobs (step_ack.lua); more go in further calls, in one
+// pipeline. Its error is the first call's.
+func (s *Store) StepAck(ctx context.Context, queue string, ends []StepEnd) ([]StepAcked, error) {
+	qk := s.keys.Queue(queue)
+	var calls []Call
+	for k := 0; k < len(ends); k += 500 {
+		chunk := ends[k:min(k+500, len(ends))]
+		keys := []string{qk.Reserved, qk.State, qk.Payloads, qk.Errors}
+		index := map[string]int{}
+		args := make([]any, 0, 6*len(chunk))
+		for _, e := range chunk {
+			w, ok := index[e.Workflow]
+			if !ok {
+				w = len(index) + 1
+				index[e.Workflow] = w
+				keys = append(keys, s.keys.Workflow(e.Workflow)...)
+			}
+			args = append(args, w, e.ID, e.Token, e.End.Step, e.End.Attempt, e.End.Result)
+		}
+		calls = append(calls, Call{Script: scriptStepAck, Keys: keys, Args: args})
+	}
+	replies, err := s.Run(ctx, calls)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]StepAcked, 0, len(ends))
+	for _, r := range replies {
+		v, err := r.Slice()
+		if err != nil {
+			return nil, err
+		}
+		for _, one := range v {
+			p := anySlice(one)
+			if len(p) == 0 {
+				return nil, fmt.Errorf("step_ack: an empty reply")
+			}
+			a := StepAcked{Stale: Int(p[0]) == 0, Acked: Int(p[0]) == 1}
+			if !a.Stale {
+				if len(p) < 2 {
+					return nil, fmt.Errorf("step_ack: a reply of code %d without its outcome", Int(p[0]))
+				}
+				if a.Outcome, err = outcome(anySlice(p[1])); err != nil {
+					return nil, err
+				}
+			}
+			out = append(out, a)
+		}
+	}
+	if len(out) != len(ends) {
+		return nil, fmt.Errorf("step_ack: %d replies for %d jobs", len(out), len(ends))
+	}
+	return out, nil
 }

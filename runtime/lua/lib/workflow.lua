@@ -18,11 +18,19 @@
 -- A parent has ended for its dependents when it succeeded, or failed
 -- under the continue policy (its state is s or f while the workflow
 -- runs).
+-- A script that takes the keys of several workflows (step_ack) points WF
+-- at each one's in turn: wfAt(b) for the keys KEYS[b + 1..b + 9].
 local WF = {meta = 1, state = 2, left = 3, kids = 4, par = 5, job = 6, res = 7, cont = 8, gen = 9}
+local function wfAt(b)
+  WF.meta, WF.state, WF.left, WF.kids, WF.par, WF.job, WF.res, WF.cont, WF.gen =
+    b + 1, b + 2, b + 3, b + 4, b + 5, b + 6, b + 7, b + 8, b + 9
+end
 
 -- wfBad returns an error reply if a workflow key holds another type.
 local function wfBad()
-  return wrongType({1, 'hash', 2, 'hash', 3, 'hash', 4, 'hash', 5, 'hash', 6, 'hash', 7, 'hash', 8, 'set', 9, 'hash'})
+  local b = WF.meta - 1
+  return wrongType({b + 1, 'hash', b + 2, 'hash', b + 3, 'hash', b + 4, 'hash', b + 5, 'hash', b + 6, 'hash',
+    b + 7, 'hash', b + 8, 'set', b + 9, 'hash'})
 end
 
 local function wfSplit(s)
@@ -84,7 +92,7 @@ end
 
 -- wfExpire sets every key of the workflow to expire in ms.
 local function wfExpire(ms)
-  for k = 1, 9 do redis.call('PEXPIRE', KEYS[k], ms) end
+  for k = WF.meta, WF.gen do redis.call('PEXPIRE', KEYS[k], ms) end
 end
 
 -- wfEnd ends a running workflow as st (failed, cancelled) for why:

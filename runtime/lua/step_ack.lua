@@ -1,0 +1,114 @@
+-- step_ack: record the success of workflow steps and ack their jobs, in
+-- one call. A workflow whose steps all run on one queue keeps its keys in
+-- that queue's slot (its ID begins "{<queue>}", keyspace.WorkflowHome),
+-- so the end of a step run on that queue is recorded as wf_settle.lua
+-- records it (lib/workflow_settle.lua), and its job deleted as ack.lua
+-- deletes it, at once: a worker that dies between the two leaves neither
+-- done.
+--
+-- A step whose end calls for more than the record (it released
+-- dependents, for the caller to push; it failed its workflow, for the
+-- caller to cancel the released steps and run the catch) is recorded and
+-- not acked: the caller does what follows, then acks it with ack.lua, as
+-- after wf_settle. Made again (the caller died in between, and the job
+-- ran again), its record is "again" and hands back the same steps, whose
+-- pushes are idempotent (step_push.lua).
+--
+-- KEYS[1] -> reserved zset
+-- KEYS[2] -> state hash (job ID -> "attempts:exceptions:token")
+-- KEYS[3] -> payloads hash
+-- KEYS[4] -> errors hash: the jobs acked lose their entries
+-- KEYS[5..] -> per workflow, its 9 keys (lib/workflow.lua), all in the
+--              queue's slot
+-- ARGV -> per job, 6 values (at most 500 jobs): the index of its
+--   workflow (1 for the first 9 keys after KEYS[4]), its ID, its
+--   reservation token, its step's ID, the attempt that succeeded, and
+--   its result ("" for none)
+--
+-- Returns: per job, in order, {0} if its token is stale (nothing is done
+-- for it); {1, reply} if its end was recorded and the job acked; {2,
+-- reply} if its end was recorded and the job is left for the caller to
+-- ack, once it has done what the reply asks. reply is wf_settle.lua's for
+-- the step.
+--
+-- Errors: "ERR step_ack: ..." for arguments out of shape, "ERR
+-- wf_settle: ..." for a step its workflow does not have, "WRONGTYPE ..."
+-- for a key of another type. All are checked before the first write.
+
+-- uses: wrong_type, now_ms, workflow, workflow_settle
+
+local bad = wrongType({1, 'zset', 2, 'hash', 3, 'hash'})
+if bad then return bad end
+local m, n = (#KEYS - 4) / 9, #ARGV / 6
+if m < 1 or m ~= math.floor(m) or n < 1 or n > 500 or n ~= math.floor(n) then
+  return redis.error_reply('ERR step_ack: want 4 keys and 9 a workflow, and 1 to 500 jobs of 6 values each; nothing was written')
+end
+local ids = {}
+for j = 1, n do
+  local w = tonumber(ARGV[6 * j - 5])
+  if not w or w < 1 or w > m or w ~= math.floor(w) then
+    return redis.error_reply('ERR step_ack: job ' .. tostring(ARGV[6 * j - 4]) .. ': workflow ' .. tostring(ARGV[6 * j - 5]) .. ' of ' .. m .. '; nothing was written')
+  end
+  ids[j] = ARGV[6 * j - 4]
+end
+for w = 1, m do
+  wfAt(4 + 9 * (w - 1))
+  bad = wfBad()
+  if bad then return bad end
+end
+
+-- Only the jobs still held under their token are settled.
+local states = redis.call('HMGET', KEYS[2], unpack(ids))
+local mine, steps, order = {}, {}, {}
+for j = 1, n do
+  local st = states[j]
+  if st and string.match(st, '^%d+:%d+:(.+)$') == ARGV[6 * j - 3] then
+    local w = tonumber(ARGV[6 * j - 5])
+    mine[j] = w
+    if not steps[w] then
+      steps[w] = {}
+      order[#order + 1] = w
+    end
+    table.insert(steps[w], ARGV[6 * j - 2])
+  end
+end
+local errs = #order > 0 and redis.call('TYPE', KEYS[4]).ok
+if errs and errs ~= 'none' and errs ~= 'hash' then
+  return redis.error_reply('WRONGTYPE ' .. KEYS[4] .. ' holds a ' .. errs .. ', not a hash; nothing was written')
+end
+local S = {}
+for _, w in ipairs(order) do
+  wfAt(4 + 9 * (w - 1))
+  local s, err = wfSettleOpen(steps[w])
+  if not s then return err end
+  S[w] = s
+end
+
+local out, done = {}, {}
+for _, w in ipairs(order) do
+  wfAt(4 + 9 * (w - 1))
+  for j = 1, n do
+    if mine[j] == w then
+      local a = 6 * j - 5
+      local r = S[w].settle(ARGV[a + 3], 's', ARGV[a + 4], ARGV[a + 5], '')
+      local what = r[2]
+      if #r == 2 and (what == 'ended' or what == 'again' or what == 'dropped') then
+        out[j] = {1, r}
+        done[#done + 1] = ids[j]
+      else
+        out[j] = {2, r}
+      end
+    end
+  end
+  S[w].close()
+end
+for j = 1, n do
+  if not out[j] then out[j] = {0} end
+end
+if #done > 0 then
+  redis.call('ZREM', KEYS[1], unpack(done))
+  redis.call('HDEL', KEYS[2], unpack(done))
+  redis.call('HDEL', KEYS[3], unpack(done))
+  if errs == 'hash' then redis.call('HDEL', KEYS[4], unpack(done)) end
+end
+return out
