@@ -2,6 +2,7 @@ package faults_test
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +14,8 @@ import (
 )
 
 // TestWorkflowKill9 runs 1,000 workflows of 10 steps (5,000 in long
-// mode), half diamonds (a root, four mids needing it, a join needing
+// mode; a quarter of them in a slot of their own, the rest in their
+// queue's), half diamonds (a root, four mids needing it, a join needing
 // the mids, three tails needing the join, an end needing the join and
 // the tails) and half fan-outs (a split that spawns 8 children and a
 // gather needing their results), and one more whose split spawns 10,000
@@ -40,6 +42,13 @@ func TestWorkflowKill9(t *testing.T) {
 	for w := range wfs {
 		base := w*10 + 1 // the workflow's steps are base to base+9
 		wf := runtime.NewWorkflow()
+		if w%4 == 3 {
+			// An ID of the caller's: the workflow lives in a slot of its
+			// own, and each step's end is a call of its own before its ack.
+			// The others live in their queue's slot, and the ack records
+			// the end (step_ack).
+			wf.WithID("own-" + runtime.NewID())
+		}
 		if w%2 == 0 {
 			root := runtime.AddStep(wf, fw.WfRoot{Seq: base, Millis: ms()})
 			mids := make(runtime.Steps[fw.WfMid], 4)
@@ -57,6 +66,7 @@ func TestWorkflowKill9(t *testing.T) {
 		}
 		id, err := wf.Dispatch(ctx)
 		require.NoError(t, err)
+		require.Equal(t, w%4 != 3, strings.HasPrefix(id, "{"+queue+"}"), id)
 		ids = append(ids, id)
 		steps += 10
 	}
