@@ -1,0 +1,143 @@
+package runtime_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/jobgen/jobgen/runtime"
+)
+
+// scriptCounter counts the calls of some scripts on the wire.
+type scriptCounter struct {
+	mu sync.Mutex
+	n  map[string]int // script name -> calls
+	by map[string]string
+}
+
+func countScripts(b wbundle, names ...string) *scriptCounter {
+	c := &scriptCounter{n: map[string]int{}, by: map[string]string{}}
+	for _, n := range names {
+		c.by[runtime.ScriptSHA(n)] = n
+	}
+	b.rdb.AddHook(beforeCalls(func(cmds ...redis.Cmder) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for _, cmd := range cmds {
+			for sha, name := range c.by {
+				if runsScript(cmd, sha) {
+					c.n[name]++
+				}
+			}
+		}
+	}))
+	return c
+}
+
+func (c *scriptCounter) take() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.n
+	c.n = map[string]int{}
+	return out
+}
+
+// A workflow whose steps all run on one queue lives in that queue's slot,
+// its ID naming it, and each step's success is recorded by the call that
+// acks its job (step_ack), with no wf_settle call of its own; one with an
+// ID of the caller's lives in a slot of its own, and its steps' ends are
+// wf_settle calls.
+func TestWorkflowOnOneQueueRecordsEndsInTheAck(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var rec wfRec
+		rec.register(b.router)
+		calls := countScripts(b, "wf_settle", "step_ack")
+		dispatch := func(order string, id string) string {
+			wf := runtime.NewWorkflow()
+			if id != "" {
+				wf.WithID(id)
+			}
+			root := runtime.AddStep(wf, wfStock{Order: order + "-0"})
+			for i := range 3 {
+				runtime.AddStep(wf, wfStock{Order: order + "-" + string(rune('1'+i))}, runtime.After(root))
+			}
+			got, err := wf.Dispatch(b.ctx)
+			require.NoError(t, err)
+			return got
+		}
+
+		home := dispatch("h", "")
+		require.True(t, strings.HasPrefix(home, "{stock}"), home)
+		var names []string
+		for _, k := range keysMatching(t, b.bundle, b.prefix+":"+home+":*") {
+			names = append(names, strings.TrimPrefix(k, b.prefix+":"+home+":"))
+		}
+		require.ElementsMatch(t, []string{"meta", "state", "left", "kids", "parents", "jobs"}, names,
+			"its keys, in the queue's slot (no results, may-fail or spawned steps yet)")
+		require.Empty(t, keysMatching(t, b.bundle, b.prefix+":{wf:"+home+"}:*"))
+		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"stock"}, StopWhenEmpty: true})
+		n := calls.take()
+		require.Zero(t, n["wf_settle"], "no step's end is a call of its own")
+		require.GreaterOrEqual(t, n["step_ack"], 2, "the root's call, then the children's (acked together when they end together)")
+		require.LessOrEqual(t, n["step_ack"], 4)
+
+		own := dispatch("o", "mine-"+b.prefix)
+		require.Equal(t, "mine-"+b.prefix, own)
+		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"stock"}, StopWhenEmpty: true})
+		n = calls.take()
+		require.Zero(t, n["step_ack"])
+		require.GreaterOrEqual(t, n["wf_settle"], 2)
+
+		for _, id := range []string{home, own} {
+			info, err := runtime.NewInspector(b.engine).Workflow(b.ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, runtime.WorkflowSucceeded, info.State, id)
+			for _, s := range info.Steps {
+				require.Equal(t, runtime.StepSucceeded, s.State, "%s step %s", id, s.ID)
+			}
+		}
+		for _, o := range []string{"h", "o"} {
+			for i := range 4 {
+				require.Equal(t, 1, rec.runs("stock:"+o+"-"+string(rune('0'+i))), "%s-%d", o, i)
+			}
+		}
+	})
+}
+
+// A step_ack whose reply is lost is sent again by the Redis client: a
+// step it acked counts as acked, and one it left for the worker (it
+// released steps) hands back the same steps, which are pushed once. Every
+// step runs once, and the workflow succeeds.
+func TestRetriedStepAck(t *testing.T) {
+	for _, first := range []string{"releasing", "acked"} {
+		t.Run(first, func(t *testing.T) {
+			forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+				var rec wfRec
+				rec.register(b.router)
+				wf := runtime.NewWorkflow()
+				var opts []runtime.StepOption
+				if first == "releasing" {
+					opts = append(opts, runtime.After(runtime.AddStep(wf, wfStock{Order: "r-0"})))
+				}
+				runtime.AddStep(wf, wfStock{Order: "r-1"}, opts...)
+				id, err := wf.Dispatch(b.ctx)
+				require.NoError(t, err)
+				hook := &replayScripts{sha: runtime.ScriptSHA("step_ack")}
+				b.rdb.AddHook(hook)
+				b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"stock"}, StopWhenEmpty: true})
+				require.Equal(t, 1, hook.replays())
+				info, err := runtime.NewInspector(b.engine).Workflow(b.ctx, id)
+				require.NoError(t, err)
+				require.Equal(t, runtime.WorkflowSucceeded, info.State)
+				if first == "releasing" {
+					require.Equal(t, 1, rec.runs("stock:r-0"))
+				}
+				require.Equal(t, 1, rec.runs("stock:r-1"))
+				require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "stock"))
+			})
+		})
+	}
+}
