@@ -119,6 +119,33 @@ local function wfSettleOpen(steps)
     return out
   end
 
+  -- endKid records that a parent of k, step (ns: #step), ended: it
+  -- returns "d" if k was spawned by another attempt of step than the one
+  -- that ended (k is dropped), "r" if step was its last parent (k is
+  -- released), nil otherwise.
+  local function endKid(k, step, ns, attempt)
+    -- a step spawned by step has the ID "<step>.<k>" (46 is ".")
+    local g = #k > ns and string.byte(k, ns + 1) == 46 and string.sub(k, 1, ns) == step
+      and redis.call('HGET', KEYS[WF.gen], k)
+    if g and g ~= attempt then
+      -- spawned by an attempt that failed: the attempt that ended spawned
+      -- its own
+      for kk = WF.meta, WF.gen do
+        if H[kk] then hdel(kk, k)
+        elseif kk == WF.cont then redis.call('SREM', KEYS[kk], k)
+        elseif kk ~= WF.meta then redis.call('HDEL', KEYS[kk], k) end
+      end
+      return 'd'
+    end
+    local left = (tonumber(hget(WF.left, k)) or 0) - 1
+    if left <= 0 and hget(WF.state, k) == 'w' then
+      hset(WF.left, k, '0')
+      hset(WF.state, k, 'q')
+      return 'r'
+    end
+    hset(WF.left, k, left)
+  end
+
   local function settle(step, how, attempt, result, why)
     local st = M.st
     if not st then return {'gone', 'dropped'} end
@@ -176,36 +203,33 @@ local function wfSettleOpen(steps)
     closed(1)
     local out = {st, 'ended'}
     if st ~= 'run' then return out end
-    local kids, kept, rel, dropped = wfSplit(hget(WF.kids, step)), {}, {}, 0
-    hload(WF.left, kids)
-    hload(WF.state, kids)
-    local sv, lv, ns = H[WF.state].v, H[WF.left].v, #step
-    for _, k in ipairs(kids) do
-      -- a step spawned by step has the ID "<step>.<k>" (46 is ".")
-      local g = #k > ns and string.byte(k, ns + 1) == 46 and string.sub(k, 1, ns) == step
-        and redis.call('HGET', KEYS[WF.gen], k)
-      if g and g ~= attempt then
-        -- spawned by an attempt that failed: the attempt that ended spawned
-        -- its own
-        for kk = WF.meta, WF.gen do
-          if H[kk] then hdel(kk, k)
-          elseif kk == WF.cont then redis.call('SREM', KEYS[kk], k)
-          elseif kk ~= WF.meta then redis.call('HDEL', KEYS[kk], k) end
-        end
-        dropped = dropped + 1
-      else
-        kept[#kept + 1] = k
-        local left = (tonumber(lv[k]) or 0) - 1
-        if left <= 0 and sv[k] == 'w' then
-          hset(WF.left, k, '0')
-          hset(WF.state, k, 'q')
-          rel[#rel + 1] = k
+    -- most steps have one dependent or none (a fan-out's children, a
+    -- chain): no table is made for them
+    local ks, ns = hget(WF.kids, step), #step
+    local rel, kept, dropped = nil, nil, 0
+    if ks and ks ~= '' and not string.find(ks, ',', 1, true) then
+      local r = endKid(ks, step, ns, attempt)
+      if r == 'r' then
+        rel = {ks}
+      elseif r == 'd' then
+        kept, dropped = {}, 1
+      end
+    elseif ks and ks ~= '' then
+      local kids = wfSplit(ks)
+      hload(WF.left, kids)
+      hload(WF.state, kids)
+      kept, rel = {}, {}
+      for _, k in ipairs(kids) do
+        local r = endKid(k, step, ns, attempt)
+        if r == 'd' then
+          dropped = dropped + 1
         else
-          hset(WF.left, k, left)
+          kept[#kept + 1] = k
+          if r == 'r' then rel[#rel + 1] = k end
         end
       end
     end
-    if #rel > 0 then
+    if rel and #rel > 0 then
       flush()
       wfReleaseMany(out, rel)
     end
