@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobgen/jobgen/internal/cputime"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -70,6 +71,7 @@ func benchWorkflowDrain(b *testing.B, rooted bool) {
 	var plainTime, wfTime time.Duration
 	var plainScripts, wfScripts, plainCmds, wfCmds int64
 	var plainCPU, wfCPU float64
+	var plainGo, wfGo time.Duration
 	var dispatch time.Duration
 	for range b.N {
 		b.StopTimer()
@@ -82,6 +84,7 @@ func benchWorkflowDrain(b *testing.B, rooted bool) {
 		require.NoError(b, e.PushMany(ctx, out))
 		s0, c0 := scriptCalls(b, rdb)
 		u0 := redisCPU(b, rdb)
+		g0 := processCPU(b)
 		d := drainUntil(b, ctx, e, func(r *runtime.Router, done func()) {
 			var n atomic.Int64
 			runtime.Register(r, "bench.Job", func(context.Context, benchJob) error {
@@ -91,6 +94,7 @@ func benchWorkflowDrain(b *testing.B, rooted bool) {
 				return nil
 			})
 		})
+		plainGo += processCPU(b) - g0
 		s1, c1 := scriptCalls(b, rdb)
 		plainCPU += redisCPU(b, rdb) - u0
 		plainTime += d
@@ -115,6 +119,7 @@ func benchWorkflowDrain(b *testing.B, rooted bool) {
 		dispatch += time.Since(began)
 		s0, c0 = scriptCalls(b, rdb)
 		u0 = redisCPU(b, rdb)
+		g0 = processCPU(b)
 		d = drainUntil(b, ctx, e, func(r *runtime.Router, done func()) {
 			runtime.Register(r, "bench.WfRoot", func(context.Context, wfBenchRoot) error { return nil })
 			runtime.RegisterResult(r, "bench.WfChild", func(_ context.Context, j wfBenchChild) (int, error) { return j.N, nil })
@@ -126,6 +131,7 @@ func benchWorkflowDrain(b *testing.B, rooted bool) {
 				return nil
 			}, func(in *runtime.StepInputs) ([]int, error) { return runtime.InputList[int](in, 0) })
 		})
+		wfGo += processCPU(b) - g0
 		s1, c1 = scriptCalls(b, rdb)
 		wfCPU += redisCPU(b, rdb) - u0
 		wfTime += d
@@ -146,6 +152,8 @@ func benchWorkflowDrain(b *testing.B, rooted bool) {
 	b.ReportMetric(float64(dispatch.Milliseconds())/float64(b.N), "wf-dispatch-ms")
 	b.ReportMetric(plainCPU*1e6/float64(b.N*wfBenchSteps), "redis-µs/job")
 	b.ReportMetric(wfCPU*1e6/(float64(b.N)*steps), "redis-µs/step")
+	b.ReportMetric(float64(plainGo.Microseconds())/float64(b.N*wfBenchSteps), "go-µs/job")
+	b.ReportMetric(float64(wfGo.Microseconds())/(float64(b.N)*steps), "go-µs/step")
 	b.ReportMetric(float64(plainCmds)/float64(b.N*wfBenchSteps), "cmds/job")
 	b.ReportMetric(float64(wfCmds)/(float64(b.N)*steps), "cmds/step")
 }
@@ -180,6 +188,15 @@ func drainUntil(b *testing.B, ctx context.Context, e *runtime.Engine, reg func(r
 	stop()
 	require.NoError(b, <-ran)
 	return d
+}
+
+// processCPU returns the CPU time this process has used so far: the
+// worker's and the benchmark's, which waits.
+func processCPU(b *testing.B) time.Duration {
+	b.Helper()
+	t, err := cputime.Process()
+	require.NoError(b, err)
+	return t
 }
 
 // redisCPU returns the CPU time the server has used so far, in seconds
