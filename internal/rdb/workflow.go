@@ -278,7 +278,7 @@ func outcome(v []any) (WfOutcome, error) {
 	if len(v) < 2 {
 		return WfOutcome{}, fmt.Errorf("workflow reply of %d values", len(v))
 	}
-	o := WfOutcome{State: fmt.Sprint(v[0]), What: fmt.Sprint(v[1])}
+	o := WfOutcome{State: text(v[0]), What: text(v[1])}
 	var err error
 	switch o.What {
 	case "failed":
@@ -295,7 +295,7 @@ func pairs(v []any) ([]WfRelease, error) {
 	}
 	out := make([]WfRelease, 0, len(v)/2)
 	for i := 0; i < len(v); i += 2 {
-		out = append(out, WfRelease{ID: fmt.Sprint(v[i]), Job: bytesOf(v[i+1])})
+		out = append(out, WfRelease{ID: text(v[i]), Job: bytesOf(v[i+1])})
 	}
 	return out, nil
 }
@@ -306,7 +306,7 @@ func releases(v []any) ([]WfRelease, error) {
 		if i+3 > len(v) {
 			return nil, fmt.Errorf("workflow reply: a release cut short at %d of %d values", i, len(v))
 		}
-		r := WfRelease{ID: fmt.Sprint(v[i]), Job: bytesOf(v[i+1])}
+		r := WfRelease{ID: text(v[i]), Job: bytesOf(v[i+1])}
 		n := int(Int(v[i+2]))
 		i += 3
 		if i+n > len(v) {
@@ -320,6 +320,14 @@ func releases(v []any) ([]WfRelease, error) {
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// text returns a reply's string, as the scripts' replies carry them.
+func text(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return fmt.Sprint(v)
 }
 
 func bytesOf(v any) []byte {

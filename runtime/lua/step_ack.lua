@@ -43,13 +43,16 @@ local m, n = (#KEYS - 4) / 9, #ARGV / 6
 if m < 1 or m ~= math.floor(m) or n < 1 or n > 500 or n ~= math.floor(n) then
   return redis.error_reply('ERR step_ack: want 4 keys and 9 a workflow, and 1 to 500 jobs of 6 values each; nothing was written')
 end
-local ids = {}
+-- (tonumber costs more than the rest of a job's checks: a call of one
+-- workflow, the common one, is told by its text)
+local ids, ws = {}, {}
 for j = 1, n do
-  local w = tonumber(ARGV[6 * j - 5])
+  local w = ARGV[6 * j - 5]
+  w = w == '1' and 1 or tonumber(w)
   if not w or w < 1 or w > m or w ~= math.floor(w) then
     return redis.error_reply('ERR step_ack: job ' .. tostring(ARGV[6 * j - 4]) .. ': workflow ' .. tostring(ARGV[6 * j - 5]) .. ' of ' .. m .. '; nothing was written')
   end
-  ids[j] = ARGV[6 * j - 4]
+  ids[j], ws[j] = ARGV[6 * j - 4], w
 end
 for w = 1, m do
   wfAt(4 + 9 * (w - 1))
@@ -63,13 +66,15 @@ local mine, steps, order = {}, {}, {}
 for j = 1, n do
   local st = states[j]
   if st and string.match(st, '^%d+:%d+:(.+)$') == ARGV[6 * j - 3] then
-    local w = tonumber(ARGV[6 * j - 5])
+    local w = ws[j]
     mine[j] = w
-    if not steps[w] then
-      steps[w] = {}
+    local sw = steps[w]
+    if not sw then
+      sw = {}
+      steps[w] = sw
       order[#order + 1] = w
     end
-    table.insert(steps[w], ARGV[6 * j - 2])
+    sw[#sw + 1] = ARGV[6 * j - 2]
   end
 end
 local errs = #order > 0 and redis.call('TYPE', KEYS[4]).ok
