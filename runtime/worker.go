@@ -30,6 +30,9 @@ type Worker struct {
 	ackDone  chan struct{}  // closed when the acker has ended
 	wg       sync.WaitGroup // running jobs
 	follows  sync.WaitGroup // follow-ups of workflow steps' acks (workflow_ack.go)
+	// stepAcks counts the steps whose ack records their end, queued or
+	// in flight, with their follow-ups; stepAcked, those done so far.
+	stepAcks, stepAcked atomic.Int64
 
 	mu       sync.Mutex
 	active   map[Ref]*activeJob
@@ -349,7 +352,7 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 			continue
 		}
 		n := 1 + w.grabSlots(w.batchLimit()-1)
-		settled := w.processed.Load()
+		settled := w.settledCount()
 		jobs, next, err := w.reserveUnlessEmptied(ctx, n)
 		w.accept(jobs, n)
 		switch {
@@ -475,7 +478,7 @@ func (w *Worker) reserveUnlessEmptied(ctx context.Context, n int) ([]Reservation
 // before the reserve.
 func (w *Worker) stopWhenIdle(settled int64) bool {
 	switch {
-	case w.cfg.StopWhenEmpty && w.running() == 0 && w.processed.Load() == settled:
+	case w.cfg.StopWhenEmpty && w.running() == 0 && w.stepAcks.Load() == 0 && w.settledCount() == settled:
 		w.stop("empty")
 	case w.cfg.Once && w.waited && w.running() == 0:
 		w.stop("once")
@@ -484,6 +487,11 @@ func (w *Worker) stopWhenIdle(settled int64) bool {
 	}
 	return true
 }
+
+// settledCount counts the jobs that have finished, and the steps whose
+// ack, with the follow-up of their end, has ended (workflow_ack.go): a
+// step's released dependents are pushed after its job finished.
+func (w *Worker) settledCount() int64 { return w.processed.Load() + w.stepAcked.Load() }
 
 // idleFor is how long to wait for jobs: Sleep, or less when a delayed
 // job falls due or a lease runs out sooner.

@@ -453,6 +453,9 @@ func (w *Worker) succeed(ctx context.Context, res Reservation, env *Envelope, ev
 		// and the plain ack serves.
 		fin = nil
 	}
+	if step != nil {
+		w.stepAcks.Add(1) // until its ack, and what its end calls for, are done
+	}
 	w.queueAck(ctx, ackItem{ref: res.Ref, env: env, ev: ev, progressed: progressed, fin: fin, step: step})
 }
 

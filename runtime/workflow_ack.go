@@ -62,6 +62,7 @@ func (w *Worker) ackSteps(ctx context.Context, items []ackItem) {
 		}, "jobs", len(ends))
 		if err != nil {
 			w.log.Error("ack of workflow steps failed; the jobs will run again when their leases run out", "queue", q, "jobs", len(ends), "err", err)
+			w.stepsDone(len(ends))
 			continue
 		}
 		var lost []Ref
@@ -78,7 +79,9 @@ func (w *Worker) ackSteps(ctx context.Context, items []ackItem) {
 				acked = append(acked, it)
 			default:
 				w.followStep(ctx, it, a.Outcome)
+				continue
 			}
+			w.stepsDone(1)
 		}
 		if len(lost) > 0 {
 			refused := w.ackRefused(ctx, lost, tries > 1)
@@ -105,6 +108,7 @@ func (w *Worker) followStep(ctx context.Context, it ackItem, o jobrdb.WfOutcome)
 	w.follows.Add(1)
 	go func() {
 		defer w.follows.Done()
+		defer w.stepsDone(1)
 		s := w.workflowStep()
 		s.warnRetriedAlone(it.env, it.step.End.Attempt, o)
 		if err := s.follow(ctx, it.env, o); err != nil {
@@ -115,6 +119,13 @@ func (w *Worker) followStep(ctx context.Context, it ackItem, o jobrdb.WfOutcome)
 		it.step = nil
 		w.ackBatch(ctx, []ackItem{it})
 	}()
+}
+
+// stepsDone counts n steps whose ack, and what their ends called for,
+// are done (Worker.stopWhenIdle).
+func (w *Worker) stepsDone(n int) {
+	w.stepAcked.Add(int64(n))
+	w.stepAcks.Add(-int64(n))
 }
 
 // workflowStep returns the worker's step for workflows.

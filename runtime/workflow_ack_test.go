@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -140,4 +141,32 @@ func TestRetriedStepAck(t *testing.T) {
 			})
 		})
 	}
+}
+
+// A worker with StopWhenEmpty runs every step of a workflow on one
+// queue before it stops: a step's dependents are pushed after its job
+// finished, once its ack recorded its end, and the worker waits for that
+// as it waits for a chain's next link.
+func TestStopWhenEmptyRunsTheStepsAnAckReleases(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var rec wfRec
+		rec.register(b.router)
+		const n = 30
+		wf := runtime.NewWorkflow()
+		var opts []runtime.StepOption
+		for i := range n {
+			s := runtime.AddStep(wf, wfStock{Order: "w-" + strconv.Itoa(i)}, opts...)
+			opts = []runtime.StepOption{runtime.After(s)}
+		}
+		id, err := wf.Dispatch(b.ctx)
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(id, "{stock}"), id)
+		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"stock"}, StopWhenEmpty: true})
+		for i := range n {
+			require.Equal(t, 1, rec.runs("stock:w-"+strconv.Itoa(i)), "step %d ran before the worker stopped", i)
+		}
+		info, err := runtime.NewInspector(b.engine).Workflow(b.ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, runtime.WorkflowSucceeded, info.State)
+	})
 }
