@@ -109,6 +109,10 @@ func (w *Worker) followStep(ctx context.Context, it ackItem, o jobrdb.WfOutcome)
 	go func() {
 		defer w.follows.Done()
 		defer w.stepsDone(1)
+		// Its lease is kept by the heartbeat while the follow-up runs, as
+		// it was while the job ran: a release of many steps takes a while.
+		w.track(it.ref, func(error) {}, RunningJob{})
+		defer w.untrack(it.ref)
 		s := w.workflowStep()
 		s.warnRetriedAlone(it.env, it.step.End.Attempt, o)
 		if err := s.follow(ctx, it.env, o); err != nil {
