@@ -1,10 +1,12 @@
 package runtime_test
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -168,5 +170,57 @@ func TestStopWhenEmptyRunsTheStepsAnAckReleases(t *testing.T) {
 		info, err := runtime.NewInspector(b.engine).Workflow(b.ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, runtime.WorkflowSucceeded, info.State)
+	})
+}
+
+type wfNap struct{ Millis int }
+
+func (wfNap) JobName() string                { return "wf.Nap" }
+func (wfNap) JobOptions() runtime.JobOptions { return runtime.JobOptions{Queue: "stock"} }
+func (j wfNap) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
+
+// A step of a workflow on one queue that succeeds past its workflow's
+// deadline, with the deadline's own job not run, fails the workflow in
+// the call that records its end: the call leaves the job unacked, its
+// worker runs the catch, then acks it. The step after it never runs.
+func TestStepAckPastTheDeadlineFailsTheWorkflow(t *testing.T) {
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var rec wfRec
+		rec.register(b.router)
+		runtime.Register(b.router, "wf.Nap", func(ctx context.Context, j wfNap) error {
+			time.Sleep(time.Duration(j.Millis) * time.Millisecond)
+			return nil
+		})
+		var c caught
+		cb := c.callback("wf-nap-late")
+		runtime.RegisterCallback(b.router, cb)
+		calls := countScripts(b, "wf_settle", "step_ack")
+		wf := runtime.NewWorkflow().Catch(cb.With("nap")).Deadline(150 * time.Millisecond)
+		nap := runtime.AddStep(wf, wfNap{Millis: 400})
+		runtime.AddStep(wf, wfStock{Order: "late"}, runtime.After(nap))
+		id, err := wf.Dispatch(b.ctx)
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(id, "{stock}"), id)
+		// The deadline's own job, delayed, is taken out: what ends the
+		// workflow is the nap's end, recorded past the deadline.
+		in := runtime.NewInspector(b.engine)
+		delayed, _, err := in.ListJobs(b.ctx, "stock", runtime.StateDelayed, 0, 10)
+		require.NoError(t, err)
+		require.Len(t, delayed, 1)
+		_, err = in.Cancel(b.ctx, "stock", delayed[0].ID, 0)
+		require.NoError(t, err)
+		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"stock"}, StopWhenEmpty: true})
+		info, err := in.Workflow(b.ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, runtime.WorkflowFailed, info.State)
+		require.Equal(t, "deadline", info.Why)
+		require.Equal(t, runtime.StepSucceeded, info.Steps[0].State)
+		require.Equal(t, runtime.StepDropped, info.Steps[1].State)
+		require.Zero(t, rec.runs("stock:late"))
+		require.Len(t, c.list(), 1, "the catch ran once")
+		n := calls.take()
+		require.Zero(t, n["wf_settle"])
+		require.GreaterOrEqual(t, n["step_ack"], 1)
+		require.Equal(t, runtime.Sizes{Failed: 1}, sizes(t, b.bundle, "stock"), "the nap's job was acked (the failed one is the deadline's, cancelled)")
 	})
 }
