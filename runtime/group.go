@@ -165,42 +165,14 @@ func (g *groupedQueues) has(queue string) bool {
 	return ok
 }
 
-// groupKeys returns the keys a settle of queue's jobs passes after its
-// own for the groups (lib/groups.lua), with notify after them when
-// withNotify; none for a queue this engine has seen no grouped job in.
-func (e *Engine) groupKeys(queue string, withNotify bool) []string {
-	if !e.grouped.has(queue) {
-		return nil
-	}
-	qk := e.keys.Queue(queue)
-	if withNotify {
-		return append(qk.Groups(), qk.Notify)
-	}
-	return qk.Groups()
-}
-
-// storedGroup is the "<limit>:<group>" of a stored payload, "" for a job
-// of no group, for a push that has only the payload (the outbox relay).
-// A payload that does not name the group header holds no group, and is
-// not decoded.
-func storedGroup(queue, id string, payload []byte) string {
-	if !bytes.Contains(payload, []byte(GroupHeader)) {
-		return ""
-	}
-	env, err := DecodeEnvelope(queue, id, payload)
-	if err != nil {
-		return ""
-	}
-	return env.groupArg()
-}
-
 // tagsKey is how an encoded envelope names its tags (Envelope.Tags,
 // msgpack "tg", a fixstr of 2): an envelope without those bytes has no
 // tags, so most payloads are not decoded to learn it.
 var tagsKey = []byte("\xa2tg")
 
-// storedGroupAndTags returns the fair group argument (as storedGroup)
-// and the tags of a stored envelope, decoding it only when its bytes may
+// storedGroupAndTags returns the "<limit>:<group>" of a stored payload
+// ("" for a job of no group, for a push that has only the payload: the
+// outbox relay) and the tags of a stored envelope, decoding it only when its bytes may
 // hold either.
 func storedGroupAndTags(queue, id string, payload []byte) (string, []string) {
 	if !bytes.Contains(payload, []byte(GroupHeader)) && !bytes.Contains(payload, tagsKey) {
