@@ -394,6 +394,10 @@ func (s *Store) StepAck(ctx context.Context, queue string, ends []StepEnd) ([]St
 			return nil, err
 		}
 		for _, one := range v {
+			if n, ok := one.(int64); ok && n == 1 { // acked, the workflow running on
+				out = append(out, StepAcked{Acked: true, Outcome: WfOutcome{State: "run", What: "ended"}})
+				continue
+			}
 			p := anySlice(one)
 			if len(p) == 0 {
 				return nil, fmt.Errorf("step_ack: an empty reply")

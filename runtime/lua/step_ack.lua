@@ -26,10 +26,10 @@
 --   its result ("" for none)
 --
 -- Returns: per job, in order, {0} if its token is stale (nothing is done
--- for it); {1, reply} if its end was recorded and the job acked; {2,
--- reply} if its end was recorded and the job is left for the caller to
--- ack, once it has done what the reply asks. reply is wf_settle.lua's for
--- the step.
+-- for it); {1, reply} if its end was recorded and the job acked, or 1
+-- alone when reply is {"run", "ended"}; {2, reply} if its end was
+-- recorded and the job is left for the caller to ack, once it has done
+-- what the reply asks. reply is wf_settle.lua's for the step.
 --
 -- Errors: "ERR step_ack: ..." for arguments out of shape, "ERR
 -- wf_settle: ..." for a step its workflow does not have, "WRONGTYPE ..."
@@ -98,7 +98,9 @@ for _, w in ipairs(order) do
       local r = S[w].settle(ARGV[a + 3], 's', ARGV[a + 4], ARGV[a + 5], '')
       local what = r[2]
       if #r == 2 and (what == 'ended' or what == 'again' or what == 'dropped') then
-        out[j] = {1, r}
+        -- (1 alone for the most common reply: the step ended, the
+        -- workflow runs on)
+        out[j] = (what == 'ended' and r[1] == 'run') and 1 or {1, r}
         done[#done + 1] = ids[j]
       else
         out[j] = {2, r}
