@@ -139,7 +139,8 @@ local function wfSettleOpen(steps)
     end
     local left = (tonumber(hget(WF.left, k)) or 0) - 1
     if left <= 0 and hget(WF.state, k) == 'w' then
-      hset(WF.left, k, '0')
+      -- (its count of parents left is not written: nothing reads it once
+      -- the step is released, and a retry counts it afresh)
       hset(WF.state, k, 'q')
       return 'r'
     end
