@@ -36,6 +36,7 @@ type outboxWorkflow struct {
 	Needs   string `msgpack:"n"`
 	Waits   string `msgpack:"w"`
 	MayFail bool   `msgpack:"f"`
+	Push    string `msgpack:"p,omitempty"` // jobrdb.WfStep.Push
 }
 
 // DispatchTx writes the workflow into tx's outbox, as one row, through
@@ -76,7 +77,7 @@ func (e *Engine) DispatchWorkflowTx(ctx context.Context, tx Tx, w *Workflow) (st
 	rec := outboxWorkflowRecord{Policy: plan.policy, Deadline: plan.deadline, Retention: e.workflowRetention().Milliseconds(),
 		Catch: plan.catch, FirstQueue: plan.firstQueue, Steps: make([]outboxWorkflow, len(plan.steps))}
 	for i, s := range plan.steps {
-		rec.Steps[i] = outboxWorkflow{ID: s.ID, Job: s.Job, Needs: s.Needs, Waits: s.Waits, MayFail: s.MayFail}
+		rec.Steps[i] = outboxWorkflow{ID: s.ID, Job: s.Job, Needs: s.Needs, Waits: s.Waits, MayFail: s.MayFail, Push: s.Push}
 	}
 	payload, err := msgpack.Marshal(&rec)
 	if err != nil {
@@ -115,7 +116,7 @@ func (e *Engine) relayWorkflow(ctx context.Context, row RelayRow, out *RelayOutc
 	}
 	steps := make([]jobrdb.WfStep, len(rec.Steps))
 	for i, s := range rec.Steps {
-		steps[i] = jobrdb.WfStep{ID: s.ID, Job: s.Job, Needs: s.Needs, Waits: s.Waits, MayFail: s.MayFail}
+		steps[i] = jobrdb.WfStep{ID: s.ID, Job: s.Job, Needs: s.Needs, Waits: s.Waits, MayFail: s.MayFail, Push: s.Push}
 	}
 	created, rel, err := e.store.WfCreate(ctx, row.ID, rec.Policy, rec.Deadline, rec.Retention, rec.Catch, deadline.UnixMilli(), steps)
 	if err != nil {

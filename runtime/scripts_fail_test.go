@@ -234,17 +234,20 @@ var failCases = []failCase{
 	{name: "step_push grouped", s: scriptStepPush, kinds: []string{"", "list", "", "hash", "list", "zset", "hash", "zset", "list", "set", "string", "zset"},
 		args: []any{1, 60000, 1, 4, 0, "j1", "p1", 0, "2:A"}},
 	{name: "wf_create", s: lua.Get("wf_create"), kinds: wfKinds,
-		args: []any{"f", 0, 60000, "", 0, "0", "job0", "", "", "", "1", "job1", "0", "", "1"}},
+		args: []any{"f", 0, 60000, "", 0, "0", "job0", "", "", "", "", "1", "job1", "", "0", "1", "jid1"}},
 	{name: "wf_settle", s: lua.Get("wf_settle"), kinds: wfKinds, setup: wfSetup("q", "w"),
 		args: []any{"0", "s", 1, "res", ""}},
 	{name: "wf_settle fails it", s: lua.Get("wf_settle"), kinds: wfKinds, setup: wfSetup("q", "w"),
 		args: []any{"0", "f", 1, "", "boom"}},
-	{name: "step_ack", s: lua.Get("step_ack"), kinds: append([]string{"zset", "hash", "hash", "hash"}, wfKinds...),
-		setup: append(stepAckSetup(), shiftKeys(wfSetup("s", "q"), 4)...),
-		args:  []any{1, "j1", "tok", "1", 1, "res"}},
-	{name: "step_ack releasing", s: lua.Get("step_ack"), kinds: append([]string{"zset", "hash", "hash", "hash"}, wfKinds...),
-		setup: append(stepAckSetup(), shiftKeys(wfSetup("q", "w"), 4)...),
-		args:  []any{1, "j1", "tok", "0", 1, "res"}},
+	{name: "step_ack", s: lua.Get("step_ack"), kinds: stepAckKinds,
+		setup: append(stepAckSetup(), shiftKeys(wfSetup("s", "q"), 3)...),
+		args:  []any{"1", 1, "j1", "tok", "1", 1, "res"}},
+	{name: "step_ack releasing", s: lua.Get("step_ack"), kinds: stepAckKinds,
+		setup: append(stepAckSetup(), shiftKeys(wfSetup("q", "w"), 3)...),
+		args:  []any{"1", 1, "j1", "tok", "0", 1, "res"}},
+	{name: "step_ack pushing", s: lua.Get("step_ack"), kinds: stepAckKinds,
+		setup: append(append(stepAckSetup(), shiftKeys(wfSetup("q", "w"), 3)...), []any{"HSET", "K9", "1#", "jid1"}),
+		args:  []any{"1", 1, "j1", "tok", "0", 1, "res"}},
 	{name: "wf_spawn", s: lua.Get("wf_spawn"), kinds: wfKinds, setup: wfSetup("q", "w"),
 		args: []any{"0", 1, 100, "0.0", "job", "", "", ""}},
 	{name: "wf_cancel", s: lua.Get("wf_cancel"), kinds: wfKinds, setup: wfSetup("q", "w"),
@@ -350,10 +353,15 @@ func wfSetup(s0, s1 string) [][]any {
 	}
 }
 
+// stepAckKinds are step_ack's keys: reserved, state, errors, one
+// workflow's, then the queue's ready, delayed (never written: a step it
+// pushes has no delay), payloads and notify.
+var stepAckKinds = append(append([]string{"zset", "hash", "hash"}, wfKinds...), "list", "", "hash", "list")
+
 // stepAckSetup fills the keys of an ack of job j1 (token tok), with an
 // error recorded.
 func stepAckSetup() [][]any {
-	return [][]any{{"ZADD", "K1", 1, "j1"}, {"HSET", "K2", "j1", "1:0:tok"}, {"HSET", "K3", "j1", "p1"}, {"HSET", "K4", "j1", "1 1 boom"}}
+	return [][]any{{"ZADD", "K1", 1, "j1"}, {"HSET", "K2", "j1", "1:0:tok"}, {"HSET", "K15", "j1", "p1"}, {"HSET", "K3", "j1", "1 1 boom"}}
 }
 
 // shiftKeys renames the placeholders K<n> of setup to K<n+by>.

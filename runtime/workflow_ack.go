@@ -46,6 +46,9 @@ func (w *Worker) ackSteps(ctx context.Context, items []ackItem) {
 		}
 		byQueue[it.ref.Queue] = append(byQueue[it.ref.Queue], i)
 	}
+	// Released steps are pushed in the call only where no dispatch
+	// middleware or listener must see each push (pushSteps).
+	push, tell := !w.e.hasDispatchMiddleware(), !w.e.events.empty()
 	for _, q := range queues {
 		idx := byQueue[q]
 		ends := make([]jobrdb.StepEnd, len(idx))
@@ -57,7 +60,7 @@ func (w *Worker) ackSteps(ctx context.Context, items []ackItem) {
 		err := w.settleRetried(ctx, "ack", func() error {
 			tries++
 			var err error
-			got, err = w.e.store.StepAck(ctx, q, ends)
+			got, err = w.e.store.StepAck(ctx, q, push, tell, ends)
 			return err
 		}, "jobs", len(ends))
 		if err != nil {
@@ -76,6 +79,9 @@ func (w *Worker) ackSteps(ctx context.Context, items []ackItem) {
 				staleItem[it.ref] = it
 			case a.Acked:
 				w.workflowStep().warnRetriedAlone(it.env, it.step.End.Attempt, a.Outcome)
+				if a.Pushed {
+					w.e.pushedInAck(a.Outcome.Released)
+				}
 				acked = append(acked, it)
 			default:
 				w.followStep(ctx, it, a.Outcome)
@@ -140,4 +146,13 @@ func (w *Worker) workflowStep() workflows {
 		}
 	}
 	return workflows{busEnv{e: w.e, r: w.r, log: w.log, retryAfter: w.cfg.RetryAfter}}
+}
+
+// pushedInAck emits JobQueued for the steps a step_ack pushed.
+func (e *Engine) pushedInAck(steps []jobrdb.WfRelease) {
+	for _, r := range steps {
+		if env, _, err := releasedEnvelope(r); err == nil {
+			e.events.emit(Event{Kind: JobQueued, Queue: env.Queue, Name: env.Name, ID: env.ID})
+		}
+	}
 }

@@ -50,14 +50,15 @@ func (c *scriptCounter) take() map[string]int {
 
 // A workflow whose steps all run on one queue lives in that queue's slot,
 // its ID naming it, and each step's success is recorded by the call that
-// acks its job (step_ack), with no wf_settle call of its own; one with an
-// ID of the caller's lives in a slot of its own, and its steps' ends are
-// wf_settle calls.
+// acks its job (step_ack), with no wf_settle call of its own, and the
+// steps it releases pushed in that call; one with an ID of the caller's
+// lives in a slot of its own, its steps' ends are wf_settle calls, and
+// released steps are pushed by step_push.
 func TestWorkflowOnOneQueueRecordsEndsInTheAck(t *testing.T) {
 	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 		var rec wfRec
 		rec.register(b.router)
-		calls := countScripts(b, "wf_settle", "step_ack")
+		calls := countScripts(b, "wf_settle", "step_ack", "step_push")
 		dispatch := func(order string, id string) string {
 			wf := runtime.NewWorkflow()
 			if id != "" {
@@ -69,6 +70,7 @@ func TestWorkflowOnOneQueueRecordsEndsInTheAck(t *testing.T) {
 			}
 			got, err := wf.Dispatch(b.ctx)
 			require.NoError(t, err)
+			calls.take() // the dispatch pushed the root
 			return got
 		}
 
@@ -84,6 +86,18 @@ func TestWorkflowOnOneQueueRecordsEndsInTheAck(t *testing.T) {
 		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"stock"}, StopWhenEmpty: true})
 		n := calls.take()
 		require.Zero(t, n["wf_settle"], "no step's end is a call of its own")
+		require.Zero(t, n["step_push"], "the root's ack pushed its children")
+		queued := map[string]bool{}
+		for _, ev := range b.log.of(runtime.JobQueued) {
+			if ev.Name == "wf.Stock" {
+				queued[ev.ID] = true
+			}
+		}
+		info, err := runtime.NewInspector(b.engine).Workflow(b.ctx, home)
+		require.NoError(t, err)
+		for _, st := range info.Steps {
+			require.True(t, queued[st.JobID], "JobQueued for step %s, pushed by its parent's ack", st.ID)
+		}
 		require.GreaterOrEqual(t, n["step_ack"], 2, "the root's call, then the children's (acked together when they end together)")
 		require.LessOrEqual(t, n["step_ack"], 4)
 
@@ -93,6 +107,7 @@ func TestWorkflowOnOneQueueRecordsEndsInTheAck(t *testing.T) {
 		n = calls.take()
 		require.Zero(t, n["step_ack"])
 		require.GreaterOrEqual(t, n["wf_settle"], 2)
+		require.Equal(t, 1, n["step_push"], "the root's worker pushed its children")
 
 		for _, id := range []string{home, own} {
 			info, err := runtime.NewInspector(b.engine).Workflow(b.ctx, id)

@@ -231,7 +231,24 @@ func (e *Engine) encodeStep(wf string, s *stepSpec, now time.Time) (jobrdb.WfSte
 	if s.delay > 0 {
 		delay = s.delay
 	}
-	return jobrdb.WfStep{ID: s.id, Job: encodeLink(b, delay), Needs: strings.Join(needs, ","), Waits: strings.Join(s.after, ","), MayFail: s.mayFail}, env, nil
+	st := jobrdb.WfStep{ID: s.id, Job: encodeLink(b, delay), Needs: strings.Join(needs, ","), Waits: strings.Join(s.after, ","), MayFail: s.mayFail}
+	if home, ok := keyspace.WorkflowHome(wf); ok && home == queue && conn == "" && len(needs) == 0 && delay <= 0 &&
+		env.Group() == "" && len(env.Tags) == 0 && len(b) <= e.cfg.MaxPayload && oneParent(s.after) {
+		// Its parent's ack may push it as it stands (step_ack.lua): its
+		// job, whole, is a payload workers decode.
+		st.Push = env.ID
+	}
+	return st, env, nil
+}
+
+// oneParent reports whether after names one step, once or more.
+func oneParent(after []string) bool {
+	for _, p := range after {
+		if p != after[0] {
+			return false
+		}
+	}
+	return len(after) > 0
 }
 
 // checkNeeds checks a step's needs against its job's `needs=`: the same

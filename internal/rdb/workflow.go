@@ -30,6 +30,11 @@ type WfStep struct {
 	Needs   string // need parents, joined by commas
 	Waits   string // wait-only parents, joined by commas
 	MayFail bool
+	// Push is the job ID of a step whose parent's ack may push it as it
+	// stands (step_ack.lua): one parent, no results needed, no delay, no
+	// group or tags, on its workflow's home queue; Job is then the
+	// payload to store. "" for any other step.
+	Push string
 }
 
 func (s WfStep) args() []any {
@@ -68,6 +73,7 @@ func (s *Store) WfCreate(ctx context.Context, id, policy string, deadlineMs, ret
 	args := []any{policy, deadlineMs, retentionMs, catch, notAfter}
 	for _, st := range steps {
 		args = append(args, st.args()...)
+		args = append(args, st.Push)
 	}
 	v, err := s.RunOne(ctx, Call{Script: scriptWfCreate, Keys: s.keys.Workflow(id), Args: args}).Slice()
 	if err != nil {
@@ -357,21 +363,36 @@ type StepEnd struct {
 // what Outcome asks.
 type StepAcked struct {
 	Stale, Acked bool
-	Outcome      WfOutcome
+	// Pushed: the steps Outcome lists as released were pushed by the call
+	// (StepAck with tell).
+	Pushed  bool
+	Outcome WfOutcome
 }
 
 // StepAck records the success of steps run on queue, whose workflows
 // keep their keys in its slot, and acks their jobs, in one script call
 // of up to 500 jobs (step_ack.lua); more go in further calls, in one
 // pipeline. Its error is the first call's.
-func (s *Store) StepAck(ctx context.Context, queue string, ends []StepEnd) ([]StepAcked, error) {
+//
+// With push, a step whose end releases only steps its call may push as
+// they stand (WfStep.Push) has them pushed onto queue in the same call,
+// and is acked; with tell too, its StepAcked lists them, Pushed.
+func (s *Store) StepAck(ctx context.Context, queue string, push, tell bool, ends []StepEnd) ([]StepAcked, error) {
 	qk := s.keys.Queue(queue)
+	flag := "0"
+	switch {
+	case push && tell:
+		flag = "2"
+	case push:
+		flag = "1"
+	}
 	var calls []Call
 	for k := 0; k < len(ends); k += 500 {
 		chunk := ends[k:min(k+500, len(ends))]
-		keys := []string{qk.Reserved, qk.State, qk.Payloads, qk.Errors}
+		keys := []string{qk.Reserved, qk.State, qk.Errors}
 		index := map[string]int{}
-		args := make([]any, 0, 6*len(chunk))
+		args := make([]any, 0, 1+6*len(chunk))
+		args = append(args, flag)
 		for _, e := range chunk {
 			w, ok := index[e.Workflow]
 			if !ok {
@@ -381,6 +402,7 @@ func (s *Store) StepAck(ctx context.Context, queue string, ends []StepEnd) ([]St
 			}
 			args = append(args, w, e.ID, e.Token, e.End.Step, e.End.Attempt, e.End.Result)
 		}
+		keys = append(keys, qk.Ready, qk.Delayed, qk.Payloads, qk.Notify)
 		calls = append(calls, Call{Script: scriptStepAck, Keys: keys, Args: args})
 	}
 	replies, err := s.Run(ctx, calls)
@@ -402,7 +424,8 @@ func (s *Store) StepAck(ctx context.Context, queue string, ends []StepEnd) ([]St
 			if len(p) == 0 {
 				return nil, fmt.Errorf("step_ack: an empty reply")
 			}
-			a := StepAcked{Stale: Int(p[0]) == 0, Acked: Int(p[0]) == 1}
+			code := Int(p[0])
+			a := StepAcked{Stale: code == 0, Acked: code == 1 || code == 3, Pushed: code == 3}
 			if !a.Stale {
 				if len(p) < 2 {
 					return nil, fmt.Errorf("step_ack: a reply of code %d without its outcome", Int(p[0]))

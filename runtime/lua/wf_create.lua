@@ -11,9 +11,11 @@
 -- ARGV[4] -> its catch callback, encoded ("" for none)
 -- ARGV[5] -> not after: Redis ms past which the call writes and returns
 --            nothing (an outbox relay's deadline), 0 for no bound
--- ARGV[6..] -> per step, 5 values: ID, job, need parents (joined by
+-- ARGV[6..] -> per step, 6 values: ID, job, need parents (joined by
 --              commas), wait-only parents (joined by commas), may fail
---              ("1" or "")
+--              ("1" or ""), and the job's ID if the ack of its parent may
+--              push it as it stands (step_ack.lua; kept in the job hash
+--              as "<step>#"), "" if not
 --
 -- Returns: {1 if created or 0 if it existed, then per released step
 -- its ID, job, 0} (the release form of lib/workflow.lua, with no
@@ -28,7 +30,7 @@
 
 local bad = wfBad()
 if bad then return bad end
-local n = (#ARGV - 5) / 5
+local n = (#ARGV - 5) / 6
 local dl, ret, late = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[5])
 if n < 1 or n ~= math.floor(n) or (ARGV[1] ~= 'f' and ARGV[1] ~= 'c') or not dl or not ret or ret < 1 or not late then
   return redis.error_reply('ERR wf_create: want a policy, a deadline, a retention, a bound and whole steps; nothing was written')
@@ -47,7 +49,7 @@ if redis.call('EXISTS', KEYS[WF.meta]) == 1 then
 end
 local seen = {}
 for j = 0, n - 1 do
-  local a = 6 + 5 * j
+  local a = 6 + 6 * j
   for _, p in ipairs(wfSplit(ARGV[a + 2] .. ',' .. ARGV[a + 3])) do
     if not seen[p] then
       return redis.error_reply('ERR wf_create: step ' .. ARGV[a] .. ' waits for ' .. p .. ', which is not a step added before it; nothing was written')
@@ -62,7 +64,7 @@ end
 out[1] = 1
 local kids = {}
 for j = 0, n - 1 do
-  local a = 6 + 5 * j
+  local a = 6 + 6 * j
   local id = ARGV[a]
   local parents = wfSplit(ARGV[a + 2] .. ',' .. ARGV[a + 3])
   local uniq, left = {}, 0
@@ -79,6 +81,7 @@ for j = 0, n - 1 do
     end
   end
   redis.call('HSET', KEYS[WF.job], id, ARGV[a + 1])
+  if ARGV[a + 5] ~= '' then redis.call('HSET', KEYS[WF.job], id .. '#', ARGV[a + 5]) end
   redis.call('HSET', KEYS[WF.left], id, left)
   if #parents > 0 then
     redis.call('HSET', KEYS[WF.par], id, ARGV[a + 2] .. ';' .. ARGV[a + 3])

@@ -32,6 +32,8 @@ for i = 1, #ARGV, 2 do
   again[ARGV[i]] = true
   redis.call('HSET', KEYS[WF.state], ARGV[i], 'w')
   redis.call('HSET', KEYS[WF.job], ARGV[i], ARGV[i + 1])
+  -- its new job has a new ID: its parent's ack does not push it itself
+  redis.call('HDEL', KEYS[WF.job], ARGV[i] .. '#')
 end
 local open = 0
 local states = redis.call('HGETALL', KEYS[WF.state])

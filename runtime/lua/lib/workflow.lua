@@ -10,7 +10,9 @@
 --   4 -> kids hash: step -> its dependents' IDs, joined by commas
 --   5 -> parents hash: step -> the parents whose results it needs,
 --        joined by commas, then ";", then the parents it only waits for
---   6 -> job hash: step -> its job, encoded by the engine (opaque here)
+--   6 -> job hash: step -> its job, encoded by the engine (opaque here);
+--        and "<step>#" -> its job's ID, for a step its parent's ack may
+--        push as it stands (step_ack.lua: its job is then the payload)
 --   7 -> results hash: step -> its result
 --   8 -> may-fail set: the steps whose failure the workflow survives
 --   9 -> generation hash: spawned step -> the attempt of its spawner
