@@ -27,7 +27,7 @@ var Paths = []Path{
 	{Name: "Schedule", Call: "a tick of a `schedule.Schedule` entry"},
 	{Name: "Listener", Call: "a queued listener of an event (`Fire`)"},
 	{Name: "Debounced", Call: "a debounced dispatch (`PendingDispatch.Debounce`)"},
-	{Name: "WorkflowStep", Call: "a workflow's step (`AddStep`), released by its parent and pushed by the worker"},
+	{Name: "WorkflowStep", Call: "a workflow's step (`AddStep`), released by its parent and pushed by that step's worker, or, for a step of one parent that needs no result, by the parent's ack (step_ack)"},
 	{Name: "FailedRetry", Call: "a retry from the failed store (`FailedStore.Retry`)"},
 	{Name: "FailedRetrySQL", Call: "a retry from a failed store in PostgreSQL (`EngineConfig.FailedStore`, `failedsql`)"},
 }
