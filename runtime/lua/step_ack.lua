@@ -115,24 +115,23 @@ end
 -- stands, and says whether it did; it takes none otherwise. (193 is the
 -- first byte of a job with a delay.)
 local function pushable(r)
-  local fields, jobs = {}, {}
+  local fields = {}
   for i = 3, #r, 3 do
     local job = r[i + 1]
     if r[i + 2] ~= 0 or type(job) ~= 'string' or string.byte(job, 1) == 193 then return false end
     fields[#fields + 1] = r[i] .. '#'
-    jobs[#jobs + 1] = job
   end
-  local ids = {}
-  for i = 1, #fields, 1000 do
-    local got = redis.call('HMGET', KEYS[WF.job], unpack(fields, i, math.min(i + 999, #fields)))
+  local k, nf = #pushed, #fields
+  for i = 1, nf, 1000 do
+    local got = redis.call('HMGET', KEYS[WF.job], unpack(fields, i, math.min(i + 999, nf)))
     for x = 1, #got do
-      if not got[x] then return false end
-      ids[i + x - 1] = got[x]
+      if not got[x] then
+        for y = k + 1, #pushed do pushed[y], pays[y] = nil, nil end
+        return false
+      end
+      local at = i + x - 1
+      pushed[k + at], pays[k + at] = got[x], r[3 * at + 1]
     end
-  end
-  local k = #pushed
-  for x = 1, #ids do
-    pushed[k + x], pays[k + x] = ids[x], jobs[x]
   end
   return true
 end
