@@ -38,22 +38,24 @@ func (w *Worker) stepOnAck(res Reservation, env *Envelope, fin *Finish, progress
 // tried again through an outage as any ack is. A step whose end calls
 // for more is followed up on a goroutine of its own (followStep).
 func (w *Worker) ackSteps(ctx context.Context, items []ackItem) {
-	byQueue := map[string][]int{}
-	var queues []string
-	for i, it := range items {
-		if _, ok := byQueue[it.ref.Queue]; !ok {
-			queues = append(queues, it.ref.Queue)
-		}
-		byQueue[it.ref.Queue] = append(byQueue[it.ref.Queue], i)
-	}
 	// Released steps are pushed in the call only where no dispatch
-	// middleware or listener must see each push (pushSteps).
+	// middleware must see each push (pushSteps); a listener is told of
+	// them.
 	push, tell := !w.e.hasDispatchMiddleware(), !w.e.events.empty()
-	for _, q := range queues {
-		idx := byQueue[q]
-		ends := make([]jobrdb.StepEnd, len(idx))
-		for k, i := range idx {
-			ends[k] = *items[i].step
+	done := make([]bool, len(items))
+	for first := range items {
+		if done[first] {
+			continue
+		}
+		q := items[first].ref.Queue
+		var idx []int
+		var ends []jobrdb.StepEnd
+		for i := first; i < len(items); i++ {
+			if !done[i] && items[i].ref.Queue == q {
+				done[i] = true
+				idx = append(idx, i)
+				ends = append(ends, *items[i].step)
+			}
 		}
 		var got []jobrdb.StepAcked
 		tries := 0
@@ -69,37 +71,37 @@ func (w *Worker) ackSteps(ctx context.Context, items []ackItem) {
 			continue
 		}
 		var lost []Ref
-		var acked []ackItem
-		staleItem := map[Ref]ackItem{}
+		var stale []int
+		acked := make([]int, 0, len(idx))
 		for k, a := range got {
-			it := items[idx[k]]
+			it := &items[idx[k]]
 			switch {
 			case a.Stale:
 				lost = append(lost, it.ref)
-				staleItem[it.ref] = it
+				stale = append(stale, idx[k])
 			case a.Acked:
 				w.workflowStep().warnRetriedAlone(it.env, it.step.End.Attempt, a.Outcome)
 				if a.Pushed {
 					w.e.pushedInAck(a.Outcome.Released)
 				}
-				acked = append(acked, it)
+				acked = append(acked, idx[k])
 			default:
-				w.followStep(ctx, it, a.Outcome)
+				w.followStep(ctx, *it, a.Outcome)
 				continue
 			}
 			w.stepsDone(1)
 		}
 		if len(lost) > 0 {
 			refused := w.ackRefused(ctx, lost, tries > 1)
-			for _, r := range lost {
-				if !refused[r] {
-					acked = append(acked, staleItem[r]) // an earlier try acked it
+			for _, i := range stale {
+				if !refused[items[i].ref] {
+					acked = append(acked, i) // an earlier try acked it
 				}
 			}
 		}
-		for _, it := range acked {
-			w.emit(it.ev, JobProcessed)
-			w.ended(ctx, it.env)
+		for _, i := range acked {
+			w.emit(items[i].ev, JobProcessed)
+			w.ended(ctx, items[i].env)
 		}
 	}
 }
