@@ -102,18 +102,42 @@ local errs = #order > 0 and redis.call('TYPE', KEYS[3]).ok
 if errs and errs ~= 'none' and errs ~= 'hash' then
   return redis.error_reply('WRONGTYPE ' .. KEYS[3] .. ' holds a ' .. errs .. ', not a hash; nothing was written')
 end
+-- takeAll takes the steps an end released into the steps to push, if
+-- each can be pushed as it stands: their job IDs are in the job hash
+-- ("<step>#", set only for a step of one parent that needs no result
+-- and has no delay, group or tags). (193 is the first byte of a job with
+-- a delay.)
+local function takeAll(rel)
+  local fields, nr = {}, #rel
+  for x = 1, nr do fields[x] = rel[x] .. '#' end
+  local k = #pushed
+  for i = 1, nr, 1000 do
+    local e = math.min(i + 999, nr)
+    local got = redis.call('HMGET', KEYS[WF.job], unpack(fields, i, e))
+    local jobs = redis.call('HMGET', KEYS[WF.job], unpack(rel, i, e))
+    for x = 1, #got do
+      local job = jobs[x]
+      if not got[x] or type(job) ~= 'string' or string.byte(job, 1) == 193 then
+        for y = k + 1, #pushed do pushed[y], pays[y] = nil, nil end
+        return false
+      end
+      pushed[k + i + x - 1], pays[k + i + x - 1] = got[x], job
+    end
+  end
+  return true
+end
+
 local S = {}
 for _, w in ipairs(order) do
   wfAt(3 + 9 * (w - 1))
-  local s, err = wfSettleOpen(steps[w])
+  local s, err = wfSettleOpen(steps[w], push and not tell and takeAll or nil)
   if not s then return err end
   S[w] = s
 end
 
--- pushable takes the steps a reply released (ID, job, number of
--- results, results) into the steps to push, if each can be pushed as it
--- stands, and says whether it did; it takes none otherwise. (193 is the
--- first byte of a job with a delay.)
+-- pushable is takeAll for a call that lists the steps it pushes: it
+-- takes them from a reply's released steps (ID, job, number of results,
+-- results), and says whether it did; it takes none otherwise.
 local function pushable(r)
   local fields = {}
   for i = 3, #r, 3 do
@@ -144,7 +168,7 @@ for _, w in ipairs(order) do
       local a = 6 * j - 4
       local r = S[w].settle(ARGV[a + 3], 's', ARGV[a + 4], ARGV[a + 5], '')
       local what = r[2]
-      if push and #r > 2 and what == 'ended' and pushable(r) then
+      if tell and #r > 2 and what == 'ended' and pushable(r) then
         out[j] = tell and {3, r} or (r[1] == 'run' and 1 or {1, {r[1], r[2]}})
         done[#done + 1] = ids[j]
       elseif #r == 2 and (what == 'ended' or what == 'again' or what == 'dropped') then

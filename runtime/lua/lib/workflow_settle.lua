@@ -2,11 +2,13 @@
 -- the release of the dependents each was the last parent of, as
 -- wf_settle.lua and step_ack.lua make it (lib/workflow.lua's keys, at WF).
 --
--- wfSettleOpen(steps) reads what settling steps (their IDs) needs and
--- checks that the workflow has them: it returns S, or nil and an error
--- reply for a step the workflow (if it exists) does not have. It writes
--- nothing: a script opens every workflow it settles before its first
--- write.
+-- wfSettleOpen(steps, take) reads what settling steps (their IDs) needs
+-- and checks that the workflow has them: it returns S, or nil and an
+-- error reply for a step the workflow (if it exists) does not have. It
+-- writes nothing: a script opens every workflow it settles before its
+-- first write. take, if given, is handed the IDs of the steps an end
+-- releases, and returns true if it took them (step_ack pushes them): the
+-- reply then does not list them.
 -- S.settle(step, how, attempt, result, why) records one end, as if by a
 -- call of its own, and returns its reply (wf_settle.lua says what).
 -- S.close() writes what the ends left to write.
@@ -15,7 +17,7 @@
 --
 -- Uses wrong_type, now_ms and workflow, which the script names before it.
 
-local function wfSettleOpen(steps)
+local function wfSettleOpen(steps, take)
   -- The hashes a call reads and writes field by field go through H: a
   -- field read once is kept, a field written is kept and marked, and the
   -- marked fields are written at the end, one HSET a hash (flush). Before
@@ -220,8 +222,30 @@ local function wfSettleOpen(steps)
       hload(WF.left, kids)
       hload(WF.state, kids)
       kept, rel = {}, {}
+      local sv, lv = H[WF.state], H[WF.left]
       for _, k in ipairs(kids) do
-        local r = endKid(k, step, ns, attempt)
+        local r
+        if #k > ns and string.byte(k, ns + 1) == 46 then
+          r = endKid(k, step, ns, attempt)
+        else
+          -- endKid for a dependent step did not spawn, inline: a wide
+          -- fan-out's root releases its children here
+          local left = (tonumber(lv.v[k]) or 0) - 1
+          if left <= 0 and sv.v[k] == 'w' then
+            sv.v[k] = 'q'
+            if not sv.dirty[k] then
+              sv.dirty[k] = true
+              sv.nd = sv.nd + 1
+            end
+            r = 'r'
+          else
+            lv.v[k] = left
+            if not lv.dirty[k] then
+              lv.dirty[k] = true
+              lv.nd = lv.nd + 1
+            end
+          end
+        end
         if r == 'd' then
           dropped = dropped + 1
         else
@@ -232,7 +256,7 @@ local function wfSettleOpen(steps)
     end
     if rel and #rel > 0 then
       flush()
-      wfReleaseMany(out, rel)
+      if not (take and take(rel)) then wfReleaseMany(out, rel) end
     end
     if dropped > 0 then
       hset(WF.kids, step, table.concat(kept, ','))
