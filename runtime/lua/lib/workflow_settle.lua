@@ -121,6 +121,19 @@ local function wfSettleOpen(steps, take)
     return out
   end
 
+  -- parentEnded records that a parent of k ended: it returns "r" if
+  -- that was its last parent (k is released), nil otherwise.
+  local function parentEnded(k)
+    local left = (tonumber(hget(WF.left, k)) or 0) - 1
+    if left <= 0 and hget(WF.state, k) == 'w' then
+      -- (its count of parents left is not written: nothing reads it once
+      -- the step is released, and a retry counts it afresh)
+      hset(WF.state, k, 'q')
+      return 'r'
+    end
+    hset(WF.left, k, left)
+  end
+
   -- endKid records that a parent of k, step (ns: #step), ended: it
   -- returns "d" if k was spawned by another attempt of step than the one
   -- that ended (k is dropped), "r" if step was its last parent (k is
@@ -139,14 +152,7 @@ local function wfSettleOpen(steps, take)
       end
       return 'd'
     end
-    local left = (tonumber(hget(WF.left, k)) or 0) - 1
-    if left <= 0 and hget(WF.state, k) == 'w' then
-      -- (its count of parents left is not written: nothing reads it once
-      -- the step is released, and a retry counts it afresh)
-      hset(WF.state, k, 'q')
-      return 'r'
-    end
-    hset(WF.left, k, left)
+    return parentEnded(k)
   end
 
   local function settle(step, how, attempt, result, why)
@@ -222,29 +228,14 @@ local function wfSettleOpen(steps, take)
       hload(WF.left, kids)
       hload(WF.state, kids)
       kept, rel = {}, {}
-      local sv, lv = H[WF.state], H[WF.left]
       for _, k in ipairs(kids) do
+        -- (a dependent whose ID does not begin "<step>." was not spawned
+        -- by step: only its count of parents changes)
         local r
         if #k > ns and string.byte(k, ns + 1) == 46 then
           r = endKid(k, step, ns, attempt)
         else
-          -- endKid for a dependent step did not spawn, inline: a wide
-          -- fan-out's root releases its children here
-          local left = (tonumber(lv.v[k]) or 0) - 1
-          if left <= 0 and sv.v[k] == 'w' then
-            sv.v[k] = 'q'
-            if not sv.dirty[k] then
-              sv.dirty[k] = true
-              sv.nd = sv.nd + 1
-            end
-            r = 'r'
-          else
-            lv.v[k] = left
-            if not lv.dirty[k] then
-              lv.dirty[k] = true
-              lv.nd = lv.nd + 1
-            end
-          end
+          r = parentEnded(k)
         end
         if r == 'd' then
           dropped = dropped + 1
