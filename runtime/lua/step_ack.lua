@@ -107,6 +107,7 @@ end
 -- ("<step>#", set only for a step of one parent that needs no result
 -- and has no delay, group or tags). (193 is the first byte of a job with
 -- a delay.)
+local taken = {} -- the steps of pushed, by their step IDs
 local function takeAll(rel)
   local fields, nr = {}, #rel
   for x = 1, nr do fields[x] = rel[x] .. '#' end
@@ -118,10 +119,11 @@ local function takeAll(rel)
     for x = 1, #got do
       local job = jobs[x]
       if not got[x] or type(job) ~= 'string' or string.byte(job, 1) == 193 then
-        for y = k + 1, #pushed do pushed[y], pays[y] = nil, nil end
+        for y = k + 1, #pushed do pushed[y], pays[y], taken[y] = nil, nil, nil end
         return false
       end
-      pushed[k + i + x - 1], pays[k + i + x - 1] = got[x], job
+      local at = k + i + x - 1
+      pushed[at], pays[at], taken[at] = got[x], job, rel[i + x - 1]
     end
   end
   return true
@@ -130,34 +132,9 @@ end
 local S = {}
 for _, w in ipairs(order) do
   wfAt(3 + 9 * (w - 1))
-  local s, err = wfSettleOpen(steps[w], push and not tell and takeAll or nil)
+  local s, err = wfSettleOpen(steps[w], push and takeAll or nil)
   if not s then return err end
   S[w] = s
-end
-
--- pushable is takeAll for a call that lists the steps it pushes: it
--- takes them from a reply's released steps (ID, job, number of results,
--- results), and says whether it did; it takes none otherwise.
-local function pushable(r)
-  local fields = {}
-  for i = 3, #r, 3 do
-    local job = r[i + 1]
-    if r[i + 2] ~= 0 or type(job) ~= 'string' or string.byte(job, 1) == 193 then return false end
-    fields[#fields + 1] = r[i] .. '#'
-  end
-  local k, nf = #pushed, #fields
-  for i = 1, nf, 1000 do
-    local got = redis.call('HMGET', KEYS[WF.job], unpack(fields, i, math.min(i + 999, nf)))
-    for x = 1, #got do
-      if not got[x] then
-        for y = k + 1, #pushed do pushed[y], pays[y] = nil, nil end
-        return false
-      end
-      local at = i + x - 1
-      pushed[k + at], pays[k + at] = got[x], r[3 * at + 1]
-    end
-  end
-  return true
 end
 
 local out, done = {}, {}
@@ -165,16 +142,24 @@ for _, w in ipairs(order) do
   wfAt(3 + 9 * (w - 1))
   for j = 1, n do
     if mine[j] == w then
-      local a = 6 * j - 4
+      local a, k = 6 * j - 4, #pushed
       local r = S[w].settle(ARGV[a + 3], 's', ARGV[a + 4], ARGV[a + 5], '')
       local what = r[2]
-      if tell and #r > 2 and what == 'ended' and pushable(r) then
-        out[j] = tell and {3, r} or (r[1] == 'run' and 1 or {1, {r[1], r[2]}})
-        done[#done + 1] = ids[j]
-      elseif #r == 2 and (what == 'ended' or what == 'again' or what == 'dropped') then
-        -- (1 alone for the most common reply: the step ended, the
-        -- workflow runs on)
-        out[j] = (what == 'ended' and r[1] == 'run') and 1 or {1, r}
+      if #r == 2 and (what == 'ended' or what == 'again' or what == 'dropped') then
+        if tell and #pushed > k then
+          -- the steps its end released, which this call pushes, in the
+          -- release form (ID, job, no results)
+          local nr = #r
+          for y = k + 1, #pushed do
+            r[nr + 1], r[nr + 2], r[nr + 3] = taken[y], pays[y], 0
+            nr = nr + 3
+          end
+          out[j] = {3, r}
+        else
+          -- (1 alone for the most common reply: the step ended, the
+          -- workflow runs on)
+          out[j] = (what == 'ended' and r[1] == 'run') and 1 or {1, r}
+        end
         done[#done + 1] = ids[j]
       else
         out[j] = {2, r}
