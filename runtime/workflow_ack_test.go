@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobgen/jobgen/internal/redistest"
 	"github.com/jobgen/jobgen/runtime"
 )
 
@@ -237,5 +239,39 @@ func TestStepAckPastTheDeadlineFailsTheWorkflow(t *testing.T) {
 		require.Zero(t, n["wf_settle"])
 		require.GreaterOrEqual(t, n["step_ack"], 1)
 		require.Equal(t, runtime.Sizes{Failed: 1}, sizes(t, b.bundle, "stock"), "the nap's job was acked (the failed one is the deadline's, cancelled)")
+	})
+}
+
+// A workflow whose ID names a partitioned queue as its home keeps its
+// steps on the partitions their IDs choose: its steps' acks push none of
+// them (they would all land on the partition the parent ran on).
+func TestWorkflowHomeOnAPartitionedQueue(t *testing.T) {
+	forEachBusBackend(t, runtime.EngineConfig{Partitions: map[string]int{"parts": 4}}, func(t *testing.T, b wbundle, _ redistest.Backend) {
+		var s steps
+		s.register(b.router)
+		const wfs, kids = 16, 12
+		for w := range wfs {
+			wf := runtime.NewWorkflow().WithID(fmt.Sprintf("{parts}w%d-%s", w, b.prefix))
+			root := runtime.AddStep(wf, stepJob{Step: fmt.Sprintf("r%d", w), Q: "parts"})
+			for k := range kids {
+				runtime.AddStep(wf, stepJob{Step: fmt.Sprintf("k%d-%d", w, k), Q: "parts"}, runtime.After(root))
+			}
+			_, err := wf.Dispatch(b.ctx)
+			require.NoError(t, err)
+		}
+		b.runToEnd(t, runtime.WorkerConfig{Queues: []string{"parts"}, StopWhenEmpty: true})
+		ran := s.list()
+		require.Len(t, ran, wfs*(kids+1))
+		for w := range wfs {
+			partitions := map[string]bool{}
+			for _, r := range ran {
+				step, rest, _ := strings.Cut(r, "@")
+				if strings.HasPrefix(step, fmt.Sprintf("k%d-", w)) {
+					partitions[rest[:strings.LastIndexByte(rest, '#')]] = true // the attempt follows the last #
+				}
+			}
+			require.Greater(t, len(partitions), 1, "workflow %d's steps spread over the partitions: %v", w, partitions)
+		}
+		require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "parts"))
 	})
 }

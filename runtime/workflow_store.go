@@ -232,8 +232,8 @@ func (e *Engine) encodeStep(wf string, s *stepSpec, now time.Time) (jobrdb.WfSte
 		delay = s.delay
 	}
 	st := jobrdb.WfStep{ID: s.id, Job: encodeLink(b, delay), Needs: strings.Join(needs, ","), Waits: strings.Join(s.after, ","), MayFail: s.mayFail}
-	if home, ok := keyspace.WorkflowHome(wf); ok && home == queue && conn == "" && len(needs) == 0 && delay <= 0 &&
-		env.Group() == "" && len(env.Tags) == 0 && len(b) <= e.cfg.MaxPayload && oneParent(s.after) {
+	if home, ok := keyspace.WorkflowHome(wf); ok && home == queue && conn == "" && e.partitionsOf(queue) == nil && len(needs) == 0 &&
+		delay <= 0 && env.Group() == "" && len(env.Tags) == 0 && len(b) <= e.cfg.MaxPayload && oneParent(s.after) {
 		// Its parent's ack may push it as it stands (step_ack.lua): its
 		// job, whole, is a payload workers decode.
 		st.Push = env.ID
