@@ -77,6 +77,22 @@ func TestWorkflowKill9(t *testing.T) {
 	require.NoError(t, err)
 	ids = append(ids, bigID)
 	steps += bigFanOut + 2
+	// A static fan-out as wide, in its queue's slot: its root's ack
+	// releases the first 1,000 children, and its worker the rest, a part
+	// a call, before it acks the root; kills fall between the parts.
+	const wideBase = 2_000_000
+	wf = runtime.NewWorkflow()
+	kids := make([]fw.WfChild, bigFanOut)
+	for i := range kids {
+		kids[i] = fw.WfChild{Seq: wideBase + 1 + i, Millis: 5}
+	}
+	children := runtime.AddSteps(wf, kids, runtime.After(runtime.AddStep(wf, fw.WfRoot{Seq: wideBase, Millis: 5})))
+	runtime.AddStep(wf, fw.WfGather{Seq: wideBase + bigFanOut + 1, From: wideBase + 1, N: bigFanOut}, runtime.Needs(children.Need()))
+	wideID, err := wf.Dispatch(ctx)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(wideID, "{"+queue+"}"), wideID)
+	ids = append(ids, wideID)
+	steps += bigFanOut + 2
 	f.Start(4)
 
 	var kills, inFlight, unacked int
@@ -145,6 +161,7 @@ func TestWorkflowKill9(t *testing.T) {
 	}
 	for k := range bigFanOut + 2 {
 		count(bigBase + k)
+		count(wideBase + k)
 	}
 
 	in := runtime.NewInspector(b.engine)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -351,6 +352,16 @@ func exerciseWorkflowScripts(t *testing.T, b bundle) {
 	home, err := wf.Dispatch(ctx)
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(home, "{stock}"), home)
+	// A step of more than 1,000 dependents releases them in parts, the
+	// first by its ack and the rest a part a call (step_release).
+	wf = runtime.NewWorkflow()
+	wide := make([]wfStock, 1001)
+	for i := range wide {
+		wide[i] = wfStock{Order: "a-6-" + strconv.Itoa(i)}
+	}
+	runtime.AddSteps(wf, wide, runtime.After(runtime.AddStep(wf, wfStock{Order: "a-6"})))
+	_, err = wf.Dispatch(ctx)
+	require.NoError(t, err)
 	wf = runtime.NewWorkflow()
 	runtime.AddStep(wf, wfCharge{Order: "a-2", Fail: true})
 	failed, err := wf.Dispatch(ctx)

@@ -86,6 +86,10 @@ func (w *Worker) ackSteps(ctx context.Context, items []ackItem) {
 				}
 				acked = append(acked, idx[k])
 			default:
+				if a.Pushed { // the first part of a release in parts
+					w.e.pushedInAck(a.Outcome.Released)
+					a.Outcome.Released = nil
+				}
 				w.followStep(ctx, *it, a.Outcome)
 				continue
 			}

@@ -275,3 +275,92 @@ func TestWorkflowHomeOnAPartitionedQueue(t *testing.T) {
 		require.Equal(t, runtime.Sizes{}, sizes(t, b.bundle, "parts"))
 	})
 }
+
+// A step with more than 1,000 dependents releases them in parts: its
+// ack releases and pushes the first 1,000, and its worker the rest, a
+// part a call (step_release), before it acks the step's job. Every
+// dependent runs once; with dispatch middleware, the parts are pushed
+// through it; and a worker that dies between two parts leaves the step's
+// job to run again, which releases the rest and pushes none twice.
+func TestWorkflowWideReleaseInParts(t *testing.T) {
+	const kids = 2500
+	for _, mode := range []string{"pushed by the calls", "through middleware", "worker dies between parts"} {
+		t.Run(mode, func(t *testing.T) {
+			forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+				var rec wfRec
+				rec.register(b.router)
+				var seen sync.Map // job ID -> pushes through the middleware
+				if mode == "through middleware" {
+					b.engine.UseDispatch(func(ctx context.Context, out *runtime.DispatchCall, next func(context.Context) error) error {
+						for _, j := range out.Jobs {
+							n, _ := seen.LoadOrStore(j.Envelope.ID, new(int))
+							*n.(*int)++
+						}
+						return next(ctx)
+					})
+				}
+				drop := &dropScripts{shas: map[string]bool{runtime.ScriptSHA("step_release"): true}}
+				if mode == "worker dies between parts" {
+					drop.until = time.Now().Add(time.Second)
+					b.rdb.AddHook(drop)
+				}
+				calls := countScripts(b, "step_ack", "step_release", "step_push")
+				wf := runtime.NewWorkflow()
+				all := make([]wfStock, kids)
+				for i := range all {
+					all[i] = wfStock{Order: "p-" + strconv.Itoa(i)}
+				}
+				runtime.AddSteps(wf, all, runtime.After(runtime.AddStep(wf, wfStock{Order: "p-root"})))
+				id, err := wf.Dispatch(b.ctx)
+				require.NoError(t, err)
+				require.True(t, strings.HasPrefix(id, "{stock}"), id)
+				calls.take()
+
+				in := runtime.NewInspector(b.engine)
+				_, stop := b.start(t, runtime.WorkerConfig{Queues: []string{"stock"}, Concurrency: 20,
+					RetryAfter: 2 * time.Second, Timeout: time.Second})
+				require.Eventually(t, func() bool {
+					info, err := in.Workflow(b.ctx, id)
+					return err == nil && info.State == runtime.WorkflowSucceeded
+				}, 30*time.Second, 20*time.Millisecond)
+				require.Eventually(t, func() bool { return sizes(t, b.bundle, "stock") == runtime.Sizes{} }, 10*time.Second, 20*time.Millisecond,
+					"the root's job is acked once the last part is released")
+				stop()
+
+				require.Equal(t, 1, rec.runs("stock:p-root"), "the root ran once: run again, it is acked without running")
+				for i := range kids {
+					require.Equal(t, 1, rec.runs("stock:p-"+strconv.Itoa(i)), "dependent %d", i)
+				}
+				n := calls.take()
+				switch mode {
+				case "pushed by the calls":
+					require.Equal(t, 2, n["step_release"], "the ack released 1,000, then two parts: 1,000 and 500")
+					require.Zero(t, n["step_push"])
+					queued := map[string]int{}
+					for _, ev := range b.log.of(runtime.JobQueued) {
+						queued[ev.ID]++
+					}
+					info, err := in.Workflow(b.ctx, id)
+					require.NoError(t, err)
+					require.Len(t, info.Steps, kids+1)
+					for _, st := range info.Steps {
+						require.Equal(t, 1, queued[st.JobID], "JobQueued for step %s, once", st.ID)
+					}
+				case "through middleware":
+					require.Equal(t, 2, n["step_release"])
+					require.GreaterOrEqual(t, n["step_push"], 3, "each part pushed by the worker, through the middleware")
+					info, err := in.Workflow(b.ctx, id)
+					require.NoError(t, err)
+					require.Len(t, info.Steps, kids+1)
+					for _, st := range info.Steps[1:] {
+						v, ok := seen.Load(st.JobID)
+						require.True(t, ok, "step %s was pushed through the middleware", st.ID)
+						require.Equal(t, 1, *v.(*int), "step %s", st.ID)
+					}
+				case "worker dies between parts":
+					require.GreaterOrEqual(t, drop.dropped(), 1, "a part's call was lost")
+				}
+			})
+		})
+	}
+}

@@ -474,7 +474,7 @@ func (s workflows) before(ctx context.Context, res Reservation, env *Envelope) b
 		return false
 	}
 	switch o.What {
-	case "again":
+	case "again", "part":
 		s.log.Info("workflow step ended before its worker died; acking it without running it again", "job", env.Name, "id", env.ID, "workflow", env.Step.Workflow, "step", env.Step.Step)
 		return true // succeeded pushes its released dependents again
 	case "dropped":
@@ -526,7 +526,38 @@ func (s workflows) follow(ctx context.Context, env *Envelope, o jobrdb.WfOutcome
 		s.e.cancelSteps(ctx, env.Step.Workflow, o.Cancel, env.Step.Step, s.log)
 		s.runWorkflowCatch(ctx, env.Step.Workflow, env.Queue)
 	}
+	if o.What == "part" {
+		return s.e.releaseRest(ctx, env.Step.Workflow, env.Step.Step, from)
+	}
 	return nil
+}
+
+// releaseRest releases the dependents of step that its end left to
+// release: a wide release is made in parts (step_release.lua), each
+// part released and pushed in one call, so that the first dependents
+// run while the rest are released.
+func (e *Engine) releaseRest(ctx context.Context, wf, step string, from *JobInfo) error {
+	home, ok := keyspace.WorkflowHome(wf)
+	if !ok {
+		return fmt.Errorf("workflow %s: step %s released its dependents in parts outside a queue's slot", wf, step)
+	}
+	// As in the ack (Worker.ackSteps): pushed in the call where no
+	// dispatch middleware must see each push; a listener is told.
+	push, tell := !e.hasDispatchMiddleware(), !e.events.empty()
+	for {
+		o, pushed, err := e.store.StepRelease(ctx, home, wf, step, push, tell)
+		if err != nil {
+			return fmt.Errorf("release the dependents of step %s of workflow %s: %w", step, wf, err)
+		}
+		if pushed {
+			e.pushedInAck(o.Released)
+		} else if err := e.pushSteps(ctx, wf, o.Released, from); err != nil {
+			return err
+		}
+		if o.What != "part" {
+			return nil
+		}
+	}
 }
 
 func (s workflows) failed(ctx context.Context, env *Envelope, cause error) {

@@ -21,6 +21,7 @@ var (
 	scriptWfCancel = lua.Get("wf_cancel")
 	scriptWfRetry  = lua.Get("wf_retry")
 	scriptStepAck  = lua.Get("step_ack")
+	scriptStepRel  = lua.Get("step_release")
 )
 
 // WfStep is a step as the workflow stores it.
@@ -289,7 +290,7 @@ func outcome(v []any) (WfOutcome, error) {
 	switch o.What {
 	case "failed":
 		o.Cancel, err = pairs(v[2:])
-	case "ended", "again", "wait":
+	case "ended", "again", "wait", "part":
 		o.Released, err = releases(v[2:])
 	}
 	return o, err
@@ -360,13 +361,43 @@ type StepEnd struct {
 // StepAcked is what StepAck did for one job: Stale, nothing (the token
 // was stale); Acked, its end recorded and its job acked; otherwise its
 // end recorded and its job left for the caller to ack once it has done
-// what Outcome asks.
+// what Outcome asks: push what it released, cancel what a failed
+// workflow leaves, or, for "part", release the rest of its dependents
+// (StepRelease).
 type StepAcked struct {
 	Stale, Acked bool
 	// Pushed: the steps Outcome lists as released were pushed by the call
 	// (StepAck with tell).
 	Pushed  bool
 	Outcome WfOutcome
+}
+
+// StepRelease releases the next part of the dependents of step, whose
+// end released them in parts (WfOutcome.What "part"), in workflow wf
+// that keeps its keys in queue's slot (step_release.lua). With push, the
+// steps it may push as they stand are pushed onto queue in the call;
+// with tell too, the outcome lists them and pushed is true. Otherwise
+// the outcome lists the released steps for the caller to push. The
+// caller calls it again while the outcome's What is "part".
+func (s *Store) StepRelease(ctx context.Context, queue, wf, step string, push, tell bool) (o WfOutcome, pushed bool, err error) {
+	qk := s.keys.Queue(queue)
+	flag := "0"
+	switch {
+	case push && tell:
+		flag = "2"
+	case push:
+		flag = "1"
+	}
+	keys := append(s.keys.Workflow(wf), qk.Ready, qk.Delayed, qk.Payloads, qk.Notify)
+	v, err := s.RunOne(ctx, Call{Script: scriptStepRel, Keys: keys, Args: []any{flag, step}}).Slice()
+	if err != nil {
+		return WfOutcome{}, false, err
+	}
+	if len(v) != 2 {
+		return WfOutcome{}, false, fmt.Errorf("step_release: a reply of %d values", len(v))
+	}
+	o, err = outcome(anySlice(v[1]))
+	return o, Int(v[0]) == 1, err
 }
 
 // StepAck records the success of steps run on queue, whose workflows
@@ -425,7 +456,7 @@ func (s *Store) StepAck(ctx context.Context, queue string, push, tell bool, ends
 				return nil, fmt.Errorf("step_ack: an empty reply")
 			}
 			code := Int(p[0])
-			a := StepAcked{Stale: code == 0, Acked: code == 1 || code == 3, Pushed: code == 3}
+			a := StepAcked{Stale: code == 0, Acked: code == 1 || code == 3, Pushed: code == 3 || code == 4}
 			if !a.Stale {
 				if len(p) < 2 {
 					return nil, fmt.Errorf("step_ack: a reply of code %d without its outcome", Int(p[0]))

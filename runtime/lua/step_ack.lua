@@ -42,14 +42,20 @@
 -- alone when reply is {"run", "ended"}; {2, reply} if its end was
 -- recorded and the job is left for the caller to ack, once it has done
 -- what the reply asks; {3, reply} if it was acked and the steps reply
--- lists were pushed by this call (with ARGV[1] "2"). Otherwise reply is
--- wf_settle.lua's for the step, without the steps this call pushed.
+-- lists were pushed by this call (with ARGV[1] "2"); {4, reply} if its
+-- end was recorded, and its job is left as for 2, with the steps reply
+-- lists pushed by this call (with ARGV[1] "2"). Otherwise reply is
+-- wf_settle.lua's for the step, without the steps this call pushed, or
+-- "part" in place of "ended": a step with more than 1,000 dependents,
+-- none spawned, releases them in parts (lib/workflow_settle.lua); this
+-- call releases the first, and the caller the rest, with
+-- step_release.lua, before it acks the job.
 --
 -- Errors: "ERR step_ack: ..." for arguments out of shape, "ERR
 -- wf_settle: ..." for a step its workflow does not have, "WRONGTYPE ..."
 -- for a key of another type. All are checked before the first write.
 
--- uses: wrong_type, now_ms, workflow, workflow_settle, groups, enqueue
+-- uses: wrong_type, now_ms, workflow, workflow_settle, workflow_take, groups, enqueue
 
 local m, n = (#KEYS - 7) / 9, (#ARGV - 1) / 6
 if m < 1 or m ~= math.floor(m) or n < 1 or n > 500 or n ~= math.floor(n) or (ARGV[1] ~= '0' and ARGV[1] ~= '1' and ARGV[1] ~= '2') then
@@ -59,7 +65,8 @@ local b = #KEYS - 3 -- the queue's ready list, then delayed, payloads, notify
 local bad = wrongType({1, 'zset', 2, 'hash'})
 if bad then return bad end
 -- the queue, opened for the steps to push (it checks their keys' types)
-local pushed, pays = {}, {}
+local T = wfTaker()
+local pushed, pays, taken = T.ids, T.pays, T.steps
 local Q
 Q, bad = enqueueOpen(b, nil, pushed, pays)
 if not Q then return bad end
@@ -102,37 +109,10 @@ local errs = #order > 0 and redis.call('TYPE', KEYS[3]).ok
 if errs and errs ~= 'none' and errs ~= 'hash' then
   return redis.error_reply('WRONGTYPE ' .. KEYS[3] .. ' holds a ' .. errs .. ', not a hash; nothing was written')
 end
--- takeAll takes the steps an end released into the steps to push, if
--- each can be pushed as it stands: their job IDs are in the job hash
--- ("<step>#", set only for a step of one parent that needs no result
--- and has no delay, group or tags). (193 is the first byte of a job with
--- a delay.)
-local taken = {} -- the steps of pushed, by their step IDs
-local function takeAll(rel)
-  local fields, nr = {}, #rel
-  for x = 1, nr do fields[x] = rel[x] .. '#' end
-  local k = #pushed
-  for i = 1, nr, 1000 do
-    local e = math.min(i + 999, nr)
-    local got = redis.call('HMGET', KEYS[WF.job], unpack(fields, i, e))
-    local jobs = redis.call('HMGET', KEYS[WF.job], unpack(rel, i, e))
-    for x = 1, #got do
-      local job = jobs[x]
-      if not got[x] or type(job) ~= 'string' or string.byte(job, 1) == 193 then
-        for y = k + 1, #pushed do pushed[y], pays[y], taken[y] = nil, nil, nil end
-        return false
-      end
-      local at = k + i + x - 1
-      pushed[at], pays[at], taken[at] = got[x], job, rel[i + x - 1]
-    end
-  end
-  return true
-end
-
 local S = {}
 for _, w in ipairs(order) do
   wfAt(3 + 9 * (w - 1))
-  local s, err = wfSettleOpen(steps[w], push and takeAll or nil)
+  local s, err = wfSettleOpen(steps[w], push and T.take or nil, true)
   if not s then return err end
   S[w] = s
 end
@@ -161,6 +141,14 @@ for _, w in ipairs(order) do
           out[j] = (what == 'ended' and r[1] == 'run') and 1 or {1, r}
         end
         done[#done + 1] = ids[j]
+      elseif what == 'part' and #r == 2 and tell and #pushed > k then
+        -- the first part of a release in parts, pushed by this call
+        local nr = #r
+        for y = k + 1, #pushed do
+          r[nr + 1], r[nr + 2], r[nr + 3] = taken[y], pays[y], 0
+          nr = nr + 3
+        end
+        out[j] = {4, r}
       else
         out[j] = {2, r}
       end

@@ -2,22 +2,52 @@
 -- the release of the dependents each was the last parent of, as
 -- wf_settle.lua and step_ack.lua make it (lib/workflow.lua's keys, at WF).
 --
--- wfSettleOpen(steps, take) reads what settling steps (their IDs) needs
--- and checks that the workflow has them: it returns S, or nil and an
--- error reply for a step the workflow (if it exists) does not have. It
--- writes nothing: a script opens every workflow it settles before its
+-- wfSettleOpen(steps, take, parts) reads what settling steps (their IDs)
+-- needs and checks that the workflow has them: it returns S, or nil and
+-- an error reply for a step the workflow (if it exists) does not have.
+-- It writes nothing: a script opens every workflow it settles before its
 -- first write. take, if given, is handed the IDs of the steps an end
 -- releases, and returns true if it took them (step_ack pushes them): the
 -- reply then does not list them.
 -- S.settle(step, how, attempt, result, why) records one end, as if by a
 -- call of its own, and returns its reply (wf_settle.lua says what).
+-- With parts, an end with more than WF_PART dependents, none of them
+-- spawned, releases the first WF_PART of them and replies "part" in
+-- place of "ended": the kids hash keeps, under "<step>>", the byte of
+-- its list where the rest begins, and S.more(step) releases the next
+-- WF_PART (step_release.lua) until its reply is "ended". So a fan-out's
+-- first children run while the rest are released, and no call holds
+-- Redis for the whole of a wide release. A step whose release is in
+-- parts, ended again, replies "part" too, after the steps released so
+-- far that have not ended (for the caller to push again: their pushes
+-- are idempotent).
 -- S.close() writes what the ends left to write.
 -- With WF pointed at another workflow's keys in between (wfAt), WF must
 -- point at S's again before S.settle and S.close.
 --
 -- Uses wrong_type, now_ms and workflow, which the script names before it.
 
-local function wfSettleOpen(steps, take)
+-- WF_PART is the most dependents one call releases, with parts.
+local WF_PART = 1000
+
+-- wfPart returns the IDs of the dependents in the list ks from byte at
+-- on, WF_PART at most, and the byte after them (nil at the list's end).
+local function wfPart(ks, at)
+  local ids, n = {}, 0
+  while n < WF_PART do
+    local e = string.find(ks, ',', at, true)
+    n = n + 1
+    if not e then
+      ids[n] = string.sub(ks, at)
+      return ids, nil
+    end
+    ids[n] = string.sub(ks, at, e - 1)
+    at = e + 1
+  end
+  return ids, at
+end
+
+local function wfSettleOpen(steps, take, parts)
   -- The hashes a call reads and writes field by field go through H: a
   -- field read once is kept, a field written is kept and marked, and the
   -- marked fields are written at the end, one HSET a hash (flush). Before
@@ -111,6 +141,7 @@ local function wfSettleOpen(steps, take)
   local function again(step, st, tag)
     local out = {st, tag}
     if st ~= 'run' then return out end
+    if hget(WF.kids, step .. '>') then out[2] = 'part' end
     local kids, rel = wfSplit(hget(WF.kids, step)), {}
     hload(WF.state, kids)
     for _, k in ipairs(kids) do
@@ -224,7 +255,17 @@ local function wfSettleOpen(steps, take)
         kept, dropped = {}, 1
       end
     elseif ks and ks ~= '' then
-      local kids = wfSplit(ks)
+      local kids, rest
+      if parts and not string.find(ks, '.', 1, true) then
+        -- (no ID holds a ".": none was spawned, and none is dropped)
+        kids, rest = wfPart(ks, 1)
+        if rest then
+          hset(WF.kids, step .. '>', rest)
+          out[2] = 'part'
+        end
+      else
+        kids = wfSplit(ks)
+      end
       hload(WF.left, kids)
       hload(WF.state, kids)
       kept, rel = {}, {}
@@ -263,7 +304,39 @@ local function wfSettleOpen(steps, take)
     return out
   end
 
-  local S = {settle = settle}
+  -- more releases the next part of the dependents of step, whose
+  -- release is in parts, and returns the reply: "part" while more are
+  -- left, "ended" once none is (or when the workflow no longer runs:
+  -- its waiting steps were dropped).
+  local function more(step)
+    local st, mark = M.st, step .. '>'
+    local at = tonumber(hget(WF.kids, mark))
+    if not at or st ~= 'run' then
+      if at then hdel(WF.kids, mark) end
+      return {st or 'gone', 'ended'}
+    end
+    local kids, rest = wfPart(hget(WF.kids, step), at)
+    hload(WF.left, kids)
+    hload(WF.state, kids)
+    local rel = {}
+    for _, k in ipairs(kids) do
+      if parentEnded(k) == 'r' then rel[#rel + 1] = k end
+    end
+    local out = {st, 'part'}
+    if rest then
+      hset(WF.kids, mark, rest)
+    else
+      hdel(WF.kids, mark)
+      out[2] = 'ended'
+    end
+    if #rel > 0 then
+      flush()
+      if not (take and take(rel)) then wfReleaseMany(out, rel) end
+    end
+    return out
+  end
+
+  local S = {settle = settle, more = more}
   function S.close()
     flush()
     if M.dopen ~= 0 then redis.call('HINCRBY', KEYS[WF.meta], 'open', M.dopen) end
