@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
 
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
-	"github.com/jobgen/jobgen/internal/urlscheme"
 )
 
 // URLEnv is the environment variable the CLI and examples read the Redis
@@ -47,17 +44,14 @@ func Open(ctx context.Context, rawURL string, cfg EngineConfig) (*Engine, error)
 	if err != nil {
 		return nil, err
 	}
-	if c, ok := rdb.(*redis.Client); ok && c.Options().TLSConfig != nil {
-		opt := c.Options()
-		if err := probeTLS(ctx, opt.Addr, opt.TLSConfig, opt.DialTimeout); err != nil {
-			_ = closer()
-			return nil, fmt.Errorf("%w (URL %s)", err, redactURL(rawURL))
-		}
+	if err := jobrdb.CheckTLS(ctx, rdb); err != nil {
+		_ = closer()
+		return nil, fmt.Errorf("%w (URL %s)", err, jobrdb.RedactURL(rawURL))
 	}
 	e, err := NewEngine(ctx, rdb, cfg)
 	if err != nil {
 		_ = closer()
-		return nil, fmt.Errorf("%w (URL %s)", startError(err), redactURL(rawURL))
+		return nil, fmt.Errorf("%w (URL %s)", jobrdb.StartError(err), jobrdb.RedactURL(rawURL))
 	}
 	e.closer = closer
 	return e, nil
@@ -69,80 +63,17 @@ func OpenClient(rawURL string) (redis.UniversalClient, func() error, error) {
 	return openClient(rawURL)
 }
 
+// openClient makes the client of Open and OpenClient (internal/rdb's
+// connect.go): an empty URL is ErrNoURL and a bad one wraps ErrInvalid.
 func openClient(rawURL string) (redis.UniversalClient, func() error, error) {
 	jobrdb.QuietLog()
 	if strings.TrimSpace(rawURL) == "" {
 		return nil, nil, fmt.Errorf("%w: set %s (or pass a URL), for example redis://127.0.0.1:6379/0, or embedded:// for an in-process server", ErrNoURL, URLEnv)
 	}
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		// url.Error repeats the whole URL, password included.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, nil, fmt.Errorf("%w: Redis URL is not a valid URL: %v", ErrInvalid, err)
+	c, closer, err := jobrdb.OpenClient(rawURL)
+	var bad *jobrdb.BadURLError
+	if errors.As(err, &bad) {
+		return nil, nil, fmt.Errorf("%w: %s", ErrInvalid, bad.Reason)
 	}
-	switch u.Scheme {
-	case "redis", "rediss":
-		opt, err := redis.ParseURL(rawURL)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: Redis URL %s: %v", ErrInvalid, redactURL(rawURL), err)
-		}
-		c := redis.NewClient(opt)
-		return c, c.Close, nil
-	case "redis+sentinel", "rediss+sentinel":
-		return openSentinel(u)
-	case "redis+cluster", "rediss+cluster":
-		opt := &redis.ClusterOptions{Addrs: strings.Split(u.Host, ",")}
-		if u.User != nil {
-			opt.Username = u.User.Username()
-			opt.Password, _ = u.User.Password()
-		}
-		if u.Scheme == "rediss+cluster" {
-			opt.TLSConfig = tlsConfig(opt.Addrs[0])
-		}
-		c := redis.NewClusterClient(opt)
-		return c, c.Close, nil
-	case "embedded":
-		open, ok := urlscheme.Lookup("embedded")
-		if !ok {
-			return nil, nil, fmt.Errorf("%w: embedded:// needs the in-process server, which production binaries leave out: import _ %q in the program or test that uses it", ErrInvalid, "github.com/jobgen/jobgen/runtime/embedded")
-		}
-		return open(u.Host + u.Path)
-	}
-	return nil, nil, fmt.Errorf("%w: Redis URL scheme %q: want redis, rediss, redis+sentinel, redis+cluster or embedded", ErrInvalid, u.Scheme)
-}
-
-func openSentinel(u *url.URL) (redis.UniversalClient, func() error, error) {
-	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
-	if parts[0] == "" {
-		return nil, nil, fmt.Errorf("%w: Sentinel URL %s has no master name: want redis+sentinel://host:port/mastername[/db]", ErrInvalid, redactURL(u.String()))
-	}
-	opt := &redis.FailoverOptions{MasterName: parts[0], SentinelAddrs: strings.Split(u.Host, ",")}
-	if len(parts) > 1 {
-		db, err := strconv.Atoi(parts[1])
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: Sentinel URL %s: db %q is not a number", ErrInvalid, redactURL(u.String()), parts[1])
-		}
-		opt.DB = db
-	}
-	if u.User != nil {
-		opt.Username = u.User.Username()
-		opt.Password, _ = u.User.Password()
-	}
-	if u.Scheme == "rediss+sentinel" {
-		opt.TLSConfig = tlsConfig(opt.SentinelAddrs[0])
-	}
-	c := redis.NewFailoverClient(opt)
-	return c, c.Close, nil
-}
-
-// redactURL hides the password of a URL for error messages.
-func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
+	return c, closer, err
 }

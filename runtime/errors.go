@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jobgen/jobgen/internal/attempt"
+	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"github.com/jobgen/jobgen/internal/send"
 )
 
@@ -182,6 +183,14 @@ var ErrBatchFinished = errors.New("jobgen: every job of the batch has succeeded"
 // than ReplicationConfig.Replicas acknowledged in time. The job reached
 // the master, but a failover may lose it.
 var ErrNotReplicated = send.ErrNotReplicated
+
+// ErrUnreachable is wrapped by the error of Open when no connection to
+// Redis could be made.
+var ErrUnreachable = jobrdb.ErrUnreachable
+
+// ErrTLSMismatch is wrapped by the error of Open for a rediss:// URL whose
+// server speaks plain Redis, without TLS.
+var ErrTLSMismatch = jobrdb.ErrTLSMismatch
 
 // ErrNoDispatcher is returned by Dispatch when no dispatcher is set.
 var ErrNoDispatcher = errors.New("jobgen: no dispatcher: call runtime.SetDefaultDispatcher(engine) at start-up, or runtime.WithDispatcher(ctx, d)")

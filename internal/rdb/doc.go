@@ -28,6 +28,10 @@
 //   - outbox.go: the outbox relay's marks (each queue's relayed set)
 //     and the backlog it publishes.
 //   - schedule.go: a schedule entry's state and its pause.
+//   - connect.go, connect_probe.go: the client of each URL form
+//     runtime.Open takes, and the names of what fails when it connects
+//     (a Redis that cannot be reached, a rediss:// URL whose server
+//     speaks plain Redis).
 //
 // Every other file is named after the room whose keys it reads and
 // writes: inspect.go, finished.go, group_inspect.go, results.go and

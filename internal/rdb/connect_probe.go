@@ -1,4 +1,4 @@
-package runtime
+package rdb
 
 import (
 	"bufio"
@@ -9,12 +9,14 @@ import (
 	"net"
 	"syscall"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
-// Connecting: what Open checks before it starts the engine, and how it
-// names what went wrong, so that an operator reads "cannot reach Redis
-// at host:port" or "the server speaks plain Redis, without TLS" rather
-// than a context deadline or a step of the engine's start.
+// Connecting: what runtime.Open checks before it starts the engine, and
+// how it names what went wrong, so that an operator reads "cannot reach
+// Redis at host:port" or "the server speaks plain Redis, without TLS"
+// rather than a context deadline or a step of the engine's start.
 
 // plainProbeAfter is how long a TLS handshake may go unanswered before
 // Open asks, on a second connection, whether the server speaks plain
@@ -22,13 +24,28 @@ import (
 // never answers it.
 const plainProbeAfter = 300 * time.Millisecond
 
-// ErrUnreachable is wrapped by the error of Open when no connection to
-// Redis could be made.
+// ErrUnreachable is wrapped by the error of runtime.Open when no
+// connection to Redis could be made. runtime.ErrUnreachable is this
+// error, and documents it.
 var ErrUnreachable = errors.New("jobgen: cannot reach Redis")
 
-// ErrTLSMismatch is wrapped by the error of Open for a rediss:// URL whose
-// server speaks plain Redis, without TLS.
+// ErrTLSMismatch is wrapped by the error of runtime.Open for a rediss://
+// URL whose server speaks plain Redis, without TLS. runtime.ErrTLSMismatch
+// is this error, and documents it.
 var ErrTLSMismatch = errors.New("jobgen: TLS handshake with a server that speaks plain Redis")
+
+// CheckTLS checks a client of one server over TLS, as OpenClient makes
+// for a rediss:// URL, with a handshake of its own (probeTLS), so that a
+// server that speaks plain Redis fails at once with ErrTLSMismatch, not
+// at the end of the client's retries. It checks nothing for another
+// client.
+func CheckTLS(ctx context.Context, c redis.UniversalClient) error {
+	if c, ok := c.(*redis.Client); ok && c.Options().TLSConfig != nil {
+		opt := c.Options()
+		return probeTLS(ctx, opt.Addr, opt.TLSConfig, opt.DialTimeout)
+	}
+	return nil
+}
 
 // probeTLS connects to addr and makes a TLS handshake with conf, within
 // timeout, and says what failed: the connection (ErrUnreachable), or a
@@ -109,10 +126,11 @@ func unreachable(addr string, err error) error {
 	return fmt.Errorf("%w at %s: %w: %s", ErrUnreachable, addr, err, hint)
 }
 
-// startError names why the engine could not start on a Redis: a
-// connection that could not be made, rather than the step of the start
-// that first needed one.
-func startError(err error) error {
+// StartError names why the engine could not start on a Redis: a
+// connection that could not be made (ErrUnreachable), rather than the
+// step of the start that first needed one. Any other err is returned as
+// it is.
+func StartError(err error) error {
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
 		addr := ""
