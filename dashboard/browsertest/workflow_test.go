@@ -116,6 +116,21 @@ func TestWorkflowGraphInABrowser(t *testing.T) {
 
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"workflows/"+pe(id))))
 	until(t, ctx, `!!document.getElementById("workflow-graph")`)
+	// The assembly waits for 30 parts: their list wraps in its column
+	// (a fan-in's list of thousands stays in the page), and the steps
+	// table needs no sideways scroll at 1280px.
+	got, err = chromedp.Run(ctx, chromedp.Evaluate[[]int](`(() => {
+		const box = document.getElementById("workflow-steps").parentElement;
+		const waits = Array.from(document.querySelectorAll("#workflow-steps td[data-label='Waits for']"));
+		const widest = Math.max(...waits.map(td => td.getBoundingClientRect().width));
+		return [box.scrollWidth - box.clientWidth, Math.round(100 * widest / box.clientWidth)];
+	})()`))
+	require.NoError(t, err)
+	require.LessOrEqual(t, got[0], 1, "the steps table scrolls sideways by %dpx at 1280px", got[0])
+	require.LessOrEqual(t, got[1], 40, "the widest Waits for cell takes %d%% of the table's width", got[1])
+	if os.Getenv(ScreenshotsEnv) != "" {
+		newShots(t).full(ctx, "workflow-page-1280")
+	}
 	until(t, ctx, textIs("workflow-state", "running"))
 	follow(t, ctx, "#cancel-workflow")
 	until(t, ctx, `(document.getElementById("workflow-state")||{textContent:""}).textContent.trim().startsWith("cancelled")`)
