@@ -372,6 +372,19 @@ type StepAcked struct {
 	Outcome WfOutcome
 }
 
+// pushFlag is the flag of step_ack and step_release: "0" if the call is
+// not to push released steps, "1" if it may, "2" if it may and is to
+// list them.
+func pushFlag(push, tell bool) string {
+	switch {
+	case push && tell:
+		return "2"
+	case push:
+		return "1"
+	}
+	return "0"
+}
+
 // StepRelease releases the next part of the dependents of step, whose
 // end released them in parts (WfOutcome.What "part"), in workflow wf
 // that keeps its keys in queue's slot (step_release.lua). With push, the
@@ -381,13 +394,7 @@ type StepAcked struct {
 // caller calls it again while the outcome's What is "part".
 func (s *Store) StepRelease(ctx context.Context, queue, wf, step string, push, tell bool) (o WfOutcome, pushed bool, err error) {
 	qk := s.keys.Queue(queue)
-	flag := "0"
-	switch {
-	case push && tell:
-		flag = "2"
-	case push:
-		flag = "1"
-	}
+	flag := pushFlag(push, tell)
 	keys := append(s.keys.Workflow(wf), qk.Ready, qk.Delayed, qk.Payloads, qk.Notify)
 	v, err := s.RunOne(ctx, Call{Script: scriptStepRel, Keys: keys, Args: []any{flag, step}}).Slice()
 	if err != nil {
@@ -410,13 +417,7 @@ func (s *Store) StepRelease(ctx context.Context, queue, wf, step string, push, t
 // and is acked; with tell too, its StepAcked lists them, Pushed.
 func (s *Store) StepAck(ctx context.Context, queue string, push, tell bool, ends []StepEnd) ([]StepAcked, error) {
 	qk := s.keys.Queue(queue)
-	flag := "0"
-	switch {
-	case push && tell:
-		flag = "2"
-	case push:
-		flag = "1"
-	}
+	flag := pushFlag(push, tell)
 	var calls []Call
 	for k := 0; k < len(ends); k += 500 {
 		chunk := ends[k:min(k+500, len(ends))]

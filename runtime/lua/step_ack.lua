@@ -66,7 +66,7 @@ local bad = wrongType({1, 'zset', 2, 'hash'})
 if bad then return bad end
 -- the queue, opened for the steps to push (it checks their keys' types)
 local T = wfTaker()
-local pushed, pays, taken = T.ids, T.pays, T.steps
+local pushed, pays = T.ids, T.pays
 local Q
 Q, bad = enqueueOpen(b, nil, pushed, pays)
 if not Q then return bad end
@@ -127,14 +127,8 @@ for _, w in ipairs(order) do
       local what = r[2]
       if #r == 2 and (what == 'ended' or what == 'again' or what == 'dropped') then
         if tell and #pushed > k then
-          -- the steps its end released, which this call pushes, in the
-          -- release form (ID, job, no results)
-          local nr = #r
-          for y = k + 1, #pushed do
-            r[nr + 1], r[nr + 2], r[nr + 3] = taken[y], pays[y], 0
-            nr = nr + 3
-          end
-          out[j] = {3, r}
+          -- the steps its end released, which this call pushes
+          out[j] = {3, T.list(r, k)}
         else
           -- (1 alone for the most common reply: the step ended, the
           -- workflow runs on)
@@ -143,12 +137,7 @@ for _, w in ipairs(order) do
         done[#done + 1] = ids[j]
       elseif what == 'part' and #r == 2 and tell and #pushed > k then
         -- the first part of a release in parts, pushed by this call
-        local nr = #r
-        for y = k + 1, #pushed do
-          r[nr + 1], r[nr + 2], r[nr + 3] = taken[y], pays[y], 0
-          nr = nr + 3
-        end
-        out[j] = {4, r}
+        out[j] = {4, T.list(r, k)}
       else
         out[j] = {2, r}
       end

@@ -47,9 +47,4 @@ if n == 0 then return {0, r} end
 Q.n = n
 enqueueWrite(Q, nil)
 if not tell then return {0, r} end
-local nr = #r
-for y = 1, n do
-  r[nr + 1], r[nr + 2], r[nr + 3] = T.steps[y], T.pays[y], 0
-  nr = nr + 3
-end
-return {1, r}
+return {1, T.list(r, 0)}

@@ -9,7 +9,9 @@
 -- takes none of them and returns false. A step can be if the job hash
 -- holds its job ID ("<step>#", set only for a step of one parent that
 -- needs no result and has no delay, group or tags). (193 is the first
--- byte of a job with a delay.)
+-- byte of a job with a delay.) T.list(r, from) appends to the reply r the
+-- steps taken after the first from, in the release form (ID, job, no
+-- results), for a caller told of the steps a call pushed.
 local function wfTaker()
   local T = {ids = {}, pays = {}, steps = {}}
   function T.take(rel)
@@ -32,6 +34,14 @@ local function wfTaker()
       end
     end
     return true
+  end
+  function T.list(r, from)
+    local nr = #r
+    for y = from + 1, #T.ids do
+      r[nr + 1], r[nr + 2], r[nr + 3] = T.steps[y], T.pays[y], 0
+      nr = nr + 3
+    end
+    return r
   end
   return T
 end
