@@ -14,7 +14,10 @@
 -- With parts, an end with more than WF_PART dependents, none of them
 -- spawned, releases the first WF_PART of them and replies "part" in
 -- place of "ended": the kids hash keeps, under "<step>>", the byte of
--- its list where the rest begins, and S.more(step) releases the next
+-- its list where the rest begins and the byte where the list ended
+-- ("<rest>:<end>": a step spawned later with step among its parents is
+-- appended to the list, and counted step ended when it was, so the rest
+-- stops there), and S.more(step) releases the next
 -- WF_PART (step_release.lua) until its reply is "ended". So a fan-out's
 -- first children run while the rest are released, and no call holds
 -- Redis for the whole of a wide release. A step whose release is in
@@ -31,14 +34,14 @@
 local WF_PART = 1000
 
 -- wfPart returns the IDs of the dependents in the list ks from byte at
--- on, WF_PART at most, and the byte after them (nil at the list's end).
-local function wfPart(ks, at)
+-- to byte stop, WF_PART at most, and the byte after them (nil at stop).
+local function wfPart(ks, at, stop)
   local ids, n = {}, 0
   while n < WF_PART do
     local e = string.find(ks, ',', at, true)
     n = n + 1
-    if not e then
-      ids[n] = string.sub(ks, at)
+    if not e or e > stop then
+      ids[n] = string.sub(ks, at, stop)
       return ids, nil
     end
     ids[n] = string.sub(ks, at, e - 1)
@@ -280,9 +283,12 @@ local function wfSettleOpen(steps, take, parts)
       local kids, rest
       if parts and not string.find(ks, '.', 1, true) then
         -- (no ID holds a ".": none was spawned, and none is dropped)
-        kids, rest = wfPart(ks, 1)
+        kids, rest = wfPart(ks, 1, #ks)
         if rest then
-          hset(WF.kids, step .. '>', rest)
+          -- where the rest begins, and where the list ended: dependents
+          -- spawned after this end are appended to it, and counted it
+          -- ended when they were (wf_spawn.lua)
+          hset(WF.kids, step .. '>', rest .. ':' .. #ks)
           out[2] = 'part'
         end
       else
@@ -332,12 +338,13 @@ local function wfSettleOpen(steps, take, parts)
   -- its waiting steps were dropped).
   local function more(step)
     local st, mark = M.st, step .. '>'
-    local at = tonumber(hget(WF.kids, mark))
+    local m = hget(WF.kids, mark)
+    local at, stop = string.match(m or '', '^(%d+):(%d+)$')
     if not at or st ~= 'run' then
-      if at then hdel(WF.kids, mark) end
+      if m then hdel(WF.kids, mark) end
       return {st or 'gone', 'ended'}
     end
-    local kids, rest = wfPart(hget(WF.kids, step), at)
+    local kids, rest = wfPart(hget(WF.kids, step), tonumber(at), tonumber(stop))
     hload(WF.left, kids)
     hload(WF.state, kids)
     local rel = {}
@@ -346,7 +353,7 @@ local function wfSettleOpen(steps, take, parts)
     end
     local out = {st, 'part'}
     if rest then
-      hset(WF.kids, mark, rest)
+      hset(WF.kids, mark, rest .. ':' .. stop)
     else
       hdel(WF.kids, mark)
       out[2] = 'ended'
