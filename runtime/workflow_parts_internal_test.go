@@ -35,3 +35,19 @@ func TestWorkflowReleaseInPartsStopsWhereTheListEnded(t *testing.T) {
 		require.Zero(t, rdb.HExists(ctx, keys[3], "0>").Val(), "the release is done")
 	})
 }
+
+// A workflow that ends (cancelled, failed, past its deadline) drops what
+// a release in parts had left, and its mark: a retry counts its steps
+// afresh, and a mark left behind would release them a second time.
+func TestWorkflowEndDropsTheMarksOfReleasesInParts(t *testing.T) {
+	eachClient(t, func(t *testing.T, ctx context.Context, _ redistest.Backend, rdb redis.UniversalClient) {
+		c := failCase{s: lua.Get("wf_cancel"), kinds: wfKinds,
+			setup: append(wfSetup("s", "w"), []any{"HSET", "K4", "0>", "1:1"}),
+			args:  []any{"cancel"}}
+		keys := c.fill(t, ctx, rdb, nil)
+		require.NoError(t, c.run(ctx, rdb, keys))
+		require.Zero(t, rdb.HExists(ctx, keys[3], "0>").Val(), "the mark is gone")
+		require.Equal(t, "1", rdb.HGet(ctx, keys[3], "0").Val(), "the list of dependents stays")
+		require.Equal(t, "x", rdb.HGet(ctx, keys[1], "1").Val(), "the waiting dependent is dropped")
+	})
+}

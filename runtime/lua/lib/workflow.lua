@@ -99,8 +99,18 @@ end
 
 -- wfEnd ends a running workflow as st (failed, cancelled) for why:
 -- its waiting steps are dropped, and out gets each released step's ID
--- and job, for the caller to take out of its queue or cancel.
+-- and job, for the caller to take out of its queue or cancel. The marks
+-- of releases in parts ("<step>>" in the kids hash,
+-- lib/workflow_settle.lua) go: what they had left is dropped, and a
+-- retry counts its steps afresh.
 local function wfEnd(st, why, now, out)
+  local marks = {}
+  for _, f in ipairs(redis.call('HKEYS', KEYS[WF.kids])) do
+    if string.byte(f, -1) == 62 then marks[#marks + 1] = f end -- (62 is ">")
+  end
+  for i = 1, #marks, 1000 do
+    redis.call('HDEL', KEYS[WF.kids], unpack(marks, i, math.min(i + 999, #marks)))
+  end
   local all = redis.call('HGETALL', KEYS[WF.state])
   local dropped = 0
   for i = 1, #all, 2 do
