@@ -21,6 +21,7 @@ var errCrash = errors.New("simulated crash: the call never reached Redis")
 type dropScripts struct {
 	shas  map[string]bool
 	until time.Time // if set, it swallows nothing from then on
+	most  int       // if set, it swallows no more calls than this
 	mu    sync.Mutex
 	n     int
 }
@@ -34,8 +35,11 @@ func (h *dropScripts) match(cmd redis.Cmder) bool {
 		return false
 	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.most > 0 && h.n >= h.most {
+		return false
+	}
 	h.n++
-	h.mu.Unlock()
 	return true
 }
 
