@@ -68,8 +68,14 @@ func (d Decoder) Bytes() ([]byte, error) {
 	return b, d.Dec.ReadFull(b)
 }
 
-// Str reads a string or binary value as a string.
+// Str reads a string or binary value as a string. A string of at most
+// 255 bytes (keys, IDs, names) is read through the decoder's own buffer:
+// one allocation, the string, where a buffer of its own and then the
+// string were two (none for one byte). Its header bounds its length.
 func (d Decoder) Str() (string, error) {
+	if c, err := d.Dec.PeekCode(); err == nil && (msgpcode.IsFixedString(c) || c == msgpcode.Str8) {
+		return d.Dec.DecodeString()
+	}
 	b, err := d.Bytes()
 	return string(b), err
 }

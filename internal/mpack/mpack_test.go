@@ -3,6 +3,7 @@ package mpack
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -69,4 +70,38 @@ func TestSkip(t *testing.T) {
 	deep := bytes.Repeat([]byte{0x91}, maxSkipDepth+2) // arrays of one, nested
 	deep = append(deep, 0xc0)
 	require.ErrorContains(t, decoder(deep).Skip(), "nested more than")
+}
+
+func TestStrReadsEachStringForm(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	for _, want := range []string{"", "k", "id", strings.Repeat("y", 31), strings.Repeat("z", 200), long} {
+		b, err := msgpack.Marshal(want)
+		require.NoError(t, err)
+		got, err := decoder(b).Str()
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+		bin, err := msgpack.Marshal([]byte(want))
+		require.NoError(t, err)
+		got, err = decoder(bin).Str()
+		require.NoError(t, err)
+		require.Equal(t, want, got, "as bin")
+	}
+	// A str8 header claiming more than follows fails, not pads.
+	_, err := decoder([]byte{0xd9, 200, 'a', 'b'}).Str()
+	require.Error(t, err)
+}
+
+func TestShortStrCostsOneAllocation(t *testing.T) {
+	b, err := msgpack.Marshal("{emails}01JDXXXXXXXXXXXXXXXXXXXXXX.c12345")
+	require.NoError(t, err)
+	var rd bytes.Reader
+	d := Decoder{Dec: msgpack.NewDecoder(&rd), Limit: len(b)}
+	allocs := testing.AllocsPerRun(100, func() {
+		rd.Reset(b)
+		d.Dec.Reset(&rd)
+		if _, err := d.Str(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Equal(t, 1.0, allocs)
 }
