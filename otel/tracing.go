@@ -70,6 +70,13 @@ type Tracing struct {
 
 	mu   sync.Mutex
 	open map[string]*attemptSpan // by job ID: the attempt running in this process
+	// prior holds, by job ID, the attempt whose place in open a later
+	// attempt of the job took before the earlier one's settle event came.
+	// A worker emits that event after its settle call returns, and by
+	// then the job may be ready again and started by another slot (a
+	// release with no delay). The earlier span ends at its own event, or,
+	// as "unknown", when the later attempt settles or a third starts.
+	prior map[string]*attemptSpan
 }
 
 // attemptSpan is the span of an attempt that has not been settled yet.
@@ -102,6 +109,7 @@ func New(cfg Config) *Tracing {
 		prop:    prop,
 		childOf: cfg.ChildOf,
 		open:    map[string]*attemptSpan{},
+		prior:   map[string]*attemptSpan{},
 	}
 	if cfg.Propagator != nil { // the global one may be replaced later
 		t.fields = prop.Fields()
@@ -275,13 +283,22 @@ func (t *Tracing) handle(ctx context.Context, next func(context.Context) error) 
 		a.span.SetAttributes(a.attrs[:]...)
 	}
 	t.mu.Lock()
-	if old := t.open[info.ID]; old != nil { // an attempt whose settling this process never saw
-		old.span.SetAttributes(outcomeAttr("unknown")...)
-		old.span.End()
+	if old := t.open[info.ID]; old != nil { // an attempt not settled yet, or whose settling this process never saw
+		endUnknown(t.prior[info.ID])
+		t.prior[info.ID] = old
 	}
 	t.open[info.ID] = a
 	t.mu.Unlock()
 	return next(ctx)
+}
+
+// endUnknown ends the span of an attempt whose settling this process
+// never saw, if a is one.
+func endUnknown(a *attemptSpan) {
+	if a != nil {
+		a.span.SetAttributes(outcomeAttr("unknown")...)
+		a.span.End()
+	}
 }
 
 // Observe is a worker event subscriber: it records what happened to an
@@ -292,17 +309,25 @@ func (t *Tracing) Observe(ev runtime.Event) {
 	default:
 		return
 	}
+	settled := ev.Kind == runtime.JobProcessed || ev.Kind == runtime.JobReleased || ev.Kind == runtime.JobFailed || ev.Kind == runtime.JobCancelled
+	var gone *attemptSpan // an earlier attempt whose event will not come now
 	t.mu.Lock()
-	a := t.open[ev.ID]
+	a, spans := t.open[ev.ID], t.open
+	if a == nil || a.attempt != ev.Attempt {
+		a, spans = t.prior[ev.ID], t.prior
+	} else if settled {
+		gone = t.prior[ev.ID]
+		delete(t.prior, ev.ID)
+	}
 	if a == nil || a.attempt != ev.Attempt {
 		t.mu.Unlock()
 		return
 	}
-	settled := ev.Kind == runtime.JobProcessed || ev.Kind == runtime.JobReleased || ev.Kind == runtime.JobFailed || ev.Kind == runtime.JobCancelled
 	if settled {
-		delete(t.open, ev.ID)
+		delete(spans, ev.ID)
 	}
 	t.mu.Unlock()
+	endUnknown(gone)
 	switch ev.Kind {
 	case runtime.JobExceptionOccurred:
 		a.outcome = OutcomeError

@@ -2,6 +2,8 @@ package jobotel_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -226,5 +228,52 @@ func TestResultSize(t *testing.T) {
 		b.drain(t)
 		require.Equal(t, "13", attr(b.process(b.id(1))[0], "jobgen.result.size"))
 		require.Equal(t, "", attr(b.process(b.id(2))[0], "jobgen.result.size"))
+	})
+}
+
+// TestSettledAfterTheNextAttemptStarted: an attempt whose settle event
+// comes after the job's next attempt started in this process (a release
+// with no delay, taken at once by another slot) still ends its own span
+// with its own outcome, and the next attempt's span with its own.
+func TestSettledAfterTheNextAttemptStarted(t *testing.T) {
+	forEachBackend(t, jobotel.Config{}, func(t *testing.T, b *bundle) {
+		started := make(chan struct{})
+		b.handle(func(ctx context.Context, s step, info runtime.JobInfo) error {
+			if info.Attempt == 1 {
+				return runtime.ReleaseRequest(0)
+			}
+			close(started)
+			return nil
+		})
+		id, err := runtime.Dispatch(b.ctx, step{N: 1, opts: runtime.JobOptions{Tries: 2}})
+		require.NoError(t, err)
+		cfg := runtime.WorkerConfig{StopWhenEmpty: true, Sleep: 20 * time.Millisecond, Concurrency: 2,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		cfg.Middleware = append(cfg.Middleware, b.tr.Middleware())
+		w, err := runtime.NewWorker(b.engine, b.router, cfg)
+		require.NoError(t, err)
+		// The first attempt's release event is held until the second
+		// attempt has started, before the Tracing sees it.
+		w.Subscribe(func(ev runtime.Event) {
+			if ev.Kind == runtime.JobReleased && ev.Attempt == 1 {
+				select {
+				case <-started:
+				case <-time.After(10 * time.Second):
+				}
+			}
+		})
+		b.tr.Attach(w)
+		ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+		defer cancel()
+		require.NoError(t, w.Run(ctx))
+		require.NoError(t, ctx.Err(), "worker did not stop by itself")
+
+		procs := b.process(id)
+		require.Len(t, procs, 2)
+		got := map[string]string{}
+		for _, p := range procs {
+			got[attr(p, "jobgen.job.attempt")] = attr(p, "jobgen.outcome")
+		}
+		require.Equal(t, map[string]string{"1": "released", "2": "ok"}, got)
 	})
 }
