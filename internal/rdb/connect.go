@@ -55,13 +55,7 @@ func OpenClient(rawURL string) (redis.UniversalClient, func() error, error) {
 		return openSentinel(u)
 	case "redis+cluster", "rediss+cluster":
 		opt := &redis.ClusterOptions{Addrs: strings.Split(u.Host, ",")}
-		if u.User != nil {
-			opt.Username = u.User.Username()
-			opt.Password, _ = u.User.Password()
-		}
-		if u.Scheme == "rediss+cluster" {
-			opt.TLSConfig = tlsConfig(opt.Addrs[0])
-		}
+		opt.Username, opt.Password, opt.TLSConfig = access(u)
 		c := redis.NewClusterClient(opt)
 		return c, c.Close, nil
 	case "embedded":
@@ -87,13 +81,7 @@ func openSentinel(u *url.URL) (redis.UniversalClient, func() error, error) {
 		}
 		opt.DB = db
 	}
-	if u.User != nil {
-		opt.Username = u.User.Username()
-		opt.Password, _ = u.User.Password()
-	}
-	if u.Scheme == "rediss+sentinel" {
-		opt.TLSConfig = tlsConfig(opt.SentinelAddrs[0])
-	}
+	opt.Username, opt.Password, opt.TLSConfig = access(u)
 	c := redis.NewFailoverClient(opt)
 	return c, c.Close, nil
 }
@@ -105,6 +93,21 @@ func RedactURL(raw string) string {
 		return "(unparsable URL)"
 	}
 	return u.Redacted()
+}
+
+// access returns the user, password and TLS configuration of a URL
+// naming several servers, host1:port,host2:port (Sentinel, Cluster):
+// TLS for a scheme that begins "rediss", verifying each server's
+// certificate against the first's host name.
+func access(u *url.URL) (user, password string, tc *tls.Config) {
+	if u.User != nil {
+		user = u.User.Username()
+		password, _ = u.User.Password()
+	}
+	if strings.HasPrefix(u.Scheme, "rediss+") {
+		tc = tlsConfig(strings.Split(u.Host, ",")[0])
+	}
+	return user, password, tc
 }
 
 // tlsConfig verifies the server's certificate against addr's host name.
