@@ -126,6 +126,23 @@ func BenchmarkEnvelopeDecode(b *testing.B) {
 	}
 }
 
+// BenchmarkEnvelopeDecodeStep decodes a workflow step's job as a
+// parent's ack pushes it: its whole envelope, carrying its workflow and
+// step.
+func BenchmarkEnvelopeDecodeStep(b *testing.B) {
+	id := runtime.NewID()
+	env := &runtime.Envelope{ID: id, Name: "app.Child", Queue: "q", Body: make([]byte, 16),
+		Step: &runtime.EnvelopeStep{Workflow: "{q}" + runtime.NewID(), Step: "c1234"}}
+	payload, err := env.Encode()
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := runtime.DecodeEnvelope("q", id, payload); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // TestDecodeSkipsUnknownFields: a newer writer's fields, of any type, are
 // skipped; one that claims more bytes than the payload has, or nests too
 // deep, fails the decode.
