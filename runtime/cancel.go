@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/jobgen/jobgen/internal/notes"
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
@@ -150,7 +151,7 @@ func (e *Engine) cancel(ctx context.Context, queue, id string, seen int) (Cancel
 	case jobrdb.CancelledReserved:
 		// The cancel is done; the note only tells the worker now what its
 		// heartbeat would find (worker_notify.go).
-		n, err := e.store.Publish(ctx, e.keys.Notes(), noteCancel+"\n"+queue+"\n"+id)
+		n, err := e.store.Publish(ctx, e.keys.Notes(), notes.CancelText(queue, id))
 		return Cancelled{Was: StateReserved, Attempts: c.Attempts, Told: err == nil && n > 0}, nil
 	case jobrdb.CancelledDelayed:
 		return Cancelled{Was: StateDelayed, Attempts: c.Attempts}, nil

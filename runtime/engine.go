@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/jobgen/jobgen/internal/keyspace"
+	"github.com/jobgen/jobgen/internal/notes"
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"github.com/jobgen/jobgen/internal/send"
 )
@@ -271,7 +272,7 @@ type Engine struct {
 	grouped *groupedQueues
 	// notifier is the subscription to notes to the engine's running
 	// workers (worker_notify.go), shared with phys.
-	notifier *notifier
+	notifier *notes.Hub
 	// awaitStep, if set, replaces the package's awaitStep (the tests).
 	awaitStep time.Duration
 	// history keeps the per-minute counts and runtime histograms of
@@ -313,7 +314,7 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 		}
 	}
 	e := &Engine{rdb: rdb, store: store, cfg: cfg, keys: keys, flow: &flowState{}, grouped: &groupedQueues{},
-		notifier: newNotifier(store, keys.Notes()), history: &closedHashes{}}
+		notifier: notes.NewHub(store, keys.Notes()), history: &closedHashes{}}
 	// The physical view: the same Redis and keys, with no partitions, for
 	// the partition loop to run each partition's call on (partition.go).
 	physCfg := cfg

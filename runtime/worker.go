@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jobgen/jobgen/internal/notes"
 )
 
 // Worker runs jobs from its queues through a Router: Laravel's
@@ -62,7 +64,7 @@ type Worker struct {
 	steps          []jobStep  // batches, chains and unique locks, at fixed points of a job's run (worker_steps.go)
 	sick           quarantine // queues whose keys Redis refuses, skipped for a while (worker_quarantine.go)
 	runners        runners    // the goroutines jobs and handlers run on (worker_runners.go)
-	notes          noteBox    // cancels and restarts told at once (worker_notify.go)
+	notes          *notes.Box // cancels and restarts told at once (worker_notify.go)
 }
 
 // WorkerStats counts what a worker has done with its jobs.
@@ -140,7 +142,7 @@ func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
 		busy:     make(chan struct{}, 1),
 		runners:  runners{max: 2 * cfg.Concurrency}, // a process and a handler per running job
 		wakeID:   NewID(),
-		notes:    noteBox{ready: make(chan struct{}, 1)},
+		notes:    notes.NewBox(),
 	}
 	w.steps = newSteps(busEnv{e: e, r: r, log: w.log, retryAfter: cfg.RetryAfter})
 	if w.holds() {
@@ -257,10 +259,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer hardStop(ErrWorkerStopping)
 	side, stopSide := context.WithCancel(base)
 	select { // the notes' subscription is up, or failed (worker_notify.go)
-	case <-w.e.notifier.join(w):
+	case <-w.e.notifier.Join(w.notes, w.log):
 	case <-ctx.Done():
 	}
-	defer w.e.notifier.leave(w) // before Run returns: no call of it in flight then
+	defer w.e.notifier.Leave(w.notes) // before Run returns: no call of it in flight then
 	var sideWG sync.WaitGroup
 	sideWG.Add(7)
 	go func() { defer sideWG.Done(); w.heartbeat(side) }()

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/jobgen/jobgen/internal/notes"
 )
 
 // RunWithSignals runs the worker as Run does, with Laravel's signals:
@@ -80,7 +82,7 @@ func stopReasonOf(ctx context.Context) string {
 // cannot be sent is an error, though the broadcast is made: workers find
 // it within restartPoll.
 func (e *Engine) tellRestart(ctx context.Context) error {
-	if _, err := e.store.Publish(ctx, e.keys.Notes(), noteRestart); err != nil {
+	if _, err := e.store.Publish(ctx, e.keys.Notes(), notes.Restart); err != nil {
 		return fmt.Errorf("the restart broadcast is made, but its note to the workers failed: they find the broadcast within %v, so do not make it again (%w)", restartPoll, err)
 	}
 	return nil
