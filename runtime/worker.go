@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/internal/notes"
+	"github.com/jobgen/jobgen/internal/runpool"
 )
 
 // Worker runs jobs from its queues through a Router: Laravel's
@@ -60,11 +61,11 @@ type Worker struct {
 	givenBackNewer atomic.Int64
 	newer          newerLog
 	waitingNewer   newerWaiting
-	mon            monitor    // counts and running jobs for the worker's record (worker_monitor.go)
-	steps          []jobStep  // batches, chains and unique locks, at fixed points of a job's run (worker_steps.go)
-	sick           quarantine // queues whose keys Redis refuses, skipped for a while (worker_quarantine.go)
-	runners        runners    // the goroutines jobs and handlers run on (worker_runners.go)
-	notes          *notes.Box // cancels and restarts told at once (worker_notify.go)
+	mon            monitor       // counts and running jobs for the worker's record (worker_monitor.go)
+	steps          []jobStep     // batches, chains and unique locks, at fixed points of a job's run (worker_steps.go)
+	sick           quarantine    // queues whose keys Redis refuses, skipped for a while (worker_quarantine.go)
+	runners        *runpool.Pool // the goroutines jobs and handlers run on (internal/runpool)
+	notes          *notes.Box    // cancels and restarts told at once (worker_notify.go)
 }
 
 // WorkerStats counts what a worker has done with its jobs.
@@ -140,7 +141,7 @@ func NewWorker(e *Engine, r *Router, cfg WorkerConfig) (*Worker, error) {
 		hooking:  map[Ref]bool{},
 		stopCh:   make(chan struct{}),
 		busy:     make(chan struct{}, 1),
-		runners:  runners{max: 2 * cfg.Concurrency}, // a process and a handler per running job
+		runners:  runpool.New(2 * cfg.Concurrency), // a process and a handler per running job
 		wakeID:   NewID(),
 		notes:    notes.NewBox(),
 	}
@@ -291,7 +292,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	close(w.queued)
 	<-started
 	w.drain()
-	w.runners.close()
+	w.runners.Close()
 	if w.starts != nil {
 		close(w.starts)
 		<-starterDone

@@ -124,7 +124,7 @@ func (w *Worker) startJobs(base context.Context, start time.Time) {
 				continue
 			}
 		}
-		w.runners.do(func() {
+		w.runners.Do(func() {
 			if res.held() && res.Err == nil {
 				started, ok := w.startHeld(res)
 				if !ok {

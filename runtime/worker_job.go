@@ -238,7 +238,7 @@ const abandonAfter = 2 * time.Second
 // ends with the context's cause.
 func (w *Worker) attempt(ctx context.Context, env *Envelope) error {
 	done := make(chan error, 1)
-	w.runners.do(func() {
+	w.runners.Do(func() {
 		defer func() {
 			if r := recover(); r != nil {
 				done <- &PanicError{Value: r, Stack: stack()}

@@ -1,4 +1,4 @@
-package runtime
+package runpool
 
 // growStack makes the calling goroutine's stack at least stackReserve
 // bytes deep, at once. A job runs on two goroutines of its own (process,

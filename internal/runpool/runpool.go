@@ -1,8 +1,8 @@
-package runtime
+package runpool
 
 import "sync"
 
-// runners are the goroutines a worker runs its jobs on: each job's
+// Pool is the goroutines a worker runs its jobs on: each job's
 // process, and its handler's attempt. A goroutine that finishes one
 // waits for the next rather than exiting, up to the number a worker
 // runs at once, so that a job neither starts a goroutine nor grows a
@@ -15,18 +15,23 @@ import "sync"
 // locks its goroutine to its OS thread (runtime.LockOSThread) must
 // unlock it before it returns, as the goroutine goes on to run other
 // jobs.
-type runners struct {
+//
+// A Pool is safe for concurrent use.
+type Pool struct {
 	mu     sync.Mutex
 	idle   []*runner // waiting for work, the most recent last
 	max    int       // the most kept waiting
 	closed bool
 }
 
-// runner is one goroutine of a runners.
+// New returns a pool that keeps up to max goroutines waiting for work.
+func New(max int) *Pool { return &Pool{max: max} }
+
+// runner is one goroutine of a Pool.
 type runner struct{ work chan func() }
 
-// do runs f on a waiting runner, or on a new one.
-func (p *runners) do(f func()) {
+// Do runs f on a waiting goroutine of the pool, or on a new one.
+func (p *Pool) Do(f func()) {
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {
 		r := p.idle[n-1]
@@ -42,7 +47,7 @@ func (p *runners) do(f func()) {
 	go r.loop(p)
 }
 
-func (r *runner) loop(p *runners) {
+func (r *runner) loop(p *Pool) {
 	_ = growStack() // stack.go
 	for f := range r.work {
 		f()
@@ -54,7 +59,7 @@ func (r *runner) loop(p *runners) {
 
 // park keeps r waiting for work, unless the pool is closed or full; it
 // says whether it did.
-func (p *runners) park(r *runner) bool {
+func (p *Pool) park(r *runner) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed || len(p.idle) >= p.max {
@@ -64,9 +69,9 @@ func (p *runners) park(r *runner) bool {
 	return true
 }
 
-// close ends the waiting runners; those running end when their work
-// does. Work given to do after close runs on a goroutine that then ends.
-func (p *runners) close() {
+// Close ends the waiting goroutines; those running end when their work
+// does. Work given to Do after Close runs on a goroutine that then ends.
+func (p *Pool) Close() {
 	p.mu.Lock()
 	idle := p.idle
 	p.idle, p.closed = nil, true
