@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/internal/notes"
+	"github.com/jobgen/jobgen/internal/queueorder"
 	"github.com/jobgen/jobgen/internal/runpool"
 )
 
@@ -61,11 +62,11 @@ type Worker struct {
 	givenBackNewer atomic.Int64
 	newer          newerLog
 	waitingNewer   newerWaiting
-	mon            monitor       // counts and running jobs for the worker's record (worker_monitor.go)
-	steps          []jobStep     // batches, chains and unique locks, at fixed points of a job's run (worker_steps.go)
-	sick           quarantine    // queues whose keys Redis refuses, skipped for a while (worker_quarantine.go)
-	runners        *runpool.Pool // the goroutines jobs and handlers run on (internal/runpool)
-	notes          *notes.Box    // cancels and restarts told at once (worker_notify.go)
+	mon            monitor               // counts and running jobs for the worker's record (worker_monitor.go)
+	steps          []jobStep             // batches, chains and unique locks, at fixed points of a job's run (worker_steps.go)
+	sick           queueorder.Quarantine // queues whose keys Redis refuses, skipped for a while (worker_quarantine.go)
+	runners        *runpool.Pool         // the goroutines jobs and handlers run on (internal/runpool)
+	notes          *notes.Box            // cancels and restarts told at once (worker_notify.go)
 }
 
 // WorkerStats counts what a worker has done with its jobs.
