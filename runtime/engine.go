@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/jobgen/jobgen/internal/histcache"
 	"github.com/jobgen/jobgen/internal/keyspace"
 	"github.com/jobgen/jobgen/internal/notes"
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
@@ -276,8 +277,8 @@ type Engine struct {
 	// awaitStep, if set, replaces the package's awaitStep (the tests).
 	awaitStep time.Duration
 	// history keeps the per-minute counts and runtime histograms of
-	// spans that have ended (history_cache.go), shared with phys.
-	history *closedHashes
+	// spans that have ended (internal/histcache), shared with phys.
+	history *histcache.Cache
 }
 
 // Subscribe calls fn with a JobQueued event after every job this engine
@@ -314,7 +315,7 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 		}
 	}
 	e := &Engine{rdb: rdb, store: store, cfg: cfg, keys: keys, flow: &flowState{}, grouped: &groupedQueues{},
-		notifier: notes.NewHub(store, keys.Notes()), history: &closedHashes{}}
+		notifier: notes.NewHub(store, keys.Notes()), history: &histcache.Cache{}}
 	// The physical view: the same Redis and keys, with no partitions, for
 	// the partition loop to run each partition's call on (partition.go).
 	physCfg := cfg

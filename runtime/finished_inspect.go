@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/jobgen/jobgen/internal/histcache"
 )
 
 // FinishedQuery picks entries of a queue's record of finished jobs
@@ -248,9 +250,9 @@ func (i *Inspector) jobMetrics(ctx context.Context, queue string, names []string
 		settled := make([]bool, 0, daySlots)
 		for s := cur - daySlots + 1; s <= cur; s++ {
 			keys = append(keys, i.e.keys.Runtimes(q, s))
-			settled = append(settled, now.After(time.UnixMilli((s+1)*slotMs).Add(historySettle)))
+			settled = append(settled, now.After(time.UnixMilli((s+1)*slotMs).Add(histcache.Settle)))
 		}
-		hs, err := i.e.readHistory(ctx, keys, settled, runtimesTTL, true)
+		hs, err := i.e.history.Read(ctx, i.e.store, keys, settled, runtimesTTL, true)
 		if err != nil {
 			return nil, fmt.Errorf("job metrics of %q: %w", queue, err)
 		}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/jobgen/jobgen/internal/histcache"
 )
 
 // Monitoring: each worker keeps a record of itself in Redis, renewed
@@ -122,10 +124,10 @@ func (i *Inspector) Metrics(ctx context.Context, since time.Time) ([]MinuteCount
 	settled := make([]bool, 0, last-first+1)
 	for h := first; h <= last; h++ {
 		keys = append(keys, e.keys.Metrics(h))
-		settled = append(settled, now.After(time.Unix((h+1)*3600, 0).Add(historySettle)))
+		settled = append(settled, now.After(time.Unix((h+1)*3600, 0).Add(histcache.Settle)))
 	}
 	// the hours' keys are on many slots of a cluster
-	hashes, err := e.readHistory(ctx, keys, settled, metricsRetention, !e.store.IsCluster())
+	hashes, err := e.history.Read(ctx, e.store, keys, settled, metricsRetention, !e.store.IsCluster())
 	if err != nil {
 		return nil, fmt.Errorf("read metrics: %w", err)
 	}

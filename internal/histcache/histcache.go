@@ -1,4 +1,4 @@
-package runtime
+package histcache
 
 import (
 	"context"
@@ -13,13 +13,23 @@ import (
 // engine keeps what it read of it, and a page read again reads only the
 // hashes still open: about two per queue, rather than 144.
 
-// historySettle is how long after its span ends a hash is taken as
-// final: workers write their counts within their monitor period, and
-// their clocks may be a little behind the reader's.
-const historySettle = 10 * time.Minute
+// Settle is how long after its span ends a hash is taken as final:
+// workers write their counts within their monitor period, and their
+// clocks may be a little behind the reader's.
+const Settle = 10 * time.Minute
 
-// closedHashes are the hashes of ended spans, by key.
-type closedHashes struct {
+// Reader reads hashes from Redis: *rdb.Store is one.
+type Reader interface {
+	// CountExisting returns how many of keys exist, in one command: in a
+	// cluster they must share a slot.
+	CountExisting(ctx context.Context, keys []string) (int64, error)
+	// Hashes reads each key's hash, empty if it does not exist.
+	Hashes(ctx context.Context, keys []string) ([]map[string]string, error)
+}
+
+// Cache holds the hashes of ended spans, by key. The zero value is
+// empty; it is safe for concurrent use.
+type Cache struct {
 	mu sync.Mutex
 	m  map[string]closedHash
 }
@@ -29,13 +39,12 @@ type closedHash struct {
 	until  time.Time // dropped after: the key itself has expired by then
 }
 
-// readHistory reads the hashes keys, those whose span ended before
-// settled[k] from the cache when it has them. sameSlot says that keys
-// share a cluster slot: then a first read checks, in one command,
-// whether any of the ended ones exists at all, and an empty history
-// costs that one command.
-func (e *Engine) readHistory(ctx context.Context, keys []string, settled []bool, keep time.Duration, sameSlot bool) ([]map[string]string, error) {
-	c := e.history
+// Read reads the hashes keys through r, those whose span has ended
+// (settled[k]) from the cache when it has them; it keeps those for keep.
+// sameSlot says that keys share a cluster slot: then a first read
+// checks, in one command, whether any of the ended ones exists at all,
+// and an empty history costs that one command.
+func (c *Cache) Read(ctx context.Context, r Reader, keys []string, settled []bool, keep time.Duration, sameSlot bool) ([]map[string]string, error) {
 	now := time.Now()
 	out := make([]map[string]string, len(keys))
 	var read []int
@@ -57,7 +66,7 @@ func (e *Engine) readHistory(ctx context.Context, keys []string, settled []bool,
 	}
 	empty := false
 	if sameSlot && len(unseenSettled) > 1 {
-		n, err := e.store.CountExisting(ctx, unseenSettled)
+		n, err := r.CountExisting(ctx, unseenSettled)
 		if err != nil {
 			return nil, err
 		}
@@ -73,7 +82,7 @@ func (e *Engine) readHistory(ctx context.Context, keys []string, settled []bool,
 		ask, at = append(ask, keys[k]), append(at, k)
 	}
 	if len(ask) > 0 {
-		hashes, err := e.store.Hashes(ctx, ask)
+		hashes, err := r.Hashes(ctx, ask)
 		if err != nil {
 			return nil, err
 		}
