@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"fmt"
+
+	"github.com/jobgen/jobgen/internal/seal"
 )
 
 // jobAD is the data bound to a job's sealed body, so that a body cannot
@@ -29,7 +31,7 @@ func (e *Engine) seal(env *Envelope) error {
 // leaves it as it is: a job sealed elsewhere, a chain's link say, is
 // pushed as it came, and the worker's engine opens it.
 func (e *Engine) sealPending(env *Envelope) error {
-	if !env.Encrypted || e.cfg.Keys == nil || isSealed(env.Body) {
+	if !env.Encrypted || e.cfg.Keys == nil || seal.IsSealed(env.Body) {
 		return nil
 	}
 	return e.seal(env)

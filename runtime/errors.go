@@ -10,6 +10,7 @@ import (
 
 	"github.com/jobgen/jobgen/internal/attempt"
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
+	"github.com/jobgen/jobgen/internal/seal"
 	"github.com/jobgen/jobgen/internal/send"
 )
 
@@ -165,7 +166,7 @@ func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
 // sealed under another secret with the same key ID), a truncated or
 // foreign payload, or no key ring on the worker's engine. The worker
 // fails such a job at once, without retries.
-var ErrDecrypt = errors.New("jobgen: cannot decrypt job")
+var ErrDecrypt = seal.ErrDecrypt
 
 // ErrNoKeyRing is returned by a dispatch of an encrypted job through an
 // engine whose EngineConfig.Keys is not set. Nothing is pushed.
