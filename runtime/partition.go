@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/nextdue"
 	"github.com/jobgen/jobgen/internal/partition"
 )
 
@@ -185,8 +186,8 @@ func (e *Engine) reservePartitioned(ctx context.Context, queue string, n int, le
 		if b.clock.IsZero() {
 			b.clock = got.clock
 		}
-		b.NextDue = earliest(b.NextDue, got.NextDue)
-		b.NextExpiry = earliest(b.NextExpiry, got.NextExpiry)
+		b.NextDue = nextdue.Earliest(b.NextDue, got.NextDue)
+		b.NextExpiry = nextdue.Earliest(b.NextExpiry, got.NextExpiry)
 		if !got.open.IsZero() && (b.open.IsZero() || got.open.Before(b.open)) {
 			b.open, b.openQueue = got.open, got.openQueue
 		}
@@ -220,8 +221,8 @@ func (e *Engine) migratePartitioned(ctx context.Context, queue string) (m Migrat
 		m.Now = got.Now
 		m.Delayed += got.Delayed
 		m.Expired += got.Expired
-		m.NextDue = earliest(m.NextDue, got.NextDue)
-		m.NextExpiry = earliest(m.NextExpiry, got.NextExpiry)
+		m.NextDue = nextdue.Earliest(m.NextDue, got.NextDue)
+		m.NextExpiry = nextdue.Earliest(m.NextExpiry, got.NextExpiry)
 		return false, err
 	})
 	return m, ok, err

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/nextdue"
 	"github.com/jobgen/jobgen/internal/notes"
 	"github.com/jobgen/jobgen/internal/queueorder"
 	"github.com/jobgen/jobgen/internal/runpool"
@@ -53,7 +54,7 @@ type Worker struct {
 	busy      chan struct{} // holds a token while the last reserve took all it asked for
 	waited    bool          // the fetch loop has waited for jobs; fetch loop only
 	migrating atomic.Bool   // a move of due jobs failed and none has worked since
-	emptied   *upcoming     // set when the reserve behind a wait emptied the queue; fetch loop only
+	emptied   *nextdue.Next // set when the reserve behind a wait emptied the queue; fetch loop only
 	processed atomic.Int64  // jobs finished, whatever the outcome
 	returned  atomic.Int64  // jobs given back to their queues at a stop (WorkerStats.Returned)
 	// givenBackNewer counts jobs given back for a newer worker, newer logs
@@ -376,7 +377,7 @@ func (w *Worker) fetch(ctx, base context.Context, start time.Time) {
 		if w.stopWhenIdle(settled) {
 			return
 		}
-		r := w.idle(base, w.idleFor(next), next.rated)
+		r := w.idle(base, w.idleFor(next), next.Rated)
 		w.accept(r.jobs, r.n)
 		w.waited = true
 		w.woken(r)
@@ -466,7 +467,7 @@ func (w *Worker) takeSlot(start time.Time) bool {
 // the last wait took the last ready jobs: a reserve now would most likely
 // find none, so the worker waits again at once. A job pushed since rang
 // the doorbell, and ends the wait with itself.
-func (w *Worker) reserveUnlessEmptied(ctx context.Context, n int) ([]Reservation, upcoming, error) {
+func (w *Worker) reserveUnlessEmptied(ctx context.Context, n int) ([]Reservation, nextdue.Next, error) {
 	if w.emptied != nil {
 		next := *w.emptied
 		w.emptied = nil
@@ -498,18 +499,9 @@ func (w *Worker) stopWhenIdle(settled int64) bool {
 func (w *Worker) settledCount() int64 { return w.processed.Load() + w.stepAcked.Load() }
 
 // idleFor is how long to wait for jobs: Sleep, or less when a delayed
-// job falls due or a lease runs out sooner.
-func (w *Worker) idleFor(next upcoming) time.Duration {
-	wait := w.cfg.Sleep
-	if !next.due.IsZero() {
-		wait = min(wait, next.untilDue())
-	}
-	if !next.expiry.IsZero() {
-		wait = min(wait, max(next.expiry.Sub(next.now)+time.Millisecond, 100*time.Millisecond))
-	}
-	if !next.open.IsZero() {
-		wait = min(wait, next.untilOpen())
-	}
+// job falls due or a lease runs out sooner (nextdue.Next.Wait).
+func (w *Worker) idleFor(next nextdue.Next) time.Duration {
+	wait := next.Wait(w.cfg.Sleep)
 	if w.cfg.StopWhenEmpty {
 		wait = min(wait, 20*time.Millisecond)
 	}

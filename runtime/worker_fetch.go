@@ -4,6 +4,8 @@ import (
 	"context"
 	"runtime/metrics"
 	"time"
+
+	"github.com/jobgen/jobgen/internal/nextdue"
 )
 
 // maxBatch is the most jobs one reserve call takes.
@@ -280,59 +282,21 @@ func heapMB() uint64 {
 	return s[0].Value.Uint64() >> 20
 }
 
-// upcoming is what a fruitless reserve learned about the queues.
-type upcoming struct {
-	now    time.Time // Redis clock, at or before the replies were made
-	due    time.Time // earliest delayed job, zero if none
-	expiry time.Time // earliest lease deadline, zero if none
-	// open is when the rate of queue rated lets more jobs through, if a
-	// rate held a reserve back; zero if none did.
-	open  time.Time
-	rated string
-}
-
-// dueSlack is added to a wait for a delayed job, for a Redis clock that
-// runs a little fast of the worker's (NTP slewing it, say). Nothing
-// else: now is no later than the Redis clock when the reply was made,
-// and the wait starts after it came, so the wait cannot end before the
-// job's due time by that clock.
-const dueSlack = 100 * time.Microsecond
-
-// untilDue is how long to wait for the earliest delayed job to be due.
-func (u upcoming) untilDue() time.Duration {
-	return max(u.due.Sub(u.now)+dueSlack, dueSlack)
-}
-
 // upcoming is what b tells of the queue it came from.
-func (b ReserveResult) upcoming() upcoming {
+func (b ReserveResult) upcoming() nextdue.Next {
 	now := b.clock
 	if now.IsZero() {
 		now = b.Now
 	}
-	return upcoming{now: now, due: b.NextDue, expiry: b.NextExpiry, open: b.open, rated: b.openQueue}
-}
-
-// untilOpen is how long to wait for the rate that held a reserve back to
-// let more through.
-func (u upcoming) untilOpen() time.Duration {
-	return max(u.open.Sub(u.now)+dueSlack, dueSlack)
-}
-
-// merge adds u's times to the earliest of next's.
-func (next *upcoming) merge(u upcoming) {
-	next.due = earliest(next.due, u.due)
-	next.expiry = earliest(next.expiry, u.expiry)
-	if !u.open.IsZero() && (next.open.IsZero() || u.open.Before(next.open)) {
-		next.open, next.rated = u.open, u.rated
-	}
+	return nextdue.Next{Now: now, Due: b.NextDue, Expiry: b.NextExpiry, Open: b.open, Rated: b.openQueue}
 }
 
 // reserve takes up to n jobs from the queues in priority order. A queue
 // whose keys Redis refuses is skipped for a while (worker_quarantine.go),
 // and the queues after it are served.
-func (w *Worker) reserve(ctx context.Context, n int) ([]Reservation, upcoming, error) {
+func (w *Worker) reserve(ctx context.Context, n int) ([]Reservation, nextdue.Next, error) {
 	var jobs []Reservation
-	var next upcoming
+	var next nextdue.Next
 	for _, q := range w.queues() {
 		b, err := w.e.reserve(ctx, q, n-len(jobs), w.cfg.RetryAfter, w.holds())
 		if w.noteReserve(q, err) {
@@ -342,12 +306,12 @@ func (w *Worker) reserve(ctx context.Context, n int) ([]Reservation, upcoming, e
 			return jobs, next, err
 		}
 		u := b.upcoming()
-		if next.now.IsZero() {
+		if next.Now.IsZero() {
 			// The first queue's reading, the earliest: a wait counted from
 			// it ends no sooner than one counted from a later one.
-			next.now = u.now
+			next.Now = u.Now
 		}
-		next.merge(u)
+		next.Merge(u)
 		if jobs == nil {
 			jobs = b.Jobs
 		} else {
@@ -358,11 +322,4 @@ func (w *Worker) reserve(ctx context.Context, n int) ([]Reservation, upcoming, e
 		}
 	}
 	return jobs, next, nil
-}
-
-func earliest(a, b time.Time) time.Time {
-	if a.IsZero() || (!b.IsZero() && b.Before(a)) {
-		return b
-	}
-	return a
 }

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"time"
+
+	"github.com/jobgen/jobgen/internal/nextdue"
 )
 
 // bellPoll is the longest single BLPOP of an idle worker. A stopping
@@ -17,7 +19,7 @@ type idleWait struct {
 	jobs     []Reservation // reserved behind the BLPOP
 	n        int           // the slots taken for them
 	reserved bool          // a reserve for n jobs ran behind the BLPOP
-	next     upcoming      // what the migrate behind the BLPOP learned, if reserved
+	next     nextdue.Next  // what the migrate behind the BLPOP learned, if reserved
 	err      error
 }
 
@@ -68,10 +70,10 @@ func (w *Worker) idle(ctx context.Context, wait time.Duration, rated string) idl
 				}
 				rated = ""
 			}
-			if next := w.migrateAll(ctx); !next.due.IsZero() {
+			if next := w.migrateAll(ctx); !next.Due.IsZero() {
 				// Nothing was due yet, or more falls due soon: migrate again
 				// then, unless the BLPOP in flight returns first.
-				t.Reset(next.untilDue())
+				t.Reset(next.UntilDue())
 				timer = t.C
 			}
 		case <-stop:
@@ -132,8 +134,8 @@ func (w *Worker) endWait(ctx context.Context, r idleWait) idleWait {
 
 // migrateAll moves the due jobs of the worker's queues, and returns when
 // the next delayed job falls due.
-func (w *Worker) migrateAll(ctx context.Context) upcoming {
-	var next upcoming
+func (w *Worker) migrateAll(ctx context.Context) nextdue.Next {
+	var next nextdue.Next
 	for _, q := range w.healthyQueues() {
 		m, err := w.e.broker().Migrate(ctx, q)
 		if err != nil {
@@ -144,10 +146,10 @@ func (w *Worker) migrateAll(ctx context.Context) upcoming {
 			continue
 		}
 		w.migrating.Store(false)
-		if next.now.IsZero() {
-			next.now = m.Now
+		if next.Now.IsZero() {
+			next.Now = m.Now
 		}
-		next.due = earliest(next.due, m.NextDue)
+		next.Due = nextdue.Earliest(next.Due, m.NextDue)
 	}
 	return next
 }
