@@ -16,6 +16,7 @@ import (
 	"github.com/jobgen/jobgen/internal/histcache"
 	"github.com/jobgen/jobgen/internal/keyspace"
 	"github.com/jobgen/jobgen/internal/notes"
+	"github.com/jobgen/jobgen/internal/partition"
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"github.com/jobgen/jobgen/internal/send"
 )
@@ -257,7 +258,7 @@ type Engine struct {
 	known  sync.Map // queue name -> struct{}: already added to the queues set
 	events listeners
 	closer func() error
-	parts  partitionState
+	parts  partition.Sets
 	// flights sends concurrent single-group pushes together.
 	flights send.Flights
 	// phys is the engine without partitions, on the same Redis and keys:

@@ -59,7 +59,7 @@ func (s *FailedStore) Trimmed(ctx context.Context, queues ...string) ([]FailedTr
 		out[i].Queue = q
 		parts := []string{q}
 		if ps := s.e.partitionsOf(q); ps != nil {
-			parts = ps.names
+			parts = ps.Names()
 		}
 		for _, p := range parts {
 			names, of = append(names, p), append(of, i)

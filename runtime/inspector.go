@@ -141,7 +141,7 @@ func (i *Inspector) States(ctx context.Context, queues []string) (map[string]Que
 		}
 		parts := []string{q}
 		if ps := e.partitionsOf(q); ps != nil {
-			parts = ps.names
+			parts = ps.Names()
 		}
 		for _, name := range parts {
 			logical, names = append(logical, q), append(names, name)

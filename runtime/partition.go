@@ -3,11 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"slices"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jobgen/jobgen/internal/nextdue"
@@ -65,69 +61,29 @@ func validatePartitions(p map[string]int) error {
 	return nil
 }
 
-// partitionSet is the partitions of one queue.
-type partitionSet struct {
-	names []string     // physical queue names; names[0] is the queue itself
-	next  atomic.Int64 // round robin for pushes
-	start atomic.Int64 // round robin for reserves
-}
-
-// partitionState is an engine's cache of partition names.
-type partitionState struct {
-	sets    sync.Map // queue -> *partitionSet
-	logical sync.Map // partition name -> queue
-}
-
 // partitionsOf returns the partitions of queue, or nil if it has none.
 // The engine's physical view (Engine.phys) has none: a partition loop
 // runs each call on it, with the partition's own name.
-func (e *Engine) partitionsOf(queue string) *partitionSet {
-	n := e.cfg.Partitions[queue]
-	if n <= 1 {
-		return nil
-	}
-	if ps, ok := e.parts.sets.Load(queue); ok {
-		return ps.(*partitionSet)
-	}
-	ps := &partitionSet{names: partition.Names(queue, n)}
-	for _, name := range ps.names[1:] {
-		e.parts.logical.Store(name, queue)
-	}
-	got, _ := e.parts.sets.LoadOrStore(queue, ps)
-	return got.(*partitionSet)
+func (e *Engine) partitionsOf(queue string) *partition.Set {
+	return e.parts.Of(queue, e.cfg.Partitions[queue])
 }
 
 // partitionFor is the one choice of the partition a new job of queue
-// goes to: queue itself when it has none. by "" takes the partitions in
-// turn; any other by (a job ID, a debounce key) picks one by its hash,
-// the same on every engine, so that a push made again, by this process
-// or another, finds what the first one wrote (a chain link's marker, an
-// outbox row's mark, a debounce burst).
+// goes to (partition.Set.For): queue itself when it has none. by ""
+// takes the partitions in turn; any other by (a job ID, a debounce key)
+// picks one by its hash, the same on every engine, so that a push made
+// again, by this process or another, finds what the first one wrote (a
+// chain link's marker, an outbox row's mark, a debounce burst).
 func (e *Engine) partitionFor(queue, by string) string {
-	ps := e.partitionsOf(queue)
-	if ps == nil {
-		return queue
+	if ps := e.partitionsOf(queue); ps != nil {
+		return ps.For(by)
 	}
-	if by == "" {
-		i := ps.next.Add(1) - 1
-		return ps.names[int(i%int64(len(ps.names)))]
-	}
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(by))
-	return ps.names[h.Sum32()%uint32(len(ps.names))]
+	return queue
 }
 
 // logicalQueue returns the queue a partition belongs to; other names are
 // returned as they are.
-func (e *Engine) logicalQueue(name string) string {
-	if !strings.Contains(name, partition.Sep) {
-		return name
-	}
-	if q, ok := e.parts.logical.Load(name); ok {
-		return q.(string)
-	}
-	return name
-}
+func (e *Engine) logicalQueue(name string) string { return e.parts.Logical(name) }
 
 // PartitionNames returns the names of the n partitions of queue, as an
 // engine with EngineConfig.Partitions[queue] = n uses them: the first is
@@ -160,8 +116,9 @@ func (e *Engine) overPartitions(queue string, start int, op func(pe *Engine, nam
 	if ps == nil {
 		return false, nil
 	}
-	for k := range ps.names {
-		done, err := op(e.phys, ps.names[(start+k)%len(ps.names)])
+	names := ps.Names()
+	for k := range names {
+		done, err := op(e.phys, names[(start+k)%len(names)])
 		if err != nil || done {
 			return true, err
 		}
@@ -175,7 +132,7 @@ func (e *Engine) overPartitions(queue string, start int, op func(pe *Engine, nam
 func (e *Engine) reservePartitioned(ctx context.Context, queue string, n int, lease time.Duration, hold bool) (b ReserveResult, ok bool, err error) {
 	var start int
 	if ps := e.partitionsOf(queue); ps != nil {
-		start = int(ps.start.Add(1) - 1)
+		start = ps.NextStart()
 	}
 	ok, err = e.overPartitions(queue, start, func(pe *Engine, name string) (bool, error) {
 		got, err := pe.reserve(ctx, name, n-len(b.Jobs), lease, hold)
@@ -274,7 +231,7 @@ func (e *Engine) waitKeys(ctx context.Context, queues []string) []string {
 	var out []string
 	for _, q := range queues {
 		if ps := e.partitionsOf(q); ps != nil {
-			out = append(out, ps.names...)
+			out = append(out, ps.Names()...)
 		} else {
 			out = append(out, q)
 		}
@@ -287,7 +244,7 @@ func (e *Engine) waitKeys(ctx context.Context, queues []string) []string {
 
 // partitions returns the partitions of queue, or nil, and the failed
 // store of the engine's physical view, to run each partition's call on.
-func (s *FailedStore) partitions(queue string) (*partitionSet, *FailedStore) {
+func (s *FailedStore) partitions(queue string) (*partition.Set, *FailedStore) {
 	return s.e.partitionsOf(queue), &FailedStore{e: s.e.phys}
 }
 
@@ -305,7 +262,7 @@ func (s *FailedStore) listPartitioned(ctx context.Context, queue string, offset,
 		want = int(^uint(0) >> 1)
 	}
 	var all []FailedJob
-	for _, name := range ps.names {
+	for _, name := range ps.Names() {
 		got, err := phys.List(ctx, name, 0, want)
 		if err != nil {
 			return nil, true, err
@@ -327,7 +284,7 @@ func (s *FailedStore) getPartitioned(ctx context.Context, queue, id string) (Fai
 	if ps == nil {
 		return FailedJob{}, false, false, nil
 	}
-	for _, name := range ps.names {
+	for _, name := range ps.Names() {
 		j, found, err := phys.Get(ctx, name, id)
 		if err != nil || found {
 			j.Queue = queue
@@ -344,7 +301,7 @@ func (s *FailedStore) retryPartitioned(ctx context.Context, queue string, ids []
 	}
 	var done []string
 	left := ids
-	for _, name := range ps.names {
+	for _, name := range ps.Names() {
 		if len(left) == 0 {
 			break
 		}
@@ -362,7 +319,7 @@ func (s *FailedStore) retryPartitioned(ctx context.Context, queue string, ids []
 // queue alone.
 func (e *Engine) queueNames(queue string) []string {
 	if ps := e.partitionsOf(queue); ps != nil {
-		return ps.names
+		return ps.Names()
 	}
 	return []string{queue}
 }
