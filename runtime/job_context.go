@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
+
+	"github.com/jobgen/jobgen/internal/progress"
 )
 
 // jobContext is the context a handler runs with: cancelled with a cause
@@ -23,7 +25,7 @@ type jobContext struct {
 	// ref is the job's reservation, and progress what it reported
 	// (Progress), if it did.
 	ref      Ref
-	progress atomic.Pointer[progressSlot]
+	progress atomic.Pointer[progress.Slot]
 	// completing: the handler called CompleteTx (complete_tx.go).
 	completing atomic.Bool
 	result     resultSlot // what the handler recorded (RecordResult)

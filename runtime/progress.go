@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/jobgen/jobgen/internal/progress"
 )
 
 // JobProgress is how far a running job has got, as its handler last
@@ -15,20 +15,13 @@ import (
 type JobProgress struct {
 	// Percent is from 0 to 100.
 	Percent int
-	// Note is the handler's note, cut to maxProgressNote bytes.
+	// Note is the handler's note, cut to 200 bytes.
 	Note string
 	// At is when it was recorded (Redis clock).
 	At time.Time
 	// Attempt is the attempt that reported it.
 	Attempt int
 }
-
-// progressEvery is the least time between two writes of one job's
-// progress to Redis.
-const progressEvery = time.Second
-
-// maxProgressNote bounds a progress note, in bytes.
-const maxProgressNote = 200
 
 // jobContextKey finds the job's own context under the contexts a
 // handler's middleware wrapped it in.
@@ -61,92 +54,24 @@ func Progress(ctx context.Context, percent int, note string) error {
 	}
 	s := jc.progress.Load()
 	if s == nil {
-		jc.progress.CompareAndSwap(nil, &progressSlot{e: jc.engine, ref: jc.ref})
+		jc.progress.CompareAndSwap(nil, progress.NewSlot(jc.writeProgress))
 		s = jc.progress.Load()
 	}
-	return s.set(ctx, percent, cutNote(note))
+	return s.Set(ctx, percent, progress.CutNote(note))
 }
 
-func cutNote(note string) string {
-	if len(note) <= maxProgressNote {
-		return note
-	}
-	cut := maxProgressNote
-	for cut > 0 && !utf8.RuneStart(note[cut]) {
-		cut--
-	}
-	return note[:cut]
-}
-
-// progressSlot is one job's progress: the latest value reported, and
-// when it was last written.
-type progressSlot struct {
-	e   *Engine
-	ref Ref
-
-	mu      sync.Mutex
-	percent int
-	note    string
-	last    time.Time   // when the last write began
-	timer   *time.Timer // the coalesced write to come, if any
-	closed  bool        // the job's attempt ended: no more writes
-}
-
-// set records a value and writes it now, or leaves it for the write to
-// come.
-func (s *progressSlot) set(ctx context.Context, percent int, note string) error {
-	s.mu.Lock()
-	s.percent, s.note = percent, note
-	if s.closed || s.timer != nil {
-		s.mu.Unlock()
-		return nil
-	}
-	if wait := time.Until(s.last.Add(progressEvery)); wait > 0 {
-		s.timer = time.AfterFunc(wait, s.flush)
-		s.mu.Unlock()
-		return nil
-	}
-	s.last = time.Now()
-	s.mu.Unlock()
-	return s.write(context.WithoutCancel(ctx), percent, note)
-}
-
-// flush writes the latest value, a second after the previous write.
-func (s *progressSlot) flush() {
-	s.mu.Lock()
-	s.timer = nil
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.last = time.Now()
-	percent, note := s.percent, s.note
-	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = s.write(ctx, percent, note) // a job whose write fails shows its previous progress
-}
-
-func (s *progressSlot) write(ctx context.Context, percent int, note string) error {
-	ok, err := s.e.store.Progress(ctx, s.ref.Queue, s.ref.ID, s.ref.Token, percent, note)
+// writeProgress writes the job's progress, fenced by its token
+// (progress.Slot calls it, at most once a second).
+func (jc *jobContext) writeProgress(ctx context.Context, percent int, note string) error {
+	ref := jc.ref
+	ok, err := jc.engine.store.Progress(ctx, ref.Queue, ref.ID, ref.Token, percent, note)
 	if err != nil {
-		return fmt.Errorf("progress of job %s: %w", s.ref.ID, err)
+		return fmt.Errorf("progress of job %s: %w", ref.ID, err)
 	}
 	if !ok {
-		return &LeaseLostError{Queue: s.ref.Queue, ID: s.ref.ID}
+		return &LeaseLostError{Queue: ref.Queue, ID: ref.ID}
 	}
 	return nil
-}
-
-// close ends the slot's writes as the attempt ends.
-func (s *progressSlot) close() {
-	s.mu.Lock()
-	s.closed = true
-	if s.timer != nil {
-		s.timer.Stop()
-		s.timer = nil
-	}
-	s.mu.Unlock()
 }
 
 // endProgress ends the writes of jc's progress, and says whether the job
@@ -156,7 +81,7 @@ func (jc *jobContext) endProgress() bool {
 	if s == nil {
 		return false
 	}
-	s.close()
+	s.Close()
 	return true
 }
 
