@@ -5,6 +5,7 @@ import (
 	"runtime/metrics"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/coalesce"
 	"github.com/jobgen/jobgen/internal/nextdue"
 )
 
@@ -165,24 +166,12 @@ type startReq struct {
 
 // starter starts held jobs (Engine.start) in batches: it takes what has
 // queued up while the previous call was out, up to 1,000, as the acker
-// does with acks. It ends when w.starts closes.
+// does with acks (coalesce.Take). It ends when w.starts closes.
 func (w *Worker) starter(ctx context.Context) {
 	batch := make([]*startReq, 0, maxBatch)
 	jobs := make([]Reservation, 0, maxBatch)
 	for req := range w.starts {
-		batch = append(batch[:0], req)
-	more:
-		for len(batch) < maxBatch {
-			select {
-			case r, open := <-w.starts:
-				if !open {
-					break more
-				}
-				batch = append(batch, r)
-			default:
-				break more
-			}
-		}
+		batch, _ = coalesce.Take(w.starts, append(batch[:0], req), maxBatch)
 		jobs = jobs[:0]
 		for _, r := range batch {
 			jobs = append(jobs, r.res)

@@ -2,9 +2,10 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/coalesce"
+	"github.com/jobgen/jobgen/internal/outage"
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
@@ -108,46 +109,17 @@ type ackItem struct {
 	step *jobrdb.StepEnd
 }
 
-// acker deletes finished jobs in batches: it takes what has queued up
-// while the previous batch was in flight, up to 1,000 at a time. When
-// ackStop closes it flushes what is queued and closes ackDone.
+// acker deletes finished jobs in batches (coalesce.Loop): it takes what
+// has queued up while the previous batch was in flight, up to 1,000 at a
+// time. When ackStop closes it flushes what is queued and closes ackDone.
 func (w *Worker) acker(ctx context.Context) {
-	defer close(w.ackDone)
-	buf := make([]ackItem, 0, maxBatch)
-	for {
-		select {
-		case it := <-w.acks:
-			w.ackBatch(ctx, w.take(append(buf[:0], it)))
-		case <-w.ackStop:
-			for b := w.take(buf[:0]); len(b) > 0; b = w.take(buf[:0]) {
-				w.ackBatch(ctx, b)
-			}
-			return
-		}
-	}
-}
-
-// take appends queued acks to buf, without blocking, up to maxBatch.
-func (w *Worker) take(buf []ackItem) []ackItem {
-	for len(buf) < maxBatch {
-		select {
-		case it := <-w.acks:
-			buf = append(buf, it)
-		default:
-			return buf
-		}
-	}
-	return buf
+	coalesce.Loop(ctx, w.acks, w.ackStop, w.ackDone, maxBatch, w.ackBatch)
 }
 
 // queueAck hands a finished job to the acker, or acks it at once if the
 // acker has finished (a handler that outlived the worker's stop).
 func (w *Worker) queueAck(ctx context.Context, it ackItem) {
-	select {
-	case w.acks <- it:
-	case <-w.ackDone:
-		w.ackBatch(ctx, []ackItem{it})
-	}
+	coalesce.Hand(ctx, w.acks, w.ackDone, it, w.ackBatch)
 }
 
 // ackBatch acks items, tried again through an outage (settleRetried),
@@ -228,39 +200,12 @@ func (w *Worker) ackRefused(ctx context.Context, lost []Ref, retried bool) (refu
 }
 
 // settleRetried runs settle, an ack, release or fail of jobs this worker
-// holds, and runs it again when it fails (Redis is down, say): 10 ms
-// later at first, then up to a second apart, for as long as the jobs'
-// leases may last, RetryAfter from the first try, as a heartbeat renewed
-// them at most that long before. A settle that gets through in that time
-// spares the jobs a second run, and a job whose tries are used up a
-// failure as an attempt that did not finish. A stopping worker gives up
-// after 5 tries, so that it does not wait on a Redis that is down. A lost
-// lease is an answer, returned at once.
+// holds, and runs it again when it fails (outage.Retry), for as long as
+// the jobs' leases may last, RetryAfter from the first try; a stopping
+// worker gives up after 5 tries. A lost lease is an answer, returned at
+// once.
 func (w *Worker) settleRetried(ctx context.Context, what string, settle func() error, attrs ...any) error {
-	delay := 10 * time.Millisecond
-	until := time.Now().Add(w.cfg.RetryAfter)
-	for try := 1; ; try++ {
-		err := settle()
-		switch {
-		case err == nil:
-			if try > 1 {
-				w.log.Info(what+" went through", append(attrs, "tries", try)...)
-			}
-			return nil
-		case errors.Is(err, ErrLeaseLost), ctx.Err() != nil,
-			!time.Now().Add(delay).Before(until), try >= 5 && w.stopping():
-			return err
-		case try == 1:
-			w.log.Warn(what+" failed; trying again", append(attrs, "err", err)...)
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-		}
-		delay = min(2*delay, time.Second)
-	}
+	return outage.Retry(ctx, w.cfg.RetryAfter, ErrLeaseLost, w.stopping, w.log, what, settle, attrs...)
 }
 
 // drain waits for running jobs to finish within Grace. When Grace runs
