@@ -134,7 +134,7 @@ func (e *Engine) reserveResult(r jobrdb.Reserve, got jobrdb.Reserved) ReserveRes
 		}
 		b.Jobs = append(b.Jobs, res)
 	}
-	e.flow.note(queue, b.limited)
+	e.flow.Note(queue, b.limited)
 	return b
 }
 

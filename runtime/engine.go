@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/jobgen/jobgen/internal/flowlimit"
 	"github.com/jobgen/jobgen/internal/histcache"
 	"github.com/jobgen/jobgen/internal/keyspace"
 	"github.com/jobgen/jobgen/internal/notes"
@@ -267,8 +268,8 @@ type Engine struct {
 	// dispatchMW wraps every push (dispatch_hooks.go).
 	dispatchMW atomic.Pointer[[]DispatchMiddleware]
 	// flow is what reserves learned of the queues' concurrency limits,
-	// shared with phys (flow_limit.go).
-	flow *flowState
+	// shared with phys (internal/flowlimit).
+	flow *flowlimit.Limited
 	// grouped are the queues seen holding grouped jobs (group.go),
 	// shared with phys.
 	grouped *groupedQueues
@@ -315,7 +316,7 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 			return nil, fmt.Errorf("jobgen: start engine: EngineConfig.Completions: %w", err)
 		}
 	}
-	e := &Engine{rdb: rdb, store: store, cfg: cfg, keys: keys, flow: &flowState{}, grouped: &groupedQueues{},
+	e := &Engine{rdb: rdb, store: store, cfg: cfg, keys: keys, flow: &flowlimit.Limited{}, grouped: &groupedQueues{},
 		notifier: notes.NewHub(store, keys.Notes()), history: &histcache.Cache{}}
 	// The physical view: the same Redis and keys, with no partitions, for
 	// the partition loop to run each partition's call on (partition.go).

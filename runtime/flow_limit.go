@@ -3,9 +3,9 @@ package runtime
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/flowlimit"
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
@@ -97,15 +97,6 @@ func (c *EngineConfig) validateQueueLimits() error {
 	return nil
 }
 
-// share is partition i's share of n over parts partitions.
-func share(n, parts, i int) int {
-	s := n / parts
-	if i < n%parts {
-		s++
-	}
-	return s
-}
-
 // SetQueueLimit sets the most jobs of queue under lease at once, across
 // every worker and process; 0 removes the limit. It applies from the
 // next reserve: jobs running beyond a lowered limit finish, and no more
@@ -157,10 +148,10 @@ func (e *Engine) setFlow(ctx context.Context, queue string, l QueueLimit, limit,
 		qk := e.keys.Queue(name)
 		f := jobrdb.QueueFlow{SetLimit: limit, SetRate: rate}
 		if limit && l.Concurrency != 0 {
-			f.Limit = share(l.Concurrency, len(names), i)
+			f.Limit = flowlimit.Share(l.Concurrency, len(names), i)
 		}
 		if rate && l.Rate != 0 {
-			f.Rate, f.PerMs = share(l.Rate, len(names), i), l.Per.Milliseconds()
+			f.Rate, f.PerMs = flowlimit.Share(l.Rate, len(names), i), l.Per.Milliseconds()
 		}
 		err := e.store.SetQueueFlow(ctx, qk.Settings, qk.Notify, f)
 		if err != nil {
@@ -210,38 +201,6 @@ func (i *Inspector) QueueLimitsOf(ctx context.Context, queues []string) (map[str
 	return out, nil
 }
 
-// flowState is what an engine's reserves learned of the concurrency
-// limits of the (physical) queues they reserved from: the settles of a
-// limited queue's jobs ring its doorbell in their round trip, so that a
-// worker the full limit keeps waiting takes the slot as it frees. Other
-// queues' settles ring nothing.
-type flowState struct {
-	limited sync.Map // physical queue -> struct{}
-}
-
-// note records whether queue has a concurrency limit.
-func (f *flowState) note(queue string, limited bool) {
-	if f == nil {
-		return
-	}
-	_, had := f.limited.Load(queue)
-	switch {
-	case limited && !had:
-		f.limited.Store(queue, struct{}{})
-	case !limited && had:
-		f.limited.Delete(queue)
-	}
-}
-
-// has says whether queue had a concurrency limit at its last reserve.
-func (f *flowState) has(queue string) bool {
-	if f == nil {
-		return false
-	}
-	_, ok := f.limited.Load(queue)
-	return ok
-}
-
 // settleBells are the doorbells to ring with a settle of groups (refs by
 // queue): those of the queues with a concurrency limit, once each.
 func (e *Engine) settleBells(groups [][]Ref) []string {
@@ -252,7 +211,7 @@ func (e *Engine) settleBells(groups [][]Ref) []string {
 			continue
 		}
 		last = g[0].Queue
-		if e.flow.has(last) {
+		if e.flow.Has(last) {
 			bells = append(bells, e.keys.Queue(last).Notify)
 		}
 	}
