@@ -180,13 +180,13 @@ func (e *Engine) reserve(ctx context.Context, queue string, n int, lease time.Du
 	if lease < time.Millisecond {
 		return ReserveResult{}, fmt.Errorf("%w: reserve with lease %v: lease must be at least 1ms", ErrInvalid, lease)
 	}
-	if e.lost.n.Load() > 0 {
+	if e.lost.Pending() {
 		e.recoverLost(ctx)
 	}
 	r := e.reserveArgs(queue, n, lease, hold)
 	got, err := e.store.Reserve(ctx, r)
 	if err != nil {
-		e.lost.add(e, r, err)
+		e.noteLost(r, err)
 		return ReserveResult{}, fmt.Errorf("reserve from %q: %w", queue, err)
 	}
 	return e.reserveResult(r, got), nil

@@ -16,6 +16,7 @@ import (
 	"github.com/jobgen/jobgen/internal/flowlimit"
 	"github.com/jobgen/jobgen/internal/histcache"
 	"github.com/jobgen/jobgen/internal/keyspace"
+	"github.com/jobgen/jobgen/internal/lostcalls"
 	"github.com/jobgen/jobgen/internal/notes"
 	"github.com/jobgen/jobgen/internal/partition"
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
@@ -254,7 +255,7 @@ type Engine struct {
 	// (workflow_settle.go).
 	settles settleBatcher
 	// lost are reserve calls whose reply was lost (reserve_lost.go).
-	lost   lostReserves
+	lost   lostcalls.List[jobrdb.Reserve]
 	keys   keyspace.Keys
 	known  sync.Map // queue name -> struct{}: already added to the queues set
 	events listeners

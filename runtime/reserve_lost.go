@@ -2,53 +2,29 @@ package runtime
 
 import (
 	"context"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 )
 
-// lostReserves are the reserve calls of an engine whose reply was lost:
-// the call failed (an error, a timeout, a broken connection) after Redis
-// may have run it, so jobs may be reserved under its token that no
-// caller holds. Each is made again, with its token, before the engine's
-// next reserve: reserve.lua then hands back what the first run took
-// (its calls record), and the engine gives those jobs back, their
-// attempt uncounted (unreserve.lua). docs/faults.md, "A lost reply of a
-// reserve", has the argument.
-//
-// A reserve pays one atomic load for this while no reply was lost.
-type lostReserves struct {
-	n     atomic.Int32
-	mu    sync.Mutex
-	calls []lostReserve
-}
+// Lost reserves are the reserve calls of an engine whose reply was
+// lost (Engine.lost, internal/lostcalls): the call failed (an error, a
+// timeout, a broken connection) after Redis may have run it, so jobs may
+// be reserved under its token that no caller holds. Each is made again,
+// with its token, before the engine's next reserve: reserve.lua then
+// hands back what the first run took (its calls record), and the engine
+// gives those jobs back, their attempt uncounted (unreserve.lua).
+// docs/faults.md, "A lost reply of a reserve", has the argument.
 
-type lostReserve struct {
-	r  jobrdb.Reserve
-	at time.Time
-}
-
-// maxLostReserves bounds the calls kept; past it the oldest is dropped,
-// and its jobs wait for their lease, as they did before.
-const maxLostReserves = 1024
-
-// add keeps r, a reserve call that failed with err, for recovery; not
-// when Redis replied with an error, as then the reply was not lost. Without calls
-// records (EngineConfig.RetryWindow off) a second run would take new
-// jobs rather than hand back the first run's, so nothing is kept.
-func (l *lostReserves) add(e *Engine, r jobrdb.Reserve, err error) {
+// noteLost keeps r, a reserve call that failed with err, for recovery;
+// not when Redis replied with an error, as then the reply was not lost.
+// Without calls records (EngineConfig.RetryWindow off) a second run
+// would take new jobs rather than hand back the first run's, so nothing
+// is kept.
+func (e *Engine) noteLost(r jobrdb.Reserve, err error) {
 	if e.retryWindow() <= 0 || jobrdb.IsReply(err) {
 		return
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.calls) >= maxLostReserves {
-		l.calls = l.calls[1:]
-	}
-	l.calls = append(l.calls, lostReserve{r: r, at: time.Now()})
-	l.n.Store(int32(len(l.calls)))
+	e.lost.Add(r)
 }
 
 // recoverLost makes each lost reserve call again and gives back the jobs
@@ -58,31 +34,7 @@ func (l *lostReserves) add(e *Engine, r jobrdb.Reserve, err error) {
 // its jobs, if any, wait for their lease as before. It returns how many
 // jobs it gave back.
 func (e *Engine) recoverLost(ctx context.Context) int {
-	l := &e.lost
-	l.mu.Lock()
-	calls := l.calls
-	l.calls = nil
-	l.n.Store(0)
-	l.mu.Unlock()
-	var keep []lostReserve
-	given := 0
-	for _, c := range calls {
-		if time.Since(c.at) >= e.cfg.RetryWindow {
-			continue
-		}
-		n, err := e.giveBackLost(ctx, c.r)
-		if err != nil {
-			keep = append(keep, c)
-			continue
-		}
-		given += n
-	}
-	if len(keep) > 0 {
-		l.mu.Lock()
-		l.calls = append(keep, l.calls...)
-		l.n.Store(int32(len(l.calls)))
-		l.mu.Unlock()
-	}
+	given := e.lost.Recover(e.cfg.RetryWindow, func(r jobrdb.Reserve) (int, error) { return e.giveBackLost(ctx, r) })
 	if given > 0 {
 		e.cfg.Logger.Info("jobgen: gave back jobs reserved by a call whose reply was lost", "jobs", given)
 	}

@@ -47,13 +47,13 @@ func (e *Engine) waitReserve(ctx context.Context, queues []string, timeout time.
 	if wakeID != "" {
 		keys = append(keys, e.keys.Wake(q, wakeID)) // not in byKey: it returns ""
 	}
-	if e.lost.n.Load() > 0 {
+	if e.lost.Pending() {
 		e.recoverLost(ctx)
 	}
 	r := e.reserveArgs(q, n, lease, hold)
 	got, popped, berr, err := e.store.WaitReserve(ctx, keys, timeout, r)
 	if err != nil {
-		e.lost.add(e, r, err)
+		e.noteLost(r, err)
 		return "", ReserveResult{}, true, fmt.Errorf("reserve from %q: %w", q, err)
 	}
 	b = e.reserveResult(r, got)
