@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/jobgen/jobgen/internal/eviction"
 	"github.com/jobgen/jobgen/internal/flowlimit"
 	"github.com/jobgen/jobgen/internal/histcache"
 	"github.com/jobgen/jobgen/internal/keyspace"
@@ -305,7 +306,7 @@ func NewEngine(ctx context.Context, rdb redis.UniversalClient, cfg EngineConfig)
 	}
 	keys := keyspace.New(cfg.Prefix)
 	store := jobrdb.New(rdb, keys)
-	if err := checkEviction(ctx, store, cfg.AllowEviction, warn); err != nil {
+	if err := eviction.Check(ctx, store, cfg.AllowEviction, warn); err != nil {
 		return nil, err
 	}
 	// With Completions the engine has the outbox's database: a missing

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/jobgen/jobgen/internal/attempt"
+	"github.com/jobgen/jobgen/internal/eviction"
 	jobrdb "github.com/jobgen/jobgen/internal/rdb"
 	"github.com/jobgen/jobgen/internal/seal"
 	"github.com/jobgen/jobgen/internal/send"
@@ -179,6 +180,12 @@ var ErrNoBatch = errors.New("jobgen: no such batch (unknown, or expired)")
 // ErrBatchFinished is returned when jobs are added to a batch whose jobs
 // have all succeeded.
 var ErrBatchFinished = errors.New("jobgen: every job of the batch has succeeded")
+
+// ErrEvicting is returned by Open, NewEngine and Worker.Run for a Redis
+// whose maxmemory-policy may evict keys under memory pressure, unless
+// EngineConfig.AllowEviction accepts the risk: an evicted job, chain
+// marker, batch record or unique lock is lost without a trace.
+var ErrEvicting = eviction.ErrEvicting
 
 // ErrNotReplicated is wrapped by the error of a push that fewer replicas
 // than ReplicationConfig.Replicas acknowledged in time. The job reached

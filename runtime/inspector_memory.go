@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+
+	"github.com/jobgen/jobgen/internal/eviction"
 )
 
 // ServerMemory is what one Redis server says of its memory (INFO
@@ -23,7 +25,7 @@ type ServerMemory struct {
 }
 
 // Evicts reports whether the server's policy may evict jobgen's keys.
-func (m ServerMemory) Evicts() bool { return evictingPolicy(m.Policy) }
+func (m ServerMemory) Evicts() bool { return eviction.Evicts(m.Policy) }
 
 // Memory reads INFO memory from every server that holds the engine's
 // keys. A server that cannot be read comes with its Err.

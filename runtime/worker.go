@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/eviction"
 	"github.com/jobgen/jobgen/internal/nextdue"
 	"github.com/jobgen/jobgen/internal/notes"
 	"github.com/jobgen/jobgen/internal/queueorder"
@@ -249,7 +250,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	// A Redis that may evict keys is refused unless the config accepts
 	// the risk, which is then logged once (eviction.go).
-	if err := checkEviction(ctx, w.e.store, w.e.cfg.AllowEviction, w.log); err != nil {
+	if err := eviction.Check(ctx, w.e.store, w.e.cfg.AllowEviction, w.log); err != nil {
 		return fmt.Errorf("worker %s: start: %w", w.cfg.Name, err)
 	}
 	if err := w.e.applyQueueLimits(ctx); err != nil {

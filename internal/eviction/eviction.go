@@ -1,4 +1,4 @@
-package runtime
+package eviction
 
 import (
 	"context"
@@ -7,27 +7,29 @@ import (
 	"log/slog"
 	"strings"
 
-	jobrdb "github.com/jobgen/jobgen/internal/rdb"
+	"github.com/jobgen/jobgen/internal/rdb"
 )
 
-// ErrEvicting is returned by Open, NewEngine and Worker.Run for a Redis
-// whose maxmemory-policy may evict keys under memory pressure, unless
-// EngineConfig.AllowEviction accepts the risk: an evicted job, chain
-// marker, batch record or unique lock is lost without a trace.
+// ErrEvicting is wrapped by Check's refusal (runtime.ErrEvicting).
 var ErrEvicting = errors.New("jobgen: Redis may evict keys")
 
-// evictingPolicy reports whether a maxmemory-policy may evict jobgen's
-// keys: any but noeviction ("" is one not known). The volatile-*
-// policies evict keys with a TTL, and chain markers, batch records and
-// unique locks carry one.
-func evictingPolicy(policy string) bool { return policy != "" && policy != "noeviction" }
+// Evicts reports whether a maxmemory-policy may evict jobgen's keys:
+// any but noeviction ("" is one not known). The volatile-* policies
+// evict keys with a TTL, and chain markers, batch records and unique
+// locks carry one.
+func Evicts(policy string) bool { return policy != "" && policy != "noeviction" }
 
-// checkEviction refuses a Redis that may evict jobgen's keys, unless
-// allow; with allow it logs the risk once to log. A server that refuses
-// CONFIG GET is not checked, and said so to log if it is not nil.
-func checkEviction(ctx context.Context, store *jobrdb.Store, allow bool, log *slog.Logger) error {
+// Policies reads maxmemory-policy from every server: *rdb.Store is one.
+type Policies interface {
+	Policies(ctx context.Context) []rdb.Policy
+}
+
+// Check refuses a Redis that may evict jobgen's keys, unless allow; with
+// allow it logs the risk once to log. A server that refuses CONFIG GET
+// is not checked, and said so to log if it is not nil.
+func Check(ctx context.Context, store Policies, allow bool, log *slog.Logger) error {
 	for _, p := range store.Policies(ctx) {
-		evicts := evictingPolicy(p.Policy)
+		evicts := Evicts(p.Policy)
 		switch {
 		case p.Refused != nil:
 			if log != nil {
