@@ -248,11 +248,7 @@ func (c *WorkerConfig) backoff(env *Envelope, n int) time.Duration {
 	list := env.Backoff
 	if len(list) == 0 {
 		if e := c.ExponentialBackoff; e != nil {
-			d := e.Base
-			for i := 1; i < n && d < e.Max; i++ {
-				d *= 2
-			}
-			return min(d, e.Max)
+			return attempt.Exponential(e.Base, e.Max, n)
 		}
 		list = c.Backoff
 	}
@@ -262,21 +258,9 @@ func (c *WorkerConfig) backoff(env *Envelope, n int) time.Duration {
 // ParseBackoff parses a comma-separated list of durations, such as
 // "1s,5s,30s".
 func ParseBackoff(s string) ([]time.Duration, error) {
-	var out []time.Duration
-	start := 0
-	for i := 0; i <= len(s); i++ {
-		if i < len(s) && s[i] != ',' {
-			continue
-		}
-		d, err := time.ParseDuration(s[start:i])
-		if err != nil {
-			return nil, fmt.Errorf("%w: backoff %q: %v", ErrInvalid, s, err)
-		}
-		if d < 0 {
-			return nil, fmt.Errorf("%w: backoff %q: negative delay %v", ErrInvalid, s, d)
-		}
-		out = append(out, d)
-		start = i + 1
+	d, err := attempt.ParseBackoff(s)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	return out, nil
+	return d, nil
 }
