@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/jobgen/jobgen/internal/attempt"
-	"github.com/jobgen/jobgen/internal/qname"
+	"github.com/jobgen/jobgen/internal/queueorder"
 )
 
 // WorkerConfig configures a Worker, with the names and meanings of
@@ -170,27 +170,7 @@ func (c *WorkerConfig) validate() error {
 // The checks of validate: each names the first bad field it checks, or
 // returns "".
 
-func (c *WorkerConfig) badQueues() string {
-	seen := map[string]bool{}
-	for _, q := range c.Queues {
-		if err := qname.Validate(q); err != nil {
-			return "Queues: " + err.Error()
-		}
-		if seen[q] {
-			return fmt.Sprintf("Queues lists %q twice", q)
-		}
-		seen[q] = true
-		if c.Weights != nil && c.Weights[q] < 1 {
-			return fmt.Sprintf("Weights[%q] (%d) must be at least 1: every queue of Queues needs a weight", q, c.Weights[q])
-		}
-	}
-	for q := range c.Weights {
-		if !seen[q] {
-			return fmt.Sprintf("Weights names %q, which is not one of Queues", q)
-		}
-	}
-	return ""
-}
+func (c *WorkerConfig) badQueues() string { return queueorder.Check(c.Queues, c.Weights) }
 
 func (c *WorkerConfig) badCounts() string {
 	switch {

@@ -1,12 +1,14 @@
 package queueorder
 
 import (
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/jobgen/jobgen/internal/qname"
 	"github.com/jobgen/jobgen/internal/rdb"
 )
 
@@ -98,4 +100,31 @@ func (s *Quarantine) Note(queue string, err error, log *slog.Logger) (quarantine
 		log.Error("queue skipped: Redis refuses its keys; the worker serves its other queues and tries it again every "+For.String(), "queue", queue, "err", err)
 	}
 	return true
+}
+
+// Check names the first fault of a worker's queues and their weights,
+// as the tail of a message after "WorkerConfig.", or returns "": a queue
+// name that qname refuses, a queue listed twice, a queue of queues
+// without a weight of at least 1 when weights is not nil, or a weight
+// for a queue that is not one of queues.
+func Check(queues []string, weights map[string]int) string {
+	seen := map[string]bool{}
+	for _, q := range queues {
+		if err := qname.Validate(q); err != nil {
+			return "Queues: " + err.Error()
+		}
+		if seen[q] {
+			return fmt.Sprintf("Queues lists %q twice", q)
+		}
+		seen[q] = true
+		if weights != nil && weights[q] < 1 {
+			return fmt.Sprintf("Weights[%q] (%d) must be at least 1: every queue of Queues needs a weight", q, weights[q])
+		}
+	}
+	for q := range weights {
+		if !seen[q] {
+			return fmt.Sprintf("Weights names %q, which is not one of Queues", q)
+		}
+	}
+	return ""
 }
