@@ -51,7 +51,7 @@ func (c *Cache) Read(ctx context.Context, r Reader, keys []string, settled []boo
 	var unseenSettled []string
 	c.mu.Lock()
 	for k, key := range keys {
-		if h, ok := c.m[key]; ok && settled[k] {
+		if h, ok := c.m[key]; ok && settled[k] && !now.After(h.until) {
 			out[k] = h.fields
 			continue
 		}
