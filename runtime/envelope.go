@@ -118,6 +118,10 @@ type EnvelopeStep struct {
 	// Inputs are the needed results, the needs' one after another, set
 	// when the step is released; nil for a parent that left none.
 	Inputs [][]byte `msgpack:"i,omitempty"`
+	// Read is set on a step released without its inputs, because it
+	// needs more than 1,000 results: it reads them from its workflow
+	// when its handler asks for them.
+	Read bool `msgpack:"r,omitempty"`
 }
 
 // Encode returns the envelope's msgpack encoding, complete in itself:

@@ -399,6 +399,8 @@ func decodeStep(d mpack.Decoder) (*EnvelopeStep, error) {
 			s.Needs, err = mpack.Array(d, d.Dec.DecodeInt)
 		case "i":
 			s.Inputs, err = mpack.Array(d, d.Bytes)
+		case "r":
+			s.Read, err = d.Dec.DecodeBool()
 		default:
 			err = d.Skip()
 		}

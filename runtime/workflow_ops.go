@@ -256,7 +256,7 @@ func (i *Inspector) RetryWorkflow(ctx context.Context, id string) error {
 		if err := e.resealAs(env, NewID()); err != nil {
 			return fmt.Errorf("retry workflow %s: step %s: %w", id, s.ID, err)
 		}
-		env.Step.Inputs = nil
+		env.Step.Inputs, env.Step.Read = nil, false
 		b, err := env.Encode()
 		if err != nil {
 			return err

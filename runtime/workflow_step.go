@@ -100,11 +100,19 @@ func CurrentStep(ctx context.Context) (workflow, step string, ok bool) {
 	return s.workflow, s.step, true
 }
 
-// inputsFrom returns the inputs of the step running with ctx.
+// inputsFrom returns the inputs of the step running with ctx, read from
+// its workflow first if it was released without them. Its errors are
+// FailRequest's, but for an error reading them, which the attempt's
+// retries cover.
 func inputsFrom(ctx context.Context, name string) (*StepInputs, error) {
 	s := stepFrom(ctx)
-	if s == nil || s.inputs == nil {
-		return nil, fmt.Errorf("%w: job %s needs the results of other steps; dispatch it as a step of a workflow (runtime.NewWorkflow, its generated AddTo)", ErrNotAStep, name)
+	if s == nil {
+		return nil, FailRequest(fmt.Errorf("%w: job %s needs the results of other steps; dispatch it as a step of a workflow (runtime.NewWorkflow, its generated AddTo)", ErrNotAStep, name))
+	}
+	if s.inputs == nil {
+		if err := s.readInputs(ctx); err != nil {
+			return nil, err
+		}
 	}
 	return s.inputs, nil
 }
@@ -113,12 +121,13 @@ func inputsFrom(ctx context.Context, name string) (*StepInputs, error) {
 // results, to handle, handing it the results decoded by decode.
 // Generated Register functions call it for job types annotated `needs=`.
 // A job that runs outside a workflow, or whose inputs do not decode,
-// fails at once (FailRequest).
+// fails at once (FailRequest); an error reading inputs from Redis, for a
+// step released without them, fails the attempt, and is retried.
 func RegisterStep[T, In any](r *Router, name string, handle func(ctx context.Context, job T, in In) error, decode func(*StepInputs) (In, error), opts ...RouteOption[T]) {
 	Register(r, name, func(ctx context.Context, job T) error {
 		in, err := stepIn(ctx, name, decode)
 		if err != nil {
-			return FailRequest(err)
+			return err
 		}
 		return handle(ctx, job, in)
 	}, opts...)
@@ -131,19 +140,25 @@ func RegisterStepResult[T, In, R any](r *Router, name string, handle func(ctx co
 		in, err := stepIn(ctx, name, decode)
 		if err != nil {
 			var zero R
-			return zero, FailRequest(err)
+			return zero, err
 		}
 		return handle(ctx, job, in)
 	}, opts...)
 }
 
+// stepIn returns the step's inputs, decoded: a failure to decode them
+// fails the job for good (FailRequest), as inputsFrom's errors say.
 func stepIn[In any](ctx context.Context, name string, decode func(*StepInputs) (In, error)) (In, error) {
 	var zero In
 	raw, err := inputsFrom(ctx, name)
 	if err != nil {
 		return zero, err
 	}
-	return decode(raw)
+	in, err := decode(raw)
+	if err != nil {
+		return zero, FailRequest(err)
+	}
+	return in, nil
 }
 
 // StepHandler is a job type that handles itself as a step, handed its

@@ -275,28 +275,64 @@ func checkNeeds(declared []string, got []Need) error {
 	return nil
 }
 
-// newStepRun returns what the context of env's run knows of its step.
+// newStepRun returns what the context of env's run knows of its step. A
+// step released with its inputs has them at once; one released without
+// them (EnvelopeStep.Read) reads them when its handler asks (readInputs).
 func newStepRun(e *Engine, env *Envelope, attempt int) *stepRun {
 	s := &stepRun{e: e, workflow: env.Step.Workflow, step: env.Step.Step, attempt: attempt, env: env}
-	in := &StepInputs{Workflow: s.workflow, Step: s.step}
+	if !env.Step.Read {
+		s.inputs = groupInputs(s.workflow, s.step, env.Step.Needs, env.Step.Inputs)
+	}
+	return s
+}
+
+// groupInputs groups a step's inputs, the needs' one after another, by
+// its needs.
+func groupInputs(workflow, step string, needs []int, flat [][]byte) *StepInputs {
+	in := &StepInputs{Workflow: workflow, Step: step}
 	k := 0
-	for _, n := range env.Step.Needs {
+	for _, n := range needs {
 		c, list := n, n >= 0
 		if !list {
 			c = 1
 		}
 		group := make([][]byte, c)
 		for i := range group {
-			if k < len(env.Step.Inputs) && len(env.Step.Inputs[k]) > 0 {
-				group[i] = env.Step.Inputs[k]
+			if k < len(flat) && len(flat[k]) > 0 {
+				group[i] = flat[k]
 			}
 			k++
 		}
 		in.raw = append(in.raw, group)
 		in.lists = append(in.lists, list)
 	}
-	s.inputs = in
-	return s
+	return in
+}
+
+// readInputs reads the inputs of a step released without them, from its
+// workflow's results. An error reading them is the attempt's, retried as
+// any other; a workflow that no longer has the step, or lists another
+// number of results than the step needs, fails it for good.
+func (s *stepRun) readInputs(ctx context.Context) error {
+	flat, found, err := s.e.store.WfNeeded(ctx, s.workflow, s.step)
+	if err != nil {
+		return fmt.Errorf("step %s of workflow %s: read its inputs: %w", s.step, s.workflow, err)
+	}
+	if !found {
+		return FailRequest(fmt.Errorf("%w: step %s of workflow %s reads its inputs when it runs, and its workflow no longer has it: the workflow ended, and its keys expired after its retention (WorkflowRetention)", ErrNotAStep, s.step, s.workflow))
+	}
+	want := 0
+	for _, n := range s.env.Step.Needs {
+		if n < 0 { // the result of one step
+			n = 1
+		}
+		want += n
+	}
+	if len(flat) != want {
+		return FailRequest(fmt.Errorf("%w: step %s of workflow %s needs %d results, and its workflow lists %d parents for it", ErrDecode, s.step, s.workflow, want, len(flat)))
+	}
+	s.inputs = groupInputs(s.workflow, s.step, s.env.Step.Needs, flat)
+	return nil
 }
 
 // spawn adds specs to s's workflow, 1,000 steps a call.
@@ -435,6 +471,7 @@ func releasedEnvelope(r jobrdb.WfRelease) (*Envelope, time.Duration, error) {
 	if len(r.Results) > 0 {
 		env.Step.Inputs = r.Results
 	}
+	env.Step.Read = r.Read
 	return env, delay, nil
 }
 

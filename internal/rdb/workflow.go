@@ -3,6 +3,7 @@ package rdb
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -47,11 +48,14 @@ func (s WfStep) args() []any {
 }
 
 // WfRelease is a step released to run: its job, and the results of the
-// steps it needs, in order (nil for none).
+// steps it needs, in order (nil for none). A step that needs more than
+// 1,000 results is released without them, and Read set: it reads them
+// when it runs (WfNeeded).
 type WfRelease struct {
 	ID      string
 	Job     []byte
 	Results [][]byte
+	Read    bool
 }
 
 // WfOutcome is what a workflow call did.
@@ -281,6 +285,47 @@ func (s *Store) WfResults(ctx context.Context, id string, steps []string) ([][]b
 	return out, nil
 }
 
+// WfNeeded reads the results step of workflow id needs, in order (nil
+// for a parent that left none), 1,000 a command in one round trip, for a
+// step released without them (WfRelease.Read). found is false when the
+// workflow no longer has the step: it ended, and its keys expired.
+func (s *Store) WfNeeded(ctx context.Context, id, step string) (results [][]byte, found bool, err error) {
+	k := s.keys.Workflow(id)
+	p, err := s.c.HGet(ctx, k[4], step).Result()
+	if IsNil(err) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	needs, _, _ := strings.Cut(p, ";")
+	if needs == "" {
+		return nil, true, nil
+	}
+	ids := strings.Split(needs, ",")
+	cmds := make([]*redis.SliceCmd, 0, (len(ids)+999)/1000)
+	_, err = s.c.Pipelined(ctx, func(pipe redis.Pipeliner) error {
+		for i := 0; i < len(ids); i += 1000 {
+			cmds = append(cmds, pipe.HMGet(ctx, k[6], ids[i:min(i+1000, len(ids))]...))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, true, err
+	}
+	results = make([][]byte, 0, len(ids))
+	for _, c := range cmds {
+		for _, x := range c.Val() {
+			var b []byte
+			if v, ok := x.(string); ok {
+				b = []byte(v)
+			}
+			results = append(results, b)
+		}
+	}
+	return results, true, nil
+}
+
 func outcome(v []any) (WfOutcome, error) {
 	if len(v) < 2 {
 		return WfOutcome{}, fmt.Errorf("workflow reply of %d values", len(v))
@@ -316,6 +361,14 @@ func releases(v []any) ([]WfRelease, error) {
 		r := WfRelease{ID: text(v[i]), Job: bytesOf(v[i+1])}
 		n := int(Int(v[i+2]))
 		i += 3
+		if n == -1 {
+			r.Read = true
+			out = append(out, r)
+			continue
+		}
+		if n < 0 {
+			return nil, fmt.Errorf("workflow reply: step %s has %d results", r.ID, n)
+		}
 		if i+n > len(v) {
 			return nil, fmt.Errorf("workflow reply: step %s has %d results, %d values left", r.ID, n, len(v)-i)
 		}

@@ -51,10 +51,16 @@ local function wfParents(step)
   return wfSplit(string.sub(p, 1, cut - 1)), wfSplit(string.sub(p, cut + 1))
 end
 
+-- WF_READ is the most results a release hands a step. A step that needs
+-- more (a wide fan-in) reads them itself when it runs, 1000 a call
+-- (rdb Store.WfNeeded): no call holds Redis to read and reply them all,
+-- and its job is pushed and reserved without them.
+local WF_READ = 1000
+
 -- wfReleaseMany appends to out each released step of steps, in order:
 -- its ID, job, the number of needed results and the results (false for
--- none). Parents and jobs are read 1000 steps a call, results 1000 a
--- call.
+-- none), or -1 and no results for a step that needs more than WF_READ.
+-- Parents and jobs are read 1000 steps a call, results 1000 a call.
 local function wfReleaseMany(out, steps)
   local par, job = {}, {}
   for i = 1, #steps, 1000 do
@@ -69,14 +75,27 @@ local function wfReleaseMany(out, steps)
   local o = #out
   for x, step in ipairs(steps) do
     local p, needs = par[x], nil
-    -- (59 is ";": a step that needs no result has no text before it)
-    if p and string.byte(p, 1) ~= 59 then
-      needs = wfSplit(string.sub(p, 1, string.find(p, ';', 1, true) - 1))
-    end
     out[o + 1] = step
     out[o + 2] = job[x]
-    out[o + 3] = needs and #needs or 0
+    out[o + 3] = 0
     o = o + 3
+    -- (59 is ";": a step that needs no result has no text before it)
+    if p and string.byte(p, 1) ~= 59 then
+      local cut = string.find(p, ';', 1, true)
+      -- its needs are counted up to WF_READ + 1 before any is split out
+      local c, at = 1, 1
+      while c <= WF_READ do
+        local e = string.find(p, ',', at, true)
+        if not e or e > cut then break end
+        c, at = c + 1, e + 1
+      end
+      if c > WF_READ then
+        out[o] = -1
+      else
+        needs = wfSplit(string.sub(p, 1, cut - 1))
+        out[o] = #needs
+      end
+    end
     if needs then
       for i = 1, #needs, 1000 do
         local r = redis.call('HMGET', KEYS[WF.res], unpack(needs, i, math.min(i + 999, #needs)))
