@@ -24,6 +24,13 @@ func (wfBenchRoot) JobName() string                { return "bench.WfRoot" }
 func (wfBenchRoot) JobOptions() runtime.JobOptions { return runtime.JobOptions{Queue: benchQueue} }
 func (j wfBenchRoot) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
 
+// wfBenchSpawner spawns the children and the fan-in when it runs.
+type wfBenchSpawner struct{}
+
+func (wfBenchSpawner) JobName() string                { return "bench.WfSpawner" }
+func (wfBenchSpawner) JobOptions() runtime.JobOptions { return runtime.JobOptions{Queue: benchQueue} }
+func (j wfBenchSpawner) EncodeJob() ([]byte, error)   { return runtime.Encode(j) }
+
 type wfBenchChild struct{ N int }
 
 func (wfBenchChild) JobName() string                { return "bench.WfChild" }
@@ -58,14 +65,20 @@ const wfBenchSteps = 10_000
 // them, and the drain is left with running them, settling their ends and
 // the fan-in. It bounds what the first case can reach by making the
 // release and the push of the children cheaper.
+//
+// Its third case, spawned, has the root spawn the children and the fan-in
+// when it runs (SpawnMany, Spawn): a dynamic fan-out, released in parts
+// as the static one is.
 func BenchmarkWorkflowDrain(b *testing.B) {
-	b.Run("fan-out-fan-in", func(b *testing.B) { benchWorkflowDrain(b, true) })
-	b.Run("released-at-dispatch", func(b *testing.B) { benchWorkflowDrain(b, false) })
+	b.Run("fan-out-fan-in", func(b *testing.B) { benchWorkflowDrain(b, "rooted") })
+	b.Run("released-at-dispatch", func(b *testing.B) { benchWorkflowDrain(b, "released") })
+	b.Run("spawned", func(b *testing.B) { benchWorkflowDrain(b, "spawned") })
 }
 
 // benchWorkflowDrain is BenchmarkWorkflowDrain, with the children after a
-// root or not.
-func benchWorkflowDrain(b *testing.B, rooted bool) {
+// root ("rooted"), with no parent ("released"), or spawned by the root
+// ("spawned").
+func benchWorkflowDrain(b *testing.B, shape string) {
 	ctx, e := benchEngine(b)
 	rdb := e.Client()
 	var plainTime, wfTime time.Duration
@@ -106,13 +119,16 @@ func benchWorkflowDrain(b *testing.B, rooted bool) {
 		for i := range kids {
 			kids[i] = wfBenchChild{N: i}
 		}
-		var children runtime.Steps[wfBenchChild]
-		if rooted {
-			children = runtime.AddSteps(wf, kids, runtime.After(runtime.AddStep(wf, wfBenchRoot{})))
-		} else {
-			children = runtime.AddSteps(wf, kids)
+		switch shape {
+		case "rooted":
+			children := runtime.AddSteps(wf, kids, runtime.After(runtime.AddStep(wf, wfBenchRoot{})))
+			runtime.AddStep(wf, wfBenchSum{}, runtime.Needs(children.Need()))
+		case "released":
+			children := runtime.AddSteps(wf, kids)
+			runtime.AddStep(wf, wfBenchSum{}, runtime.Needs(children.Need()))
+		default:
+			runtime.AddStep(wf, wfBenchSpawner{})
 		}
-		runtime.AddStep(wf, wfBenchSum{}, runtime.Needs(children.Need()))
 		began := time.Now()
 		_, err := e.DispatchWorkflow(ctx, wf)
 		require.NoError(b, err)
@@ -122,6 +138,14 @@ func benchWorkflowDrain(b *testing.B, rooted bool) {
 		g0 = processCPU(b)
 		d = drainUntil(b, ctx, e, func(r *runtime.Router, done func()) {
 			runtime.Register(r, "bench.WfRoot", func(context.Context, wfBenchRoot) error { return nil })
+			runtime.Register(r, "bench.WfSpawner", func(ctx context.Context, _ wfBenchSpawner) error {
+				children, err := runtime.SpawnMany(ctx, kids)
+				if err != nil {
+					return err
+				}
+				_, err = runtime.Spawn(ctx, wfBenchSum{}, runtime.Needs(children.Need()))
+				return err
+			})
 			runtime.RegisterResult(r, "bench.WfChild", func(_ context.Context, j wfBenchChild) (int, error) { return j.N, nil })
 			runtime.RegisterStep(r, "bench.WfSum", func(_ context.Context, _ wfBenchSum, in []int) error {
 				if len(in) != wfBenchSteps || in[wfBenchSteps-1] != wfBenchSteps-1 {
@@ -139,7 +163,7 @@ func benchWorkflowDrain(b *testing.B, rooted bool) {
 		wfCmds += c1 - c0
 	}
 	steps := float64(wfBenchSteps + 1)
-	if rooted {
+	if shape != "released" {
 		steps++
 	}
 	plainRate := float64(b.N*wfBenchSteps) / plainTime.Seconds()

@@ -22,7 +22,7 @@ func TestWorkflowReleaseInPartsStopsWhereTheListEnded(t *testing.T) {
 			// released; 0.s, spawned since by step 2 after 0, waits for 2.
 			setup: append(wfSetup("s", "w"),
 				[]any{"HSET", "K2", "0.s", "w", "2", "q"}, []any{"HSET", "K3", "0.s", 1},
-				[]any{"HSET", "K4", "0", "1,0.s", "0>", "1:1"}, []any{"HSET", "K1", "open", 3}),
+				[]any{"HSET", "K4", "0", "1,0.s", "0>", "1:1:1"}, []any{"HSET", "K1", "open", 3}),
 			args: []any{"0", "0"}}
 		keys := c.fill(t, ctx, rdb, nil)
 		require.NoError(t, c.run(ctx, rdb, keys))
@@ -42,7 +42,7 @@ func TestWorkflowReleaseInPartsStopsWhereTheListEnded(t *testing.T) {
 func TestWorkflowEndDropsTheMarksOfReleasesInParts(t *testing.T) {
 	eachClient(t, func(t *testing.T, ctx context.Context, _ redistest.Backend, rdb redis.UniversalClient) {
 		c := failCase{s: lua.Get("wf_cancel"), kinds: wfKinds,
-			setup: append(wfSetup("s", "w"), []any{"HSET", "K4", "0>", "1:1"}),
+			setup: append(wfSetup("s", "w"), []any{"HSET", "K4", "0>", "1:1:1"}),
 			args:  []any{"cancel"}}
 		keys := c.fill(t, ctx, rdb, nil)
 		require.NoError(t, c.run(ctx, rdb, keys))

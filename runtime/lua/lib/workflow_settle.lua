@@ -11,16 +11,18 @@
 -- reply then does not list them.
 -- S.settle(step, how, attempt, result, why) records one end, as if by a
 -- call of its own, and returns its reply (wf_settle.lua says what).
--- With parts, an end with more than WF_PART dependents, none of them
--- spawned, releases the first WF_PART of them and replies "part" in
--- place of "ended": the kids hash keeps, under "<step>>", the byte of
--- its list where the rest begins and the byte where the list ended
--- ("<rest>:<end>": a step spawned later with step among its parents is
--- appended to the list, and counted step ended when it was, so the rest
--- stops there), and S.more(step) releases the next
--- WF_PART (step_release.lua) until its reply is "ended". So a fan-out's
--- first children run while the rest are released, and no call holds
--- Redis for the whole of a wide release. A step whose release is in
+-- With parts, an end with more than WF_PART dependents releases the
+-- first WF_PART of them and replies "part" in place of "ended": the kids
+-- hash keeps, under "<step>>", the byte of its list where the rest
+-- begins, the byte where the list ended, and the attempt that ended
+-- ("<rest>:<end>:<attempt>": a step spawned later with step among its
+-- parents is appended to the list, and counted step ended when it was,
+-- so the rest stops there; a dependent step spawned by another attempt
+-- is dropped, part by part, and its ID left in the list), and
+-- S.more(step) releases the next WF_PART (step_release.lua) until its
+-- reply is "ended". So a fan-out's first children, spawned or not, run
+-- while the rest are released, and no call holds Redis for the whole of
+-- a wide release. A step whose release is in
 -- parts, ended again, replies "part" too, after the steps released so
 -- far that have not ended (for the caller to push again: their pushes
 -- are idempotent).
@@ -281,14 +283,14 @@ local function wfSettleOpen(steps, take, parts)
       end
     elseif ks and ks ~= '' then
       local kids, rest
-      if parts and not string.find(ks, '.', 1, true) then
-        -- (no ID holds a ".": none was spawned, and none is dropped)
+      if parts then
         kids, rest = wfPart(ks, 1, #ks)
         if rest then
           -- where the rest begins, and where the list ended: dependents
           -- spawned after this end are appended to it, and counted it
-          -- ended when they were (wf_spawn.lua)
-          hset(WF.kids, step .. '>', rest .. ':' .. #ks)
+          -- ended when they were (wf_spawn.lua); and the attempt that
+          -- ended, for the rest's dependents it spawned (endKid)
+          hset(WF.kids, step .. '>', rest .. ':' .. #ks .. ':' .. attempt)
           out[2] = 'part'
         end
       else
@@ -319,7 +321,9 @@ local function wfSettleOpen(steps, take, parts)
       if not (take and take(rel)) then wfReleaseMany(out, rel) end
     end
     if dropped > 0 then
-      hset(WF.kids, step, table.concat(kept, ','))
+      -- (a release in parts leaves the dropped in the list, whose bytes
+      -- its mark counts: what reads the list later finds them gone)
+      if out[2] ~= 'part' then hset(WF.kids, step, table.concat(kept, ',')) end
       redis.call('HINCRBY', KEYS[WF.meta], 'n', -dropped)
       closed(dropped)
     end
@@ -339,7 +343,7 @@ local function wfSettleOpen(steps, take, parts)
   local function more(step)
     local st, mark = M.st, step .. '>'
     local m = hget(WF.kids, mark)
-    local at, stop = string.match(m or '', '^(%d+):(%d+)$')
+    local at, stop, attempt = string.match(m or '', '^(%d+):(%d+):(%d+)$')
     if not at or st ~= 'run' then
       if m then hdel(WF.kids, mark) end
       return {st or 'gone', 'ended'}
@@ -347,13 +351,34 @@ local function wfSettleOpen(steps, take, parts)
     local kids, rest = wfPart(hget(WF.kids, step), tonumber(at), tonumber(stop))
     hload(WF.left, kids)
     hload(WF.state, kids)
-    local rel = {}
+    local rel, ns, dropped = {}, #step, 0
     for _, k in ipairs(kids) do
-      if parentEnded(k) == 'r' then rel[#rel + 1] = k end
+      -- (a dependent step spawned is dropped if another attempt than
+      -- the one that ended spawned it, as settle drops it)
+      local r
+      if #k > ns and string.byte(k, ns + 1) == 46 then
+        r = endKid(k, step, ns, attempt)
+      else
+        r = parentEnded(k)
+      end
+      if r == 'r' then
+        rel[#rel + 1] = k
+      elseif r == 'd' then
+        dropped = dropped + 1
+      end
+    end
+    if dropped > 0 then
+      redis.call('HINCRBY', KEYS[WF.meta], 'n', -dropped)
+      closed(dropped)
+      if M.open <= 0 then
+        -- every step left was dropped: the workflow has succeeded
+        M.st, M.ended, st = 'ok', true, 'ok'
+        redis.call('HSET', KEYS[WF.meta], 'st', 'ok', 'end', now)
+      end
     end
     local out = {st, 'part'}
     if rest then
-      hset(WF.kids, mark, rest .. ':' .. stop)
+      hset(WF.kids, mark, rest .. ':' .. stop .. ':' .. attempt)
     else
       hdel(WF.kids, mark)
       out[2] = 'ended'
