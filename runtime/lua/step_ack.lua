@@ -46,8 +46,8 @@
 -- end was recorded, and its job is left as for 2, with the steps reply
 -- lists pushed by this call (with ARGV[1] "2"). Otherwise reply is
 -- wf_settle.lua's for the step, without the steps this call pushed, or
--- "part" in place of "ended": a step with more than 1,000 dependents,
--- none spawned, releases them in parts (lib/workflow_settle.lua); this
+-- "part" in place of "ended": a step with more than 1,000 dependents
+-- releases them in parts (lib/workflow_settle.lua); this
 -- call releases the first, and the caller the rest, with
 -- step_release.lua, before it acks the job.
 --
