@@ -33,14 +33,31 @@ local st = m[1]
 if st ~= 'run' or redis.call('HGET', KEYS[WF.state], spawner) ~= 'q' then
   return {'dropped', st or 'gone'}
 end
--- the states of the steps named, read once each: the new steps' in
--- chunks of 1000, each other parent's on its first mention
+-- the states of the steps named, read once each, 1000 a call: the new
+-- steps' first, then the other parents
 local ids = {}
 for j = 0, n - 1 do ids[j + 1] = ARGV[4 + 5 * j] end
 local known = {}
 for i = 1, n, 1000 do
   local got = redis.call('HMGET', KEYS[WF.state], unpack(ids, i, math.min(i + 999, n)))
   for k = 1, #got do known[ids[i + k - 1]] = got[k] end
+end
+-- (a fan-in spawned after many steps names them all)
+local plist, others, queued = {}, {}, {}
+for j = 0, n - 1 do
+  local a = 4 + 5 * j
+  local ps = wfSplit(ARGV[a + 2] .. ',' .. ARGV[a + 3])
+  plist[j + 1] = ps
+  for _, p in ipairs(ps) do
+    if known[p] == nil and not queued[p] then
+      queued[p] = true
+      others[#others + 1] = p
+    end
+  end
+end
+for i = 1, #others, 1000 do
+  local got = redis.call('HMGET', KEYS[WF.state], unpack(others, i, math.min(i + 999, #others)))
+  for k = 1, #got do known[others[i + k - 1]] = got[k] end
 end
 local function stateOf(p)
   local s = known[p]
@@ -57,7 +74,7 @@ for j = 0, n - 1 do
   was[id] = known[id]
   new[id] = true
   if not known[id] then fresh = fresh + 1 end
-  for _, p in ipairs(wfSplit(ARGV[a + 2] .. ',' .. ARGV[a + 3])) do
+  for _, p in ipairs(plist[j + 1]) do
     if not new[p] and not stateOf(p) then
       return redis.error_reply('ERR wf_spawn: step ' .. id .. ' waits for ' .. p .. ', which the workflow does not have; nothing was written')
     end
@@ -82,7 +99,7 @@ for j = 0, n - 1 do
   local a = 4 + 5 * j
   local id = ARGV[a]
   local isNew = not was[id]
-  local parents = wfSplit(ARGV[a + 2] .. ',' .. ARGV[a + 3])
+  local parents = plist[j + 1]
   parents[#parents + 1] = spawner
   local uniq, left = {}, 0
   for _, p in ipairs(parents) do
@@ -91,8 +108,17 @@ for j = 0, n - 1 do
       local ps = new[p] and 'w' or stateOf(p)
       if ps ~= 's' and ps ~= 'f' then left = left + 1 end
       if isNew then
-        if not add[p] then add[p] = {}; order[#order + 1] = p end
-        add[p][#add[p] + 1] = id
+        -- (a parent gaining one step, as each of a fan-in's does, keeps
+        -- its ID, not a table)
+        local had = add[p]
+        if not had then
+          add[p] = id
+          order[#order + 1] = p
+        elseif type(had) == 'string' then
+          add[p] = {had, id}
+        else
+          had[#had + 1] = id
+        end
       end
     end
   end
@@ -115,10 +141,19 @@ many('HSET', KEYS[WF.par], W.par)
 many('HSET', KEYS[WF.gen], W.gen)
 many('SADD', KEYS[WF.cont], cont)
 many('SREM', KEYS[WF.cont], notCont)
-for _, p in ipairs(order) do
-  local k = redis.call('HGET', KEYS[WF.kids], p)
-  local joined = table.concat(add[p], ',')
-  redis.call('HSET', KEYS[WF.kids], p, k and (k .. ',' .. joined) or joined)
+-- each parent's list of dependents gains the new steps after it, the
+-- lists read and written 500 a call
+for i = 1, #order, 500 do
+  local e = math.min(i + 499, #order)
+  local cur = redis.call('HMGET', KEYS[WF.kids], unpack(order, i, e))
+  local args = {}
+  for x = i, e do
+    local p, k = order[x], cur[x - i + 1]
+    local joined = add[p]
+    if type(joined) == 'table' then joined = table.concat(joined, ',') end
+    args[2 * (x - i) + 1], args[2 * (x - i) + 2] = p, k and (k .. ',' .. joined) or joined
+  end
+  redis.call('HSET', KEYS[WF.kids], unpack(args))
 end
 local total = redis.call('HINCRBY', KEYS[WF.meta], 'n', fresh)
 redis.call('HINCRBY', KEYS[WF.meta], 'open', fresh)
