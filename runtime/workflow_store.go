@@ -571,16 +571,14 @@ func (s workflows) follow(ctx context.Context, env *Envelope, o jobrdb.WfOutcome
 
 // releaseRest releases the dependents of step that its end left to
 // release: a wide release is made in parts (step_release.lua), each
-// part released and pushed in one call, so that the first dependents
-// run while the rest are released.
+// part released and, for a workflow in its queue's slot, pushed in one
+// call, so that the first dependents run while the rest are released.
 func (e *Engine) releaseRest(ctx context.Context, wf, step string, from *JobInfo) error {
-	home, ok := keyspace.WorkflowHome(wf)
-	if !ok {
-		return fmt.Errorf("workflow %s: step %s released its dependents in parts outside a queue's slot", wf, step)
-	}
 	// As in the ack (Worker.ackSteps): pushed in the call where no
-	// dispatch middleware must see each push; a listener is told.
-	push, tell := !e.hasDispatchMiddleware(), !e.events.empty()
+	// dispatch middleware must see each push; a listener is told. A
+	// workflow in a slot of its own has its parts pushed here.
+	home, ok := keyspace.WorkflowHome(wf)
+	push, tell := ok && !e.hasDispatchMiddleware(), !e.events.empty()
 	for {
 		o, pushed, err := e.store.StepRelease(ctx, home, wf, step, push, tell)
 		if err != nil {

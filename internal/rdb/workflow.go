@@ -443,12 +443,17 @@ func pushFlag(push, tell bool) string {
 // that keeps its keys in queue's slot (step_release.lua). With push, the
 // steps it may push as they stand are pushed onto queue in the call;
 // with tell too, the outcome lists them and pushed is true. Otherwise
-// the outcome lists the released steps for the caller to push. The
-// caller calls it again while the outcome's What is "part".
+// the outcome lists the released steps for the caller to push. A
+// workflow in a slot of its own has queue "": the call pushes nothing.
+// The caller calls it again while the outcome's What is "part".
 func (s *Store) StepRelease(ctx context.Context, queue, wf, step string, push, tell bool) (o WfOutcome, pushed bool, err error) {
-	qk := s.keys.Queue(queue)
-	flag := pushFlag(push, tell)
-	keys := append(s.keys.Workflow(wf), qk.Ready, qk.Delayed, qk.Payloads, qk.Notify)
+	keys, flag := s.keys.Workflow(wf), pushFlag(push, tell)
+	if queue != "" {
+		qk := s.keys.Queue(queue)
+		keys = append(keys, qk.Ready, qk.Delayed, qk.Payloads, qk.Notify)
+	} else {
+		flag = "0"
+	}
 	v, err := s.RunOne(ctx, Call{Script: scriptStepRel, Keys: keys, Args: []any{flag, step}}).Slice()
 	if err != nil {
 		return WfOutcome{}, false, err

@@ -11,7 +11,9 @@
 -- KEYS[1..9] -> the workflow's keys (lib/workflow.lua), in the queue's
 --               slot
 -- KEYS[10..13] -> the queue's ready list, delayed zset, payloads hash and
---               notify list, as lib/enqueue.lua takes them
+--               notify list, as lib/enqueue.lua takes them; none for a
+--               workflow in a slot of its own, whose released steps the
+--               caller pushes (ARGV[1] "0")
 -- ARGV[1] -> "1" if the call may push released steps, "2" if it may and
 --            is to list them (for the caller's events), "0" if not
 -- ARGV[2] -> the step whose dependents are released
@@ -26,16 +28,18 @@
 
 -- uses: wrong_type, now_ms, workflow, workflow_settle, workflow_take, groups, enqueue
 
-if #KEYS ~= 13 or #ARGV ~= 2 or (ARGV[1] ~= '0' and ARGV[1] ~= '1' and ARGV[1] ~= '2') then
-  return redis.error_reply('ERR step_release: want 13 keys, a flag and a step; nothing was written')
+if (#KEYS ~= 13 and not (#KEYS == 9 and ARGV[1] == '0')) or #ARGV ~= 2 or (ARGV[1] ~= '0' and ARGV[1] ~= '1' and ARGV[1] ~= '2') then
+  return redis.error_reply('ERR step_release: want 13 keys (9 with the flag "0"), a flag and a step; nothing was written')
 end
 local push, tell, step = ARGV[1] ~= '0', ARGV[1] == '2', ARGV[2]
 local bad = wfBad()
 if bad then return bad end
 local T = wfTaker()
 local Q
-Q, bad = enqueueOpen(10, nil, T.ids, T.pays)
-if not Q then return bad end
+if #KEYS == 13 then
+  Q, bad = enqueueOpen(10, nil, T.ids, T.pays)
+  if not Q then return bad end
+end
 local S
 S, bad = wfSettleOpen({step}, push and T.take or nil, true)
 if not S then return bad end

@@ -24,6 +24,10 @@
 --   "ended" (this call ended the step), "again" (the step had ended
 --   before), or "wait" (a look: the step has not ended): then per
 --   released dependent not ended, its release (lib/workflow.lua)
+--   "part": as "ended" or "again", for a success with more than 1,000
+--   dependents, which releases them in parts (lib/workflow_settle.lua):
+--   the first here, the rest by the caller with step_release.lua,
+--   before it acks the step's job
 --   "failed": this call failed the workflow (or, for a failure made
 --   again by the step that failed it, the catch has not run yet: meta
 --   caught is not set, WfCaught): then per released step its ID and
@@ -52,7 +56,7 @@ end
 
 local steps = {}
 for j = 0, n - 1 do steps[j + 1] = ARGV[5 * j + 1] end
-local S, err = wfSettleOpen(steps)
+local S, err = wfSettleOpen(steps, nil, true)
 if not S then return err end
 local replies = {}
 for j = 0, n - 1 do

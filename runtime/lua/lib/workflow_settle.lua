@@ -11,7 +11,7 @@
 -- reply then does not list them.
 -- S.settle(step, how, attempt, result, why) records one end, as if by a
 -- call of its own, and returns its reply (wf_settle.lua says what).
--- With parts, an end with more than WF_PART dependents releases the
+-- With parts, a success with more than WF_PART dependents releases the
 -- first WF_PART of them and replies "part" in place of "ended": the kids
 -- hash keeps, under "<step>>", the byte of its list where the rest
 -- begins, the byte where the list ended, and the attempt that ended
@@ -283,7 +283,9 @@ local function wfSettleOpen(steps, take, parts)
       end
     elseif ks and ks ~= '' then
       local kids, rest
-      if parts then
+      if parts and how == 's' then
+        -- (a failure that the workflow survives releases its dependents
+        -- at once: its job is not left for a worker to run again)
         kids, rest = wfPart(ks, 1, #ks)
         if rest then
           -- where the rest begins, and where the list ended: dependents
