@@ -238,11 +238,18 @@ func TestResultSize(t *testing.T) {
 func TestSettledAfterTheNextAttemptStarted(t *testing.T) {
 	forEachBackend(t, jobotel.Config{}, func(t *testing.T, b *bundle) {
 		started := make(chan struct{})
+		seen := make(chan struct{}) // the Tracing has seen the first attempt's release
 		b.handle(func(ctx context.Context, s step, info runtime.JobInfo) error {
 			if info.Attempt == 1 {
 				return runtime.ReleaseRequest(0)
 			}
 			close(started)
+			// Settled before the Tracing saw the first attempt's
+			// release, this attempt would end that span as "unknown".
+			select {
+			case <-seen:
+			case <-time.After(10 * time.Second):
+			}
 			return nil
 		})
 		id, err := runtime.Dispatch(b.ctx, step{N: 1, opts: runtime.JobOptions{Tries: 2}})
@@ -263,6 +270,11 @@ func TestSettledAfterTheNextAttemptStarted(t *testing.T) {
 			}
 		})
 		b.tr.Attach(w)
+		w.Subscribe(func(ev runtime.Event) { // called after the Tracing's
+			if ev.Kind == runtime.JobReleased && ev.Attempt == 1 {
+				close(seen)
+			}
+		})
 		ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
 		defer cancel()
 		require.NoError(t, w.Run(ctx))
