@@ -177,7 +177,9 @@ local function wfSettleOpen(steps, take, parts)
   -- endKid records that a parent of k, step (ns: #step), ended: it
   -- returns "d" if k was spawned by another attempt of step than the one
   -- that ended (k is dropped), "r" if step was its last parent (k is
-  -- released), nil otherwise.
+  -- released), nil otherwise. (A dependent whose ID does not begin
+  -- "<step>." was not spawned by step: only its count of parents
+  -- changes.)
   local function endKid(k, step, ns, attempt)
     -- a step spawned by step has the ID "<step>.<k>" (46 is ".")
     local g = #k > ns and string.byte(k, ns + 1) == 46 and string.sub(k, 1, ns) == step
@@ -302,14 +304,7 @@ local function wfSettleOpen(steps, take, parts)
       hload(WF.state, kids)
       kept, rel = {}, {}
       for _, k in ipairs(kids) do
-        -- (a dependent whose ID does not begin "<step>." was not spawned
-        -- by step: only its count of parents changes)
-        local r
-        if #k > ns and string.byte(k, ns + 1) == 46 then
-          r = endKid(k, step, ns, attempt)
-        else
-          r = parentEnded(k)
-        end
+        local r = endKid(k, step, ns, attempt)
         if r == 'd' then
           dropped = dropped + 1
         else
@@ -357,12 +352,7 @@ local function wfSettleOpen(steps, take, parts)
     for _, k in ipairs(kids) do
       -- (a dependent step spawned is dropped if another attempt than
       -- the one that ended spawned it, as settle drops it)
-      local r
-      if #k > ns and string.byte(k, ns + 1) == 46 then
-        r = endKid(k, step, ns, attempt)
-      else
-        r = parentEnded(k)
-      end
+      local r = endKid(k, step, ns, attempt)
       if r == 'r' then
         rel[#rel + 1] = k
       elseif r == 'd' then
