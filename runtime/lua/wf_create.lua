@@ -47,10 +47,11 @@ if redis.call('EXISTS', KEYS[WF.meta]) == 1 then
   end
   return out
 end
-local seen = {}
+local seen, plist = {}, {}
 for j = 0, n - 1 do
   local a = 6 + 6 * j
-  for _, p in ipairs(wfSplit(ARGV[a + 2] .. ',' .. ARGV[a + 3])) do
+  plist[j + 1] = wfSplit(ARGV[a + 2] .. ',' .. ARGV[a + 3])
+  for _, p in ipairs(plist[j + 1]) do
     if not seen[p] then
       return redis.error_reply('ERR wf_create: step ' .. ARGV[a] .. ' waits for ' .. p .. ', which is not a step added before it; nothing was written')
     end
@@ -62,11 +63,18 @@ for j = 0, n - 1 do
 end
 
 out[1] = 1
-local kids = {}
+-- what each hash gets, written at the end in commands of up to 500
+-- fields (wfMany): a command a field costs more than the rest
+local W = {state = {}, left = {}, job = {}, par = {}}
+local cont, kids, order = {}, {}, {}
+local function put(t, field, value)
+  t[#t + 1] = field
+  t[#t + 1] = value
+end
 for j = 0, n - 1 do
   local a = 6 + 6 * j
   local id = ARGV[a]
-  local parents = wfSplit(ARGV[a + 2] .. ',' .. ARGV[a + 3])
+  local parents = plist[j + 1]
   local uniq, left = {}, 0
   for _, p in ipairs(parents) do
     if not uniq[p] then
@@ -76,27 +84,33 @@ for j = 0, n - 1 do
       if not k then
         k = {}
         kids[p] = k
+        order[#order + 1] = p
       end
       k[#k + 1] = id
     end
   end
-  redis.call('HSET', KEYS[WF.job], id, ARGV[a + 1])
-  if ARGV[a + 5] ~= '' then redis.call('HSET', KEYS[WF.job], id .. '#', ARGV[a + 5]) end
-  redis.call('HSET', KEYS[WF.left], id, left)
-  if #parents > 0 then
-    redis.call('HSET', KEYS[WF.par], id, ARGV[a + 2] .. ';' .. ARGV[a + 3])
-  end
-  if ARGV[a + 4] == '1' then redis.call('SADD', KEYS[WF.cont], id) end
+  put(W.job, id, ARGV[a + 1])
+  if ARGV[a + 5] ~= '' then put(W.job, id .. '#', ARGV[a + 5]) end
+  put(W.left, id, left)
+  if #parents > 0 then put(W.par, id, ARGV[a + 2] .. ';' .. ARGV[a + 3]) end
+  if ARGV[a + 4] == '1' then cont[#cont + 1] = id end
   if left == 0 then
-    redis.call('HSET', KEYS[WF.state], id, 'q')
+    put(W.state, id, 'q')
     out[#out + 1] = id
     out[#out + 1] = ARGV[a + 1]
     out[#out + 1] = 0
   else
-    redis.call('HSET', KEYS[WF.state], id, 'w')
+    put(W.state, id, 'w')
   end
 end
-for p, k in pairs(kids) do redis.call('HSET', KEYS[WF.kids], p, table.concat(k, ',')) end
+local lists = {}
+for _, p in ipairs(order) do put(lists, p, table.concat(kids[p], ',')) end
+wfMany('HSET', KEYS[WF.job], W.job)
+wfMany('HSET', KEYS[WF.left], W.left)
+wfMany('HSET', KEYS[WF.par], W.par)
+wfMany('HSET', KEYS[WF.state], W.state)
+wfMany('HSET', KEYS[WF.kids], lists)
+wfMany('SADD', KEYS[WF.cont], cont)
 redis.call('HSET', KEYS[WF.meta], 'st', 'run', 'n', n, 'open', n, 'pol', ARGV[1],
   'dl', dl > 0 and (now + dl) or 0, 'ret', ret, 'at', now)
 if ARGV[4] ~= '' then redis.call('HSET', KEYS[WF.meta], 'cb', ARGV[4]) end

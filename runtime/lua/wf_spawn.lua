@@ -84,8 +84,8 @@ if tonumber(m[2]) + fresh > most then
   return redis.error_reply('ERR wf_spawn: the workflow would hold ' .. (tonumber(m[2]) + fresh) .. ' steps, over its bound of ' .. most .. '; nothing was written')
 end
 
--- what each hash gets, written at the end in HSETs of up to 500 fields:
--- a command a field costs more than the rest of a spawn. Each parent's
+-- what each hash gets, written at the end in HSETs of up to 500 fields
+-- (wfMany): a command a field costs more than the rest of a spawn. Each parent's
 -- new dependents are appended to its list once: appending one at a time
 -- copies the list each time, quadratic in a wide fan-out.
 local W = {state = {}, left = {}, job = {}, par = {}, gen = {}}
@@ -129,18 +129,13 @@ for j = 0, n - 1 do
   put(W.gen, id, attempt)
   if ARGV[a + 4] == '1' then cont[#cont + 1] = id elseif not isNew then notCont[#notCont + 1] = id end
 end
-local function many(cmd, key, list)
-  for i = 1, #list, 1000 do
-    redis.call(cmd, key, unpack(list, i, math.min(i + 999, #list)))
-  end
-end
-many('HSET', KEYS[WF.state], W.state)
-many('HSET', KEYS[WF.left], W.left)
-many('HSET', KEYS[WF.job], W.job)
-many('HSET', KEYS[WF.par], W.par)
-many('HSET', KEYS[WF.gen], W.gen)
-many('SADD', KEYS[WF.cont], cont)
-many('SREM', KEYS[WF.cont], notCont)
+wfMany('HSET', KEYS[WF.state], W.state)
+wfMany('HSET', KEYS[WF.left], W.left)
+wfMany('HSET', KEYS[WF.job], W.job)
+wfMany('HSET', KEYS[WF.par], W.par)
+wfMany('HSET', KEYS[WF.gen], W.gen)
+wfMany('SADD', KEYS[WF.cont], cont)
+wfMany('SREM', KEYS[WF.cont], notCont)
 -- each parent's list of dependents gains the new steps after it, the
 -- lists read and written 500 a call
 for i = 1, #order, 500 do

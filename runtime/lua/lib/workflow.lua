@@ -43,6 +43,15 @@ local function wfSplit(s)
   return out
 end
 
+-- wfMany calls cmd on key with the values of list, 1000 a call (a
+-- hash's fields and values in pairs: 500 fields a call); none for an
+-- empty list.
+local function wfMany(cmd, key, list)
+  for i = 1, #list, 1000 do
+    redis.call(cmd, key, unpack(list, i, math.min(i + 999, #list)))
+  end
+end
+
 -- wfParents returns the step's need parents and wait-only parents.
 local function wfParents(step)
   local p = redis.call('HGET', KEYS[WF.par], step)
