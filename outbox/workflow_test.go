@@ -233,6 +233,55 @@ func TestWorkflowRelayedTwiceRunsStepsOnce(t *testing.T) {
 	})
 }
 
+// A workflow too wide for one call (400 invoices' diamonds, 1,200
+// steps) is stored in parts, then created, by the relay: relayed by two
+// relays that die after their pushes, then by one that lives, each step
+// runs once, handed its parents' results.
+func TestWorkflowDispatchTxWideRelayedInParts(t *testing.T) {
+	t.Parallel()
+	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
+		var rec wfTxRec
+		router := rec.router()
+		const n = 400
+		wf := runtime.NewWorkflow()
+		for i := range n {
+			inv := fmt.Sprint("wide-", i)
+			price := runtime.AddStep(wf, wfPrice{Invoice: inv})
+			count := runtime.AddStep(wf, wfCount{Invoice: inv})
+			wfSend{Invoice: inv}.AddTo(wf, price, count)
+		}
+		var id string
+		b.tx(t, true, func(tx *sql.Tx) {
+			var err error
+			id, err = wf.DispatchTx(b.ctx, tx)
+			require.NoError(t, err)
+		})
+		b.relay.CrashAfterPush(errors.New("killed"))
+		for range 2 {
+			_, err := b.relay.RelayOnce(b.ctx)
+			require.ErrorContains(t, err, "killed")
+		}
+		b.relay.CrashAfterPush(nil)
+		b.relayAll(t)
+		require.Equal(t, 0, b.rows(t))
+		for _, q := range []string{"price", "count"} {
+			require.Equal(t, int64(n), b.sizes(t, q).Ready, "queue %s: each first step queued once", q)
+		}
+		b.runWorkflowSteps(t, router)
+		counts := rec.counts()
+		require.Len(t, counts, 3*n)
+		for k, c := range counts {
+			require.Equal(t, 1, c, k)
+		}
+		require.Len(t, rec.sent, n)
+		require.Contains(t, rec.sent, "wide-399 1250 cents 3 lines")
+		info, err := runtime.NewInspector(b.engine).Workflow(b.ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, runtime.WorkflowSucceeded, info.State)
+		require.Len(t, info.Steps, 3*n)
+	})
+}
+
 // What DispatchWorkflow refuses, DispatchTx refuses before it writes:
 // the transaction stays usable, and holds no row.
 func TestWorkflowDispatchTxRefusesWhatDispatchRefuses(t *testing.T) {

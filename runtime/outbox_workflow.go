@@ -120,7 +120,7 @@ func (e *Engine) relayWorkflow(ctx context.Context, row RelayRow, out *RelayOutc
 	}
 	created, rel, err := e.store.WfCreate(ctx, row.ID, rec.Policy, rec.Deadline, rec.Retention, rec.Catch, deadline.UnixMilli(), steps)
 	if err != nil {
-		if jobrdb.HasErrorPrefix(err, "WRONGTYPE") || jobrdb.HasErrorPrefix(err, "wf_create") {
+		if jobrdb.HasErrorPrefix(err, "WRONGTYPE") || jobrdb.HasErrorPrefix(err, "wf_create") || jobrdb.HasErrorPrefix(err, "wf_build") {
 			out.Parked = "create workflow: " + err.Error()
 			return 0, nil
 		}

@@ -446,6 +446,18 @@ func (k Keys) Workflow(id string) []string {
 	return out
 }
 
+// WorkflowBuild returns the keys a wide workflow's steps are stored
+// under in parts before it is created (wf_build.lua), in the order of
+// Workflow's and in the same slot: "<workflow key>:build" each. They
+// expire unless wf_create.lua renames them to the workflow's.
+func (k Keys) WorkflowBuild(id string) []string {
+	out := k.Workflow(id)
+	for i := range out {
+		out[i] += ":build"
+	}
+	return out
+}
+
 // WorkflowHome returns the home queue of workflow id: the queue whose
 // slot its keys share, named in braces at the start of the ID
 // ("{emails}01J…"); ok is false for an ID that names none.

@@ -2,6 +2,9 @@ package rdb
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"time"
@@ -17,6 +20,7 @@ import (
 
 var (
 	scriptWfCreate = lua.Get("wf_create")
+	scriptWfBuild  = lua.Get("wf_build")
 	scriptWfSettle = lua.Get("wf_settle")
 	scriptWfSpawn  = lua.Get("wf_spawn")
 	scriptWfCancel = lua.Get("wf_cancel")
@@ -74,18 +78,134 @@ type WfOutcome struct {
 // WfCreate creates workflow id with steps, or finds it made before.
 // notAfter, if not 0, is a Redis time in ms past which it writes and
 // returns nothing, failing with "LATE <now> <notAfter>".
+//
+// A workflow of more than WfPartSteps steps, or WfPartParents parents
+// named in all, is stored in parts first (WfBuild), then created from
+// them: no call holds Redis for the whole graph.
 func (s *Store) WfCreate(ctx context.Context, id, policy string, deadlineMs, retentionMs int64, catch []byte, notAfter int64, steps []WfStep) (created bool, released []WfRelease, err error) {
-	args := []any{policy, deadlineMs, retentionMs, catch, notAfter}
-	for _, st := range steps {
-		args = append(args, st.args()...)
-		args = append(args, st.Push)
+	head := []any{policy, deadlineMs, retentionMs, catch, notAfter}
+	parts := wfParts(steps)
+	if len(parts) == 1 {
+		args := head
+		for _, st := range steps {
+			args = append(args, st.args()...)
+			args = append(args, st.Push)
+		}
+		v, err := s.RunOne(ctx, Call{Script: scriptWfCreate, Keys: s.keys.Workflow(id), Args: args}).Slice()
+		if err != nil {
+			return false, nil, err
+		}
+		rel, err := releases(v[1:])
+		return Int(v[0]) == 1, rel, err
 	}
-	v, err := s.RunOne(ctx, Call{Script: scriptWfCreate, Keys: s.keys.Workflow(id), Args: args}).Slice()
+	n, sum, err := s.WfBuild(ctx, id, steps, notAfter)
 	if err != nil {
 		return false, nil, err
 	}
-	rel, err := releases(v[1:])
-	return Int(v[0]) == 1, rel, err
+	keys := s.keys.Workflow(id)
+	v, err := s.RunOne(ctx, Call{Script: scriptWfCreate, Keys: append(keys, s.keys.WorkflowBuild(id)...), Args: append(head, n, sum)}).Slice()
+	if err != nil {
+		return false, nil, err
+	}
+	if Int(v[0]) == 0 { // created before: what it released and did not end
+		rel, err := releases(v[1:])
+		return false, rel, err
+	}
+	for _, st := range steps {
+		if st.Needs == "" && st.Waits == "" {
+			released = append(released, WfRelease{ID: st.ID, Job: st.Job})
+		}
+	}
+	return true, released, nil
+}
+
+// WfBuild stores the steps of workflow id in parts (wf_build.lua), a
+// call each, in one round trip, and returns the number of parts and the
+// steps' digest, for WfCreate to create the workflow from them. Parts
+// stored before, of the same steps, are skipped; a workflow created
+// already stores none. (WfCreate comes after that round trip, not in it:
+// a part sent again for NOSCRIPT would come after it.)
+func (s *Store) WfBuild(ctx context.Context, id string, steps []WfStep, notAfter int64) (parts int, sum string, err error) {
+	split := wfParts(steps)
+	sum = wfDigest(steps)
+	keys := append(s.keys.WorkflowBuild(id), s.keys.Workflow(id)[0])
+	calls := make([]Call, len(split))
+	for i, p := range split {
+		args := []any{sum, i, wfBuildTTL.Milliseconds(), notAfter}
+		for _, st := range p {
+			args = append(args, st.args()...)
+			args = append(args, st.Push)
+		}
+		calls[i] = Call{Script: scriptWfBuild, Keys: keys, Args: args}
+	}
+	replies, _ := s.Run(ctx, calls)
+	for i, r := range replies {
+		if err := r.Err(); err != nil {
+			return 0, "", fmt.Errorf("store part %d of %d: %w", i+1, len(split), err)
+		}
+	}
+	return len(split), sum, nil
+}
+
+// The bounds of a part of a wide workflow (wf_build.lua): up to
+// WfPartSteps steps naming up to WfPartParents parents in all; a step
+// with more parents is a part of its own.
+const (
+	WfPartSteps   = 500
+	WfPartParents = 2000
+)
+
+// wfBuildTTL is how long the parts of a workflow not created yet are
+// kept: a dispatch that fails part way leaves them for this long.
+const wfBuildTTL = 15 * time.Minute
+
+// wfParts splits steps into the parts they are stored in: one part for
+// a workflow within the bounds.
+func wfParts(steps []WfStep) [][]WfStep {
+	var parts [][]WfStep
+	start, named := 0, 0
+	for i, st := range steps {
+		w := wfNamed(st.Needs) + wfNamed(st.Waits)
+		if i > start && (i-start == WfPartSteps || named+w > WfPartParents) {
+			parts = append(parts, steps[start:i])
+			start, named = i, 0
+		}
+		named += w
+	}
+	return append(parts, steps[start:])
+}
+
+// wfNamed is the number of parents in a list joined by commas.
+func wfNamed(list string) int {
+	if list == "" {
+		return 0
+	}
+	return strings.Count(list, ",") + 1
+}
+
+// wfDigest is the digest of steps, as wf_build.lua keeps it to tell one
+// graph from another under the same workflow ID.
+func wfDigest(steps []WfStep) string {
+	h := sha256.New()
+	var n [8]byte
+	field := func(b []byte) {
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	for _, st := range steps {
+		field([]byte(st.ID))
+		field(st.Job)
+		field([]byte(st.Needs))
+		field([]byte(st.Waits))
+		field([]byte(st.Push))
+		if st.MayFail {
+			h.Write([]byte{1})
+		} else {
+			h.Write([]byte{0})
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // WfEnd is the end of one step's run, for WfSettle: How is s
