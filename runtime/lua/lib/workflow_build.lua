@@ -78,13 +78,17 @@ local function wfStore(a, n, plist, stored)
       if not uniq[p] then
         uniq[p] = true
         left = left + 1
+        -- (a parent gaining one step, as each of a fan-in's does, keeps
+        -- its ID, not a table)
         local k = kids[p]
         if not k then
-          k = {}
-          kids[p] = k
+          kids[p] = id
           order[#order + 1] = p
+        elseif type(k) == 'string' then
+          kids[p] = {k, id}
+        else
+          k[#k + 1] = id
         end
-        k[#k + 1] = id
       end
     end
     put(W.job, id, ARGV[at + 1])
@@ -106,7 +110,8 @@ local function wfStore(a, n, plist, stored)
     local args = {}
     for x = i, e do
       local p = order[x]
-      local joined, had = table.concat(kids[p], ','), cur[x - i + 1]
+      local joined, had = kids[p], cur[x - i + 1]
+      if type(joined) == 'table' then joined = table.concat(joined, ',') end
       put(args, p, had and (had .. ',' .. joined) or joined)
     end
     redis.call('HSET', KEYS[WF.kids], unpack(args))
