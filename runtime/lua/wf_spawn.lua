@@ -85,16 +85,11 @@ if tonumber(m[2]) + fresh > most then
 end
 
 -- what each hash gets, written at the end in HSETs of up to 500 fields
--- (wfMany): a command a field costs more than the rest of a spawn. Each parent's
--- new dependents are appended to its list once: appending one at a time
--- copies the list each time, quadratic in a wide fan-out.
+-- (wfMany): a command a field costs more than the rest of a spawn. Each
+-- parent's new dependents are appended to its list once (wfAppendKids).
 local W = {state = {}, left = {}, job = {}, par = {}, gen = {}}
 local cont, notCont = {}, {}
 local add, order = {}, {}
-local function put(t, field, value)
-  t[#t + 1] = field
-  t[#t + 1] = value
-end
 for j = 0, n - 1 do
   local a = 4 + 5 * j
   local id = ARGV[a]
@@ -107,26 +102,14 @@ for j = 0, n - 1 do
       uniq[p] = true
       local ps = new[p] and 'w' or stateOf(p)
       if ps ~= 's' and ps ~= 'f' then left = left + 1 end
-      if isNew then
-        -- (a parent gaining one step, as each of a fan-in's does, keeps
-        -- its ID, not a table)
-        local had = add[p]
-        if not had then
-          add[p] = id
-          order[#order + 1] = p
-        elseif type(had) == 'string' then
-          add[p] = {had, id}
-        else
-          had[#had + 1] = id
-        end
-      end
+      if isNew then wfAddKid(add, order, p, id) end
     end
   end
-  put(W.state, id, 'w')
-  put(W.left, id, left)
-  put(W.job, id, ARGV[a + 1])
-  put(W.par, id, ARGV[a + 2] .. ';' .. ARGV[a + 3] .. ',' .. spawner)
-  put(W.gen, id, attempt)
+  wfPut(W.state, id, 'w')
+  wfPut(W.left, id, left)
+  wfPut(W.job, id, ARGV[a + 1])
+  wfPut(W.par, id, ARGV[a + 2] .. ';' .. ARGV[a + 3] .. ',' .. spawner)
+  wfPut(W.gen, id, attempt)
   if ARGV[a + 4] == '1' then cont[#cont + 1] = id elseif not isNew then notCont[#notCont + 1] = id end
 end
 wfMany('HSET', KEYS[WF.state], W.state)
@@ -136,20 +119,8 @@ wfMany('HSET', KEYS[WF.par], W.par)
 wfMany('HSET', KEYS[WF.gen], W.gen)
 wfMany('SADD', KEYS[WF.cont], cont)
 wfMany('SREM', KEYS[WF.cont], notCont)
--- each parent's list of dependents gains the new steps after it, the
--- lists read and written 500 a call
-for i = 1, #order, 500 do
-  local e = math.min(i + 499, #order)
-  local cur = redis.call('HMGET', KEYS[WF.kids], unpack(order, i, e))
-  local args = {}
-  for x = i, e do
-    local p, k = order[x], cur[x - i + 1]
-    local joined = add[p]
-    if type(joined) == 'table' then joined = table.concat(joined, ',') end
-    args[2 * (x - i) + 1], args[2 * (x - i) + 2] = p, k and (k .. ',' .. joined) or joined
-  end
-  redis.call('HSET', KEYS[WF.kids], unpack(args))
-end
+-- each parent's list of dependents gains the new steps after it
+wfAppendKids(add, order, false)
 local total = redis.call('HINCRBY', KEYS[WF.meta], 'n', fresh)
 redis.call('HINCRBY', KEYS[WF.meta], 'open', fresh)
 return {'ok', total}

@@ -52,6 +52,47 @@ local function wfMany(cmd, key, list)
   end
 end
 
+-- wfPut appends a field and its value to t, a hash's pairs to write.
+local function wfPut(t, field, value)
+  t[#t + 1] = field
+  t[#t + 1] = value
+end
+
+-- wfAddKid records that step id is a new dependent of p: adds maps a
+-- parent to its new dependents (an ID, or a table of them: a parent
+-- gaining one, as each of a fan-in's does, keeps the ID, not a table),
+-- and order lists the parents as first named.
+local function wfAddKid(adds, order, p, id)
+  local had = adds[p]
+  if not had then
+    adds[p] = id
+    order[#order + 1] = p
+  elseif type(had) == 'string' then
+    adds[p] = {had, id}
+  else
+    had[#had + 1] = id
+  end
+end
+
+-- wfAppendKids appends to each parent's list of dependents its new ones
+-- (adds and order, as wfAddKid keeps them), the lists read, unless none
+-- exists yet (fresh), and written 500 a call: appending one at a time
+-- would copy a list each time, quadratic in a wide fan-out.
+local function wfAppendKids(adds, order, fresh)
+  for i = 1, #order, 500 do
+    local e = math.min(i + 499, #order)
+    local cur = fresh and {} or redis.call('HMGET', KEYS[WF.kids], unpack(order, i, e))
+    local args = {}
+    for x = i, e do
+      local p, had = order[x], cur[x - i + 1]
+      local joined = adds[p]
+      if type(joined) == 'table' then joined = table.concat(joined, ',') end
+      args[2 * (x - i) + 1], args[2 * (x - i) + 2] = p, had and (had .. ',' .. joined) or joined
+    end
+    redis.call('HSET', KEYS[WF.kids], unpack(args))
+  end
+end
+
 -- wfParents returns the step's need parents and wait-only parents.
 local function wfParents(step)
   local p = redis.call('HGET', KEYS[WF.par], step)

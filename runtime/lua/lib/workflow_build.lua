@@ -65,10 +65,6 @@ end
 local function wfStore(a, n, plist, stored)
   local W = {state = {}, left = {}, job = {}, par = {}}
   local cont, kids, order, roots = {}, {}, {}, {}
-  local function put(t, field, value)
-    t[#t + 1] = field
-    t[#t + 1] = value
-  end
   for j = 0, n - 1 do
     local at = a + 6 * j
     local id = ARGV[at]
@@ -78,44 +74,22 @@ local function wfStore(a, n, plist, stored)
       if not uniq[p] then
         uniq[p] = true
         left = left + 1
-        -- (a parent gaining one step, as each of a fan-in's does, keeps
-        -- its ID, not a table)
-        local k = kids[p]
-        if not k then
-          kids[p] = id
-          order[#order + 1] = p
-        elseif type(k) == 'string' then
-          kids[p] = {k, id}
-        else
-          k[#k + 1] = id
-        end
+        wfAddKid(kids, order, p, id)
       end
     end
-    put(W.job, id, ARGV[at + 1])
-    if ARGV[at + 5] ~= '' then put(W.job, id .. '#', ARGV[at + 5]) end
-    put(W.left, id, left)
-    if #parents > 0 then put(W.par, id, ARGV[at + 2] .. ';' .. ARGV[at + 3]) end
+    wfPut(W.job, id, ARGV[at + 1])
+    if ARGV[at + 5] ~= '' then wfPut(W.job, id .. '#', ARGV[at + 5]) end
+    wfPut(W.left, id, left)
+    if #parents > 0 then wfPut(W.par, id, ARGV[at + 2] .. ';' .. ARGV[at + 3]) end
     if ARGV[at + 4] == '1' then cont[#cont + 1] = id end
     if left == 0 then
-      put(W.state, id, 'q')
+      wfPut(W.state, id, 'q')
       roots[#roots + 1] = at
     else
-      put(W.state, id, 'w')
+      wfPut(W.state, id, 'w')
     end
   end
-  -- each parent's list of dependents, read and written 500 a call
-  for i = 1, #order, 500 do
-    local e = math.min(i + 499, #order)
-    local cur = stored and redis.call('HMGET', KEYS[WF.kids], unpack(order, i, e)) or {}
-    local args = {}
-    for x = i, e do
-      local p = order[x]
-      local joined, had = kids[p], cur[x - i + 1]
-      if type(joined) == 'table' then joined = table.concat(joined, ',') end
-      put(args, p, had and (had .. ',' .. joined) or joined)
-    end
-    redis.call('HSET', KEYS[WF.kids], unpack(args))
-  end
+  wfAppendKids(kids, order, not stored)
   wfMany('HSET', KEYS[WF.job], W.job)
   wfMany('HSET', KEYS[WF.left], W.left)
   wfMany('HSET', KEYS[WF.par], W.par)
