@@ -281,11 +281,17 @@ func TestWorkflowHomeOnAPartitionedQueue(t *testing.T) {
 // part a call (step_release), before it acks the step's job. Every
 // dependent runs once; with dispatch middleware, the parts are pushed
 // through it; and a worker that dies between two parts leaves the step's
-// job to run again, which releases the rest and pushes none twice.
+// job to run again, which releases the rest and pushes none twice. A
+// workflow in a slot of its own (an ID of the caller's) does the same,
+// but that wf_settle records the root's success and releases the first
+// 1,000, and the worker pushes each part itself.
 func TestWorkflowWideReleaseInParts(t *testing.T) {
 	const kids = 2500
-	for _, mode := range []string{"pushed by the calls", "through middleware", "worker dies between parts"} {
+	for _, mode := range []string{"pushed by the calls", "through middleware", "worker dies between parts",
+		"own slot", "own slot, worker dies between parts"} {
 		t.Run(mode, func(t *testing.T) {
+			ownSlot := strings.HasPrefix(mode, "own slot")
+			dies := strings.HasSuffix(mode, "worker dies between parts")
 			forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
 				var rec wfRec
 				rec.register(b.router)
@@ -300,12 +306,15 @@ func TestWorkflowWideReleaseInParts(t *testing.T) {
 					})
 				}
 				drop := &dropScripts{shas: map[string]bool{runtime.ScriptSHA("step_release"): true}}
-				if mode == "worker dies between parts" {
+				if dies {
 					drop.most = 1 // the first part's call, as if its worker died before it was sent
 					b.rdb.AddHook(drop)
 				}
-				calls := countScripts(b, "step_ack", "step_release", "step_push")
+				calls := countScripts(b, "step_ack", "wf_settle", "step_release", "step_push")
 				wf := runtime.NewWorkflow()
+				if ownSlot {
+					wf.WithID("wide-" + runtime.NewID())
+				}
 				all := make([]wfStock, kids)
 				for i := range all {
 					all[i] = wfStock{Order: "p-" + strconv.Itoa(i)}
@@ -313,7 +322,7 @@ func TestWorkflowWideReleaseInParts(t *testing.T) {
 				runtime.AddSteps(wf, all, runtime.After(runtime.AddStep(wf, wfStock{Order: "p-root"})))
 				id, err := wf.Dispatch(b.ctx)
 				require.NoError(t, err)
-				require.True(t, strings.HasPrefix(id, "{stock}"), id)
+				require.Equal(t, !ownSlot, strings.HasPrefix(id, "{stock}"), id)
 				calls.take()
 
 				in := runtime.NewInspector(b.engine)
@@ -332,6 +341,9 @@ func TestWorkflowWideReleaseInParts(t *testing.T) {
 					require.Equal(t, 1, rec.runs("stock:p-"+strconv.Itoa(i)), "dependent %d", i)
 				}
 				n := calls.take()
+				if dies {
+					require.Equal(t, 1, drop.dropped(), "a part's call was lost")
+				}
 				switch mode {
 				case "pushed by the calls":
 					require.Equal(t, 2, n["step_release"], "the ack released 1,000, then two parts: 1,000 and 500")
@@ -357,8 +369,13 @@ func TestWorkflowWideReleaseInParts(t *testing.T) {
 						require.True(t, ok, "step %s was pushed through the middleware", st.ID)
 						require.Equal(t, 1, *v.(*int), "step %s", st.ID)
 					}
-				case "worker dies between parts":
-					require.Equal(t, 1, drop.dropped(), "a part's call was lost")
+				case "own slot":
+					require.Equal(t, 2, n["step_release"], "the root's settle released 1,000, then two parts: 1,000 and 500")
+					require.Zero(t, n["step_ack"], "a workflow in a slot of its own records each end with wf_settle")
+					require.GreaterOrEqual(t, n["step_push"], 3, "each part pushed by the worker")
+				case "own slot, worker dies between parts":
+					require.GreaterOrEqual(t, n["step_release"], 2)
+					require.GreaterOrEqual(t, n["step_push"], 3, "each part pushed by the worker")
 				}
 			})
 		})

@@ -3,7 +3,6 @@ package runtime_test
 import (
 	"context"
 	"errors"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -126,60 +125,6 @@ func TestWorkflowSpawnedFanOutReleasedInParts(t *testing.T) {
 				for _, s := range info.Steps {
 					require.Equal(t, runtime.StepSucceeded, s.State, s.ID)
 				}
-			})
-		})
-	}
-}
-
-// A workflow in a slot of its own (an ID of the caller's) releases a wide
-// fan-out in parts too: wf_settle records the root's success and releases
-// the first 1,000, and the worker releases the rest with step_release and
-// pushes each part itself, before it acks the root.
-func TestWorkflowOwnSlotWideReleaseInParts(t *testing.T) {
-	const kids = 2500
-	for _, dies := range []bool{false, true} {
-		t.Run(map[bool]string{false: "released in parts", true: "worker dies between parts"}[dies], func(t *testing.T) {
-			forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
-				var rec wfRec
-				rec.register(b.router)
-				drop := &dropScripts{shas: map[string]bool{runtime.ScriptSHA("step_release"): true}, most: 1}
-				if dies {
-					b.rdb.AddHook(drop)
-				}
-				calls := countScripts(b, "wf_settle", "step_release", "step_push")
-				wf := runtime.NewWorkflow().WithID("wide-" + runtime.NewID())
-				all := make([]wfStock, kids)
-				for i := range all {
-					all[i] = wfStock{Order: "o-" + strconv.Itoa(i)}
-				}
-				runtime.AddSteps(wf, all, runtime.After(runtime.AddStep(wf, wfStock{Order: "o-root"})))
-				id, err := wf.Dispatch(b.ctx)
-				require.NoError(t, err)
-				calls.take()
-
-				in := runtime.NewInspector(b.engine)
-				_, stop := b.start(t, runtime.WorkerConfig{Queues: []string{"stock"}, Concurrency: 20,
-					RetryAfter: 2 * time.Second, Timeout: time.Second})
-				require.Eventually(t, func() bool {
-					info, err := in.Workflow(b.ctx, id)
-					return err == nil && info.State == runtime.WorkflowSucceeded
-				}, 30*time.Second, 20*time.Millisecond)
-				require.Eventually(t, func() bool { return sizes(t, b.bundle, "stock") == runtime.Sizes{} }, 10*time.Second, 20*time.Millisecond,
-					"the root's job is acked once the last part is released")
-				stop()
-
-				require.Equal(t, 1, rec.runs("stock:o-root"), "the root ran once")
-				for i := range kids {
-					require.Equal(t, 1, rec.runs("stock:o-"+strconv.Itoa(i)), "dependent %d", i)
-				}
-				n := calls.take()
-				if dies {
-					require.Equal(t, 1, drop.dropped(), "a part's call was lost")
-					require.GreaterOrEqual(t, n["step_release"], 2)
-				} else {
-					require.Equal(t, 2, n["step_release"], "the root's settle released 1,000, then two parts: 1,000 and 500")
-				}
-				require.GreaterOrEqual(t, n["step_push"], 3, "each part pushed by the worker")
 			})
 		})
 	}
