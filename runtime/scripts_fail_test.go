@@ -239,6 +239,8 @@ var failCases = []failCase{
 	// created from them.
 	{name: "wf_build", s: lua.Get("wf_build"), kinds: append(append([]string(nil), wfKinds...), "hash"),
 		args: []any{"sum", 0, 60000, 0, "0", "job0", "", "", "", "", "1", "job1", "0", "", "1", "jid1"}},
+	{name: "wf_build a step and its link entry", s: lua.Get("wf_build"), kinds: append(append([]string(nil), wfKinds...), "hash"),
+		args: []any{"sum", 0, 60000, 0, "0", "job0", "", "", "", "", "1", "job1", "0", "", "1-1", "", "1", "", "0", "", "+", ""}},
 	{name: "wf_build a later part", s: lua.Get("wf_build"), kinds: append(append([]string(nil), wfKinds...), "hash"),
 		setup: [][]any{{"HSET", "K1", "sum", "sum", "b", 1, "n", 1}, {"HSET", "K2", "0", "q"}, {"HSET", "K3", "0", 0},
 			{"HSET", "K4", "0", "x"}, {"HSET", "K6", "0", "job0"}},

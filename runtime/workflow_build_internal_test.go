@@ -191,6 +191,26 @@ func TestWorkflowStoredInParts(t *testing.T) {
 				requireWfBuildRan(t, ran, fanIns, n, 0)
 			})
 
+			t.Run("a fan-in of more parents than a part names", func(t *testing.T) {
+				const wide = 2500 // linked to its parents by two link entries
+				plan, err := e.planWorkflow(wfBuildGraph("wf-wide", wide, 0))
+				require.NoError(t, err)
+				created, rel, err := e.store.WfCreate(ctx, plan.id, plan.policy, 0, time.Hour.Milliseconds(), nil, 0, plan.steps)
+				require.NoError(t, err)
+				require.True(t, created)
+				keys := e.keys.Workflow(plan.id)
+				fanIn := plan.steps[len(plan.steps)-1].ID
+				require.Equal(t, "2500", rdb.HGet(ctx, keys[2], fanIn).Val(), "the fan-in waits for its 2,500 parents")
+				meta := rdb.HMGet(ctx, keys[0], "n", "open").Val()
+				require.Equal(t, []any{"2502", "2502"}, meta, "link entries are no steps")
+				for _, st := range plan.steps[1 : wide+1] {
+					require.Equal(t, fanIn, rdb.HGet(ctx, keys[3], st.ID).Val(), "step %s has the fan-in as its one dependent", st.ID)
+				}
+				require.NoError(t, e.pushSteps(ctx, plan.id, rel, nil))
+				ran, fanIns := wfBuildRun(t, ctx, e)
+				requireWfBuildRan(t, ran, fanIns, wide, 0)
+			})
+
 			t.Run("a later part naming a parent stored nowhere", func(t *testing.T) {
 				steps := make([]jobrdb.WfStep, 1100)
 				for i := range steps {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -84,8 +85,7 @@ type WfOutcome struct {
 // them: no call holds Redis for the whole graph.
 func (s *Store) WfCreate(ctx context.Context, id, policy string, deadlineMs, retentionMs int64, catch []byte, notAfter int64, steps []WfStep) (created bool, released []WfRelease, err error) {
 	head := []any{policy, deadlineMs, retentionMs, catch, notAfter}
-	parts := wfParts(steps)
-	if len(parts) == 1 {
+	if !wfWide(steps) {
 		args := head
 		for _, st := range steps {
 			args = append(args, st.args()...)
@@ -126,15 +126,14 @@ func (s *Store) WfCreate(ctx context.Context, id, policy string, deadlineMs, ret
 // already stores none. (WfCreate comes after that round trip, not in it:
 // a part sent again for NOSCRIPT would come after it.)
 func (s *Store) WfBuild(ctx context.Context, id string, steps []WfStep, notAfter int64) (parts int, sum string, err error) {
-	split := wfParts(steps)
+	split := wfParts(wfEntries(steps))
 	sum = wfDigest(steps)
 	keys := append(s.keys.WorkflowBuild(id), s.keys.Workflow(id)[0])
 	calls := make([]Call, len(split))
 	for i, p := range split {
 		args := []any{sum, i, wfBuildTTL.Milliseconds(), notAfter}
-		for _, st := range p {
-			args = append(args, st.args()...)
-			args = append(args, st.Push)
+		for _, e := range p {
+			args = append(args, e.args[:]...)
 		}
 		calls[i] = Call{Script: scriptWfBuild, Keys: keys, Args: args}
 	}
@@ -148,8 +147,9 @@ func (s *Store) WfBuild(ctx context.Context, id string, steps []WfStep, notAfter
 }
 
 // The bounds of a part of a wide workflow (wf_build.lua): up to
-// WfPartSteps steps naming up to WfPartParents parents in all; a step
-// with more parents is a part of its own.
+// WfPartSteps entries naming up to WfPartParents parents in all. A step
+// with more parents is an entry of its own, and its parents' lists of
+// dependents gain it by link entries, WfPartParents parents each.
 const (
 	WfPartSteps   = 500
 	WfPartParents = 2000
@@ -159,20 +159,72 @@ const (
 // kept: a dispatch that fails part way leaves them for this long.
 const wfBuildTTL = 15 * time.Minute
 
-// wfParts splits steps into the parts they are stored in: one part for
-// a workflow within the bounds.
-func wfParts(steps []WfStep) [][]WfStep {
-	var parts [][]WfStep
+// wfWide says whether steps are stored in parts: more than a part holds.
+func wfWide(steps []WfStep) bool {
+	if len(steps) > WfPartSteps {
+		return true
+	}
+	named := 0
+	for _, st := range steps {
+		named += wfNamed(st.Needs) + wfNamed(st.Waits)
+	}
+	return named > WfPartParents
+}
+
+// wfEntry is an entry of a part (lib/workflow_build.lua): a step, or a
+// link entry of a step with more parents than a part names; weight is
+// the parents it names.
+type wfEntry struct {
+	args   [6]any
+	weight int
+}
+
+// wfEntries returns the entries steps are stored as.
+func wfEntries(steps []WfStep) []wfEntry {
+	out := make([]wfEntry, 0, len(steps))
+	for _, st := range steps {
+		flags := ""
+		if st.MayFail {
+			flags = "1"
+		}
+		named := wfNamed(st.Needs) + wfNamed(st.Waits)
+		var uniq []string
+		if named > WfPartParents {
+			seen := make(map[string]bool, named)
+			for _, list := range []string{st.Needs, st.Waits} {
+				for _, p := range strings.Split(list, ",") {
+					if p != "" && !seen[p] {
+						seen[p] = true
+						uniq = append(uniq, p)
+					}
+				}
+			}
+		}
+		if len(uniq) <= WfPartParents {
+			out = append(out, wfEntry{args: [6]any{st.ID, st.Job, st.Needs, st.Waits, flags, st.Push}, weight: named})
+			continue
+		}
+		out = append(out, wfEntry{args: [6]any{st.ID, st.Job, st.Needs, st.Waits, flags + "-" + strconv.Itoa(len(uniq)), st.Push}, weight: 1})
+		for i := 0; i < len(uniq); i += WfPartParents {
+			link := uniq[i:min(i+WfPartParents, len(uniq))]
+			out = append(out, wfEntry{args: [6]any{st.ID, "", strings.Join(link, ","), "", "+", ""}, weight: len(link)})
+		}
+	}
+	return out
+}
+
+// wfParts splits entries into the parts they are stored in.
+func wfParts(entries []wfEntry) [][]wfEntry {
+	var parts [][]wfEntry
 	start, named := 0, 0
-	for i, st := range steps {
-		w := wfNamed(st.Needs) + wfNamed(st.Waits)
-		if i > start && (i-start == WfPartSteps || named+w > WfPartParents) {
-			parts = append(parts, steps[start:i])
+	for i, e := range entries {
+		if i > start && (i-start == WfPartSteps || named+e.weight > WfPartParents) {
+			parts = append(parts, entries[start:i])
 			start, named = i, 0
 		}
-		named += w
+		named += e.weight
 	}
-	return append(parts, steps[start:])
+	return append(parts, entries[start:])
 }
 
 // wfNamed is the number of parents in a list joined by commas.

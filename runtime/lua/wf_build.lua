@@ -16,7 +16,9 @@
 -- ARGV[3] -> the stored parts' lifetime, ms
 -- ARGV[4] -> not after: Redis ms past which the call writes nothing, 0
 --            for no bound (an outbox relay's deadline)
--- ARGV[5..] -> per step, 6 values (lib/workflow_build.lua)
+-- ARGV[5..] -> per entry, 6 values (lib/workflow_build.lua): a step, or
+--              a link entry of a step with more parents than a part
+--              names
 --
 -- Returns: "stored", "skipped" (stored before) or "exists" (the
 -- workflow was created).
@@ -54,8 +56,8 @@ if part == 0 and m[1] then
   -- an earlier dispatch's parts, of another graph, not created
   for k = WF.meta, WF.gen do redis.call('DEL', KEYS[k]) end
 end
-wfStore(5, n, plist, part > 0)
+local _, steps = wfStore(5, n, plist, part > 0)
 redis.call('HSET', KEYS[WF.meta], 'sum', ARGV[1], 'b', part + 1)
-redis.call('HINCRBY', KEYS[WF.meta], 'n', n)
+redis.call('HINCRBY', KEYS[WF.meta], 'n', steps)
 for k = WF.meta, WF.gen do redis.call('PEXPIRE', KEYS[k], ttl) end
 return 'stored'

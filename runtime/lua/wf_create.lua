@@ -17,7 +17,7 @@
 -- ARGV[4] -> its catch callback, encoded ("" for none)
 -- ARGV[5] -> not after: Redis ms past which the call writes and returns
 --            nothing (an outbox relay's deadline), 0 for no bound
--- ARGV[6..] -> per step, 6 values (lib/workflow_build.lua); or, for a
+-- ARGV[6..] -> per entry, 6 values (lib/workflow_build.lua); or, for a
 --              workflow stored in parts, the number of parts and the
 --              digest of its steps (as wf_build.lua took them)
 --
@@ -83,7 +83,9 @@ else
   local err, plist = wfCheck('wf_create', 6, n, false)
   if err then return err end
   out[1] = 1
-  for _, a in ipairs(wfStore(6, n, plist, false)) do
+  local roots
+  roots, n = wfStore(6, n, plist, false)
+  for _, a in ipairs(roots) do
     out[#out + 1] = ARGV[a]
     out[#out + 1] = ARGV[a + 1]
     out[#out + 1] = 0
