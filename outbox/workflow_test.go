@@ -233,8 +233,8 @@ func TestWorkflowRelayedTwiceRunsStepsOnce(t *testing.T) {
 	})
 }
 
-// A workflow too wide for one call (400 invoices' diamonds, 1,200
-// steps) is stored in parts, then created, by the relay: relayed by two
+// A workflow too wide for one call (200 invoices' diamonds, 600 steps)
+// is stored in parts, then created, by the relay: relayed by two
 // relays that die after their pushes, then by one that lives, each step
 // runs once, handed its parents' results.
 func TestWorkflowDispatchTxWideRelayedInParts(t *testing.T) {
@@ -242,7 +242,7 @@ func TestWorkflowDispatchTxWideRelayedInParts(t *testing.T) {
 	forEachBackend(t, runtime.EngineConfig{}, func(t *testing.T, b bundle) {
 		var rec wfTxRec
 		router := rec.router()
-		const n = 400
+		const n = 200
 		wf := runtime.NewWorkflow()
 		for i := range n {
 			inv := fmt.Sprint("wide-", i)
@@ -267,14 +267,20 @@ func TestWorkflowDispatchTxWideRelayedInParts(t *testing.T) {
 		for _, q := range []string{"price", "count"} {
 			require.Equal(t, int64(n), b.sizes(t, q).Ready, "queue %s: each first step queued once", q)
 		}
-		b.runWorkflowSteps(t, router)
+		w, err := runtime.NewWorker(b.engine, router, runtime.WorkerConfig{Queues: wfTxQueues, StopWhenEmpty: true,
+			Concurrency: 20, Sleep: 20 * time.Millisecond, MonitorEvery: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
+		defer cancel()
+		require.NoError(t, w.Run(ctx))
+		require.NoError(t, ctx.Err(), "the worker did not stop by itself")
 		counts := rec.counts()
 		require.Len(t, counts, 3*n)
 		for k, c := range counts {
 			require.Equal(t, 1, c, k)
 		}
 		require.Len(t, rec.sent, n)
-		require.Contains(t, rec.sent, "wide-399 1250 cents 3 lines")
+		require.Contains(t, rec.sent, "wide-199 1250 cents 3 lines")
 		info, err := runtime.NewInspector(b.engine).Workflow(b.ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, runtime.WorkflowSucceeded, info.State)
