@@ -90,7 +90,9 @@ func TestWorkflowSpawnedFanOutReleasedInParts(t *testing.T) {
 				calls.take()
 
 				in := runtime.NewInspector(b.engine)
-				_, stop := b.start(t, runtime.WorkerConfig{Queues: []string{"fan"}, Concurrency: 20, RetryAfter: 2 * time.Second, Timeout: time.Second})
+				// (a timeout long enough for SpawnMany of 2,500 on embedded
+				// under -race: at one second, the second attempt timed out)
+				_, stop := b.start(t, runtime.WorkerConfig{Queues: []string{"fan"}, Concurrency: 20, RetryAfter: 6 * time.Second, Timeout: 5 * time.Second})
 				var info *runtime.WorkflowInfo
 				if !assert.Eventually(t, func() bool {
 					info, err = in.Workflow(b.ctx, id)
