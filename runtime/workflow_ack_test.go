@@ -331,7 +331,7 @@ func TestWorkflowWideReleaseInParts(t *testing.T) {
 				require.Eventually(t, func() bool {
 					info, err := in.Workflow(b.ctx, id)
 					return err == nil && info.State == runtime.WorkflowSucceeded
-				}, 30*time.Second, 20*time.Millisecond)
+				}, 90*time.Second, 20*time.Millisecond)
 				require.Eventually(t, func() bool { return sizes(t, b.bundle, "stock") == runtime.Sizes{} }, 10*time.Second, 20*time.Millisecond,
 					"the root's job is acked once the last part is released")
 				stop()

@@ -97,7 +97,7 @@ func TestWorkflowSpawnedFanOutReleasedInParts(t *testing.T) {
 				if !assert.Eventually(t, func() bool {
 					info, err = in.Workflow(b.ctx, id)
 					return err == nil && info.State == runtime.WorkflowSucceeded
-				}, 30*time.Second, 20*time.Millisecond) {
+				}, 90*time.Second, 20*time.Millisecond) {
 					counts := map[runtime.StepState]int{}
 					for _, s := range info.Steps {
 						counts[s.State]++
