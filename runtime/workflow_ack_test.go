@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/jobgen/jobgen/internal/keyspace"
 	"github.com/jobgen/jobgen/internal/redistest"
 	"github.com/jobgen/jobgen/runtime"
 )
@@ -326,8 +328,13 @@ func TestWorkflowWideReleaseInParts(t *testing.T) {
 				calls.take()
 
 				in := runtime.NewInspector(b.engine)
+				// (a lease long enough that the root's does not run out
+				// while embedded, under -race, runs its parts' scripts: at
+				// two seconds it did, and the root's job ran again, which
+				// the counts below do not expect; the test after this one
+				// runs it again on purpose)
 				_, stop := b.start(t, runtime.WorkerConfig{Queues: []string{"stock"}, Concurrency: 20,
-					RetryAfter: 2 * time.Second, Timeout: time.Second})
+					RetryAfter: 6 * time.Second, Timeout: 5 * time.Second})
 				require.Eventually(t, func() bool {
 					info, err := in.Workflow(b.ctx, id)
 					return err == nil && info.State == runtime.WorkflowSucceeded
@@ -380,4 +387,128 @@ func TestWorkflowWideReleaseInParts(t *testing.T) {
 			})
 		})
 	}
+}
+
+// pushHold is a go-redis hook that holds each step_push call until hold
+// returns, then records its reply: the number of steps it pushed.
+type pushHold struct {
+	hold   func(cmd redis.Cmder)
+	mu     sync.Mutex
+	pushed []int64
+}
+
+func (h *pushHold) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *pushHold) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !runsScript(cmd, runtime.ScriptSHA("step_push")) {
+			return next(ctx, cmd)
+		}
+		h.hold(cmd)
+		err := next(ctx, cmd)
+		if c, ok := cmd.(*redis.Cmd); ok && err == nil {
+			n, _ := c.Int64()
+			h.mu.Lock()
+			h.pushed = append(h.pushed, n)
+			h.mu.Unlock()
+		}
+		return err
+	}
+}
+
+func (h *pushHold) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// A step whose job runs again after its end was recorded (its worker died
+// between two parts of a wide release, and its lease ran out) lists its
+// released dependents again, for the push its first run may not have
+// made. Each was pushed already, by the call that released it, which
+// sets no marker; one may run and end between that list and its push.
+// The push reads the workflow's states, and pushes no step that has
+// ended: none runs twice. The hook holds each such push until one of the
+// dependents it lists has ended. The last dependent of the first part
+// waits for that push to be held, so it is one of them: the root's job,
+// whose lease ran out while the others ran, is put back behind them.
+func TestWorkflowReleaseListedAgainPushesNoEndedStep(t *testing.T) {
+	const kids = 1001 // a release in two parts: 1,000 in the ack, then 1
+	forEachWorkerBackend(t, func(t *testing.T, b wbundle) {
+		var mu sync.Mutex
+		ran := map[string]int{}
+		gate := make(chan struct{})
+		opened := sync.OnceFunc(func() { close(gate) })
+		runtime.Register(b.router, "wf.Stock", func(ctx context.Context, j wfStock) error {
+			mu.Lock()
+			ran[j.Order]++
+			mu.Unlock()
+			if j.Order == "a-999" {
+				select {
+				case <-gate:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			time.Sleep(5 * time.Millisecond) // together, the dependents run for longer than the root's lease
+			return nil
+		})
+		drop := &dropScripts{shas: map[string]bool{runtime.ScriptSHA("step_release"): true}, most: 1}
+		b.rdb.AddHook(drop)
+		wf := runtime.NewWorkflow()
+		all := make([]wfStock, kids)
+		for i := range all {
+			all[i] = wfStock{Order: "a-" + strconv.Itoa(i)}
+		}
+		runtime.AddSteps(wf, all, runtime.After(runtime.AddStep(wf, wfStock{Order: "a-root"})))
+		id, err := wf.Dispatch(b.ctx)
+		require.NoError(t, err)
+		in := runtime.NewInspector(b.engine)
+		info, err := in.Workflow(b.ctx, id)
+		require.NoError(t, err)
+		jobs := map[string]bool{}
+		for _, st := range info.Steps {
+			jobs[st.JobID] = true
+		}
+
+		payloads := keyspace.New(b.prefix).Queue("stock").Payloads
+		hold := &pushHold{hold: func(cmd redis.Cmder) {
+			opened()
+			var listed []string
+			for _, a := range cmd.Args() {
+				if s, ok := a.(string); ok && jobs[s] {
+					listed = append(listed, s)
+				}
+			}
+			assert.Eventually(t, func() bool {
+				for _, job := range listed {
+					if !b.rdb.HExists(context.Background(), payloads, job).Val() {
+						return true
+					}
+				}
+				return false
+			}, time.Minute, 5*time.Millisecond, "one of the %d steps the push lists ends while it is held", len(listed))
+		}}
+		b.rdb.AddHook(hold)
+
+		_, stop := b.start(t, runtime.WorkerConfig{Queues: []string{"stock"}, Concurrency: 2,
+			RetryAfter: 2 * time.Second, Timeout: 1500 * time.Millisecond})
+		require.Eventually(t, func() bool {
+			info, err := in.Workflow(b.ctx, id)
+			return err == nil && info.State == runtime.WorkflowSucceeded
+		}, 2*time.Minute, 20*time.Millisecond)
+		stop()
+
+		require.Equal(t, 1, drop.dropped(), "the first part's call was lost")
+		hold.mu.Lock()
+		defer hold.mu.Unlock()
+		require.NotEmpty(t, hold.pushed, "the root's job ran again, and its dependents were listed again to push")
+		for _, n := range hold.pushed {
+			require.Zero(t, n, "every step listed again was pushed already: queued, or ended")
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		require.Equal(t, 1, ran["a-root"], "the root ran once: run again, it is acked without running")
+		for i := range kids {
+			require.Equal(t, 1, ran["a-"+strconv.Itoa(i)], "dependent %d", i)
+		}
+	})
 }

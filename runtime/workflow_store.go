@@ -402,8 +402,14 @@ func (e *Engine) pushSteps(ctx context.Context, wf string, rel []jobrdb.WfReleas
 	return e.pushThrough(ctx, call, func(ctx context.Context) error {
 		for _, t := range order {
 			items := byQueue[t]
+			// A workflow in the queue's slot has its states read by the
+			// push, which pushes only the steps still released.
+			states := ""
+			if home, ok := keyspace.WorkflowHome(wf); ok && home == t.queue && t.e == e {
+				states = e.keys.WorkflowStates(wf)
+			}
 			for i := 0; i < len(items); i += 500 {
-				if err := t.e.pushStepChunk(ctx, t.queue, items[i:min(i+500, len(items))]); err != nil {
+				if err := t.e.pushStepChunk(ctx, t.queue, states, items[i:min(i+500, len(items))]); err != nil {
 					return err
 				}
 			}
@@ -412,8 +418,10 @@ func (e *Engine) pushSteps(ctx context.Context, wf string, rel []jobrdb.WfReleas
 	})
 }
 
-// pushStepChunk pushes up to 500 steps to the physical queue q.
-func (e *Engine) pushStepChunk(ctx context.Context, q string, items []stepItem) error {
+// pushStepChunk pushes up to 500 steps to the physical queue q. With
+// states, the state hash of their workflow in q's slot, it pushes only
+// those still released there (step_push.lua).
+func (e *Engine) pushStepChunk(ctx context.Context, q, states string, items []stepItem) error {
 	if err := e.remember(ctx, q); err != nil {
 		return err
 	}
@@ -434,9 +442,18 @@ func (e *Engine) pushStepChunk(ctx context.Context, q string, items []stepItem) 
 		}
 		markers = append(markers, e.keys.Chained(q, it.env.ID))
 	}
-	c := e.enqueueCall(scriptStepPush, q, &step, markers, len(items), e.cfg.StateRetention.Milliseconds())
-	// enqueueCall puts the markers before the queue's keys, and n and
-	// the marker lifetime before the jobs, as step_push.lua takes them.
+	args := []any{len(items), e.cfg.StateRetention.Milliseconds(), "0"}
+	if states != "" {
+		markers = append(markers, states)
+		args[2] = "1"
+		for _, it := range items {
+			args = append(args, it.env.Step.Step)
+		}
+	}
+	c := e.enqueueCall(scriptStepPush, q, &step, markers, args...)
+	// enqueueCall puts the markers (and the states) before the queue's
+	// keys, and n, the marker lifetime, the flag (and the steps' IDs)
+	// before the jobs, as step_push.lua takes them.
 	if _, err := e.store.RunOne(ctx, c).Int64(); err != nil {
 		return fmt.Errorf("push %d steps to queue %s: %w", len(items), q, err)
 	}

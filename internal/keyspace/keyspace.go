@@ -446,6 +446,10 @@ func (k Keys) Workflow(id string) []string {
 	return out
 }
 
+// WorkflowStates returns the key of workflow id's hash of step states,
+// the second of Workflow's.
+func (k Keys) WorkflowStates(id string) string { return k.Workflow(id)[1] }
+
 // WorkflowBuild returns the keys a wide workflow's steps are stored
 // under in parts before it is created (wf_build.lua), in the order of
 // Workflow's and in the same slot: "<workflow key>:build" each. They
