@@ -77,9 +77,12 @@ func wfBuildRun(t *testing.T, ctx context.Context, e *Engine) (map[int]int, [][]
 	w, err := NewWorker(e, r, WorkerConfig{Queues: []string{"wfbuild"}, Concurrency: 20, StopWhenEmpty: true,
 		Sleep: 10 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
-	rctx, cancel := context.WithTimeout(ctx, time.Minute)
+	// (a bound on a hang: these drains take up to 30 seconds on embedded
+	// under -race on a loaded machine)
+	rctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	require.NoError(t, w.Run(rctx))
+	require.NoError(t, rctx.Err(), "the worker did not stop by itself")
 	return ran, fanIns
 }
 
