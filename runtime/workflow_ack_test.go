@@ -278,6 +278,18 @@ func TestWorkflowHomeOnAPartitionedQueue(t *testing.T) {
 	})
 }
 
+// wfWide is a workflow of a root and kids dependents after it, wf.Stock
+// jobs of the orders "<prefix>-root" and "<prefix>-<i>".
+func wfWide(prefix string, kids int) *runtime.Workflow {
+	wf := runtime.NewWorkflow()
+	all := make([]wfStock, kids)
+	for i := range all {
+		all[i] = wfStock{Order: prefix + "-" + strconv.Itoa(i)}
+	}
+	runtime.AddSteps(wf, all, runtime.After(runtime.AddStep(wf, wfStock{Order: prefix + "-root"})))
+	return wf
+}
+
 // A step with more than 1,000 dependents releases them in parts: its
 // ack releases and pushes the first 1,000, and its worker the rest, a
 // part a call (step_release), before it acks the step's job. Every
@@ -313,15 +325,10 @@ func TestWorkflowWideReleaseInParts(t *testing.T) {
 					b.rdb.AddHook(drop)
 				}
 				calls := countScripts(b, "step_ack", "wf_settle", "step_release", "step_push")
-				wf := runtime.NewWorkflow()
+				wf := wfWide("p", kids)
 				if ownSlot {
 					wf.WithID("wide-" + runtime.NewID())
 				}
-				all := make([]wfStock, kids)
-				for i := range all {
-					all[i] = wfStock{Order: "p-" + strconv.Itoa(i)}
-				}
-				runtime.AddSteps(wf, all, runtime.After(runtime.AddStep(wf, wfStock{Order: "p-root"})))
 				id, err := wf.Dispatch(b.ctx)
 				require.NoError(t, err)
 				require.Equal(t, !ownSlot, strings.HasPrefix(id, "{stock}"), id)
@@ -453,13 +460,7 @@ func TestWorkflowReleaseListedAgainPushesNoEndedStep(t *testing.T) {
 		})
 		drop := &dropScripts{shas: map[string]bool{runtime.ScriptSHA("step_release"): true}, most: 1}
 		b.rdb.AddHook(drop)
-		wf := runtime.NewWorkflow()
-		all := make([]wfStock, kids)
-		for i := range all {
-			all[i] = wfStock{Order: "a-" + strconv.Itoa(i)}
-		}
-		runtime.AddSteps(wf, all, runtime.After(runtime.AddStep(wf, wfStock{Order: "a-root"})))
-		id, err := wf.Dispatch(b.ctx)
+		id, err := wfWide("a", kids).Dispatch(b.ctx)
 		require.NoError(t, err)
 		in := runtime.NewInspector(b.engine)
 		info, err := in.Workflow(b.ctx, id)
