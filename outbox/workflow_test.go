@@ -113,14 +113,23 @@ func invoiceWorkflow(invoice string) *runtime.Workflow {
 	return wf
 }
 
-// runWorkflowSteps runs a worker on the workflow's queues until they
-// are empty.
+// runWorkflowSteps runs a worker of 4 slots on the workflow's queues
+// until they are empty.
 func (b bundle) runWorkflowSteps(t *testing.T, router *runtime.Router) {
 	t.Helper()
+	b.runWorkflowStepsOn(t, router, 4)
+}
+
+// runWorkflowStepsOn runs a worker of slots slots on the workflow's
+// queues until they are empty, for at most two minutes: a bound on a
+// hang, not a speed target (a wide workflow outran a bound of 20 s under
+// -race on a loaded machine).
+func (b bundle) runWorkflowStepsOn(t *testing.T, router *runtime.Router, slots int) {
+	t.Helper()
 	w, err := runtime.NewWorker(b.engine, router, runtime.WorkerConfig{Queues: wfTxQueues, StopWhenEmpty: true,
-		Concurrency: 4, Sleep: 20 * time.Millisecond, MonitorEvery: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Concurrency: slots, Sleep: 20 * time.Millisecond, MonitorEvery: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
 	defer cancel()
 	require.NoError(t, w.Run(ctx))
 	require.NoError(t, ctx.Err(), "the worker did not stop by itself")
@@ -267,13 +276,7 @@ func TestWorkflowDispatchTxWideRelayedInParts(t *testing.T) {
 		for _, q := range []string{"price", "count"} {
 			require.Equal(t, int64(n), b.sizes(t, q).Ready, "queue %s: each first step queued once", q)
 		}
-		w, err := runtime.NewWorker(b.engine, router, runtime.WorkerConfig{Queues: wfTxQueues, StopWhenEmpty: true,
-			Concurrency: 20, Sleep: 20 * time.Millisecond, MonitorEvery: -1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		require.NoError(t, err)
-		ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
-		defer cancel()
-		require.NoError(t, w.Run(ctx))
-		require.NoError(t, ctx.Err(), "the worker did not stop by itself")
+		b.runWorkflowStepsOn(t, router, 20)
 		counts := rec.counts()
 		require.Len(t, counts, 3*n)
 		for k, c := range counts {
